@@ -1,0 +1,120 @@
+"""The command line, in-process: output, JSON contracts, exit codes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+def test_lu_table_text(run):
+    code, out, _ = run("lu")
+    assert code == 0
+    assert "黄鍾 = C4 (MIDI 60)" in out
+    row = next(l for l in out.splitlines() if l.startswith("南 "))
+    assert "工上" in row and " 69 " in row and "440.00" in row
+
+
+def test_lu_table_json_sanfen_on_d(run):
+    code, out, _ = run("lu", "--tuning", "sanfen", "--huangzhong", "D4", "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and data["tuning"] == "sanfen"
+    rows = {r["lu"]: r for r in data["lu"]}
+    assert rows["黄"]["midi"] == 62 and rows["黄清"]["suzi"] == "六"
+    assert rows["仲"]["cents"] == 21.51 and rows["仲"]["midi"] == 67
+    assert len(data["lu"]) == 24
+
+
+def test_bad_huangzhong_is_a_usage_error(run):
+    code, _, err = run("lu", "--huangzhong", "H9")
+    assert code == 2 and "--huangzhong" in err
+
+
+def test_unknown_subcommand_is_a_usage_error(run):
+    code, _, err = run("scor")
+    assert code == 2 and "usage error" in err
+
+
+def test_score_list_json(run):
+    code, out, _ = run("score", "list", "--format", "json")
+    rows = json.loads(out)
+    assert code == 0 and len(rows) == 26
+    luming = next(r for r in rows if r["id"] == "luming")
+    assert luming == {"id": "luming", "title": "鹿鳴", "mode": "黄鍾宫", "provenance": "sourced", "stanzas": 3, "notes": 103}
+    assert next(r for r in rows if r["id"] == "nangai")["provenance"] == "lost (modern realization)"
+
+
+def test_score_show_text_rows(run):
+    code, out, _ = run("score", "show", "鹿鸣")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("鹿鳴 (luming) — 黄鍾宫")
+    assert any(l.startswith("  詞  呦   呦   鹿   鳴") for l in lines)
+    assert any(l.startswith("  音  C5   A4   F#4  E4") for l in lines)
+
+
+def test_score_show_json_contract(run):
+    code, out, _ = run("score", "show", "luming", "--format", "json", "--huangzhong", "D4", "--tuning", "sanfen")
+    data = json.loads(out)
+    assert code == 0
+    assert {"id", "title", "mode", "provenance", "source", "emendations", "stanzas"} <= set(data)
+    first = data["stanzas"][0]
+    assert first["lyrics"].startswith("呦呦鹿鳴")
+    assert first["notes"][0] == {"lyric": "呦", "lu": "黄", "suzi": "六", "pitch": "黄清", "midi": 74, "cents": 0.0}
+    assert first["notes"][6]["cents"] == 3.91  # 太簇 in 三分損益
+    assert data["emendations"][0]["adopted"] == "太"
+
+
+def test_score_show_a_lost_piece_says_so(run):
+    code, out, _ = run("score", "show", "南陔")
+    assert code == 0 and "MODERN REALIZATION" in out and "今亡" in out
+
+
+def test_score_show_unknown_piece_exits_1_with_a_suggestion(run):
+    code, _, err = run("score", "show", "鹿明")
+    assert code == 1 and "did you mean" in err
+
+
+def test_score_check_is_clean(run):
+    code, out, _ = run("score", "check")
+    assert code == 0
+    assert "26 of 26 scores pass" in out
+    assert "emendation: stanza 1 lu position 31: 大 → 太" in out
+
+
+def test_score_check_a_broken_file_exits_1_and_names_it(run, tmp_path, shipped_score_text):
+    bad = tmp_path / "simu.yaml"
+    bad.write_text(shipped_score_text("simu").replace("lu: 黄姑蕤姑太黄", "lu: 黄姑蕤姑南黄"), encoding="utf-8")
+    code, out, _ = run("score", "check", str(bad))
+    assert code == 1
+    assert f"{bad}:" in out and "[agree]" in out and "0 of 1 scores pass" in out
+
+
+def test_score_check_by_title(run):
+    code, out, _ = run("score", "check", "采蘋", "yuli")
+    assert code == 0 and "2 of 2 scores pass" in out
+
+
+def test_a_users_score_replaces_the_shipped_realization(run, tmp_path, shipped_score_text):
+    mine = tmp_path / "nangai.yaml"
+    mine.write_text(shipped_score_text("nangai").replace("label: modern realization", "label: my realization"),
+                    encoding="utf-8")
+    code, out, _ = run("score", "list", "--scores", str(tmp_path), "--format", "json")
+    assert code == 0
+    assert next(r for r in json.loads(out) if r["id"] == "nangai")["provenance"] == "lost (my realization)"
+
+
+def test_missing_user_score_path_exits_1(run, tmp_path):
+    code, _, err = run("score", "list", "--scores", str(tmp_path / "nope"))
+    assert code == 1 and "no such score file" in err
+
+
+def test_export_refuses_an_unknown_suffix(run, tmp_path):
+    code, _, err = run("score", "export", "luming", "-o", str(tmp_path / "x.pdf"))
+    assert code == 2 and ".musicxml" in err
+    assert not (tmp_path / "x.pdf").exists()
+
+
+@pytest.mark.parametrize("argv", [("--help",), ("score", "--help")])
+def test_help_exits_0(run, argv):
+    assert run(*argv)[0] == 0

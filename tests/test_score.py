@@ -1,0 +1,221 @@
+"""Scores: every shipped piece loads and passes its cross-checks; planted errors are caught with their place."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from yuesheng.errors import InvalidInputError
+from yuesheng.repertoire import AmbiguousNameError, data_dir
+from yuesheng.score import Provenance, load_piece, read_piece
+from yuesheng.yamlload import loads
+
+SOURCES = Path(__file__).resolve().parents[2] / "shared" / "sources"
+
+SOURCED = ["luming", "simu", "huanghuangzhehua", "yuli", "nanyoujiayu", "nanshanyoutai", "guanju", "getan",
+           "juaner", "queshao", "caifan", "caipin", "zouyu-huangzhong-yu", "zouyu-jiazhong-jue"]
+LOST = ["nangai", "baihua", "huashu", "yougeng", "chongqiu", "youyi", "sixia", "gaixia", "aoxia", "xingong",
+        "lishou", "shao"]
+
+
+def test_the_repertoire_has_the_fourteen_sourced_and_twelve_lost_pieces(repertoire):
+    assert sorted(p.id for p in repertoire if p.provenance is Provenance.SOURCED) == sorted(SOURCED)
+    assert sorted(p.id for p in repertoire if p.provenance is Provenance.LOST) == sorted(LOST)
+
+
+@pytest.mark.parametrize("pid", SOURCED)
+def test_note_counts_equal_lyric_lengths(repertoire, pid):
+    piece = repertoire.find(pid)
+    for stanza in piece.stanzas:
+        assert len(stanza.notes) == len(stanza.lyrics) == len(stanza.lu_line) == len(stanza.suzi_line)
+        assert "".join(n.lyric for n in stanza.notes) == stanza.lyrics
+        assert stanza.page
+
+
+@pytest.mark.parametrize("pid", SOURCED)
+def test_each_stanza_ends_on_the_final_or_a_recorded_exception(repertoire, pid):
+    piece = repertoire.find(pid)
+    excused = {i.stanza for i in piece.irregularities if i.check == "final"}
+    for stanza in piece.stanzas:
+        assert stanza.notes[-1].pitch.lu == piece.mode.final or stanza.number in excused
+    assert piece.notes[-1].pitch.lu == piece.mode.final
+
+
+def test_modes_of_the_odes(repertoire):
+    modes = {p.id: p.mode.name for p in repertoire if p.provenance is Provenance.SOURCED}
+    assert {modes[i] for i in SOURCED[:6]} == {"黄鍾宫"}
+    assert {modes[i] for i in SOURCED[6:12]} == {"無射商"}
+    assert modes["zouyu-huangzhong-yu"] == "黄鍾羽" and modes["zouyu-jiazhong-jue"] == "夾鍾角"
+
+
+def test_absolute_pitch_comes_from_lu_and_suzi(repertoire):
+    first = repertoire.find("luming").stanzas[0].notes
+    assert (first[0].lyric, first[0].pitch.name) == ("呦", "黄清")  # 黄 / 六
+    assert (first[7].lyric, first[7].pitch.name) == ("苹", "黄")  # 黄 / 合
+    assert first[-2].pitch.name == "太清"  # emended 大 → 太, 俗字 五
+
+
+def test_emendation_keeps_the_transmitted_reading(repertoire):
+    piece = repertoire.find("luming")
+    (e,) = piece.emendations
+    assert (e.stanza, e.line, e.position, e.transmitted, e.adopted) == (1, "lu", 31, "大", "太")
+    assert piece.stanzas[0].lu_line[30] == "大"
+    assert piece.stanzas[0].notes[30].lu == "太"
+
+
+def test_yuli_irregularity_is_recorded_from_the_source(repertoire):
+    piece = repertoire.find("yuli")
+    assert {(i.stanza, i.check) for i in piece.irregularities} == {(4, "final"), (5, "final"), (5, "start")}
+    assert all("002-5a" in i.cite for i in piece.irregularities)
+
+
+@pytest.mark.parametrize("pid", LOST)
+def test_lost_pieces_cite_their_loss_and_label_their_realization(repertoire, pid):
+    piece = repertoire.find(pid)
+    assert piece.lost["cite"].startswith("儀禮集釋 ")
+    assert piece.realization.label == "modern realization"
+    assert "not a reconstruction" in piece.realization.rule
+    assert piece.provenance_label == "lost (modern realization)"
+
+
+# --- planted disagreements -----------------------------------------------------------------------
+
+
+def _planted(text: str, old: str, new: str) -> str:
+    assert old in text
+    return text.replace(old, new, 1)
+
+
+def _problems(text: str) -> list[str]:
+    with pytest.raises(InvalidInputError) as info:
+        read_piece(loads(text, "planted.yaml"))
+    return [str(p) for p in info.value.problems]
+
+
+def test_flipped_suzi_is_caught_with_file_line_stanza_and_position(shipped_score_text):
+    text = _planted(shipped_score_text("simu"), "suzi: 合一勾一四合", "suzi: 合尺勾一四合")
+    (problem,) = _problems(text)
+    lu_line = next(i for i, l in enumerate(text.splitlines(), 1) if l.strip().startswith("lu: 黄姑蕤姑太黄"))
+    assert problem.startswith(f"planted.yaml:{lu_line}:9: stanzas[0].lu: stanza 1 position 2 (牡): ")
+    assert "律 姑 disagrees with 俗字 尺" in problem and problem.endswith("[agree]")
+
+
+def test_wrong_lu_is_caught(shipped_score_text):
+    text = _planted(shipped_score_text("simu"), "lu: 黄姑蕤姑太黄", "lu: 黄姑蕤姑南黄")
+    (problem,) = _problems(text)
+    assert "stanza 1 position 5 (周): 律 南 disagrees with 俗字 四" in problem
+    assert problem.endswith("[agree]")
+    assert re.match(r"planted\.yaml:\d+:\d+: stanzas\[0\]\.lu: ", problem)
+
+
+def test_a_character_that_is_no_lu(shipped_score_text):
+    text = _planted(shipped_score_text("simu"), "lu: 黄姑蕤姑太黄", "lu: 黄姑蕤姑上黄")
+    assert "stanza 1 position 5 (周): '上' is no 律 [lu]" in _problems(text)[0]
+
+
+def test_a_lu_outside_the_mode(shipped_score_text):
+    text = _planted(shipped_score_text("simu"), "lu: 黄姑蕤姑太黄", "lu: 黄姑蕤姑大黄")
+    assert "大 is not in the scale of 黄鍾宫" in _problems(text)[0]
+
+
+def test_unequal_lines(shipped_score_text):
+    text = _planted(shipped_score_text("simu"), "lu: 黄姑蕤姑太黄", "lu: 黄姑蕤姑黄")
+    assert "lyrics, 律 and 俗字 lines have 20, 19 and 20 characters" in _problems(text)[0]
+
+
+def test_an_unrecorded_disagreement_is_an_error_once_the_emendation_is_removed(shipped_score_text):
+    text = shipped_score_text("luming")
+    text = text[: text.index("emendations:")]
+    assert "大 is not in the scale of 黄鍾宫" in _problems(text)[0]
+
+
+def test_an_emendation_must_match_the_transmitted_text(shipped_score_text):
+    text = _planted(shipped_score_text("luming"), "transmitted: 大", "transmitted: 林")
+    assert "emendation expects '林' but the transmitted text has '大'" in _problems(text)[0]
+
+
+def test_a_lost_piece_with_unlabelled_notes_is_an_error(shipped_score_text):
+    text = shipped_score_text("nangai")
+    text = re.sub(r"realization:\n(  .*\n|    .*\n)+", "", text)
+    assert any("must label them" in p for p in _problems(text))
+
+
+def test_unknown_key_suggests(shipped_score_text):
+    text = _planted(shipped_score_text("simu"), "mode_common:", "mode_comon:")
+    assert "unknown key 'mode_comon' — did you mean 'mode_common'?" in _problems(text)[0]
+
+
+def test_problems_are_all_reported_at_once(shipped_score_text):
+    text = _planted(shipped_score_text("simu"), "lu: 黄姑蕤姑太黄", "lu: 黄姑蕤姑南黄")
+    text = _planted(text, "lu: 黄姑林南應南太黄", "lu: 黄姑林南應南大黄")
+    assert len(_problems(text)) == 2
+
+
+# --- names --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "pid"), [("luming", "luming"), ("鹿鳴", "luming"), ("鹿鸣", "luming"),
+                                           ("lu ming", "luming"), ("關雎", "guanju"), ("关雎", "guanju"),
+                                           ("闗雎", "guanju"), ("南山有台", "nanshanyoutai"),
+                                           ("騶虞黄鍾羽", "zouyu-huangzhong-yu"), ("驺虞夹钟角", "zouyu-jiazhong-jue"),
+                                           ("新宮", "xingong"), ("狸首", "lishou")])
+def test_find_a_piece_by_any_spelling(repertoire, name, pid):
+    assert repertoire.find(name).id == pid
+
+
+def test_a_shared_title_is_ambiguous(repertoire):
+    with pytest.raises(AmbiguousNameError, match="zouyu-huangzhong-yu, zouyu-jiazhong-jue"):
+        repertoire.find("騶虞")
+
+
+def test_unknown_piece_suggests(repertoire):
+    with pytest.raises(KeyError, match="did you mean"):
+        repertoire.find("鹿明")
+
+
+# --- fidelity to the transmitted text ------------------------------------------------------------
+
+
+def _sepu_pages() -> dict[str, str]:
+    pages: dict[str, str] = {}
+    for path in sorted((SOURCES / "sepu").glob("KR1i0004_*.txt")):
+        page = None
+        for raw in path.read_text(encoding="utf-8").split("\n"):
+            match = re.match(r"<pb:KR1i0004_WYG_(\d{3}-\d+[ab])>", raw)
+            if match:
+                page = match.group(1)
+                continue
+            pages[page] = pages.get(page, "") + raw.replace("¶", "").strip("\u3000 ")
+    return pages
+
+
+needs_sources = pytest.mark.skipif(not (SOURCES / "sepu").is_dir(), reason="shared/sources not beside the checkout")
+
+
+@needs_sources
+@pytest.mark.parametrize("pid", SOURCED)
+def test_every_stanza_is_on_its_cited_page_as_transmitted(pid):
+    pages = _sepu_pages()
+    piece = load_piece(data_dir("scores") / f"{pid}.yaml")
+    for stanza in piece.stanzas:
+        index = list(pages).index(stanza.page)
+        text = pages[stanza.page] + pages[list(pages)[index + 1]]  # a block may run onto the next page
+        block = f"({stanza.lu_line}{stanza.suzi_line})"
+        assert stanza.lyrics in text.replace("(", "").replace(")", "") or stanza.lyrics in text
+        assert block in text, f"{pid} stanza {stanza.number}: pitch block not found on {stanza.page}"
+    assert piece.source["mode_line"] in "".join(pages.values())
+
+
+@needs_sources
+@pytest.mark.parametrize("pid", LOST)
+def test_the_loss_is_quoted_from_its_page(pid):
+    piece = load_piece(data_dir("scores") / f"{pid}.yaml")
+    juan, page = piece.lost["cite"].removeprefix("儀禮集釋 ").split("-")
+    path = SOURCES / "yili-jishi" / f"KR1d0030_{int(juan):03d}.txt"
+    text = path.read_text(encoding="utf-8")
+    start = text.index(f"_{int(juan):03d}-{page}>")
+    following = text.find("<pb:", start)
+    chunk = re.sub(r"[¶\s\u3000]", "", text[start: following if following > 0 else None])
+    assert piece.lost["quote"] in chunk

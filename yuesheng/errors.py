@@ -1,0 +1,55 @@
+"""The exceptions of yuesheng: one root, a few kinds. Imports nothing from yuesheng."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class YueshengError(Exception):
+    """Root of every error yuesheng raises on purpose."""
+
+
+class UnknownNameError(YueshengError, KeyError):
+    """A name (律, 宮調, piece, instrument…) that is not known; carries suggestions."""
+
+    def __init__(self, kind: str, name: str, suggestions: list[str] | tuple[str, ...] = ()) -> None:
+        self.kind = kind
+        self.name = name
+        self.suggestions = tuple(suggestions)
+        hint = f" — did you mean {' or '.join(repr(s) for s in self.suggestions)}?" if self.suggestions else ""
+        super().__init__(f"unknown {kind} {name!r}{hint}")
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One problem found in an input file, with its place."""
+
+    file: str
+    line: int | None
+    col: int | None
+    path: str
+    message: str
+    rule: str = ""
+    severity: str = "error"
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.col is not None:
+                where += f":{self.col}"
+        rule = f" [{self.rule}]" if self.rule else ""
+        path = f" {self.path}:" if self.path else ""
+        kind = "" if self.severity == "error" else f" {self.severity}:"
+        return f"{where}:{kind}{path} {self.message}{rule}"
+
+
+class InvalidInputError(YueshengError):
+    """An input file is invalid; holds every problem found, not just the first."""
+
+    def __init__(self, problems: list[Problem] | tuple[Problem, ...]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))

@@ -1,0 +1,356 @@
+"""A piece: stanzas of notes with lyric, 律, 俗字 and source page; loading and cross-checks.
+
+A score file is YAML (see ``docs/scores.md``)::
+
+    id: luming
+    title: 鹿鳴
+    aliases: [鹿鸣]
+    mode: 黄鍾宫
+    provenance: sourced          # or: lost
+    source: {text: 瑟譜 卷二 詩舊譜, pages: [002-1a, 002-2a], mode_line: …}
+    stanzas:
+      - page: 002-1a
+        lyrics: 呦呦鹿鳴…        # exactly as transmitted
+        lu: 黄南蕤姑…            # the 律 line, exactly as transmitted
+        suzi: 六工勾一…          # the 俗字 line, exactly as transmitted
+    emendations:
+      - {stanza: 1, line: lu, position: 31, transmitted: 大, adopted: 太, reason: …}
+    irregularities:
+      - {stanza: 5, check: final, reason: …, cite: 瑟譜 002-5a}
+
+The transmitted lines stay untouched; emendations are applied on load, and the
+cross-checks (equal lengths, 律 agrees with 俗字, 律 in the mode's scale, the
+final) run on the emended text. A disagreement that no emendation or recorded
+irregularity explains is a problem.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from yuesheng.errors import InvalidInputError, Problem
+from yuesheng.lulu import LU, SUZI_SYMBOLS, Mode, Pitch, lu, parse_mode, resolve
+from yuesheng.yamlload import Document, PathKey, load
+
+LU_SYMBOLS = "".join(l.short for l in LU) + "夹"
+LINES = ("lyrics", "lu", "suzi")
+CHECKS = ("length", "lu", "suzi", "agree", "scale", "start", "final")
+
+
+class Provenance(Enum):
+    """Where a piece's notes come from."""
+
+    SOURCED = "sourced"  # encoded from 瑟譜
+    LOST = "lost"  # no notation survives; any notes are a labelled modern realization
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """One sung syllable (or one played note of an instrumental realization)."""
+
+    lyric: str
+    lu: str
+    suzi: str
+    pitch: Pitch
+    stanza: int
+    position: int
+
+
+@dataclass(frozen=True, slots=True)
+class Stanza:
+    """One stanza as transmitted, its page, and its notes after emendation."""
+
+    number: int
+    page: str
+    lyrics: str
+    lu_line: str
+    suzi_line: str
+    notes: tuple[Note, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Emendation:
+    """A correction of the transmitted text: at *position* (1-based), *transmitted* → *adopted*."""
+
+    stanza: int
+    line: str
+    position: int
+    transmitted: str
+    adopted: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Irregularity:
+    """A departure from a cross-check that the source itself explains; recorded, not fixed."""
+
+    stanza: int
+    check: str
+    reason: str
+    cite: str
+
+
+@dataclass(frozen=True, slots=True)
+class Realization:
+    """The label and rule of a modern realization of a lost piece."""
+
+    label: str
+    rule: str
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """A piece of music with its provenance."""
+
+    id: str
+    title: str
+    aliases: tuple[str, ...]
+    mode: Mode | None
+    mode_common: str
+    provenance: Provenance
+    source: dict[str, Any]
+    stanzas: tuple[Stanza, ...]
+    emendations: tuple[Emendation, ...]
+    irregularities: tuple[Irregularity, ...]
+    realization: Realization | None
+    lost: dict[str, str] | None
+    path: str
+
+    @property
+    def notes(self) -> tuple[Note, ...]:
+        return tuple(n for s in self.stanzas for n in s.notes)
+
+    @property
+    def playable(self) -> bool:
+        """True if there are notes to sound (sourced, or a lost piece with a realization)."""
+        return bool(self.stanzas)
+
+    @property
+    def provenance_label(self) -> str:
+        """'sourced', 'lost', or 'lost (modern realization)'."""
+        if self.provenance is Provenance.LOST and self.realization:
+            return f"lost ({self.realization.label})"
+        return self.provenance.value
+
+
+def _apply(text: str, edits: list[Emendation]) -> str:
+    """Apply emendations to one line, right to left so positions stay those of the transmitted text."""
+    for e in sorted(edits, key=lambda e: e.position, reverse=True):
+        start = e.position - 1
+        text = text[:start] + e.adopted + text[start + len(e.transmitted):]
+    return text
+
+
+class _Reader:
+    """Builds a Piece from a Document, collecting every problem."""
+
+    def __init__(self, doc: Document) -> None:
+        self.doc = doc
+        self.problems: list[Problem] = []
+
+    def err(self, path: PathKey, message: str, rule: str = "") -> None:
+        self.problems.append(self.doc.problem(path, message, rule=rule))
+
+    def field(self, data: dict[str, Any], path: PathKey, key: str, kind: type, *, required: bool = True) -> Any:
+        value = data.get(key)
+        if value is None:
+            if required:
+                self.err(path, f"missing key {key!r}")
+            return None
+        if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+            self.err(path + (key,), f"expected {kind.__name__}, got {type(value).__name__} {value!r}")
+            return None
+        return value
+
+    def keys(self, data: dict[str, Any], path: PathKey, allowed: tuple[str, ...]) -> None:
+        for key in data:
+            if key not in allowed:
+                near = difflib.get_close_matches(key, allowed, n=1)
+                hint = f" — did you mean {near[0]!r}?" if near else f"; expected one of {', '.join(allowed)}"
+                self.problems.append(self.doc.problem(path + (key,), f"unknown key {key!r}{hint}", key=True))
+
+
+_PIECE_KEYS = (
+    "id", "title", "aliases", "mode", "mode_common", "provenance", "source", "stanzas",
+    "emendations", "irregularities", "realization", "lost", "notes",
+)
+
+
+def read_piece(doc: Document) -> Piece:
+    """Validate a loaded score Document and build the Piece (InvalidInputError on any problem)."""
+    r = _Reader(doc)
+    data = doc.data
+    if not isinstance(data, dict):
+        raise InvalidInputError([doc.problem((), "a score file must be a mapping")])
+    r.keys(data, (), _PIECE_KEYS)
+    pid = r.field(data, (), "id", str)
+    title = r.field(data, (), "title", str)
+    aliases = tuple(str(a) for a in (r.field(data, (), "aliases", list, required=False) or []))
+    prov_text = r.field(data, (), "provenance", str)
+    provenance = Provenance.SOURCED
+    if prov_text is not None:
+        try:
+            provenance = Provenance(prov_text)
+        except ValueError:
+            r.err(("provenance",), f"provenance {prov_text!r}, expected sourced or lost")
+    realization_data = r.field(data, (), "realization", dict, required=False)
+    realization = None
+    if realization_data is not None:
+        r.keys(realization_data, ("realization",), ("label", "rule"))
+        label = r.field(realization_data, ("realization",), "label", str)
+        rule = r.field(realization_data, ("realization",), "rule", str)
+        realization = Realization(label or "", rule or "")
+    lost = r.field(data, (), "lost", dict, required=provenance is Provenance.LOST)
+    if provenance is Provenance.LOST and lost is not None:
+        r.keys(lost, ("lost",), ("cite", "quote"))
+        for key in ("cite", "quote"):
+            r.field(lost, ("lost",), key, str)
+    if provenance is Provenance.SOURCED and (lost is not None or realization is not None):
+        r.err((), "a sourced piece has no 'lost' or 'realization'")
+    stanza_data = r.field(data, (), "stanzas", list, required=provenance is Provenance.SOURCED) or []
+    if stanza_data and provenance is Provenance.LOST and realization is None:
+        r.err(("stanzas",), "a lost piece with notes must label them with 'realization: {label, rule}'")
+    mode_text = r.field(data, (), "mode", str, required=bool(stanza_data))
+    mode = None
+    if mode_text is not None:
+        try:
+            mode = parse_mode(mode_text)
+        except KeyError as exc:
+            r.err(("mode",), str(exc))
+    emendations = _read_emendations(r, data)
+    irregularities = _read_irregularities(r, data)
+    stanzas = tuple(
+        s
+        for i, raw in enumerate(stanza_data)
+        if (s := _read_stanza(r, raw, i, mode, emendations, irregularities, instrumental=realization is not None))
+    )
+    for e in emendations:
+        if not 1 <= e.stanza <= len(stanza_data):
+            r.err(("emendations",), f"emendation names stanza {e.stanza}; the piece has {len(stanza_data)}")
+    if r.problems:
+        raise InvalidInputError(r.problems)
+    return Piece(
+        pid, title, aliases, mode, str(data.get("mode_common") or ""), provenance,
+        dict(data.get("source") or {}), stanzas, tuple(emendations), tuple(irregularities),
+        realization, lost, doc.file,
+    )
+
+
+def _read_emendations(r: _Reader, data: dict[str, Any]) -> list[Emendation]:
+    out = []
+    for i, raw in enumerate(r.field(data, (), "emendations", list, required=False) or []):
+        path: PathKey = ("emendations", i)
+        if not isinstance(raw, dict):
+            r.err(path, "expected a mapping {stanza, line, position, transmitted, adopted, reason}")
+            continue
+        r.keys(raw, path, ("stanza", "line", "position", "transmitted", "adopted", "reason"))
+        values = [r.field(raw, path, k, t) for k, t in
+                  (("stanza", int), ("line", str), ("position", int), ("transmitted", str), ("adopted", str), ("reason", str))]
+        if None in values:
+            continue
+        if values[1] not in LINES:
+            r.err(path + ("line",), f"line {values[1]!r}, expected one of {', '.join(LINES)}")
+            continue
+        out.append(Emendation(*values))
+    return out
+
+
+def _read_irregularities(r: _Reader, data: dict[str, Any]) -> list[Irregularity]:
+    out = []
+    for i, raw in enumerate(r.field(data, (), "irregularities", list, required=False) or []):
+        path: PathKey = ("irregularities", i)
+        if not isinstance(raw, dict):
+            r.err(path, "expected a mapping {stanza, check, reason, cite}")
+            continue
+        r.keys(raw, path, ("stanza", "check", "reason", "cite"))
+        values = [r.field(raw, path, k, t) for k, t in (("stanza", int), ("check", str), ("reason", str), ("cite", str))]
+        if None in values:
+            continue
+        if values[1] not in CHECKS:
+            r.err(path + ("check",), f"check {values[1]!r}, expected one of {', '.join(CHECKS)}")
+            continue
+        out.append(Irregularity(*values))
+    return out
+
+
+def _read_stanza(
+    r: _Reader,
+    raw: Any,
+    index: int,
+    mode: Mode | None,
+    emendations: list[Emendation],
+    irregularities: list[Irregularity],
+    *,
+    instrumental: bool,
+) -> Stanza | None:
+    number = index + 1
+    path: PathKey = ("stanzas", index)
+    if not isinstance(raw, dict):
+        r.err(path, "expected a mapping {page, lyrics, lu, suzi}")
+        return None
+    r.keys(raw, path, ("page", "lyrics", "lu", "suzi"))
+    page = r.field(raw, path, "page", str, required=not instrumental) or ""
+    lines = {k: r.field(raw, path, k, str, required=not (k == "lyrics" and instrumental)) for k in LINES}
+    if lines["lu"] is None or lines["suzi"] is None:
+        return None
+    transmitted = {k: v or "" for k, v in lines.items()}
+    emended = {}
+    for key in LINES:
+        edits = [e for e in emendations if e.stanza == number and e.line == key]
+        for e in edits:
+            found = transmitted[key][e.position - 1: e.position - 1 + len(e.transmitted)]
+            if found != e.transmitted or e.position < 1:
+                r.err(("emendations",), f"stanza {number} {key} position {e.position}: emendation expects "
+                      f"{e.transmitted!r} but the transmitted text has {found!r}")
+                return None
+        emended[key] = _apply(transmitted[key], edits)
+    excused = {i.check for i in irregularities if i.stanza == number}
+    lyrics = emended["lyrics"] if not instrumental or lines["lyrics"] else "\u3000" * len(emended["lu"])
+    if not len(lyrics) == len(emended["lu"]) == len(emended["suzi"]) and "length" not in excused:
+        r.err(path, f"stanza {number}: lyrics, 律 and 俗字 lines have {len(lyrics)}, {len(emended['lu'])} "
+              f"and {len(emended['suzi'])} characters; they must be equal", "length")
+        return None
+    notes = []
+    for pos, (syllable, lu_char, suzi_char) in enumerate(zip(lyrics, emended["lu"], emended["suzi"]), start=1):
+        note = _read_note(r, path, number, pos, syllable, lu_char, suzi_char, mode, excused)
+        if note is not None:
+            notes.append(note)
+    if notes and mode is not None:
+        for check, note, verb in (("start", notes[0], "starts"), ("final", notes[-1], "ends")):
+            if check not in excused and note.pitch.lu != mode.final:
+                r.err(path, f"stanza {number} {verb} on {note.lu}, but {mode.name} {verb} on {mode.final.name} "
+                      f"(起調畢曲, 瑟譜 001-6a)", check)
+    return Stanza(number, page, lines["lyrics"] or "", lines["lu"], lines["suzi"], tuple(notes))
+
+
+def _read_note(
+    r: _Reader, path: PathKey, number: int, pos: int, syllable: str, lu_char: str, suzi_char: str,
+    mode: Mode | None, excused: set[str],
+) -> Note | None:
+    where = f"stanza {number} position {pos} ({syllable.strip() or 'note'})"
+    if lu_char not in LU_SYMBOLS:
+        r.err(path + ("lu",), f"{where}: {lu_char!r} is no 律", "lu")
+        return None
+    if suzi_char not in SUZI_SYMBOLS:
+        r.err(path + ("suzi",), f"{where}: {suzi_char!r} is no 俗字", "suzi")
+        return None
+    try:
+        pitch = resolve(lu_char, suzi_char)
+    except ValueError as exc:
+        if "agree" in excused:
+            return None
+        r.err(path + ("lu",), f"{where}: {exc}", "agree")
+        return None
+    if mode is not None and mode.degree_of(lu(lu_char)) is None and "scale" not in excused:
+        scale = "".join(l.short for l in mode.scale)
+        r.err(path + ("lu",), f"{where}: {lu_char} is not in the scale of {mode.name} ({scale})", "scale")
+    return Note(syllable, lu_char, suzi_char, pitch, number, pos)
+
+
+def load_piece(path: str | Path) -> Piece:
+    """Load, validate and cross-check one score file."""
+    return read_piece(load(path))
