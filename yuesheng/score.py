@@ -26,13 +26,13 @@ irregularity explains is a problem.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from yuesheng.errors import InvalidInputError, Problem
+from yuesheng.checking import Checker
+from yuesheng.errors import InvalidInputError
 from yuesheng.lulu import LU, SUZI_SYMBOLS, Mode, Pitch, lu, parse_mode, resolve
 from yuesheng.yamlload import Document, PathKey, load
 
@@ -145,35 +145,6 @@ def _apply(text: str, edits: list[Emendation]) -> str:
     return text
 
 
-class _Reader:
-    """Builds a Piece from a Document, collecting every problem."""
-
-    def __init__(self, doc: Document) -> None:
-        self.doc = doc
-        self.problems: list[Problem] = []
-
-    def err(self, path: PathKey, message: str, rule: str = "") -> None:
-        self.problems.append(self.doc.problem(path, message, rule=rule))
-
-    def field(self, data: dict[str, Any], path: PathKey, key: str, kind: type, *, required: bool = True) -> Any:
-        value = data.get(key)
-        if value is None:
-            if required:
-                self.err(path, f"missing key {key!r}")
-            return None
-        if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
-            self.err(path + (key,), f"expected {kind.__name__}, got {type(value).__name__} {value!r}")
-            return None
-        return value
-
-    def keys(self, data: dict[str, Any], path: PathKey, allowed: tuple[str, ...]) -> None:
-        for key in data:
-            if key not in allowed:
-                near = difflib.get_close_matches(key, allowed, n=1)
-                hint = f" — did you mean {near[0]!r}?" if near else f"; expected one of {', '.join(allowed)}"
-                self.problems.append(self.doc.problem(path + (key,), f"unknown key {key!r}{hint}", key=True))
-
-
 _PIECE_KEYS = (
     "id", "title", "aliases", "mode", "mode_common", "provenance", "source", "stanzas",
     "emendations", "irregularities", "realization", "lost", "notes",
@@ -182,7 +153,7 @@ _PIECE_KEYS = (
 
 def read_piece(doc: Document) -> Piece:
     """Validate a loaded score Document and build the Piece (InvalidInputError on any problem)."""
-    r = _Reader(doc)
+    r = Checker(doc)
     data = doc.data
     if not isinstance(data, dict):
         raise InvalidInputError([doc.problem((), "a score file must be a mapping")])
@@ -196,7 +167,7 @@ def read_piece(doc: Document) -> Piece:
         try:
             provenance = Provenance(prov_text)
         except ValueError:
-            r.err(("provenance",), f"provenance {prov_text!r}, expected sourced or lost")
+            r.error(("provenance",), f"provenance {prov_text!r}, expected sourced or lost")
     realization_data = r.field(data, (), "realization", dict, required=False)
     realization = None
     if realization_data is not None:
@@ -210,17 +181,17 @@ def read_piece(doc: Document) -> Piece:
         for key in ("cite", "quote"):
             r.field(lost, ("lost",), key, str)
     if provenance is Provenance.SOURCED and (lost is not None or realization is not None):
-        r.err((), "a sourced piece has no 'lost' or 'realization'")
+        r.error((), "a sourced piece has no 'lost' or 'realization'")
     stanza_data = r.field(data, (), "stanzas", list, required=provenance is Provenance.SOURCED) or []
     if stanza_data and provenance is Provenance.LOST and realization is None:
-        r.err(("stanzas",), "a lost piece with notes must label them with 'realization: {label, rule}'")
+        r.error(("stanzas",), "a lost piece with notes must label them with 'realization: {label, rule}'")
     mode_text = r.field(data, (), "mode", str, required=bool(stanza_data))
     mode = None
     if mode_text is not None:
         try:
             mode = parse_mode(mode_text)
         except KeyError as exc:
-            r.err(("mode",), str(exc))
+            r.error(("mode",), str(exc))
     emendations = _read_emendations(r, data)
     irregularities = _read_irregularities(r, data)
     stanzas = tuple(
@@ -230,7 +201,7 @@ def read_piece(doc: Document) -> Piece:
     )
     for e in emendations:
         if not 1 <= e.stanza <= len(stanza_data):
-            r.err(("emendations",), f"emendation names stanza {e.stanza}; the piece has {len(stanza_data)}")
+            r.error(("emendations",), f"emendation names stanza {e.stanza}; the piece has {len(stanza_data)}")
     if r.problems:
         raise InvalidInputError(r.problems)
     return Piece(
@@ -240,12 +211,12 @@ def read_piece(doc: Document) -> Piece:
     )
 
 
-def _read_emendations(r: _Reader, data: dict[str, Any]) -> list[Emendation]:
+def _read_emendations(r: Checker, data: dict[str, Any]) -> list[Emendation]:
     out = []
     for i, raw in enumerate(r.field(data, (), "emendations", list, required=False) or []):
         path: PathKey = ("emendations", i)
         if not isinstance(raw, dict):
-            r.err(path, "expected a mapping {stanza, line, position, transmitted, adopted, reason}")
+            r.error(path, "expected a mapping {stanza, line, position, transmitted, adopted, reason}")
             continue
         r.keys(raw, path, ("stanza", "line", "position", "transmitted", "adopted", "reason"))
         values = [r.field(raw, path, k, t) for k, t in
@@ -253,32 +224,32 @@ def _read_emendations(r: _Reader, data: dict[str, Any]) -> list[Emendation]:
         if None in values:
             continue
         if values[1] not in LINES:
-            r.err(path + ("line",), f"line {values[1]!r}, expected one of {', '.join(LINES)}")
+            r.error(path + ("line",), f"line {values[1]!r}, expected one of {', '.join(LINES)}")
             continue
         out.append(Emendation(*values))
     return out
 
 
-def _read_irregularities(r: _Reader, data: dict[str, Any]) -> list[Irregularity]:
+def _read_irregularities(r: Checker, data: dict[str, Any]) -> list[Irregularity]:
     out = []
     for i, raw in enumerate(r.field(data, (), "irregularities", list, required=False) or []):
         path: PathKey = ("irregularities", i)
         if not isinstance(raw, dict):
-            r.err(path, "expected a mapping {stanza, check, reason, cite}")
+            r.error(path, "expected a mapping {stanza, check, reason, cite}")
             continue
         r.keys(raw, path, ("stanza", "check", "reason", "cite"))
         values = [r.field(raw, path, k, t) for k, t in (("stanza", int), ("check", str), ("reason", str), ("cite", str))]
         if None in values:
             continue
         if values[1] not in CHECKS:
-            r.err(path + ("check",), f"check {values[1]!r}, expected one of {', '.join(CHECKS)}")
+            r.error(path + ("check",), f"check {values[1]!r}, expected one of {', '.join(CHECKS)}")
             continue
         out.append(Irregularity(*values))
     return out
 
 
 def _read_stanza(
-    r: _Reader,
+    r: Checker,
     raw: Any,
     index: int,
     mode: Mode | None,
@@ -290,7 +261,7 @@ def _read_stanza(
     number = index + 1
     path: PathKey = ("stanzas", index)
     if not isinstance(raw, dict):
-        r.err(path, "expected a mapping {page, lyrics, lu, suzi}")
+        r.error(path, "expected a mapping {page, lyrics, lu, suzi}")
         return None
     r.keys(raw, path, ("page", "lyrics", "lu", "suzi"))
     page = r.field(raw, path, "page", str, required=not instrumental) or ""
@@ -304,14 +275,14 @@ def _read_stanza(
         for e in edits:
             found = transmitted[key][e.position - 1: e.position - 1 + len(e.transmitted)]
             if found != e.transmitted or e.position < 1:
-                r.err(("emendations",), f"stanza {number} {key} position {e.position}: emendation expects "
+                r.error(("emendations",), f"stanza {number} {key} position {e.position}: emendation expects "
                       f"{e.transmitted!r} but the transmitted text has {found!r}")
                 return None
         emended[key] = _apply(transmitted[key], edits)
     excused = {i.check for i in irregularities if i.stanza == number}
     lyrics = emended["lyrics"] if not instrumental or lines["lyrics"] else "\u3000" * len(emended["lu"])
     if not len(lyrics) == len(emended["lu"]) == len(emended["suzi"]) and "length" not in excused:
-        r.err(path, f"stanza {number}: lyrics, 律 and 俗字 lines have {len(lyrics)}, {len(emended['lu'])} "
+        r.error(path, f"stanza {number}: lyrics, 律 and 俗字 lines have {len(lyrics)}, {len(emended['lu'])} "
               f"and {len(emended['suzi'])} characters; they must be equal", "length")
         return None
     notes = []
@@ -322,32 +293,32 @@ def _read_stanza(
     if notes and mode is not None:
         for check, note, verb in (("start", notes[0], "starts"), ("final", notes[-1], "ends")):
             if check not in excused and note.pitch.lu != mode.final:
-                r.err(path, f"stanza {number} {verb} on {note.lu}, but {mode.name} {verb} on {mode.final.name} "
+                r.error(path, f"stanza {number} {verb} on {note.lu}, but {mode.name} {verb} on {mode.final.name} "
                       f"(起調畢曲, 瑟譜 001-6a)", check)
     return Stanza(number, page, lines["lyrics"] or "", lines["lu"], lines["suzi"], tuple(notes))
 
 
 def _read_note(
-    r: _Reader, path: PathKey, number: int, pos: int, syllable: str, lu_char: str, suzi_char: str,
+    r: Checker, path: PathKey, number: int, pos: int, syllable: str, lu_char: str, suzi_char: str,
     mode: Mode | None, excused: set[str],
 ) -> Note | None:
     where = f"stanza {number} position {pos} ({syllable.strip() or 'note'})"
     if lu_char not in LU_SYMBOLS:
-        r.err(path + ("lu",), f"{where}: {lu_char!r} is no 律", "lu")
+        r.error(path + ("lu",), f"{where}: {lu_char!r} is no 律", "lu")
         return None
     if suzi_char not in SUZI_SYMBOLS:
-        r.err(path + ("suzi",), f"{where}: {suzi_char!r} is no 俗字", "suzi")
+        r.error(path + ("suzi",), f"{where}: {suzi_char!r} is no 俗字", "suzi")
         return None
     try:
         pitch = resolve(lu_char, suzi_char)
     except ValueError as exc:
         if "agree" in excused:
             return None
-        r.err(path + ("lu",), f"{where}: {exc}", "agree")
+        r.error(path + ("lu",), f"{where}: {exc}", "agree")
         return None
     if mode is not None and mode.degree_of(lu(lu_char)) is None and "scale" not in excused:
         scale = "".join(l.short for l in mode.scale)
-        r.err(path + ("lu",), f"{where}: {lu_char} is not in the scale of {mode.name} ({scale})", "scale")
+        r.error(path + ("lu",), f"{where}: {lu_char} is not in the scale of {mode.name} ({scale})", "scale")
     return Note(syllable, lu_char, suzi_char, pitch, number, pos)
 
 

@@ -1,0 +1,66 @@
+"""Checking loaded YAML against a schema, collecting every problem with its place.
+
+Shared by the score and cue-sheet readers: unknown keys ("did you mean"),
+missing keys and wrong types are reported as ``file:line:col: path: message``.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from yuesheng.errors import Problem
+from yuesheng.yamlload import Document, PathKey
+
+_TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
+               list: "a list", dict: "a mapping"}
+
+
+def type_name(value: Any) -> str:
+    """How a user would call the type of *value*."""
+    return "null" if value is None else _TYPE_NAMES.get(type(value), type(value).__name__)
+
+
+class Checker:
+    """Collects problems found in one Document."""
+
+    def __init__(self, doc: Document) -> None:
+        self.doc = doc
+        self.problems: list[Problem] = []
+
+    def error(self, path: PathKey, message: str, rule: str = "", *, key: bool = False) -> None:
+        self.problems.append(self.doc.problem(path, message, rule=rule, key=key))
+
+    def warn(self, path: PathKey, message: str, rule: str = "") -> None:
+        self.problems.append(self.doc.problem(path, message, rule=rule, severity="warning"))
+
+    def field(self, data: dict[str, Any], path: PathKey, key: str, kind: type, *, required: bool = True) -> Any:
+        """``data[key]`` if it is of *kind*; otherwise None and a problem (if required or present)."""
+        value = data.get(key)
+        if value is None:
+            if required:
+                self.error(path, f"missing key {key!r}", "schema")
+            return None
+        wrong_bool = isinstance(value, bool) and kind is not bool
+        if kind is float and isinstance(value, int) and not wrong_bool:
+            return float(value)
+        if not isinstance(value, kind) or wrong_bool:
+            self.error(path + (key,), f"expected {_TYPE_NAMES.get(kind, kind.__name__)}, got {type_name(value)} {value!r}",
+                       "schema")
+            return None
+        return value
+
+    def keys(self, data: dict[str, Any], path: PathKey, allowed: tuple[str, ...] | list[str]) -> None:
+        """Report every key of *data* not in *allowed*, with the nearest allowed key."""
+        for key in data:
+            if key not in allowed:
+                near = difflib.get_close_matches(key, allowed, n=1)
+                hint = f" — did you mean {near[0]!r}?" if near else f"; expected one of {', '.join(allowed)}"
+                self.error(path + (key,), f"unknown key {key!r}{hint}", "schema", key=True)
+
+    def mapping(self, value: Any, path: PathKey, what: str) -> dict[str, Any] | None:
+        """*value* if it is a mapping, else None and a problem."""
+        if isinstance(value, dict):
+            return value
+        self.error(path, f"expected a mapping ({what}), got {type_name(value)}", "schema")
+        return None

@@ -1,0 +1,672 @@
+"""Cue sheets: YAML → a validated CueSheet, every problem reported with file:line:col.
+
+The format (``docs/cuesheet.md``, schema ``yuesheng/data/cuesheet.schema.json``)::
+
+    format: yuesheng-cues/1
+    rite: {id: xiangshe, name: 鄉射禮, rank: 大夫, source: 儀禮集釋 卷五–六}
+    defaults: {syllable: 1.5s, call_jun: 黄鍾, huangzhong: C4}
+    performers: {gong: {name: 工, count: 4}}
+    instruments: {se: {name: 瑟, count: 2, player: gong}}
+    positions: {xijie-shang: {name: 西階上}}
+    variants: {caipin: {name: 歌采蘋, cite: {page: 6-34b, quote: …}}}
+    cues:
+      - {id: gong-ru, section: 樂賓, action: 工入升自西階, who: [gong], duration: 1min,
+         cite: {page: 5-15a, quote: 工四人二瑟}}
+      - {id: heyue, section: 樂賓, music: 合樂, pieces: [{piece: guanju}], cite: {…}}
+    archery: {…}
+
+Reading happens in two passes: the schema (keys, types, values), then the
+references (pieces, anchors and their cycles, cast, variants). The ritual
+rules live in ``rules.py``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from enum import Enum
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from yuesheng.checking import Checker, type_name
+from yuesheng.errors import InvalidInputError, Problem
+from yuesheng.lulu import Lu, lu, parse_note_name
+from yuesheng.repertoire import Repertoire
+from yuesheng.score import Piece
+from yuesheng.yamlload import Document, PathKey, load
+
+FORMAT = "yuesheng-cues/1"
+_ID = re.compile(r"[a-z0-9][a-z0-9-]*")
+_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)(h|min|ms|s))")
+_UNIT_SECONDS = {"h": Fraction(3600), "min": Fraction(60), "s": Fraction(1), "ms": Fraction(1, 1000)}
+_ARROW = re.compile(r"([HhM])(?:([+-])(\d+(?:\.\d+)?(?:ms|s)))?")
+_PAGE = re.compile(r"(?:周禮注疏 )?\d{1,2}-\d{1,2}[ab]")
+
+
+class MusicKind(Enum):
+    """The kinds of music event the texts name."""
+
+    SHENGGE = "升歌"
+    SHENG = "笙"
+    JIANGE = "間歌"
+    HEYUE = "合樂"
+    JINZOU = "金奏"
+    XIAGUAN = "下管"
+    WU = "舞"
+    SHEJIE = "射節"
+    WUSUAN = "無算樂"
+    CHANGSHENG = "唱聲"
+
+
+class Count(Enum):
+    """How a round of shooting counts its hits (記 6-31a)."""
+
+    NONE = "none"  # 始射獲而未釋獲: hits are called, not counted
+    PIERCE = "pierce"  # 復，釋獲; 不貫不釋 (5-33a)
+    DRUM = "drum"  # 復，用樂行之; 不鼓不釋 (6-12b)
+
+
+CALLS = ("宫", "商", "不絶")
+
+
+def parse_duration(text: str) -> Fraction:
+    """'1min30s' → 90 seconds. Raises ValueError with the expected form."""
+    if isinstance(text, bool) or isinstance(text, int | float):
+        raise ValueError(f"bare number {text!r}: write it with a unit, e.g. {text}s or {text}min")
+    if not isinstance(text, str):
+        raise ValueError(f"expected a duration string such as 90s or 1min30s, got {type_name(text)}")
+    compact = text.replace(" ", "")
+    if re.fullmatch(r"\d+:\d+(:\d+)?", compact):
+        raise ValueError(f"{text!r} is ambiguous (YAML 1.1 reads 1:30 as 90): write it with units, e.g. 1min30s")
+    parts = _DURATION.findall(compact)
+    if not parts or "".join(n + u for n, u in parts) != compact:
+        raise ValueError(f"bad duration {text!r}: expected number+unit parts (h, min, s, ms), e.g. 45s, 2min, 1min30s")
+    return sum((Fraction(n) * _UNIT_SECONDS[u] for n, u in parts), Fraction(0))
+
+
+@dataclass(frozen=True, slots=True)
+class Cite:
+    """A passage: a 儀禮集釋 (or 周禮注疏) page id and a short quote."""
+
+    page: str
+    quote: str
+
+    def __str__(self) -> str:
+        source = "" if self.page.startswith("周禮") else "儀禮集釋 "
+        return f"{source}{self.page} {self.quote}"
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    """When a cue starts: with or after another cue, plus a delay."""
+
+    anchor: str  # "with" | "after"
+    cue: str
+    delay: Fraction = Fraction(0)
+
+
+@dataclass(frozen=True, slots=True)
+class PieceRef:
+    """A piece played in a music cue: how many 終, by which part."""
+
+    piece: Piece
+    zhong: int = 1
+    part: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Cue:
+    """One line of the prompt book: an action or a music event."""
+
+    id: str
+    index: int
+    section: str
+    cite: Cite
+    who: tuple[str, ...] = ()
+    where: str = ""
+    words: str = ""
+    note: str = ""
+    start: Start | None = None
+    variant: str = ""
+    unless: str = ""
+    action: str = ""
+    duration: Fraction | None = None
+    music: MusicKind | None = None
+    pieces: tuple[PieceRef, ...] = ()
+    performers: tuple[str, ...] = ()
+    instruments: tuple[str, ...] = ()
+    end_at: str = ""
+    end_on_zhong: bool = False  # the sheet says explicitly: ends when its 終 are done
+    calls: tuple[str, ...] = ()
+
+    @property
+    def is_music(self) -> bool:
+        return self.music is not None
+
+    def active(self, variants: frozenset[str]) -> bool:
+        """Whether the cue is in the programme with *variants* switched on."""
+        return (not self.variant or self.variant in variants) and not (self.unless and self.unless in variants)
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """A performer, instrument or position of the cast and layout."""
+
+    id: str
+    name: str
+    count: int = 1
+    player: str = ""
+    position: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """Where commentators differ: the chosen option among named alternatives."""
+
+    id: str
+    name: str
+    chosen: str
+    options: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """A 耦: the 上射 and the 下射."""
+
+    id: str
+    name: str
+    upper: str
+    lower: str
+
+
+@dataclass(frozen=True, slots=True)
+class Round:
+    """One round of shooting."""
+
+    id: str
+    cues: tuple[str, ...]  # the round's cue; alternatives by variant, the first active one counts
+    pairs: tuple[str, ...]
+    count: Count
+    cite: Cite
+    music: PieceRef | None = None
+    exempt: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Arrow:
+    """A scripted arrow: hit or miss, pierced or not, offset from its 節 in seconds."""
+
+    hit: bool
+    pierce: bool
+    offset: Fraction = Fraction(0)
+
+
+@dataclass(frozen=True, slots=True)
+class Archery:
+    """The shooting: 節 rule, pairs, rounds, and the shot script or random model."""
+
+    jie_total: int
+    jie_listen: int
+    jie_cite: Cite
+    tolerance: Fraction
+    pairs: dict[str, Pair]
+    rounds: tuple[Round, ...]
+    seed: int = 0
+    hit_rate: float = 0.5
+    pierce_rate: float = 0.8
+    offset_sd: Fraction = Fraction(3, 20)
+    script: dict[tuple[str, str], tuple[Arrow, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CueSheet:
+    """A validated cue sheet. ``doc`` keeps the places of values for later rule checks."""
+
+    file: str
+    rite_id: str
+    rite_name: str
+    rank: str
+    source: str
+    syllable: Fraction
+    call_jun: Lu
+    huangzhong: int
+    estimates: str
+    readings: dict[str, Reading]
+    performers: dict[str, Member]
+    instruments: dict[str, Member]
+    positions: dict[str, Member]
+    variants: dict[str, Member]
+    cues: tuple[Cue, ...]
+    archery: Archery | None
+    doc: Document = field(repr=False, compare=False)
+
+    def cue(self, cue_id: str) -> Cue:
+        return next(c for c in self.cues if c.id == cue_id)
+
+    def active_cues(self, variants: frozenset[str] = frozenset()) -> tuple[Cue, ...]:
+        """The programme with *variants* switched on, in order."""
+        return tuple(c for c in self.cues if c.active(variants))
+
+
+_TOP_KEYS = ("format", "rite", "defaults", "estimates", "readings", "performers", "instruments", "positions",
+             "variants", "cues", "archery")
+_COMMON_CUE_KEYS = ("id", "section", "who", "where", "words", "cite", "start", "variant", "unless", "note")
+_ACTION_KEYS = _COMMON_CUE_KEYS + ("action", "duration")
+_MUSIC_KEYS = _COMMON_CUE_KEYS + ("music", "pieces", "performers", "instruments", "end", "calls")
+
+
+class _Reader(Checker):
+    """Schema and reference checks of one cue-sheet Document."""
+
+    def __init__(self, doc: Document, repertoire: Repertoire) -> None:
+        super().__init__(doc)
+        self.repertoire = repertoire
+
+    # -- small values ------------------------------------------------------------------------------
+
+    def ident(self, value: Any, path: PathKey) -> str | None:
+        if not isinstance(value, str) or not _ID.fullmatch(value):
+            self.error(path, f"bad id {value!r}: expected lower-case ASCII letters, digits and '-'", "schema")
+            return None
+        return value
+
+    def duration(self, data: dict[str, Any], path: PathKey, key: str, *, required: bool) -> Fraction | None:
+        if data.get(key) is None:
+            if required:
+                self.error(path, f"missing key {key!r}", "schema")
+            return None
+        try:
+            return parse_duration(data[key])
+        except ValueError as exc:
+            self.error(path + (key,), str(exc), "duration")
+            return None
+
+    def cite(self, data: dict[str, Any], path: PathKey, *, required: bool = True) -> Cite | None:
+        raw = data.get("cite")
+        if raw is None:
+            if required:
+                self.error(path, "missing key 'cite' (every cue cites its page: {page: 4-20b, quote: …})", "cite")
+            return None
+        raw = self.mapping(raw, path + ("cite",), "{page, quote}")
+        if raw is None:
+            return None
+        self.keys(raw, path + ("cite",), ("page", "quote"))
+        page = self.field(raw, path + ("cite",), "page", str)
+        quote = self.field(raw, path + ("cite",), "quote", str)
+        if page is not None and not _PAGE.fullmatch(page):
+            self.error(path + ("cite", "page"), f"bad page id {page!r}: expected 卷-頁面 such as 6-12b "
+                       "(or 周禮注疏 30-25a)", "cite")
+            return None
+        return Cite(page, quote) if page and quote else None
+
+    def id_list(self, data: dict[str, Any], path: PathKey, key: str) -> tuple[str, ...]:
+        raw = self.field(data, path, key, list, required=False) or []
+        return tuple(i for n, v in enumerate(raw) if (i := self.ident(v, path + (key, n))))
+
+    def text(self, data: dict[str, Any], path: PathKey, key: str, *, required: bool = False) -> str:
+        return self.field(data, path, key, str, required=required) or ""
+
+    # -- sections --------------------------------------------------------------------------------
+
+    def members(self, data: dict[str, Any], key: str, allowed: tuple[str, ...]) -> dict[str, Member]:
+        raw = self.field(data, (), key, dict, required=key != "positions") or {}
+        out = {}
+        for mid, item in raw.items():
+            path: PathKey = (key, mid)
+            if not self.ident(mid, path) or (item := self.mapping(item, path, "{name, …}")) is None:
+                continue
+            self.keys(item, path, allowed)
+            count = self.field(item, path, "count", int, required=False) or 1
+            if count < 1:
+                self.error(path + ("count",), f"count {count}, expected 1 or more", "schema")
+            out[mid] = Member(mid, self.text(item, path, "name", required=True), count, self.text(item, path, "player"),
+                              self.text(item, path, "position"), self.text(item, path, "note"))
+        return out
+
+    def readings(self, data: dict[str, Any]) -> dict[str, Reading]:
+        out = {}
+        for rid, item in (self.field(data, (), "readings", dict, required=False) or {}).items():
+            path: PathKey = ("readings", rid)
+            if not self.ident(rid, path) or (item := self.mapping(item, path, "{name, chosen, options}")) is None:
+                continue
+            self.keys(item, path, ("name", "chosen", "options", "note"))
+            options = self.field(item, path, "options", dict) or {}
+            for oid, option in options.items():
+                opath = path + ("options", oid)
+                if (option := self.mapping(option, opath, "{text, cite}")) is not None:
+                    self.keys(option, opath, ("text", "cite", "value"))
+                    self.text(option, opath, "text", required=True)
+                    self.cite(option, opath, required=False)
+            chosen = self.text(item, path, "chosen", required=True)
+            if chosen and options and chosen not in options:
+                self.error(path + ("chosen",), f"chosen {chosen!r} is not one of the options {', '.join(options)}",
+                           "reference")
+            out[rid] = Reading(rid, self.text(item, path, "name", required=True), chosen, tuple(options))
+        return out
+
+    def piece_ref(self, raw: Any, path: PathKey) -> PieceRef | None:
+        if (raw := self.mapping(raw, path, "{piece, zhong, part}")) is None:
+            return None
+        self.keys(raw, path, ("piece", "zhong", "part"))
+        name = self.field(raw, path, "piece", str)
+        zhong = self.field(raw, path, "zhong", int, required=False) or 1
+        if zhong < 1:
+            self.error(path + ("zhong",), f"zhong {zhong}, expected 1 or more (a 終 is one performance)", "schema")
+        if name is None:
+            return None
+        try:
+            piece = self.repertoire.find(name)
+        except KeyError as exc:
+            self.error(path + ("piece",), str(exc), "reference")
+            return None
+        if not piece.realization and not piece.playable:
+            self.warn(path + ("piece",), f"{piece.title} is lost and has no labelled realization: nothing will sound",
+                      "lost-realization")
+        return PieceRef(piece, zhong, self.text(raw, path, "part"))
+
+    def start(self, raw: Any, path: PathKey) -> Start | None:
+        if (raw := self.mapping(raw, path, "{after: CUE} or {with: CUE}, optional delay")) is None:
+            return None
+        self.keys(raw, path, ("after", "with", "delay"))
+        anchors = [k for k in ("after", "with") if k in raw]
+        if len(anchors) != 1:
+            self.error(path, "start needs exactly one of 'after' or 'with'", "schema")
+            return None
+        cue = self.ident(raw[anchors[0]], path + (anchors[0],))
+        delay = self.duration(raw, path, "delay", required=False) or Fraction(0)
+        return Start(anchors[0], cue, delay) if cue else None
+
+    def cue(self, raw: Any, index: int) -> Cue | None:
+        path: PathKey = ("cues", index)
+        if (raw := self.mapping(raw, path, "a cue")) is None:
+            return None
+        is_music = "music" in raw
+        if is_music == ("action" in raw):
+            self.error(path, "a cue has either 'action' (an action cue) or 'music' (a music cue)", "schema")
+            return None
+        self.keys(raw, path, _MUSIC_KEYS if is_music else _ACTION_KEYS)
+        cue_id = self.ident(raw.get("id"), path + ("id",))
+        cite = self.cite(raw, path)
+        common: dict[str, Any] = dict(
+            section=self.text(raw, path, "section", required=True), who=self.id_list(raw, path, "who"),
+            where=self.text(raw, path, "where"), words=self.text(raw, path, "words"), note=self.text(raw, path, "note"),
+            variant=self.text(raw, path, "variant"), unless=self.text(raw, path, "unless"),
+            start=self.start(raw["start"], path + ("start",)) if raw.get("start") is not None else None,
+        )
+        if not is_music:
+            action = self.text(raw, path, "action", required=True)
+            duration = self.duration(raw, path, "duration", required=True)
+            if cue_id and cite and duration is not None:
+                return Cue(cue_id, index, cite=cite, action=action, duration=duration, **common)
+            return None
+        return self.music_cue(raw, path, cue_id, index, cite, common)
+
+    def music_cue(self, raw: dict[str, Any], path: PathKey, cue_id: str | None, index: int, cite: Cite | None,
+                  common: dict[str, Any]) -> Cue | None:
+        kind_text = raw.get("music")
+        try:
+            kind = MusicKind(kind_text)
+        except ValueError:
+            self.error(path + ("music",), f"music kind {kind_text!r}, expected one of "
+                       f"{', '.join(k.value for k in MusicKind)}", "schema")
+            return None
+        pieces = tuple(p for n, item in enumerate(self.field(raw, path, "pieces", list, required=False) or [])
+                       if (p := self.piece_ref(item, path + ("pieces", n))))
+        end_at, end_on_zhong = "", False
+        if raw.get("end") is not None and (end := self.mapping(raw["end"], path + ("end",), "{at: CUE} or {zhong: true}")):
+            self.keys(end, path + ("end",), ("at", "zhong"))
+            if ("at" in end) == ("zhong" in end):
+                self.error(path + ("end",), "end needs exactly one of 'at' (樂闋 at an action) or 'zhong: true'", "schema")
+            elif "at" in end:
+                end_at = self.ident(end["at"], path + ("end", "at")) or ""
+            elif end["zhong"] is not True:
+                self.error(path + ("end", "zhong"), f"end zhong {end['zhong']!r}, expected true (the piece's own 終 "
+                           "are in pieces)", "schema")
+            else:
+                end_on_zhong = True
+        calls = tuple(self.field(raw, path, "calls", list, required=False) or [])
+        for n, call in enumerate(calls):
+            if call not in CALLS:
+                self.error(path + ("calls", n), f"call {call!r}, expected one of {', '.join(CALLS)}", "schema")
+        if not (cue_id and cite):
+            return None
+        return Cue(cue_id, index, cite=cite, music=kind, pieces=pieces, performers=self.id_list(raw, path, "performers"),
+                   instruments=self.id_list(raw, path, "instruments"), end_at=end_at, end_on_zhong=end_on_zhong,
+                   calls=calls, **common)
+
+    # -- archery ---------------------------------------------------------------------------------
+
+    def archery(self, raw: Any) -> Archery | None:
+        path: PathKey = ("archery",)
+        if (raw := self.mapping(raw, path, "{jie, tolerance, pairs, rounds, shots}")) is None:
+            return None
+        self.keys(raw, path, ("jie", "tolerance", "pairs", "rounds", "shots", "note"))
+        jie = self.mapping(raw.get("jie"), path + ("jie",), "{total, listen, cite}") or {}
+        self.keys(jie, path + ("jie",), ("total", "listen", "cite", "note"))
+        total = self.field(jie, path + ("jie",), "total", int)
+        listen = self.field(jie, path + ("jie",), "listen", int)
+        jie_cite = self.cite(jie, path + ("jie",))
+        tolerance = self.duration(raw, path, "tolerance", required=True)
+        pairs = {}
+        for pid, item in (self.field(raw, path, "pairs", dict) or {}).items():
+            ppath = path + ("pairs", pid)
+            if self.ident(pid, ppath) and (item := self.mapping(item, ppath, "{name, upper, lower}")) is not None:
+                self.keys(item, ppath, ("name", "upper", "lower", "note"))
+                pairs[pid] = Pair(pid, self.text(item, ppath, "name", required=True),
+                                  self.text(item, ppath, "upper", required=True), self.text(item, ppath, "lower", required=True))
+        rounds = tuple(rd for n, item in enumerate(self.field(raw, path, "rounds", list) or [])
+                       if (rd := self.round(item, path + ("rounds", n))))
+        shots = self.mapping(raw.get("shots") or {}, path + ("shots",), "{seed, hit, pierce, offset_sd, script}") or {}
+        self.keys(shots, path + ("shots",), ("seed", "hit", "pierce", "offset_sd", "script", "note"))
+        spath = path + ("shots",)
+        rates = {k: self.field(shots, spath, k, float, required=False) for k in ("hit", "pierce")}
+        for key, value in rates.items():
+            if value is not None and not 0 <= value <= 1:
+                self.error(spath + (key,), f"{key} rate {value}, expected a probability between 0 and 1", "schema")
+        script = self.script(shots.get("script") or {}, spath + ("script",))
+        if None in (total, listen, jie_cite, tolerance):
+            return None
+        return Archery(total, listen, jie_cite, tolerance, pairs, rounds,
+                       seed=self.field(shots, spath, "seed", int, required=False) or 0,
+                       hit_rate=rates["hit"] if rates["hit"] is not None else 0.5,
+                       pierce_rate=rates["pierce"] if rates["pierce"] is not None else 0.8,
+                       offset_sd=self.duration(shots, spath, "offset_sd", required=False) or Fraction(3, 20),
+                       script=script)
+
+    def round(self, raw: Any, path: PathKey) -> Round | None:
+        if (raw := self.mapping(raw, path, "{id, cue, pairs, count, cite}")) is None:
+            return None
+        self.keys(raw, path, ("id", "cue", "pairs", "count", "cite", "music", "exempt", "note"))
+        count_text = self.field(raw, path, "count", str)
+        count = None
+        if count_text is not None:
+            try:
+                count = Count(count_text)
+            except ValueError:
+                self.error(path + ("count",), f"count {count_text!r}, expected none, pierce or drum", "schema")
+        music = self.piece_ref(raw["music"], path + ("music",)) if raw.get("music") is not None else None
+        rid, cite = self.ident(raw.get("id"), path + ("id",)), self.cite(raw, path)
+        cue = raw.get("cue")
+        cues = self.id_list(raw, path, "cue") if isinstance(cue, list) else (self.ident(cue, path + ("cue",)),)
+        if not (rid and all(cues) and cite and count):
+            return None
+        return Round(rid, cues, self.id_list(raw, path, "pairs"), count, cite, music, self.id_list(raw, path, "exempt"))
+
+    def script(self, raw: Any, path: PathKey) -> dict[tuple[str, str], tuple[Arrow, ...]]:
+        out = {}
+        for rid, pairs in (self.mapping(raw, path, "{ROUND: {PAIR: [arrows]}}") or {}).items():
+            for pid, arrows in (self.mapping(pairs, path + (rid,), "{PAIR: [arrows]}") or {}).items():
+                apath = path + (rid, pid)
+                if not isinstance(arrows, list):
+                    self.error(apath, f"expected a list of arrows such as [H, M, h+100ms], got {type_name(arrows)}", "schema")
+                    continue
+                parsed = [a for n, text in enumerate(arrows) if (a := self.arrow(text, apath + (n,)))]
+                if len(arrows) > 8:
+                    self.error(apath, f"{len(arrows)} arrows, expected at most 8 (乘矢 each: 4 for 上射, 4 for 下射)", "schema")
+                out[(rid, pid)] = tuple(parsed)
+        return out
+
+    def arrow(self, text: Any, path: PathKey) -> Arrow | None:
+        match = _ARROW.fullmatch(str(text)) if isinstance(text, str) else None
+        if not match:
+            self.error(path, f"bad arrow {text!r}: expected H (hit), h (hit, not pierced) or M (miss), "
+                       "optionally with an offset from the 節 such as H+100ms", "schema")
+            return None
+        mark, sign, amount = match.groups()
+        offset = parse_duration(amount) * (-1 if sign == "-" else 1) if amount else Fraction(0)
+        return Arrow(mark in "Hh", mark == "H", offset)
+
+
+def _defaults(r: _Reader, data: dict[str, Any]) -> tuple[Fraction, Lu, int]:
+    raw = r.field(data, (), "defaults", dict, required=False) or {}
+    r.keys(raw, ("defaults",), ("syllable", "call_jun", "huangzhong"))
+    syllable = r.duration(raw, ("defaults",), "syllable", required=False) or Fraction(3, 2)
+    call_jun = lu(0)
+    if raw.get("call_jun") is not None:
+        try:
+            call_jun = lu(str(raw["call_jun"]))
+        except KeyError as exc:
+            r.error(("defaults", "call_jun"), str(exc), "schema")
+    huangzhong = 60
+    if raw.get("huangzhong") is not None:
+        try:
+            huangzhong = parse_note_name(str(raw["huangzhong"]))
+        except ValueError as exc:
+            r.error(("defaults", "huangzhong"), str(exc), "schema")
+    return syllable, call_jun, huangzhong
+
+
+def read_cuesheet(doc: Document, repertoire: Repertoire) -> tuple[CueSheet | None, list[Problem]]:
+    """Schema and reference checks; the CueSheet (None if the schema fails) and every problem found."""
+    r = _Reader(doc, repertoire)
+    data = doc.data
+    if not isinstance(data, dict):
+        return None, [doc.problem((), f"a cue sheet is a mapping with keys {', '.join(_TOP_KEYS)}; got {type_name(data)}",
+                                  rule="schema")]
+    r.keys(data, (), _TOP_KEYS)
+    if data.get("format") != FORMAT:
+        r.error(("format",), f"format {data.get('format')!r}, expected {FORMAT!r}", "schema")
+    rite = r.field(data, (), "rite", dict) or {}
+    r.keys(rite, ("rite",), ("id", "name", "rank", "source"))
+    rite_id = r.ident(rite.get("id"), ("rite", "id")) or ""
+    syllable, call_jun, huangzhong = _defaults(r, data)
+    members = {key: r.members(data, key, allowed) for key, allowed in (
+        ("performers", ("name", "count", "position", "note")),
+        ("instruments", ("name", "count", "player", "position", "note", "program")),
+        ("positions", ("name", "note")),
+    )}
+    variants = {}
+    for vid, item in (r.field(data, (), "variants", dict, required=False) or {}).items():
+        if r.ident(vid, ("variants", vid)) and (item := r.mapping(item, ("variants", vid), "{name, cite, note}")):
+            r.keys(item, ("variants", vid), ("name", "cite", "note", "requires"))
+            r.cite(item, ("variants", vid))
+            variants[vid] = Member(vid, r.text(item, ("variants", vid), "name", required=True),
+                                   note=r.text(item, ("variants", vid), "note"))
+    cues = tuple(c for i, raw in enumerate(r.field(data, (), "cues", list) or []) if (c := r.cue(raw, i)))
+    archery = r.archery(data["archery"]) if data.get("archery") is not None else None
+    sheet = CueSheet(
+        doc.file, rite_id, r.text(rite, ("rite",), "name", required=True), r.text(rite, ("rite",), "rank"),
+        r.text(rite, ("rite",), "source"), syllable, call_jun, huangzhong, r.text(data, (), "estimates"),
+        r.readings(data), members["performers"], members["instruments"], members["positions"], variants, cues,
+        archery, doc,
+    )
+    _check_references(r, sheet)
+    return sheet, r.problems
+
+
+def _check_references(r: _Reader, sheet: CueSheet) -> None:
+    """Ids unique; anchors, cast, positions and variants declared; anchors acyclic."""
+    seen: dict[str, int] = {}
+    for cue in sheet.cues:
+        path: PathKey = ("cues", cue.index)
+        if cue.id in seen:
+            r.error(path + ("id",), f"duplicate cue id {cue.id!r} (first at cues[{seen[cue.id]}])", "reference")
+        seen.setdefault(cue.id, cue.index)
+    for cue in sheet.cues:
+        path = ("cues", cue.index)
+        for key, ids, table in (("who", cue.who, sheet.performers), ("performers", cue.performers, sheet.performers),
+                                ("instruments", cue.instruments, sheet.instruments)):
+            for n, ident in enumerate(ids):
+                if ident not in table:
+                    r.error(path + (key, n), _unknown(ident, key.rstrip("s") if key != "who" else "performer", table),
+                            "reference")
+        if cue.where and cue.where not in sheet.positions:
+            r.error(path + ("where",), _unknown(cue.where, "position", sheet.positions), "reference")
+        for key in ("variant", "unless"):
+            if getattr(cue, key) and getattr(cue, key) not in sheet.variants:
+                r.error(path + (key,), _unknown(getattr(cue, key), "variant", sheet.variants), "reference")
+        if cue.start and cue.start.cue not in seen:
+            r.error(path + ("start", cue.start.anchor), _unknown(cue.start.cue, "cue", seen), "reference")
+        if cue.end_at:
+            if cue.end_at not in seen:
+                r.error(path + ("end", "at"), _unknown(cue.end_at, "cue", seen), "reference")
+            elif seen[cue.end_at] <= cue.index:
+                r.error(path + ("end", "at"), f"樂闋 at {cue.end_at!r}, which comes before the music starts", "reference")
+    for kind, table in (("instruments", sheet.instruments), ("performers", sheet.performers)):
+        for member in table.values():
+            if member.player and member.player not in sheet.performers:
+                r.error((kind, member.id, "player"), _unknown(member.player, "performer", sheet.performers), "reference")
+            if member.position and member.position not in sheet.positions:
+                r.error((kind, member.id, "position"), _unknown(member.position, "position", sheet.positions), "reference")
+    if not any(p.rule == "reference" for p in r.problems):
+        for variants in [frozenset()] + [frozenset({v}) for v in sheet.variants]:
+            cycle = find_cycle(sheet.active_cues(variants))
+            if cycle:
+                first = sheet.cue(cycle[0])
+                r.error(("cues", first.index, "start"), f"anchors form a cycle: {' → '.join(cycle)}", "cycle")
+                break
+
+
+def _unknown(name: str, kind: str, table: dict[str, Any]) -> str:
+    near = difflib.get_close_matches(name, list(table), n=1)
+    return f"unknown {kind} {name!r}" + (f" — did you mean {near[0]!r}?" if near else f" (not declared)")
+
+
+def find_cycle(cues: tuple[Cue, ...]) -> list[str]:
+    """A cycle among the start/end points of *cues*, as a list of cue ids, or []."""
+    by_id = {c.id: c for c in cues}
+    deps: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    previous: Cue | None = None
+    for cue in cues:
+        if cue.start and cue.start.cue in by_id:
+            deps[(cue.id, "start")] = [(cue.start.cue, "start" if cue.start.anchor == "with" else "end")]
+        elif previous is not None:
+            deps[(cue.id, "start")] = [(previous.id, "start" if previous.end_at else "end")]
+        deps[(cue.id, "end")] = [(cue.id, "start")] + ([(cue.end_at, "start")] if cue.end_at in by_id else [])
+        previous = cue
+    state: dict[tuple[str, str], int] = {}
+    stack: list[tuple[str, str]] = []
+
+    def visit(node: tuple[str, str]) -> list[str]:
+        state[node] = 1
+        stack.append(node)
+        for dep in deps.get(node, []):
+            if state.get(dep) == 1:
+                loop = stack[stack.index(dep):] + [dep]
+                return list(dict.fromkeys(n[0] for n in loop)) + [dep[0]]
+            if dep not in state and (found := visit(dep)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return []
+
+    for node in deps:
+        if node not in state and (found := visit(node)):
+            return found
+    return []
+
+
+def load_cuesheet(path: str | Path, repertoire: Repertoire) -> CueSheet:
+    """Load and check a cue sheet (schema, references, ritual rules); InvalidInputError on any error."""
+    from yuesheng.rules import check_rules
+
+    sheet, problems = read_cuesheet(load(path), repertoire)
+    if sheet is not None and not any(p.severity == "error" for p in problems):
+        problems += check_rules(sheet)
+    errors = [p for p in problems if p.severity == "error"]
+    if errors or sheet is None:
+        raise InvalidInputError(errors)
+    return sheet

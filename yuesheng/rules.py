@@ -1,0 +1,235 @@
+"""The ritual rules a cue sheet must keep, each with an id and the passage it enforces.
+
+Every rule is checked on the programme as written and with each variant
+switched on; a broken rule is reported at the cue (or archery entry) that
+breaks it, as ``file:line:col: path: message [rule-id]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from yuesheng.cuesheet import Count, Cue, CueSheet, MusicKind
+from yuesheng.errors import Problem
+from yuesheng.yamlload import PathKey
+
+Finding = tuple[PathKey, str]
+XIANGYIN, XIANGSHE, YANLI, DASHE = "鄉飲酒禮", "鄉射禮", "燕禮", "大射儀"
+ZOUYU_OR_CAIPIN = {"zouyu-huangzhong-yu", "zouyu-jiazhong-jue", "caipin"}
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A rule: id, the passage it enforces, the rites it applies to, and its check."""
+
+    id: str
+    cite: str
+    rites: tuple[str, ...]
+    check: Callable[[CueSheet, tuple[Cue, ...]], Iterator[Finding]]
+    severity: str = "error"
+
+
+def _cue_path(cue: Cue, *rest: str | int) -> PathKey:
+    return ("cues", cue.index) + rest
+
+
+def _said(cue: Cue, text: str) -> bool:
+    return text in cue.words or text in cue.action
+
+
+def _zhong(cue: Cue, part: str = "") -> int:
+    return sum(p.zhong for p in cue.pieces if not part or p.part == part)
+
+
+def zhengge_bei(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
+    """正歌備 only after the full programme: 升歌, 笙, 間歌, 合樂, three 終 each (or 升歌, 下管, 合樂 in the 記's)."""
+    announce = next((c for c in cues if not c.is_music and _said(c, "正歌備")), None)
+    if announce is None:
+        yield ("cues",), "no cue announces 正歌備 (工告于樂正曰正歌備)"
+        return
+    before = [c for c in cues if c.index < announce.index and c.is_music]
+    kinds = {c.music for c in before}
+    if MusicKind.XIAGUAN in kinds:  # 記: 升歌鹿鳴，下管新宮，笙入三成，遂合鄉樂
+        wanted = {MusicKind.SHENGGE: 0, MusicKind.XIAGUAN: 3, MusicKind.HEYUE: 3}
+    else:
+        wanted = {MusicKind.SHENGGE: 3, MusicKind.SHENG: 3, MusicKind.JIANGE: 3, MusicKind.HEYUE: 3}
+    for kind, zhong in wanted.items():
+        done = [c for c in before if c.music is kind]
+        if not done:
+            yield _cue_path(announce), f"正歌備 announced before any {kind.value}"
+            continue
+        count = {MusicKind.JIANGE: lambda c: _zhong(c, "歌"), MusicKind.HEYUE: lambda c: len(c.pieces) // 2}.get(
+            kind, _zhong)
+        total = sum(count(c) for c in done)
+        if zhong and total != zhong:
+            yield _cue_path(done[0], "pieces"), f"{kind.value} has {total} 終 before 正歌備, expected {zhong}"
+
+
+def xiangshe_bu_ge(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
+    """鄉射: only 合樂 before the shooting — 不歌不笙不閒."""
+    rounds = {cid for r in (sheet.archery.rounds if sheet.archery else ()) for cid in r.cues}
+    first_round = min((c.index for c in cues if c.id in rounds), default=len(sheet.cues))
+    for cue in cues:
+        if cue.index < first_round and cue.music in (MusicKind.SHENGGE, MusicKind.SHENG, MusicKind.JIANGE):
+            yield _cue_path(cue, "music"), f"{cue.music.value} before the shooting: 鄉射 has only 合樂 (不歌不笙不閒)"
+
+
+def jiange_alternation(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
+    """間歌: one ode sung, then one 笙 piece, three times (一歌則一吹)."""
+    for cue in cues:
+        if cue.music is MusicKind.JIANGE:
+            parts = [p.part for p in cue.pieces]
+            if parts != ["歌", "笙"] * 3:
+                yield _cue_path(cue, "pieces"), f"間歌 parts are {' '.join(parts) or 'missing'}, expected 歌 笙 ×3"
+
+
+def jinzou_que(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
+    """金奏 runs from one ritual action until another: it needs its 樂闋 (end: {at: CUE}).
+
+    Where the text names no action that stops it, the sheet must say so with end: {zhong: true}.
+    """
+    for cue in cues:
+        if cue.music is MusicKind.JINZOU and not (cue.end_at or cue.end_on_zhong):
+            yield _cue_path(cue), ("金奏 without its 樂闋: give end: {at: CUE} (the action that stops it), "
+                                   "or end: {zhong: true} where the text names none")
+
+
+def three_rounds(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
+    """Three rounds: hits not counted, counted if pierced, counted on the drum."""
+    if sheet.archery is None:
+        yield ("archery",), "an archery rite needs its archery section (rounds, pairs, 節)"
+        return
+    counts = [r.count for r in sheet.archery.rounds]
+    if counts != [Count.NONE, Count.PIERCE, Count.DRUM]:
+        yield ("archery", "rounds"), (f"rounds count {', '.join(c.value for c in counts)}; expected none, pierce, "
+                                      "drum (始射獲而未釋獲；復，釋獲；復，用樂行之)")
+
+
+def archery_references(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
+    """Rounds name existing cues and pairs; pairs name performers; the script names rounds and pairs."""
+    archery = sheet.archery
+    if archery is None:
+        return
+    ids = {c.id for c in sheet.cues}
+    for n, rnd in enumerate(archery.rounds):
+        for cid in rnd.cues:
+            if cid not in ids:
+                yield ("archery", "rounds", n, "cue"), f"unknown cue {cid!r}"
+        for pid in rnd.pairs:
+            if pid not in archery.pairs:
+                yield ("archery", "rounds", n, "pairs"), f"unknown pair {pid!r}"
+        for pid in rnd.exempt:
+            if pid not in sheet.performers:
+                yield ("archery", "rounds", n, "exempt"), f"unknown performer {pid!r}"
+        if rnd.count is Count.DRUM and rnd.music is None:
+            yield ("archery", "rounds", n), "a round counted on the drum needs its music (不鼓不釋)"
+    for pair in archery.pairs.values():
+        for who in (pair.upper, pair.lower):
+            if who not in sheet.performers:
+                yield ("archery", "pairs", pair.id), f"unknown performer {who!r}"
+    rounds = {r.id: r for r in archery.rounds}
+    for rid, pid in archery.script:
+        if rid not in rounds or pid not in rounds[rid].pairs:
+            yield ("archery", "shots", "script", rid), f"script for {rid}/{pid}: no such pair in that round"
+
+
+def jie_rule(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
+    """Four 節 carry the eight arrows (四節四拾); the rest are for listening; 鄉射 has five."""
+    archery = sheet.archery
+    if archery is None:
+        return
+    if archery.jie_total - archery.jie_listen != 4:
+        yield ("archery", "jie"), (f"{archery.jie_total} 節 with {archery.jie_listen} to listen leaves "
+                                   f"{archery.jie_total - archery.jie_listen} for the arrows; expected 4 (四節四拾)")
+    if XIANGSHE in sheet.rite_name and archery.jie_total != 5:
+        yield ("archery", "jie", "total"), f"鄉射 has {archery.jie_total} 節; expected 5 (鄉射之鼓五節)"
+
+
+def music_round(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
+    """The music of a drum round: one 終 per 節, begun again for every 耦; 鄉射 sings 騶虞 or 采蘋."""
+    if sheet.archery is None:
+        return
+    for n, rnd in enumerate(sheet.archery.rounds):
+        active = [c for c in cues if c.id in rnd.cues]
+        refs = [p for c in active for p in c.pieces] or ([rnd.music] if rnd.music else [])
+        for ref in refs:
+            if ref.zhong != sheet.archery.jie_total:
+                yield ("archery", "rounds", n), (f"{ref.piece.title} sung {ref.zhong} 終 per 耦, but the drum gives "
+                                                 f"{sheet.archery.jie_total} 節 (鼓五節歌五終; 每一耦射歌五終)")
+            if XIANGSHE in sheet.rite_name and ref.piece.id not in ZOUYU_OR_CAIPIN:
+                yield ("archery", "rounds", n), f"鄉射 shoots to 騶虞 or 采蘋, not {ref.piece.title}"
+
+
+def calls_on_gong_shang(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
+    """Hit calls rise on 宫 and fall on 商; 鄉射's 許諾 is one unbroken sound, 大射's on 宫 then 商."""
+    for cue in cues:
+        if cue.music is not MusicKind.CHANGSHENG:
+            continue
+        calls = list(cue.calls)
+        if not calls:
+            yield _cue_path(cue), "a 唱聲 cue needs its calls: [宫, 商] for a hit, [不絶] for 鄉射's 許諾"
+        elif "獲" in cue.words and calls != ["宫", "商"]:
+            yield _cue_path(cue, "calls"), f"the hit call is {calls}; expected [宫, 商] (舉旌以宫偃旌以商)"
+        elif "諾" in cue.words and XIANGSHE in sheet.rite_name and calls != ["不絶"]:
+            yield _cue_path(cue, "calls"), f"鄉射's 許諾 is {calls}; expected [不絶] (聲不絶, 不以宫商)"
+        elif "諾" in cue.words and DASHE in sheet.rite_name and "不絶" in calls:
+            yield _cue_path(cue, "calls"), "大射's 許諾 is on 宫 and 商 (許諾以宫…又諾以商), not 聲不絶"
+
+
+def calls_belong_to_hits(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
+    """A hit call (獲) runs over a round of shooting: it answers hits."""
+    rounds = {cid for r in (sheet.archery.rounds if sheet.archery else ()) for cid in r.cues}
+    positions = {c.id: c.index for c in sheet.cues}
+    for cue in cues:
+        if cue.music is MusicKind.CHANGSHENG and "獲" in cue.words:
+            end = positions.get(cue.end_at, cue.index)
+            anchored = cue.start is not None and cue.start.cue in rounds
+            if not anchored and not any(cue.index <= positions[r] <= end for r in rounds if r in positions):
+                yield _cue_path(cue), ("a hit call (獲) must run over a round of shooting: start it with the round, "
+                                        "or end it (end: {at: …}) after the round")
+
+
+def gong_after_music(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
+    """大射: the 公 steps on the mark only after the music starts (樂作而后就物)."""
+    if sheet.archery is None:
+        return
+    for rnd in sheet.archery.rounds:
+        music = [c for c in cues if c.id in rnd.cues and c.is_music]
+        if rnd.count is not Count.DRUM or not music or not rnd.exempt:
+            continue
+        for cue in cues:
+            if _said(cue, "就物") and set(cue.who) & set(rnd.exempt) and _said(cue, "樂作") and cue.index < music[0].index:
+                yield _cue_path(cue), f"the 公 steps on the mark before the music ({music[0].id}) starts: 樂作而后就物"
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("zhengge-bei", "儀禮集釋 4-26a 釋曰; 8-7a 鄭注 升歌及笙各三終閒歌三終合樂三終", (XIANGYIN, YANLI), zhengge_bei),
+    Rule("xiangshe-bu-ge", "儀禮集釋 5-15b 鄭注 不歌不笙不閒志在射略於樂也", (XIANGSHE,), xiangshe_bu_ge),
+    Rule("jiange-alternation", "儀禮集釋 4-23b 乃間歌魚麗笙由庚…; 鄭注 一歌則一吹", (), jiange_alternation),
+    Rule("jinzou-que", "儀禮集釋 8-24a 奏肆夏…而樂闋", (), jinzou_que),
+    Rule("three-rounds", "儀禮集釋 6-31a 記 始射獲而未釋獲復釋獲復用樂行之", (XIANGSHE, DASHE), three_rounds),
+    Rule("archery-reference", "the archery section names declared cues, pairs and performers", (), archery_references),
+    Rule("jie", "儀禮集釋 6-12b 鄭注 鄉射之鼓五節…四節四拾其一節先以聽也", (XIANGSHE, DASHE), jie_rule),
+    Rule("music-round", "儀禮集釋 6-34b 記 歌騶虞若采蘋皆五終 鄭注 每一耦射歌五終也", (XIANGSHE, DASHE), music_round),
+    Rule("calls", "儀禮集釋 5-25a 聲不絶; 5-26a 舉旌以宫偃旌以商; 9-31b 許諾以宫…又諾以商", (), calls_on_gong_shang),
+    Rule("calls-hits", "儀禮集釋 5-26a 獲者坐而獲", (), calls_belong_to_hits),
+    Rule("gong-after-music", "儀禮集釋 10-23a 公樂作而後就物…不以樂志", (DASHE,), gong_after_music),
+)
+
+
+def check_rules(sheet: CueSheet) -> list[Problem]:
+    """Every rule on the programme as written and with each variant on; deduplicated, in file order."""
+    seen: dict[tuple[PathKey, str, str], Problem] = {}
+    configurations = [frozenset()] + [frozenset({v}) for v in sorted(sheet.variants)]
+    for rule in RULES:
+        if rule.rites and not any(r in sheet.rite_name for r in rule.rites):
+            continue
+        for variants in configurations:
+            for path, message in rule.check(sheet, sheet.active_cues(variants)):
+                suffix = f" (with variant {', '.join(sorted(variants))})" if variants else ""
+                key = (path, message, rule.id)
+                if key not in seen:
+                    seen[key] = sheet.doc.problem(path, f"{message}{suffix} — {rule.cite}", rule=rule.id,
+                                                  severity=rule.severity)
+    return sorted(seen.values(), key=lambda p: (p.line or 0, p.col or 0, p.rule))
