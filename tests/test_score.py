@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from yuesheng.errors import InvalidInputError
-from yuesheng.repertoire import AmbiguousNameError, data_dir
-from yuesheng.score import Provenance, load_piece, read_piece
+from yuesheng.repertoire import AmbiguousNameError
+from yuesheng.score import Provenance, read_piece
 from yuesheng.yamlload import loads
 
-SOURCES = Path(__file__).resolve().parents[2] / "shared" / "sources"
 
 SOURCED = ["luming", "simu", "huanghuangzhehua", "yuli", "nanyoujiayu", "nanshanyoutai", "guanju", "getan",
            "juaner", "queshao", "caifan", "caipin", "zouyu-huangzhong-yu", "zouyu-jiazhong-jue"]
@@ -173,49 +171,3 @@ def test_a_shared_title_is_ambiguous(repertoire):
 def test_unknown_piece_suggests(repertoire):
     with pytest.raises(KeyError, match="did you mean"):
         repertoire.find("鹿明")
-
-
-# --- fidelity to the transmitted text ------------------------------------------------------------
-
-
-def _sepu_pages() -> dict[str, str]:
-    pages: dict[str, str] = {}
-    for path in sorted((SOURCES / "sepu").glob("KR1i0004_*.txt")):
-        page = None
-        for raw in path.read_text(encoding="utf-8").split("\n"):
-            match = re.match(r"<pb:KR1i0004_WYG_(\d{3}-\d+[ab])>", raw)
-            if match:
-                page = match.group(1)
-                continue
-            pages[page] = pages.get(page, "") + raw.replace("¶", "").strip("\u3000 ")
-    return pages
-
-
-needs_sources = pytest.mark.skipif(not (SOURCES / "sepu").is_dir(), reason="shared/sources not beside the checkout")
-
-
-@needs_sources
-@pytest.mark.parametrize("pid", SOURCED)
-def test_every_stanza_is_on_its_cited_page_as_transmitted(pid):
-    pages = _sepu_pages()
-    piece = load_piece(data_dir("scores") / f"{pid}.yaml")
-    for stanza in piece.stanzas:
-        index = list(pages).index(stanza.page)
-        text = pages[stanza.page] + pages[list(pages)[index + 1]]  # a block may run onto the next page
-        block = f"({stanza.lu_line}{stanza.suzi_line})"
-        assert stanza.lyrics in text.replace("(", "").replace(")", "") or stanza.lyrics in text
-        assert block in text, f"{pid} stanza {stanza.number}: pitch block not found on {stanza.page}"
-    assert piece.source["mode_line"] in "".join(pages.values())
-
-
-@needs_sources
-@pytest.mark.parametrize("pid", LOST)
-def test_the_loss_is_quoted_from_its_page(pid):
-    piece = load_piece(data_dir("scores") / f"{pid}.yaml")
-    juan, page = piece.lost["cite"].removeprefix("儀禮集釋 ").split("-")
-    path = SOURCES / "yili-jishi" / f"KR1d0030_{int(juan):03d}.txt"
-    text = path.read_text(encoding="utf-8")
-    start = text.index(f"_{int(juan):03d}-{page}>")
-    following = text.find("<pb:", start)
-    chunk = re.sub(r"[¶\s\u3000]", "", text[start: following if following > 0 else None])
-    assert piece.lost["quote"] in chunk

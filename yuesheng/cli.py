@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from yuesheng.errors import InvalidInputError, YueshengError
+from yuesheng.errors import InvalidInputError, Problem, YueshengError
 from yuesheng.lulu import (
     DEFAULT_HUANGZHONG, LU, Pitch, Realization, Register, Tuning, parse_note_name, suzi_of,
 )
@@ -225,6 +225,36 @@ def cmd_score_export(args: argparse.Namespace) -> str:
     return f"wrote {args.output}: {p.title}, {len(p.notes)} notes, one {args.note_value:g}-beat note per syllable{label}\n"
 
 
+# --- yuesheng validate -------------------------------------------------------------------------
+
+
+def _problem_json(p: Problem) -> dict[str, Any]:
+    return {"line": p.line, "col": p.col, "path": p.path, "message": p.message, "rule": p.rule}
+
+
+def cmd_validate(args: argparse.Namespace) -> tuple[str, int]:
+    from yuesheng.cuesheet import check_cuesheet
+
+    repertoire = load_repertoire(args.scores)
+    results, out, failed = [], [], False
+    for path in args.cues:
+        sheet, problems = check_cuesheet(path, repertoire)
+        errors = [p for p in problems if p.severity == "error"]
+        warnings = [p for p in problems if p.severity != "error"]
+        failed |= bool(errors) or sheet is None
+        results.append({"file": path, "valid": not errors and sheet is not None, "rite": sheet.rite_name if sheet else None,
+                        "cues": len(sheet.cues) if sheet else 0,
+                        "errors": [_problem_json(p) for p in errors], "warnings": [_problem_json(p) for p in warnings]})
+        out.extend(str(p) for p in problems)
+        verdict = "valid" if not errors and sheet else "INVALID"
+        out.append(f"{path}: {verdict} — {len(sheet.cues) if sheet else 0} cues, {len(errors)} error(s), "
+                   f"{len(warnings)} warning(s)")
+    code = EXIT_INVALID if failed else EXIT_OK
+    if args.format == "json":
+        return dump_json(results), code
+    return "\n".join(out) + "\n", code
+
+
 # --- the parser --------------------------------------------------------------------------------
 
 
@@ -266,6 +296,11 @@ def build_parser() -> argparse.ArgumentParser:
     _pitch_options(p)
     _scores_option(p)
     p.set_defaults(func=cmd_score_export)
+    p = sub.add_parser("validate", help="check cue sheets: YAML, schema, references, ritual rules")
+    p.add_argument("cues", nargs="+", metavar="CUE", help="cue sheet files (YAML)")
+    _format_option(p)
+    _scores_option(p)
+    p.set_defaults(func=cmd_validate)
     return parser
 
 

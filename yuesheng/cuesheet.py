@@ -163,6 +163,17 @@ class Member:
 
 
 @dataclass(frozen=True, slots=True)
+class Variant:
+    """A conditional programme of the text, switched on by name; it may need others on too."""
+
+    id: str
+    name: str
+    cite: Cite | None
+    requires: tuple[str, ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Reading:
     """Where commentators differ: the chosen option among named alternatives."""
 
@@ -238,13 +249,20 @@ class CueSheet:
     performers: dict[str, Member]
     instruments: dict[str, Member]
     positions: dict[str, Member]
-    variants: dict[str, Member]
+    variants: dict[str, Variant]
     cues: tuple[Cue, ...]
     archery: Archery | None
     doc: Document = field(repr=False, compare=False)
 
     def cue(self, cue_id: str) -> Cue:
         return next(c for c in self.cues if c.id == cue_id)
+
+    def with_requirements(self, variants: frozenset[str]) -> frozenset[str]:
+        """*variants* plus every variant they require."""
+        out = set(variants)
+        while missing := {r for v in out if v in self.variants for r in self.variants[v].requires} - out:
+            out |= missing
+        return frozenset(out)
 
     def active_cues(self, variants: frozenset[str] = frozenset()) -> tuple[Cue, ...]:
         """The programme with *variants* switched on, in order."""
@@ -319,7 +337,8 @@ class _Reader(Checker):
             if not self.ident(mid, path) or (item := self.mapping(item, path, "{name, …}")) is None:
                 continue
             self.keys(item, path, allowed)
-            count = self.field(item, path, "count", int, required=False) or 1
+            count = self.field(item, path, "count", int, required=False)
+            count = 1 if count is None else count
             if count < 1:
                 self.error(path + ("count",), f"count {count}, expected 1 or more", "schema")
             out[mid] = Member(mid, self.text(item, path, "name", required=True), count, self.text(item, path, "player"),
@@ -352,7 +371,8 @@ class _Reader(Checker):
             return None
         self.keys(raw, path, ("piece", "zhong", "part"))
         name = self.field(raw, path, "piece", str)
-        zhong = self.field(raw, path, "zhong", int, required=False) or 1
+        zhong = self.field(raw, path, "zhong", int, required=False)
+        zhong = 1 if zhong is None else zhong
         if zhong < 1:
             self.error(path + ("zhong",), f"zhong {zhong}, expected 1 or more (a 終 is one performance)", "schema")
         if name is None:
@@ -385,7 +405,10 @@ class _Reader(Checker):
             return None
         is_music = "music" in raw
         if is_music == ("action" in raw):
-            self.error(path, "a cue has either 'action' (an action cue) or 'music' (a music cue)", "schema")
+            self.keys(raw, path, tuple(dict.fromkeys(_ACTION_KEYS + _MUSIC_KEYS)))
+            which = "both" if is_music else "neither"
+            self.error(path, f"a cue has either 'action' (an action cue) or 'music' (a music cue); this one has {which}",
+                       "schema")
             return None
         self.keys(raw, path, _MUSIC_KEYS if is_music else _ACTION_KEYS)
         cue_id = self.ident(raw.get("id"), path + ("id",))
@@ -561,10 +584,10 @@ def read_cuesheet(doc: Document, repertoire: Repertoire) -> tuple[CueSheet | Non
     variants = {}
     for vid, item in (r.field(data, (), "variants", dict, required=False) or {}).items():
         if r.ident(vid, ("variants", vid)) and (item := r.mapping(item, ("variants", vid), "{name, cite, note}")):
-            r.keys(item, ("variants", vid), ("name", "cite", "note", "requires"))
-            r.cite(item, ("variants", vid))
-            variants[vid] = Member(vid, r.text(item, ("variants", vid), "name", required=True),
-                                   note=r.text(item, ("variants", vid), "note"))
+            vpath: PathKey = ("variants", vid)
+            r.keys(item, vpath, ("name", "cite", "note", "requires"))
+            variants[vid] = Variant(vid, r.text(item, vpath, "name", required=True), r.cite(item, vpath),
+                                    r.id_list(item, vpath, "requires"), r.text(item, vpath, "note"))
     cues = tuple(c for i, raw in enumerate(r.field(data, (), "cues", list) or []) if (c := r.cue(raw, i)))
     archery = r.archery(data["archery"]) if data.get("archery") is not None else None
     sheet = CueSheet(
@@ -611,13 +634,22 @@ def _check_references(r: _Reader, sheet: CueSheet) -> None:
                 r.error((kind, member.id, "player"), _unknown(member.player, "performer", sheet.performers), "reference")
             if member.position and member.position not in sheet.positions:
                 r.error((kind, member.id, "position"), _unknown(member.position, "position", sheet.positions), "reference")
+    for variant in sheet.variants.values():
+        for n, needed in enumerate(variant.requires):
+            if needed not in sheet.variants:
+                r.error(("variants", variant.id, "requires", n), _unknown(needed, "variant", sheet.variants), "reference")
     if not any(p.rule == "reference" for p in r.problems):
-        for variants in [frozenset()] + [frozenset({v}) for v in sheet.variants]:
+        for variants in variant_configurations(sheet):
             cycle = find_cycle(sheet.active_cues(variants))
             if cycle:
                 first = sheet.cue(cycle[0])
                 r.error(("cues", first.index, "start"), f"anchors form a cycle: {' → '.join(cycle)}", "cycle")
                 break
+
+
+def variant_configurations(sheet: CueSheet) -> list[frozenset[str]]:
+    """The programme as written, then each variant on (with what it requires)."""
+    return [frozenset()] + [sheet.with_requirements(frozenset({v})) for v in sorted(sheet.variants)]
 
 
 def _unknown(name: str, kind: str, table: dict[str, Any]) -> str:
@@ -659,13 +691,23 @@ def find_cycle(cues: tuple[Cue, ...]) -> list[str]:
     return []
 
 
-def load_cuesheet(path: str | Path, repertoire: Repertoire) -> CueSheet:
-    """Load and check a cue sheet (schema, references, ritual rules); InvalidInputError on any error."""
+def check_cuesheet(path: str | Path, repertoire: Repertoire) -> tuple[CueSheet | None, list[Problem]]:
+    """Every problem of a cue sheet file — YAML, schema, references, ritual rules — and the sheet if it reads."""
     from yuesheng.rules import check_rules
 
-    sheet, problems = read_cuesheet(load(path), repertoire)
-    if sheet is not None and not any(p.severity == "error" for p in problems):
+    try:
+        doc = load(path)
+    except InvalidInputError as exc:
+        return None, list(exc.problems)
+    sheet, problems = read_cuesheet(doc, repertoire)
+    if sheet is not None:
         problems += check_rules(sheet)
+    return sheet, sorted(problems, key=lambda p: (p.line or 0, p.col or 0))
+
+
+def load_cuesheet(path: str | Path, repertoire: Repertoire) -> CueSheet:
+    """Load and check a cue sheet; InvalidInputError holding every error if there is any."""
+    sheet, problems = check_cuesheet(path, repertoire)
     errors = [p for p in problems if p.severity == "error"]
     if errors or sheet is None:
         raise InvalidInputError(errors)

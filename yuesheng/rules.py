@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from yuesheng.cuesheet import Count, Cue, CueSheet, MusicKind
+from yuesheng.cuesheet import Count, Cue, CueSheet, MusicKind, variant_configurations
 from yuesheng.errors import Problem
 from yuesheng.yamlload import PathKey
 
@@ -221,7 +221,7 @@ RULES: tuple[Rule, ...] = (
 def check_rules(sheet: CueSheet) -> list[Problem]:
     """Every rule on the programme as written and with each variant on; deduplicated, in file order."""
     seen: dict[tuple[PathKey, str, str], Problem] = {}
-    configurations = [frozenset()] + [frozenset({v}) for v in sorted(sheet.variants)]
+    configurations = variant_configurations(sheet)
     for rule in RULES:
         if rule.rites and not any(r in sheet.rite_name for r in rule.rites):
             continue

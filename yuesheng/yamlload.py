@@ -70,8 +70,9 @@ class Document:
 
     def where(self, path: PathKey, *, key: bool = False) -> tuple[int | None, int | None]:
         """Line and column (1-based) of the value at *path* (of its key if *key*), or of its nearest parent."""
-        if key and path in self.key_marks:
-            return self.key_marks[path]
+        key_mark = self.key_marks.get(path)
+        if key_mark and (key or path not in self.marks or self.marks[path][0] > key_mark[0]):
+            return key_mark  # a block value starts on the line after its key: point at the key
         for cut in range(len(path), -1, -1):
             if path[:cut] in self.marks:
                 return self.marks[path[:cut]]
@@ -113,7 +114,7 @@ class _Builder:
 
     def fail(self, node: Node, message: str, path: PathKey) -> InvalidInputError:
         mark = node.start_mark
-        return InvalidInputError([Problem(self.file, mark.line + 1, mark.column + 1, format_path(path), message)])
+        return InvalidInputError([Problem(self.file, mark.line + 1, mark.column + 1, format_path(path), message, "yaml")])
 
     def build(self, node: Node, path: PathKey) -> Any:
         self.count += 1
@@ -146,16 +147,16 @@ class _Builder:
 def loads(text: str, file: str = "<string>") -> Document:
     """Load one YAML document from *text*; raise InvalidInputError with its place."""
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
-        raise InvalidInputError([Problem(file, None, None, "", f"file larger than {MAX_BYTES} bytes")])
+        raise InvalidInputError([Problem(file, None, None, "", f"file larger than {MAX_BYTES} bytes", "yaml")])
     try:
         node = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
         message = " ".join(part for part in (exc.context, exc.problem) if part)
-        raise InvalidInputError([Problem(file, line, col, "", f"YAML syntax error: {message}")]) from None
+        raise InvalidInputError([Problem(file, line, col, "", f"YAML syntax error: {message}", "yaml")]) from None
     except yaml.YAMLError as exc:
-        raise InvalidInputError([Problem(file, None, None, "", f"YAML error: {exc}")]) from None
+        raise InvalidInputError([Problem(file, None, None, "", f"YAML error: {exc}", "yaml")]) from None
     if node is None:
         return Document(file, None)
     builder = _Builder(file)
@@ -170,12 +171,12 @@ def load(path: str | Path) -> Document:
         with open(path, "rb") as handle:
             raw = handle.read(MAX_BYTES + 1)
     except OSError as exc:
-        raise InvalidInputError([Problem(name, None, None, "", f"cannot read file: {exc.strerror or exc}")]) from None
+        raise InvalidInputError([Problem(name, None, None, "", f"cannot read file: {exc.strerror or exc}", "io")]) from None
     if len(raw) > MAX_BYTES:
-        raise InvalidInputError([Problem(name, None, None, "", f"file larger than {MAX_BYTES} bytes")])
+        raise InvalidInputError([Problem(name, None, None, "", f"file larger than {MAX_BYTES} bytes", "yaml")])
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise InvalidInputError([Problem(name, line, None, "", "not UTF-8 text")]) from None
+        raise InvalidInputError([Problem(name, line, None, "", "not UTF-8 text", "yaml")]) from None
     return loads(text, name)

@@ -1,0 +1,233 @@
+"""Cue sheets: the shipped four validate; a table of broken sheets, each with its rule and line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from yuesheng.cuesheet import check_cuesheet, load_cuesheet, parse_duration
+from yuesheng.errors import InvalidInputError
+from yuesheng.repertoire import data_dir
+
+DATA = Path(__file__).parent / "data"
+SHIPPED = sorted(data_dir("cues").glob("*.yaml"))
+
+
+def test_four_rites_are_shipped():
+    assert [p.stem for p in SHIPPED] == ["dashe", "xiangshe", "xiangyinjiu", "yanli"]
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_shipped_cue_sheets_validate_without_errors(repertoire, path):
+    sheet, problems = check_cuesheet(path, repertoire)
+    assert sheet is not None
+    assert [str(p) for p in problems if p.severity == "error"] == []
+    assert all(c.cite.page and c.cite.quote for c in sheet.cues)
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_shipped_cue_sheets_match_the_json_schema(path):
+    jsonschema = pytest.importorskip("jsonschema")
+    import yaml
+
+    schema = json.loads((Path(__import__("yuesheng").__file__).parent / "data" / "cuesheet.schema.json").read_text())
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(data)] == []
+
+
+@pytest.mark.parametrize("path", sorted(DATA.glob("mini_*.yaml")), ids=lambda p: p.stem)
+def test_the_small_fixtures_are_valid(repertoire, path):
+    assert load_cuesheet(path, repertoire).cues
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("45s", 45), ("1.5s", 1.5), ("2min", 120), ("1min30s", 90),
+                                              ("1h5min", 3900), ("250ms", 0.25)])
+def test_durations(text, seconds):
+    assert parse_duration(text) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize(("value", "message"), [("1:30", "ambiguous"), (90, "bare number"), ("90", "bad duration"),
+                                                ("1m", "bad duration"), ("s", "bad duration"), (None, "expected")])
+def test_bad_durations(value, message):
+    with pytest.raises(ValueError, match=message):
+        parse_duration(value)
+
+
+def _line_of(text: str, marker: str) -> int:
+    """The line of *marker*; 'A>>B' is the first line with B after the first line with A."""
+    after, _, marker = marker.rpartition(">>")
+    lines = text.splitlines()
+    start = next(n for n, line in enumerate(lines) if after in line) if after else 0
+    return next(n for n, line in enumerate(lines[start:], start + 1) if marker in line)
+
+
+# (case, base file, text to replace, replacement, rule expected, marker of the line expected)
+CASES = [
+    # YAML syntax and loading
+    ("syntax-unclosed-flow", "x", "  gong: {name: 工, count: 4}", "  gong: {name: 工, count: 4", "yaml", "  sheng: {name: 笙"),
+    ("syntax-bad-indent", "x", "    section: 樂賓\n    action: 獻工", "    section: 樂賓\n   action: 獻工", "yaml", "   action: 獻工"),
+    ("duplicate-key", "x", "    duration: 2min\n", "    duration: 2min\n    duration: 3min\n", "yaml", "duration: 3min"),
+    ("python-tag", "x", "estimates: a test sheet", "estimates: !!python/object:os.system x", "yaml", "estimates:"),
+    ("tab-indent", "x", "  bin: {name: 賓}", "\tbin: {name: 賓}", "yaml", "\tbin"),
+    # schema: keys
+    ("unknown-top-key", "x", "estimates: a test sheet", "estimate: a test sheet", "schema", "estimate:"),
+    ("unknown-cue-key", "x", "    duration: 2min\n", "    duratoin: 2min\n", "schema", "duratoin"),
+    ("unknown-rite-key", "x", "  rank: 大夫", "  rnak: 大夫", "schema", "rnak"),
+    ("unknown-default-key", "x", "  syllable: 1.5s", "  syllabe: 1.5s", "schema", "syllabe"),
+    ("missing-cite", "x", "    cite: {page: 4-21b, quote: 主人獻工}\n", "", "cite", "- id: xi-gong"),
+    ("missing-duration", "x", "    duration: 2min\n", "", "schema", "- id: xi-gong"),
+    ("missing-section", "x", "    section: 樂賓\n    action: 獻工", "    action: 獻工", "schema", "- id: xi-gong"),
+    ("both-action-and-music", "x", "    action: 獻工\n", "    action: 獻工\n    music: 升歌\n", "schema", "- id: xi-gong"),
+    ("wrong-format", "x", "format: yuesheng-cues/1", "format: yuesheng-cues/2", "schema", "format:"),
+    # schema: types and values
+    ("who-not-a-list", "x", "    who: [zhuren, gong]", "    who: zhuren", "schema", "    who: zhuren"),
+    ("count-not-int", "x", "  gong: {name: 工, count: 4}", "  gong: {name: 工, count: four}", "schema", "count: four"),
+    ("count-zero", "x", "  gong: {name: 工, count: 4}", "  gong: {name: 工, count: 0}", "schema", "count: 0"),
+    ("bad-id", "x", "  - id: xi-gong", "  - id: Xi Gong", "schema", "Xi Gong"),
+    ("sexagesimal-duration", "x", "    duration: 2min\n", "    duration: 1:30\n", "duration", "duration: 1:30"),
+    ("bare-number-duration", "x", "    duration: 2min\n", "    duration: 90\n", "duration", "duration: 90"),
+    ("bad-page", "x", "{page: 4-21b, quote: 主人獻工}", "{page: 4.21b, quote: 主人獻工}", "cite", "4.21b"),
+    ("unknown-music-kind", "x", "    music: 升歌", "    music: 唱歌", "schema", "music: 唱歌"),
+    ("zhong-zero", "x", "      - {piece: luming}", "      - {piece: luming, zhong: 0}", "schema", "zhong: 0"),
+    ("bad-delay", "x", "delay: 2s}", "delay: soon}", "duration", "delay: soon"),
+    ("start-needs-one-anchor", "x", "start: {after: bin-xing, delay: 2s}", "start: {delay: 2s}", "schema", "start: {delay"),
+    ("end-both", "x", "    end: {at: bin-chu}", "    end: {at: bin-chu, zhong: true}", "schema", "end: {at: bin-chu, zhong"),
+    ("bad-huangzhong", "x", "  huangzhong: C4", "  huangzhong: H4", "schema", "huangzhong: H4"),
+    ("bad-call-jun", "x", "  call_jun: 黄鍾", "  call_jun: 黄中", "schema", "call_jun: 黄中"),
+    ("reading-chosen-unknown", "x", "    chosen: zheng", "    chosen: zhu", "reference", "chosen: zhu"),
+    ("bad-call", "s", "    calls: [不絶]", "    calls: [角]", "schema", "calls: [角]"),
+    ("bad-arrow", "s", "[H, M, H+100ms, h, M, M, H-300ms, H]", "[H, X, H+100ms, h, M, M, H-300ms, H]", "schema", "[H, X"),
+    ("nine-arrows", "s", "[H, M, H+100ms, h, M, M, H-300ms, H]", "[H, M, H, h, M, M, H, H, M]", "schema", "[H, M, H, h"),
+    ("rate-out-of-range", "s", "    hit: 0.5", "    hit: 1.5", "schema", "hit: 1.5"),
+    ("bad-count", "s", "      count: pierce", "      count: always", "schema", "count: always"),
+    # references
+    ("unknown-piece", "x", "      - {piece: simu}", "      - {piece: simuu}", "reference", "simuu"),
+    ("ambiguous-piece", "s", "      - {piece: zouyu-huangzhong-yu, zhong: 5}", "      - {piece: 騶虞, zhong: 5}", "reference", "騶虞, zhong"),
+    ("unknown-performer", "x", "    who: [zhuren, gong]", "    who: [zhuren, gongg]", "reference", "[zhuren, gongg]"),
+    ("unknown-instrument", "x", "    instruments: [se]", "    instruments: [sse]", "reference", "[sse]"),
+    ("unknown-position", "x", "    where: tang", "    where: tangg", "reference", "where: tangg"),
+    ("unknown-player", "x", "player: gong, position", "player: gongren, position", "reference", "player: gongren"),
+    ("unknown-variant", "x", "    variant: da-shi", "    variant: dashi", "reference", "variant: dashi"),
+    ("unknown-anchor", "x", "start: {after: bin-xing, delay: 2s}", "start: {after: bin-xin, delay: 2s}", "reference", "bin-xin,"),
+    ("unknown-end-anchor", "x", "    end: {at: bin-chu}", "    end: {at: bin-chuu}", "reference", "bin-chuu"),
+    ("end-before-start", "x", "    end: {at: bin-chu}", "    end: {at: gong-ru}", "reference", "end: {at: gong-ru}"),
+    ("duplicate-id", "x", "  - id: xi-dashi", "  - id: xi-gong", "reference", "  - id: xi-gong\n    section: 樂賓\n    variant"),
+    ("anchor-cycle", "x", "  - id: shengge\n    section: 樂賓\n", "  - id: shengge\n    section: 樂賓\n    start: {after: xi-gong}\n",
+     "cycle", "start: {after: xi-gong}"),
+    ("unknown-round-pair", "s", "      pairs: [san-ou]\n", "      pairs: [san-ouu]\n", "archery-reference", "pairs: [san-ouu]"),
+    ("unknown-round-cue", "s", "      cue: she-yi", "      cue: she-yii", "archery-reference", "cue: she-yii"),
+    ("pair-unknown-archer", "s", "upper: a1, lower: a2", "upper: a1, lower: a3", "archery-reference", "    san-ou: {"),
+    # ritual rules
+    ("zhengge-before-jiange", "x", "  - id: jiange\n", "  - id: jiange\n    variant: da-shi\n", "zhengge-bei", "- id: zhengge-bei"),
+    ("shengge-two-zhong", "x", "      - {piece: simu}\n", "", "zhengge-bei", "- id: shengge>>pieces:"),
+    ("jiange-not-alternating", "x", "      - {piece: yougeng, part: 笙}", "      - {piece: yougeng, part: 歌}", "jiange-alternation",
+     "- id: jiange>>pieces:"),
+    ("jinzou-without-que", "x", "    end: {at: bin-chu}\n", "", "jinzou-que", "  - id: gai"),
+    ("xiangshe-sings-before-shooting", "s", "    music: 合樂", "    music: 升歌", "xiangshe-bu-ge", "music: 升歌"),
+    ("round-order", "s", "      count: none", "      count: pierce", "three-rounds", "  rounds:"),
+    ("jie-six", "s", "    total: 5", "    total: 6", "jie", "  jie:"),
+    ("jie-listen-two", "s", "    listen: 1", "    listen: 2", "jie", "  jie:"),
+    ("zouyu-four-zhong", "s", "      - {piece: zouyu-huangzhong-yu, zhong: 5}", "      - {piece: zouyu-huangzhong-yu, zhong: 4}",
+     "music-round", "  - id: round-3"),
+    ("xiangshe-wrong-ode", "s", "      - {piece: caipin, zhong: 5}", "      - {piece: luming, zhong: 5}", "music-round",
+     "  - id: round-3"),
+    ("xiangshe-xunuo-on-gong", "s", "    calls: [不絶]", "    calls: [宫]", "calls", "calls: [宫]"),
+    ("hit-call-on-shang-only", "s", "    calls: [宫, 商]", "    calls: [商]", "calls", "calls: [商]"),
+    ("call-without-calls", "s", "    calls: [不絶]\n", "", "calls", "  - id: xunuo"),
+    ("hit-call-outside-rounds", "s", "    end: {at: she-er}\n", "", "calls-hits", "  - id: huo-1"),
+    ("drum-round-without-music", "s", "      music: {piece: zouyu-huangzhong-yu, zhong: 5}\n", "", "archery-reference",
+     "  - id: round-3"),
+]
+
+
+def _mutated(base: str, old: str, new: str) -> str:
+    text = (DATA / ("mini_xiangyin.yaml" if base == "x" else "mini_xiangshe.yaml")).read_text(encoding="utf-8")
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+@pytest.mark.parametrize(("case", "base", "old", "new", "rule", "marker"), CASES, ids=[c[0] for c in CASES])
+def test_broken_cue_sheet_reports_rule_and_line(repertoire, tmp_path, run, case, base, old, new, rule, marker):
+    text = _mutated(base, old, new)
+    path = tmp_path / f"{case}.yaml"
+    path.write_text(text, encoding="utf-8")
+    code, out, _ = run("validate", str(path))
+    assert code == 1, out
+    line = _line_of(text, marker.split("\n")[0]) if "\n" not in marker else text[: text.index(marker)].count("\n") + 1
+    errors = [l for l in out.splitlines() if l.startswith(f"{path}:") and "warning:" not in l and "INVALID" not in l]
+    wanted = [e for e in errors if e.endswith(f"[{rule}]")]
+    assert wanted, errors
+    assert any(e.startswith(f"{path}:{line}:") for e in wanted), (line, wanted)
+
+
+def test_there_are_at_least_forty_broken_cases():
+    assert len(CASES) >= 40
+
+
+def test_every_problem_of_a_file_is_reported_in_one_run(run, tmp_path):
+    text = _mutated("x", "    who: [zhuren, gong]", "    who: [zhuren, gongg]")
+    text = text.replace("      - {piece: simu}", "      - {piece: simuu}").replace("    duration: 30s", "    duration: 30")
+    path = tmp_path / "many.yaml"
+    path.write_text(text, encoding="utf-8")
+    code, out, _ = run("validate", str(path))
+    assert code == 1
+    for expected in ("unknown piece 'simuu'", "unknown performer 'gongg'", "bare number 30"):
+        assert expected in out
+    lines = [int(l.split(":")[1]) for l in out.splitlines() if l.startswith(str(path) + ":") and "INVALID" not in l]
+    assert lines == sorted(lines)
+
+
+def test_a_lost_piece_without_realization_is_a_warning_only(run, tmp_path, shipped_score_text):
+    scores = tmp_path / "scores"
+    scores.mkdir()
+    bare = "\n".join(l for l in shipped_score_text("gaixia").splitlines()
+                     if not l.startswith(("mode:", "realization:", "  label", "  rule", "    Placeholder", "stanzas:", "  - lu", "    suzi")))
+    (scores / "gaixia.yaml").write_text(bare + "\n", encoding="utf-8")
+    code, out, _ = run("validate", str(DATA / "mini_xiangyin.yaml"), "--scores", str(scores))
+    assert code == 0, out
+    assert "warning:" in out and "[lost-realization]" in out and "1 warning(s)" in out
+
+
+def test_missing_file_exits_1(run, tmp_path):
+    code, out, _ = run("validate", str(tmp_path / "none.yaml"))
+    assert code == 1 and "cannot read file" in out
+
+
+def test_validate_json(run):
+    code, out, _ = run("validate", str(DATA / "mini_xiangshe.yaml"), "--format", "json")
+    (result,) = json.loads(out)
+    assert code == 0 and result["valid"] and result["rite"] == "鄉射禮" and result["errors"] == []
+
+
+def test_validate_without_files_is_a_usage_error(run):
+    assert run("validate")[0] == 2
+
+
+def test_variant_requirements_switch_on_together(repertoire):
+    sheet = load_cuesheet(data_dir("cues") / "yanli.yaml", repertoire)
+    assert sheet.with_requirements(frozenset({"wu-shao"})) == {"wu-shao", "yi-yue-na-bin"}
+
+
+def test_load_cuesheet_raises_with_every_error(repertoire, tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text(_mutated("x", "      - {piece: simu}", "      - {piece: simuu}"), encoding="utf-8")
+    with pytest.raises(InvalidInputError, match="unknown piece 'simuu'"):
+        load_cuesheet(path, repertoire)
+
+
+def test_dashe_gong_stepping_on_the_mark_before_the_music_is_an_error(repertoire, tmp_path, run):
+    text = (data_dir("cues") / "dashe.yaml").read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    start = next(i for i, l in enumerate(lines) if "action: 公樂作而後就物" in l) - 2
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("  - id:"))
+    block = lines[start:end]
+    del lines[start:end]
+    music = next(i for i, l in enumerate(lines) if l.startswith("  - id: lishou-she"))
+    lines[music:music] = block
+    path = tmp_path / "dashe.yaml"
+    path.write_text("".join(lines), encoding="utf-8")
+    code, out, _ = run("validate", str(path))
+    assert code == 1 and "[gong-after-music]" in out
+    assert f"{path}:{music + 1}:" in out
