@@ -114,6 +114,7 @@ class PieceRef:
     piece: Piece
     zhong: int = 1
     part: str = ""
+    syllable: Fraction | None = None  # seconds per syllable for this piece, else the rite's
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +161,7 @@ class Member:
     player: str = ""
     position: str = ""
     note: str = ""
+    program: int | None = None  # instruments: a General MIDI program overriding the part's
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +231,7 @@ class Archery:
     hit_rate: float = 0.5
     pierce_rate: float = 0.8
     offset_sd: Fraction = Fraction(3, 20)
+    change: Fraction = Fraction(0)  # between one 耦 and the next in a round with music
     script: dict[tuple[str, str], tuple[Arrow, ...]] = field(default_factory=dict)
 
 
@@ -341,8 +344,11 @@ class _Reader(Checker):
             count = 1 if count is None else count
             if count < 1:
                 self.error(path + ("count",), f"count {count}, expected 1 or more", "schema")
+            program = self.field(item, path, "program", int, required=False)
+            if program is not None and not 0 <= program <= 127:
+                self.error(path + ("program",), f"program {program}, expected a General MIDI program 0..127", "schema")
             out[mid] = Member(mid, self.text(item, path, "name", required=True), count, self.text(item, path, "player"),
-                              self.text(item, path, "position"), self.text(item, path, "note"))
+                              self.text(item, path, "position"), self.text(item, path, "note"), program)
         return out
 
     def readings(self, data: dict[str, Any]) -> dict[str, Reading]:
@@ -369,7 +375,7 @@ class _Reader(Checker):
     def piece_ref(self, raw: Any, path: PathKey) -> PieceRef | None:
         if (raw := self.mapping(raw, path, "{piece, zhong, part}")) is None:
             return None
-        self.keys(raw, path, ("piece", "zhong", "part"))
+        self.keys(raw, path, ("piece", "zhong", "part", "syllable"))
         name = self.field(raw, path, "piece", str)
         zhong = self.field(raw, path, "zhong", int, required=False)
         zhong = 1 if zhong is None else zhong
@@ -385,7 +391,10 @@ class _Reader(Checker):
         if not piece.realization and not piece.playable:
             self.warn(path + ("piece",), f"{piece.title} is lost and has no labelled realization: nothing will sound",
                       "lost-realization")
-        return PieceRef(piece, zhong, self.text(raw, path, "part"))
+        syllable = self.duration(raw, path, "syllable", required=False)
+        if syllable is not None and syllable <= 0:
+            self.error(path + ("syllable",), "syllable must be longer than 0s", "duration")
+        return PieceRef(piece, zhong, self.text(raw, path, "part"), syllable)
 
     def start(self, raw: Any, path: PathKey) -> Start | None:
         if (raw := self.mapping(raw, path, "{after: CUE} or {with: CUE}, optional delay")) is None:
@@ -466,7 +475,7 @@ class _Reader(Checker):
         path: PathKey = ("archery",)
         if (raw := self.mapping(raw, path, "{jie, tolerance, pairs, rounds, shots}")) is None:
             return None
-        self.keys(raw, path, ("jie", "tolerance", "pairs", "rounds", "shots", "note"))
+        self.keys(raw, path, ("jie", "tolerance", "change", "pairs", "rounds", "shots", "note"))
         jie = self.mapping(raw.get("jie"), path + ("jie",), "{total, listen, cite}") or {}
         self.keys(jie, path + ("jie",), ("total", "listen", "cite", "note"))
         total = self.field(jie, path + ("jie",), "total", int)
@@ -497,7 +506,7 @@ class _Reader(Checker):
                        hit_rate=rates["hit"] if rates["hit"] is not None else 0.5,
                        pierce_rate=rates["pierce"] if rates["pierce"] is not None else 0.8,
                        offset_sd=self.duration(shots, spath, "offset_sd", required=False) or Fraction(3, 20),
-                       script=script)
+                       change=self.duration(raw, path, "change", required=False) or Fraction(0), script=script)
 
     def round(self, raw: Any, path: PathKey) -> Round | None:
         if (raw := self.mapping(raw, path, "{id, cue, pairs, count, cite}")) is None:
@@ -657,38 +666,75 @@ def _unknown(name: str, kind: str, table: dict[str, Any]) -> str:
     return f"unknown {kind} {name!r}" + (f" — did you mean {near[0]!r}?" if near else f" (not declared)")
 
 
-def find_cycle(cues: tuple[Cue, ...]) -> list[str]:
-    """A cycle among the start/end points of *cues*, as a list of cue ids, or []."""
+Point = tuple[str, str]  # (cue id, "start" | "end")
+
+
+def dependencies(cues: tuple[Cue, ...]) -> dict[Point, list[Point]]:
+    """What each cue's start and end wait for.
+
+    A cue starts with/after its anchor, or else when the previous cue ends (when it
+    starts, if that is music running until an action). A cue that starts *with*
+    another runs alongside it and is skipped when finding "the previous cue". Music
+    that runs until an action (樂闋) ends after that action starts; an action that a
+    射節 runs until waits for the shooting to finish.
+    """
     by_id = {c.id: c for c in cues}
-    deps: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    deps: dict[Point, list[Point]] = {}
     previous: Cue | None = None
     for cue in cues:
         if cue.start and cue.start.cue in by_id:
             deps[(cue.id, "start")] = [(cue.start.cue, "start" if cue.start.anchor == "with" else "end")]
         elif previous is not None:
             deps[(cue.id, "start")] = [(previous.id, "start" if previous.end_at else "end")]
-        deps[(cue.id, "end")] = [(cue.id, "start")] + ([(cue.end_at, "start")] if cue.end_at in by_id else [])
-        previous = cue
-    state: dict[tuple[str, str], int] = {}
-    stack: list[tuple[str, str]] = []
+        else:
+            deps[(cue.id, "start")] = []
+        deps[(cue.id, "end")] = [(cue.id, "start")]
+        if not (cue.start and cue.start.anchor == "with"):
+            previous = cue
+    for cue in cues:
+        if cue.end_at in by_id:
+            if cue.music is MusicKind.SHEJIE:
+                deps[(cue.end_at, "start")].append((cue.id, "end"))
+            else:
+                deps[(cue.id, "end")].append((cue.end_at, "start"))
+    return deps
 
-    def visit(node: tuple[str, str]) -> list[str]:
-        state[node] = 1
-        stack.append(node)
-        for dep in deps.get(node, []):
-            if state.get(dep) == 1:
-                loop = stack[stack.index(dep):] + [dep]
-                return list(dict.fromkeys(n[0] for n in loop)) + [dep[0]]
-            if dep not in state and (found := visit(dep)):
-                return found
-        stack.pop()
-        state[node] = 2
-        return []
 
-    for node in deps:
-        if node not in state and (found := visit(node)):
-            return found
-    return []
+def evaluation_order(deps: dict[Point, list[Point]]) -> tuple[list[Point], list[str]]:
+    """Points in an order where each comes after what it waits for, and a cycle (cue ids) if there is one."""
+    state: dict[Point, int] = {}
+    order: list[Point] = []
+    for root in deps:
+        if root in state:
+            continue
+        stack: list[tuple[Point, int]] = [(root, 0)]
+        path: list[Point] = []
+        while stack:
+            node, i = stack.pop()
+            if i == 0:
+                if state.get(node) == 2:
+                    continue
+                state[node] = 1
+                path.append(node)
+            children = deps.get(node, [])
+            if i < len(children):
+                stack.append((node, i + 1))
+                child = children[i]
+                if state.get(child) == 1:
+                    loop = path[path.index(child):] + [child]
+                    return order, list(dict.fromkeys(n[0] for n in loop)) + [child[0]]
+                if state.get(child) != 2:
+                    stack.append((child, 0))
+            else:
+                state[node] = 2
+                path.pop()
+                order.append(node)
+    return order, []
+
+
+def find_cycle(cues: tuple[Cue, ...]) -> list[str]:
+    """A cycle among the start/end points of *cues*, as a list of cue ids, or []."""
+    return evaluation_order(dependencies(cues))[1]
 
 
 def check_cuesheet(path: str | Path, repertoire: Repertoire) -> tuple[CueSheet | None, list[Problem]]:

@@ -1,0 +1,145 @@
+"""Timeline → Standard MIDI File (type 1). The only module that imports mido.
+
+- Track 0, the conductor: the rite's name, tempo (60 beats a minute: a beat is a
+  second, a tick a timeline tick), a marker for every action and music cue, the
+  notices (modern realizations used), the 釋獲 tallies and, for 三分損益, the
+  MIDI Tuning Standard scale/octave tuning (2-byte form, universal real-time
+  SysEx F0 7F 7F 08 09), which FluidSynth honours, for every melodic channel.
+- One track per part, named in Chinese (歌 瑟 笙 和 鐘 鑮 磬 管 獲者 負侯者 鼓 鼙 鼗),
+  with its General MIDI program (drums on channel 10). The 歌 and the callers
+  carry a lyric event for every syllable.
+- A 射 track with a text event for every arrow loosed.
+
+All text is UTF-8 (mido's default, Latin-1, cannot hold Chinese). Events are
+built in absolute ticks, put in a fixed order (note-offs before note-ons at the
+same tick, so a repeated note is never cut short), converted to deltas once:
+the same Timeline gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import mido
+
+from yuesheng.files import write_atomic
+from yuesheng.instruments import DRUM_CHANNEL, PARTS, Part
+from yuesheng.lulu import LU, Tuning, cents_offset
+from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline
+
+TEMPO = 1_000_000  # µs per beat: 60 bpm, so one beat = one second = TICKS_PER_SECOND ticks
+_OFF, _META, _PROGRAM, _ON = 0, 1, 2, 3
+
+
+def octave_tuning_sysex(timeline: Timeline, channels: list[int]) -> mido.Message | None:
+    """MTS scale/octave tuning (2-byte) for 三分損益, or None for equal temperament."""
+    real = timeline.realization
+    if real.tuning is Tuning.EQUAL:
+        return None
+    cents = [0.0] * 12
+    for the_lu in LU:  # MIDI pitch class of each 律, from the key of 黄鍾
+        cents[(real.huangzhong + the_lu.index) % 12] = cents_offset(the_lu, real.tuning)
+    mask = [0, 0, 0]
+    for c in channels:
+        mask[0 if c >= 14 else 1 if c >= 7 else 2] |= 1 << (c - 14 if c >= 14 else c - 7 if c >= 7 else c)
+    data = [0x7F, 0x7F, 0x08, 0x09, *mask]
+    for value in cents:
+        code = max(0, min(16383, round(8192 + value * 8192 / 100)))
+        data += [code >> 7, code & 0x7F]
+    return mido.Message("sysex", data=data)
+
+
+def decode_octave_tuning(message: mido.Message) -> tuple[list[int], list[float]]:
+    """Channels and per-pitch-class cents of an MTS 2-byte octave tuning message (for checks and tests)."""
+    data = list(message.data)
+    ff, gg, hh = data[4:7]
+    channels = [c for c in range(16) if (ff if c >= 14 else gg if c >= 7 else hh) >> (c - 14 if c >= 14 else c - 7 if c >= 7 else c) & 1]
+    pairs = data[7:31]
+    return channels, [((pairs[i] << 7 | pairs[i + 1]) - 8192) * 100 / 8192 for i in range(0, 24, 2)]
+
+
+def _part_track(part: Part, events: list[Event], program: int | None) -> list[tuple[int, int, mido.Message | mido.MetaMessage]]:
+    out: list[tuple[int, int, mido.Message | mido.MetaMessage]] = [(0, _META, mido.MetaMessage("track_name", name=part.name))]
+    channel = DRUM_CHANNEL if part.is_drum else part.channel
+    if not part.is_drum:
+        out.append((0, _PROGRAM, mido.Message("program_change", channel=channel, program=program if program is not None else part.program)))
+    for e in events:
+        if e.key is None:
+            continue
+        if e.text and e.kind in (EventKind.NOTE, EventKind.CALL):
+            out.append((e.start_tick, _META, mido.MetaMessage("lyrics", text=e.text)))
+        out.append((e.start_tick, _ON, mido.Message("note_on", channel=channel, note=e.key, velocity=max(1, min(127, e.velocity)))))
+        out.append((e.start_tick + max(1, e.length_ticks), _OFF, mido.Message("note_off", channel=channel, note=e.key)))
+    return out
+
+
+def _conductor(timeline: Timeline, tuning: mido.Message | None) -> list[tuple[int, int, mido.Message | mido.MetaMessage]]:
+    out: list[tuple[int, int, mido.Message | mido.MetaMessage]] = [
+        (0, _META, mido.MetaMessage("track_name", name=f"{timeline.rite} ({timeline.rite_id})")),
+        (0, _META, mido.MetaMessage("set_tempo", tempo=TEMPO)),
+    ]
+    real = timeline.realization
+    out.append((0, _META, mido.MetaMessage("text", text=f"tuning {real.tuning.value}; 黄鍾 = MIDI {real.huangzhong}")))
+    for notice in timeline.notices:
+        out.append((0, _META, mido.MetaMessage("text", text=notice)))
+    if tuning is not None:
+        out.append((0, _PROGRAM, tuning))
+    for e in timeline.events:
+        if e.kind is EventKind.ACTION:
+            out.append((e.start_tick, _META, mido.MetaMessage("marker", text=f"{e.cue}: {e.text}")))
+        elif e.kind is EventKind.MARKER:
+            out.append((e.start_tick, _META, mido.MetaMessage("marker", text=f"{e.cue}: {e.text}" if e.text else e.cue)))
+    return out
+
+
+def _shots(timeline: Timeline) -> list[tuple[int, int, mido.Message | mido.MetaMessage]]:
+    out: list[tuple[int, int, mido.Message | mido.MetaMessage]] = []
+    for e in timeline.events:
+        if e.kind is EventKind.RELEASE:
+            verdict = ("中" if e.hit else "不中") + ("，釋獲" if e.counted else "")
+            out.append((e.start_tick, _META, mido.MetaMessage(
+                "text", text=f"{e.round} {e.pair} {e.archer} {e.text} 矢{e.arrow} 節{e.jie}: {verdict}")))
+    return [(0, _META, mido.MetaMessage("track_name", name="射"))] + out if out else []
+
+
+def _track(messages: list[tuple[int, int, mido.Message | mido.MetaMessage]]) -> mido.MidiTrack:
+    track = mido.MidiTrack()
+    now = 0
+    ordered = sorted(range(len(messages)), key=lambda i: (messages[i][0], messages[i][1], i))
+    for i in ordered:
+        tick, _, message = messages[i]
+        track.append(message.copy(time=tick - now))
+        now = tick
+    track.append(mido.MetaMessage("end_of_track", time=0))
+    return track
+
+
+def to_midi(timeline: Timeline) -> mido.MidiFile:
+    """The MidiFile of *timeline*."""
+    by_part: dict[str, list[Event]] = {}
+    for e in timeline.events:
+        if e.part and e.kind in (EventKind.NOTE, EventKind.DRUM, EventKind.CALL):
+            by_part.setdefault(e.part, []).append(e)
+    parts = [p for name, p in PARTS.items() if name in by_part]
+    tuning = octave_tuning_sysex(timeline, sorted({p.channel for p in parts if not p.is_drum}))
+    midi = mido.MidiFile(type=1, ticks_per_beat=TICKS_PER_SECOND, charset="utf-8")
+    midi.tracks.append(_track(_conductor(timeline, tuning)))
+    for part in parts:
+        midi.tracks.append(_track(_part_track(part, by_part[part.name], timeline.programs.get(part.name))))
+    shots = _shots(timeline)
+    if shots:
+        midi.tracks.append(_track(shots))
+    return midi
+
+
+def midi_bytes(timeline: Timeline) -> bytes:
+    """The Standard MIDI File of *timeline* as bytes."""
+    buffer = io.BytesIO()
+    to_midi(timeline).save(file=buffer)
+    return buffer.getvalue()
+
+
+def write_midi(timeline: Timeline, path: str | Path) -> None:
+    """Write the Standard MIDI File of *timeline* to *path*, atomically."""
+    write_atomic(path, midi_bytes(timeline))

@@ -1,0 +1,455 @@
+"""CueSheet + scores + options → Timeline: every event of the rite in exact time.
+
+Time is kept as ``Fraction`` seconds while scheduling and as integer ticks in the
+Timeline (``TICKS_PER_SECOND``; the MIDI file runs at 60 beats a minute, so a
+tick is a MIDI tick). The Timeline is the one hand-off to every renderer.
+
+Scheduling (``cuesheet.dependencies``): a cue starts with or after its anchor, or
+when the previous cue ends (when it starts, if that is music running until an
+action). An action lasts its estimate. Music lasts its pieces × 終 × syllables
+× seconds per syllable; music that runs until an action (樂闋) repeats its pieces
+and stops at the end of the phrase (four notes) in progress when that action
+starts. A 射節 runs per 耦 (see ``archery``) and the action it runs until waits
+for it.
+
+Tempo: ``defaults.syllable`` of the cue sheet (1.5 s when absent), a piece's own
+``syllable``, or the ``syllable`` option. 1.5 s is a slow, even declamation,
+one syllable to a 瑟 stroke, as 一字一音 scores imply: 鹿鳴's 103 syllables take
+2 min 35 s, and the five 終 of 騶虞 for one 耦 (130 syllables) 3 min 15 s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from fractions import Fraction
+
+from yuesheng.archery import Release, Tally, shoot_with_music, shoot_without_music, tally
+from yuesheng.cuesheet import Count, Cue, CueSheet, MusicKind, PieceRef, Round, dependencies, evaluation_order
+from yuesheng.errors import UnknownNameError
+from yuesheng.instruments import PARTS, Part, part_for
+from yuesheng.lulu import LU, Pitch, Realization, Register, suggest
+from yuesheng.score import Piece
+
+TICKS_PER_SECOND = 960
+PHRASE = 4  # notes: the four-syllable line of the 詩
+DEFAULT_SYLLABLE = Fraction(3, 2)
+CALL_LENGTH = Fraction(4, 5)
+DRUM_LENGTH = Fraction(1, 8)
+
+
+class EventKind(Enum):
+    """What an event is."""
+
+    ACTION = "action"
+    MARKER = "marker"
+    NOTE = "note"
+    DRUM = "drum"
+    RELEASE = "release"
+    CALL = "call"
+
+
+_KIND_ORDER = {k: n for n, k in enumerate(EventKind)}
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One timed event. Fields that do not apply to a kind keep their defaults."""
+
+    start_tick: int
+    length_ticks: int
+    kind: EventKind
+    cue: str
+    part: str = ""
+    key: int | None = None
+    cents: float = 0.0
+    velocity: int = 0
+    text: str = ""
+    piece: str = ""
+    zhong: int = 0
+    round: str = ""
+    pair: str = ""
+    jie: int = 0
+    archer: str = ""
+    arrow: int = 0
+    hit: bool | None = None
+    counted: bool | None = None
+    degree: str = ""
+
+    @property
+    def sort_key(self) -> tuple[int, int, str, int, str]:
+        return (self.start_tick, _KIND_ORDER[self.kind], self.part, self.key or 0, self.cue)
+
+
+@dataclass(frozen=True, slots=True)
+class CueTiming:
+    """When a cue of the run sheet starts and ends."""
+
+    cue: Cue
+    start_tick: int
+    end_tick: int
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """The rite in time: sorted events, the run sheet's cue timings, tallies and notices."""
+
+    rite: str
+    rite_id: str
+    events: tuple[Event, ...]
+    cues: tuple[CueTiming, ...]
+    tallies: tuple[Tally, ...]
+    notices: tuple[str, ...]
+    realization: Realization
+    variants: frozenset[str] = frozenset()
+    readings: dict[str, str] = field(default_factory=dict)
+    programs: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def duration_ticks(self) -> int:
+        ends = [e.start_tick + e.length_ticks for e in self.events] + [c.end_tick for c in self.cues]
+        return max(ends, default=0)
+
+
+def ticks(seconds: Fraction) -> int:
+    """Seconds → ticks, rounding halves up."""
+    return int(seconds * TICKS_PER_SECOND + Fraction(1, 2)) if seconds >= 0 else -ticks(-seconds)
+
+
+def seconds(tick: int) -> float:
+    return tick / TICKS_PER_SECOND
+
+
+# --- options ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Options:
+    """What a user may choose: variants, readings, tempo, tuning and 黄鍾, the seed of the shot model."""
+
+    variants: frozenset[str] = frozenset()
+    readings: dict[str, str] = field(default_factory=dict)
+    syllable: Fraction | None = None
+    realization: Realization | None = None
+    seed: int | None = None
+
+
+def _check_options(sheet: CueSheet, options: Options) -> tuple[frozenset[str], dict[str, str]]:
+    for name in options.variants:
+        if name not in sheet.variants:
+            raise UnknownNameError("variant", name, suggest(name, list(sheet.variants)))
+    readings = {r.id: r.chosen for r in sheet.readings.values()}
+    for rid, option in options.readings.items():
+        if rid not in sheet.readings:
+            raise UnknownNameError("reading", rid, suggest(rid, list(sheet.readings)))
+        if option not in sheet.readings[rid].options:
+            raise UnknownNameError(f"option of reading {rid}", option, suggest(option, list(sheet.readings[rid].options)))
+        readings[rid] = option
+    return sheet.with_requirements(options.variants), readings
+
+
+# --- building --------------------------------------------------------------------------------------
+
+
+class _Builder:
+    """Schedules cues and realizes their music; one per build."""
+
+    def __init__(self, sheet: CueSheet, options: Options) -> None:
+        self.sheet = sheet
+        self.variants, self.readings = _check_options(sheet, options)
+        self.syllable = options.syllable or sheet.syllable or DEFAULT_SYLLABLE
+        self.real = options.realization or Realization(sheet.huangzhong)
+        self.seed = options.seed if options.seed is not None else (sheet.archery.seed if sheet.archery else 0)
+        self.cues = sheet.active_cues(self.variants)
+        self.by_id = {c.id: c for c in self.cues}
+        self.deps = dependencies(self.cues)
+        self.times: dict[tuple[str, str], Fraction] = {}
+        self.events: list[Event] = []
+        self.releases: dict[str, list[Release]] = {}
+        self.notices: dict[str, None] = {}
+        archery = sheet.archery
+        self.jie_total = archery.jie_total if archery else 0
+        if "lishou-jie" in self.readings and self.readings["lishou-jie"].isdigit():
+            self.jie_total = int(self.readings["lishou-jie"])
+
+    def build(self) -> Timeline:
+        order, cycle = evaluation_order(self.deps)
+        if cycle:
+            raise ValueError(f"anchors form a cycle: {' → '.join(cycle)}")
+        for cue_id, point in order:
+            cue = self.by_id[cue_id]
+            self.times[(cue_id, point)] = self.start_of(cue) if point == "start" else self.end_of(cue)
+        for cue in self.cues:
+            if not cue.is_music:
+                self.add(EventKind.ACTION, self.times[(cue.id, "start")], cue.duration or Fraction(0), cue.id,
+                         text=cue.action)
+        self.silent_rounds()
+        self.calls()
+        timings = tuple(CueTiming(c, ticks(self.times[(c.id, "start")]), ticks(self.times[(c.id, "end")]))
+                        for c in self.cues)
+        tallies = tuple(tally(rid, rel) for rid, rel in self.releases.items()
+                        if self.round(rid).count is not Count.NONE)
+        for t in tallies:
+            end = max(r.time for r in self.releases[t.round]) + 1
+            self.add(EventKind.MARKER, end, Fraction(0), self.round_cue(self.round(t.round)).id,
+                     text=f"釋獲 {t.round}: {t.announcement} (右 {t.right} 算, 左 {t.left} 算)")
+        programs = {p.name: m.program for m in self.sheet.instruments.values()
+                    if m.program is not None and (p := part_for(m.name))}
+        return Timeline(self.sheet.rite_name, self.sheet.rite_id, tuple(sorted(self.events, key=lambda e: e.sort_key)),
+                        timings, tallies, tuple(self.notices), self.real, self.variants, self.readings, programs)
+
+    # -- time of each cue -------------------------------------------------------------------------
+
+    def start_of(self, cue: Cue) -> Fraction:
+        deps = [self.times[d] for d in self.deps[(cue.id, "start")]]
+        anchor = deps[0] if deps else Fraction(0)
+        start = anchor + (cue.start.delay if cue.start else 0)
+        return max([start] + deps[1:])  # an action a 射節 runs until waits for it
+
+    def end_of(self, cue: Cue) -> Fraction:
+        start = self.times[(cue.id, "start")]
+        if not cue.is_music:
+            return start + (cue.duration or 0)
+        stop = self.times.get((cue.end_at, "start")) if cue.end_at and cue.music is not MusicKind.SHEJIE else None
+        return self.music(cue, start, stop)
+
+    # -- music --------------------------------------------------------------------------------------
+
+    def music(self, cue: Cue, start: Fraction, stop: Fraction | None) -> Fraction:
+        """Emit the music of *cue* from *start*; return when it ends."""
+        title = " ".join(f"{p.piece.title}" + (f"×{p.zhong}" if p.zhong > 1 else "") for p in cue.pieces)
+        self.add(EventKind.MARKER, start, Fraction(0), cue.id, text=f"{cue.music.value} {title}".strip())
+        for ref in cue.pieces:
+            if ref.piece.realization:
+                self.notices[f"{ref.piece.title} ({ref.piece.id}) is lost ({ref.piece.lost.get('cite') if ref.piece.lost else ''}); "
+                             f"what sounds is a {ref.piece.realization.label}: {ref.piece.realization.rule}"] = None
+        if cue.music is MusicKind.CHANGSHENG:
+            return stop if stop is not None else start + CALL_LENGTH * 2
+        if cue.music is MusicKind.SHEJIE:
+            return self.shejie(cue, start)
+        segments = self.segments(cue)
+        if cue.music is MusicKind.JINZOU:
+            self.notices["金奏 pattern (a modern realization): the 鐘 strike every note of the piece, the 鑮 each "
+                         "phrase, the drums answer each stroke half a syllable later, the 磬 close each phrase."] = None
+        if not segments:
+            return stop if stop is not None else start
+        t = start
+        while True:
+            for group in segments:
+                t, stopped = self.play_group(cue, group, t, stop)
+                if stopped:
+                    return t
+            if stop is None or t >= stop:
+                return t
+
+    def segments(self, cue: Cue) -> list[list[tuple[PieceRef, tuple[Part, ...]]]]:
+        """The music as groups played one after another; the pieces of a group sound together."""
+        parts = self.parts(cue)
+        if cue.music is MusicKind.JIANGE:
+            sung = tuple(p for p in parts if p.name in ("歌", "瑟")) or (PARTS["歌"], PARTS["瑟"])
+            blown = tuple(p for p in parts if p.name in ("笙", "和", "管")) or (PARTS["笙"], PARTS["和"])
+            return [[(ref, blown if ref.part == "笙" else sung)] for ref in cue.pieces]
+        if cue.music is MusicKind.HEYUE and len(cue.pieces) == 6:
+            reading = self.readings.get("heyue", "zheng")
+            zhounan, shaonan = cue.pieces[:3], cue.pieces[3:]
+            if reading == "li-rugui":  # each 召南 ode with its 周南 ode, together: one 終 per pair
+                self.notices["合樂 after 李如圭 (4-26a): each 召南 ode sounds with its 周南 ode, 歌 and 瑟 on the "
+                             "周南, 笙 and 磬 on the 召南; three 終."] = None
+                sung = tuple(p for p in parts if p.name in ("歌", "瑟"))
+                rest = tuple(p for p in parts if p.name not in ("歌", "瑟"))
+                return [[(z, sung), (s, rest)] for z, s in zip(zhounan, shaonan)]
+            if reading == "zhu-zaiyu":  # the pairs one after the other
+                return [[(ref, parts)] for pair in zip(zhounan, shaonan) for ref in pair]
+        return [[(ref, parts)] for ref in cue.pieces]
+
+    def parts(self, cue: Cue) -> tuple[Part, ...]:
+        found = [p for i in cue.instruments if (p := part_for(self.sheet.instruments[i].name))]
+        sung = cue.music in (MusicKind.SHENGGE, MusicKind.JIANGE, MusicKind.HEYUE, MusicKind.SHEJIE, MusicKind.WUSUAN)
+        defaults = {
+            MusicKind.SHENGGE: ("歌", "瑟"), MusicKind.SHENG: ("笙", "和"), MusicKind.JIANGE: ("歌", "瑟", "笙", "和"),
+            MusicKind.HEYUE: ("歌", "瑟", "笙", "和", "磬"), MusicKind.JINZOU: ("鐘", "鑮", "鼓", "磬"),
+            MusicKind.XIAGUAN: ("管",), MusicKind.WUSUAN: ("歌", "瑟", "笙"), MusicKind.WU: ("管", "鼓"),
+            MusicKind.SHEJIE: ("歌", "瑟"),
+        }.get(cue.music, ())
+        names = list(dict.fromkeys(([("歌")] if sung else []) + [p.name for p in found]))
+        if not found:
+            names = list(defaults)
+        return tuple(PARTS[n] for n in names)
+
+    def play_group(self, cue: Cue, group: list[tuple[PieceRef, tuple[Part, ...]]], start: Fraction,
+                   stop: Fraction | None) -> tuple[Fraction, bool]:
+        """Play the pieces of *group* together, each for its 終; stop at a phrase end after *stop*."""
+        end = start
+        for ref, parts in group:
+            t = start
+            for zhong in range(1, ref.zhong + 1):
+                t, stopped = self.play_piece(cue, ref, parts, t, zhong, stop)
+                if stopped:
+                    return t, True
+            end = max(end, t)
+        return end, False
+
+    def play_piece(self, cue: Cue, ref: PieceRef, parts: tuple[Part, ...], start: Fraction, zhong: int,
+                   stop: Fraction | None) -> tuple[Fraction, bool]:
+        """One 終 of a piece; returns its end and whether it was cut at a phrase end (樂闋)."""
+        step = ref.syllable or self.syllable
+        jinzou = cue.music is MusicKind.JINZOU
+        for n, note in enumerate(ref.piece.notes):
+            t = start + n * step
+            if stop is not None and n % PHRASE == 0 and t >= stop:
+                return t, True
+            for part in parts:
+                self.sound(cue, ref, note, part, t, step, n, zhong, jinzou)
+        end = start + len(ref.piece.notes) * step
+        return end, stop is not None and end >= stop
+
+    def sound(self, cue: Cue, ref: PieceRef, note, part: Part, t: Fraction, step: Fraction, n: int, zhong: int,
+              jinzou: bool) -> None:
+        """One note of one part; drums, 鑮 and 磬 play their pattern rather than every note."""
+        last = n == len(ref.piece.notes) - 1
+        if part.is_drum:
+            if jinzou:
+                self.drum(cue.id, part, t + step / 2, ref.piece.id, zhong)
+            elif n % PHRASE == 0:
+                self.drum(cue.id, part, t, ref.piece.id, zhong)
+            return
+        if part.name == "鑮" and n % PHRASE:
+            return
+        if part.name == "磬" and not (n % PHRASE == PHRASE - 1 or last):
+            return
+        delay = step / 2 if (jinzou and part.name == "磬") else Fraction(0)
+        key, cents = self.real.midi(note.pitch)
+        self.add(EventKind.NOTE, t + delay, step, cue.id, part=part.name, key=key + 12 * part.octave, cents=cents,
+                 velocity=part.velocity, text=note.lyric.strip() if part.name == "歌" else "", piece=ref.piece.id,
+                 zhong=zhong)
+
+    def drum(self, cue_id: str, part: Part, t: Fraction, piece: str = "", zhong: int = 0, *, accent: bool = True,
+             rnd: str = "", pair: str = "", jie: int = 0) -> None:
+        self.add(EventKind.DRUM, t, DRUM_LENGTH, cue_id, part=part.name, key=part.drum_key,
+                 velocity=part.velocity if accent else part.velocity * 2 // 3, piece=piece, zhong=zhong,
+                 round=rnd, pair=pair, jie=jie)
+
+    # -- the shooting ------------------------------------------------------------------------------
+
+    def round(self, round_id: str) -> Round:
+        return next(r for r in self.sheet.archery.rounds if r.id == round_id)
+
+    def round_cue(self, rnd: Round) -> Cue:
+        return next(self.by_id[c] for c in rnd.cues if c in self.by_id)
+
+    def rounds_of(self, cue: Cue) -> list[Round]:
+        rounds = self.sheet.archery.rounds if self.sheet.archery else ()
+        return [r for r in rounds if cue.id in r.cues]
+
+    def shejie(self, cue: Cue, start: Fraction) -> Fraction:
+        """A round with music: per 耦, the piece for each 節, the drum, and the releases."""
+        rounds = self.rounds_of(cue)
+        archery = self.sheet.archery
+        if not rounds or archery is None or not cue.pieces:
+            return start
+        rnd, ref = rounds[0], cue.pieces[0]
+        parts = tuple(p for p in self.parts(cue) if not p.is_drum)
+        drum = next((p for p in self.parts(cue) if p.is_drum), PARTS["鼓"])
+        length = len(ref.piece.notes) * (ref.syllable or self.syllable)
+        t = start
+        self.releases[rnd.id] = []
+        for n, pid in enumerate(rnd.pairs):
+            if n:
+                t += archery.change
+            pair = archery.pairs[pid]
+            for zhong in range(1, self.jie_total + 1):
+                self.play_piece(cue, ref, parts, t + (zhong - 1) * length, zhong, None)
+            strokes, releases = shoot_with_music(archery, rnd, pair, t, length, jie_total=self.jie_total, seed=self.seed)
+            for jie, at, accent in strokes:
+                self.drum(cue.id, drum, at, ref.piece.id, jie, accent=accent, rnd=rnd.id, pair=pid, jie=jie)
+            self.shots(cue.id, releases)
+            t += self.jie_total * length
+        return t
+
+    def shots(self, cue_id: str, releases: list[Release]) -> None:
+        self.releases.setdefault(releases[0].round if releases else "", []).extend(releases)
+        for r in releases:
+            self.add(EventKind.RELEASE, r.time, Fraction(0), cue_id, round=r.round, pair=r.pair, jie=r.jie,
+                     archer=r.archer, arrow=r.arrow, hit=r.hit, counted=r.counted, text=r.performer)
+
+    def silent_rounds(self) -> None:
+        """Rounds that are actions: the pairs shoot one after another across the action."""
+        archery = self.sheet.archery
+        for rnd in archery.rounds if archery else ():
+            cue = next((self.by_id[c] for c in rnd.cues if c in self.by_id), None)
+            if cue is None or cue.is_music or not rnd.pairs:
+                continue
+            start, end = self.times[(cue.id, "start")], self.times[(cue.id, "end")]
+            share = (end - start) / len(rnd.pairs)
+            self.releases[rnd.id] = []
+            for n, pid in enumerate(rnd.pairs):
+                self.shots(cue.id, shoot_without_music(archery, rnd, archery.pairs[pid], start + n * share, share,
+                                                       seed=self.seed))
+
+    # -- calls ---------------------------------------------------------------------------------------
+
+    def calls(self) -> None:
+        """唱聲: hit calls on 宫 then 商 for every hit; 許諾 and 諾 where the cue sheet puts them."""
+        gong = Pitch(self.sheet.call_jun)
+        index = self.sheet.call_jun.index
+        degrees = {"宫": gong, "商": Pitch(LU[(index + 2) % 12], Register.QING if index + 2 >= 12 else Register.ZHENG),
+                   "不絶": Pitch(LU[(index + 7) % 12], Register.QING if index + 7 >= 12 else Register.ZHENG)}
+        for cue in self.cues:
+            if cue.music is not MusicKind.CHANGSHENG or not cue.calls:
+                continue
+            caller = "負侯者" if any("負侯" in self.sheet.performers[p].name for p in cue.performers) else "獲者"
+            start, end = self.times[(cue.id, "start")], self.times[(cue.id, "end")]
+            if "獲" in cue.words:
+                for release in self.covered_hits(cue):
+                    for n, degree in enumerate(cue.calls):
+                        self.call(cue.id, caller, degrees[degree], degree, "獲", release.time + 1 + n, CALL_LENGTH,
+                                  release)
+            else:
+                syllable = "諾" if "諾" in cue.words else cue.words[:1]
+                for n, degree in enumerate(cue.calls):
+                    length = max(end - start, CALL_LENGTH) if degree == "不絶" else CALL_LENGTH
+                    self.call(cue.id, caller, degrees[degree], degree, syllable, start + n, length, None)
+        if any(c.music is MusicKind.CHANGSHENG and "不絶" in c.calls for c in self.cues):
+            self.notices["鄉射's 許諾 is one unbroken sound, not on 宫 or 商 (聲不絶, 5-25a): yuesheng holds it on "
+                         "徵 of the calls' 均, a choice of its own."] = None
+
+    def covered_hits(self, cue: Cue) -> list[Release]:
+        """The hits of the rounds a hit-call cue runs over."""
+        positions = {c.id: n for n, c in enumerate(self.cues)}
+        here = positions[cue.id]
+        until = positions.get(cue.end_at, here)
+        out = []
+        for rid, releases in self.releases.items():
+            rcue = self.round_cue(self.round(rid)).id
+            anchored = cue.start is not None and cue.start.cue == rcue
+            if anchored or here <= positions[rcue] <= until:
+                out += [r for r in releases if r.hit]
+        return out
+
+    def call(self, cue_id: str, caller: str, pitch: Pitch, degree: str, syllable: str, t: Fraction, length: Fraction,
+             release: Release | None) -> None:
+        key, cents = self.real.midi(pitch)
+        self.add(EventKind.CALL, t, length, cue_id, part=caller, key=key, cents=cents, velocity=PARTS[caller].velocity,
+                 text=syllable, degree=degree, round=release.round if release else "",
+                 pair=release.pair if release else "", arrow=release.arrow if release else 0)
+
+    def add(self, kind: EventKind, start: Fraction, length: Fraction, cue: str, **fields: object) -> None:
+        self.events.append(Event(ticks(start), ticks(length), kind, cue, **fields))  # type: ignore[arg-type]
+
+
+def build_timeline(sheet: CueSheet, options: Options = Options()) -> Timeline:
+    """The Timeline of *sheet* with *options* (variants, readings, tempo, tuning, seed)."""
+    return _Builder(sheet, options).build()
+
+
+def piece_timeline(piece: Piece, *, realization: Realization = Realization(), syllable: Fraction = DEFAULT_SYLLABLE) -> Timeline:
+    """A Timeline of one piece sung (or played) once, for exporting a score as MIDI."""
+    part = PARTS["歌"] if any(n.lyric.strip() for n in piece.notes) else PARTS["笙"]
+    events = []
+    for n, note in enumerate(piece.notes):
+        key, cents = realization.midi(note.pitch)
+        events.append(Event(ticks(n * syllable), ticks(syllable), EventKind.NOTE, piece.id, part=part.name, key=key,
+                            cents=cents, velocity=part.velocity, text=note.lyric.strip() if part.name == "歌" else "",
+                            piece=piece.id, zhong=1))
+    notices = (f"{piece.title}: {piece.realization.label}: {piece.realization.rule}",) if piece.realization else ()
+    return Timeline(piece.title, piece.id, tuple(events), (), (), notices, realization)
