@@ -18,8 +18,10 @@ from yuesheng.errors import InvalidInputError, Problem, YueshengError
 from yuesheng.lulu import (
     DEFAULT_HUANGZHONG, LU, Pitch, Realization, Register, Tuning, parse_note_name, suzi_of,
 )
-from yuesheng.repertoire import Repertoire, load_repertoire, score_paths
+from yuesheng.files import write_atomic
+from yuesheng.repertoire import Repertoire, data_dir, load_repertoire, score_paths
 from yuesheng.score import Piece, load_piece
+from yuesheng.timeline import EventKind, Options, Timeline, build_timeline, seconds
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 NOTE_NAMES = ("C", "C#", "D", "Eb", "E", "F", "F#", "G", "G#", "A", "Bb", "B")
@@ -255,6 +257,75 @@ def cmd_validate(args: argparse.Namespace) -> tuple[str, int]:
     return "\n".join(out) + "\n", code
 
 
+# --- yuesheng timeline / render ------------------------------------------------------------------
+
+
+def _sequencer_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("cue", metavar="CUE", help="a cue sheet, e.g. cues/xiangshe.yaml, or a shipped rite's id")
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME", help="switch on a variant (repeatable)")
+    parser.add_argument("--reading", action="append", default=[], metavar="ID=OPTION",
+                        help="choose another reading, e.g. heyue=li-rugui (repeatable)")
+    parser.add_argument("--seed", type=int, help="seed of the random shot model (default: the cue sheet's)")
+    parser.add_argument("--syllable", metavar="DURATION", help="seconds per sung syllable, e.g. 1.2s (default: the cue sheet's)")
+    parser.add_argument("--tuning", choices=[t.value for t in Tuning], default="equal")
+    parser.add_argument("--huangzhong", metavar="NOTE", help="the pitch of 黄鍾 (default: the cue sheet's, else C4)")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of standard output")
+    _scores_option(parser)
+
+
+def _timeline(args: argparse.Namespace) -> Timeline:
+    from yuesheng.cuesheet import load_cuesheet, parse_duration
+
+    repertoire = load_repertoire(args.scores)
+    path = Path(args.cue)
+    if not path.exists() and (data_dir("cues") / f"{args.cue}.yaml").exists():
+        path = data_dir("cues") / f"{args.cue}.yaml"
+    sheet = load_cuesheet(path, repertoire)
+    readings = {}
+    for item in args.reading:
+        rid, sep, option = item.partition("=")
+        if not sep:
+            raise UsageError(f"--reading {item!r}: expected ID=OPTION, e.g. heyue=li-rugui")
+        readings[rid] = option
+    try:
+        syllable = parse_duration(args.syllable) if args.syllable else None
+        huangzhong = parse_note_name(args.huangzhong) if args.huangzhong else sheet.huangzhong
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if syllable is not None and syllable <= 0:
+        raise UsageError("--syllable must be longer than 0s")
+    options = Options(frozenset(args.variant), readings, syllable, Realization(huangzhong, Tuning(args.tuning)), args.seed)
+    return build_timeline(sheet, options)
+
+
+def _emit(args: argparse.Namespace, data: str | bytes, what: str) -> str:
+    if args.output:
+        write_atomic(args.output, data)
+        return f"wrote {args.output}: {what}\n"
+    return data if isinstance(data, str) else ""
+
+
+def cmd_timeline(args: argparse.Namespace) -> str:
+    from yuesheng.report import run_sheet_csv, run_sheet_json, run_sheet_text
+
+    timeline = _timeline(args)
+    render = {"text": run_sheet_text, "csv": run_sheet_csv, "json": run_sheet_json}[args.format]
+    return _emit(args, render(timeline), f"run sheet of {timeline.rite}, {len(timeline.cues)} cues")
+
+
+def cmd_render(args: argparse.Namespace) -> str:
+    from yuesheng.midi import midi_bytes
+
+    timeline = _timeline(args)
+    if not args.output:
+        args.output = f"{timeline.rite_id}.mid"
+    if Path(args.output).suffix.lower() not in (".mid", ".midi"):
+        raise UsageError(f"-o {args.output}: expected a .mid file")
+    data = midi_bytes(timeline)
+    notes = sum(1 for e in timeline.events if e.kind is EventKind.NOTE)
+    return _emit(args, data, f"{timeline.rite}, {len(data)} bytes, {notes} notes, {seconds(timeline.duration_ticks) / 60:.1f} min")
+
+
 # --- the parser --------------------------------------------------------------------------------
 
 
@@ -296,6 +367,13 @@ def build_parser() -> argparse.ArgumentParser:
     _pitch_options(p)
     _scores_option(p)
     p.set_defaults(func=cmd_score_export)
+    p = sub.add_parser("timeline", help="the run sheet: every cue with its time, duration, cast, words and citation")
+    _sequencer_options(p)
+    _format_option(p, "text", "csv", "json")
+    p.set_defaults(func=cmd_timeline)
+    p = sub.add_parser("render", help="a Standard MIDI File of the rite, with lyrics, markers, calls and the 節 drum")
+    _sequencer_options(p)
+    p.set_defaults(func=cmd_render)
     p = sub.add_parser("validate", help="check cue sheets: YAML, schema, references, ritual rules")
     p.add_argument("cues", nargs="+", metavar="CUE", help="cue sheet files (YAML)")
     _format_option(p)

@@ -104,6 +104,7 @@ class Timeline:
     variants: frozenset[str] = frozenset()
     readings: dict[str, str] = field(default_factory=dict)
     programs: dict[str, int] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict)  # performer and position ids → their names
 
     @property
     def duration_ticks(self) -> int:
@@ -185,18 +186,20 @@ class _Builder:
                          text=cue.action)
         self.silent_rounds()
         self.calls()
-        timings = tuple(CueTiming(c, ticks(self.times[(c.id, "start")]), ticks(self.times[(c.id, "end")]))
-                        for c in self.cues)
-        tallies = tuple(tally(rid, rel) for rid, rel in self.releases.items()
-                        if self.round(rid).count is not Count.NONE)
+        timings = tuple(sorted((CueTiming(c, ticks(self.times[(c.id, "start")]), ticks(self.times[(c.id, "end")]))
+                                for c in self.cues), key=lambda t: (t.start_tick, t.cue.index)))
+        rounds = self.sheet.archery.rounds if self.sheet.archery else ()
+        tallies = tuple(tally(r.id, self.releases[r.id]) for r in rounds
+                        if r.id in self.releases and r.count is not Count.NONE)
         for t in tallies:
             end = max(r.time for r in self.releases[t.round]) + 1
             self.add(EventKind.MARKER, end, Fraction(0), self.round_cue(self.round(t.round)).id,
                      text=f"釋獲 {t.round}: {t.announcement} (右 {t.right} 算, 左 {t.left} 算)")
         programs = {p.name: m.program for m in self.sheet.instruments.values()
                     if m.program is not None and (p := part_for(m.name))}
+        names = {m.id: m.name for table in (self.sheet.performers, self.sheet.positions) for m in table.values()}
         return Timeline(self.sheet.rite_name, self.sheet.rite_id, tuple(sorted(self.events, key=lambda e: e.sort_key)),
-                        timings, tallies, tuple(self.notices), self.real, self.variants, self.readings, programs)
+                        timings, tallies, tuple(self.notices), self.real, self.variants, self.readings, programs, names)
 
     # -- time of each cue -------------------------------------------------------------------------
 
