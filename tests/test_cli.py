@@ -118,3 +118,44 @@ def test_export_refuses_an_unknown_suffix(run, tmp_path):
 @pytest.mark.parametrize("argv", [("--help",), ("score", "--help")])
 def test_help_exits_0(run, argv):
     assert run(*argv)[0] == 0
+
+
+def test_timeline_text_by_rite_id(run):
+    code, out, _ = run("timeline", "xiangyinjiu")
+    assert code == 0 and out.startswith("鄉飲酒禮 (xiangyinjiu) — run sheet") and "sections" in out
+
+
+def test_timeline_json_to_file(run, tmp_path):
+    path = tmp_path / "run.json"
+    code, out, _ = run("timeline", "cues/xiangshe.yaml", "--format", "json", "-o", str(path), "--seed", "3")
+    assert code == 0 and "wrote" in out
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["rite"] == "鄉射禮" and set(data["tally"]) == {"round-2", "round-3"}
+
+
+def test_timeline_csv(run):
+    code, out, _ = run("timeline", "yanli", "--format", "csv", "--variant", "yi-yue-na-bin")
+    assert code == 0 and out.splitlines()[0].startswith("start,start_s,duration_s,section,cue")
+
+
+@pytest.mark.parametrize("argv", [("--variant", "nosuch"), ("--reading", "heyue"), ("--reading", "heyue=nosuch"),
+                                  ("--syllable", "1:30"), ("--huangzhong", "X9"), ("--tuning", "just")])
+def test_timeline_bad_options_are_usage_errors(run, argv):
+    code, _, err = run("timeline", "yanli", *argv)
+    assert code == 2, err
+
+
+def test_timeline_of_a_missing_file_exits_1(run, tmp_path):
+    code, _, err = run("timeline", str(tmp_path / "none.yaml"))
+    assert code == 1 and "cannot read file" in err
+
+
+def test_render_writes_midi_with_default_name(run, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run("render", "xiangyinjiu", "--tuning", "sanfen", "--huangzhong", "D4")
+    assert code == 0 and (tmp_path / "xiangyinjiu.mid").stat().st_size > 1000
+
+
+def test_render_refuses_a_non_midi_name(run, tmp_path):
+    code, _, err = run("render", "xiangyinjiu", "-o", str(tmp_path / "x.wav"))
+    assert code == 2 and not (tmp_path / "x.wav").exists()

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from yuesheng.errors import InvalidInputError, Problem, YueshengError
+from yuesheng.errors import InvalidInputError, Problem, UnknownNameError, YueshengError
 from yuesheng.lulu import (
     DEFAULT_HUANGZHONG, LU, Pitch, Realization, Register, Tuning, parse_note_name, suzi_of,
 )
@@ -240,7 +240,7 @@ def cmd_validate(args: argparse.Namespace) -> tuple[str, int]:
     repertoire = load_repertoire(args.scores)
     results, out, failed = [], [], False
     for path in args.cues:
-        sheet, problems = check_cuesheet(path, repertoire)
+        sheet, problems = check_cuesheet(cue_path(path), repertoire)
         errors = [p for p in problems if p.severity == "error"]
         warnings = [p for p in problems if p.severity != "error"]
         failed |= bool(errors) or sheet is None
@@ -277,10 +277,7 @@ def _timeline(args: argparse.Namespace) -> Timeline:
     from yuesheng.cuesheet import load_cuesheet, parse_duration
 
     repertoire = load_repertoire(args.scores)
-    path = Path(args.cue)
-    if not path.exists() and (data_dir("cues") / f"{args.cue}.yaml").exists():
-        path = data_dir("cues") / f"{args.cue}.yaml"
-    sheet = load_cuesheet(path, repertoire)
+    sheet = load_cuesheet(cue_path(args.cue), repertoire)
     readings = {}
     for item in args.reading:
         rid, sep, option = item.partition("=")
@@ -295,7 +292,17 @@ def _timeline(args: argparse.Namespace) -> Timeline:
     if syllable is not None and syllable <= 0:
         raise UsageError("--syllable must be longer than 0s")
     options = Options(frozenset(args.variant), readings, syllable, Realization(huangzhong, Tuning(args.tuning)), args.seed)
-    return build_timeline(sheet, options)
+    try:
+        return build_timeline(sheet, options)
+    except UnknownNameError as exc:  # a --variant or --reading that the cue sheet does not have
+        raise UsageError(str(exc)) from None
+
+
+def cue_path(name: str) -> Path:
+    """A cue-sheet file, or the shipped sheet of a rite id (xiangyinjiu xiangshe yanli dashe)."""
+    path = Path(name)
+    shipped = data_dir("cues") / f"{name}.yaml"
+    return shipped if not path.exists() and shipped.exists() else path
 
 
 def _emit(args: argparse.Namespace, data: str | bytes, what: str) -> str:
@@ -375,7 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
     _sequencer_options(p)
     p.set_defaults(func=cmd_render)
     p = sub.add_parser("validate", help="check cue sheets: YAML, schema, references, ritual rules")
-    p.add_argument("cues", nargs="+", metavar="CUE", help="cue sheet files (YAML)")
+    p.add_argument("cues", nargs="+", metavar="CUE", help="cue sheet files (YAML) or shipped rite ids")
     _format_option(p)
     _scores_option(p)
     p.set_defaults(func=cmd_validate)

@@ -31,6 +31,13 @@ from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline
 TEMPO = 1_000_000  # µs per beat: 60 bpm, so one beat = one second = TICKS_PER_SECOND ticks
 _OFF, _META, _PROGRAM, _ON = 0, 1, 2, 3
 
+# A message to be: (tick, order at that tick, meta?, type, fields). Built once, with its delta time, in _track.
+Spec = tuple[int, int, bool, str, dict]
+
+
+def _meta(tick: int, kind: str, **fields: object) -> Spec:
+    return (tick, _META, True, kind, fields)
+
 
 def octave_tuning_sysex(timeline: Timeline, channels: list[int]) -> mido.Message | None:
     """MTS scale/octave tuning (2-byte) for 三分損益, or None for equal temperament."""
@@ -59,57 +66,55 @@ def decode_octave_tuning(message: mido.Message) -> tuple[list[int], list[float]]
     return channels, [((pairs[i] << 7 | pairs[i + 1]) - 8192) * 100 / 8192 for i in range(0, 24, 2)]
 
 
-def _part_track(part: Part, events: list[Event], program: int | None) -> list[tuple[int, int, mido.Message | mido.MetaMessage]]:
-    out: list[tuple[int, int, mido.Message | mido.MetaMessage]] = [(0, _META, mido.MetaMessage("track_name", name=part.name))]
+def _part_track(part: Part, events: list[Event], program: int | None) -> list[Spec]:
+    out: list[Spec] = [_meta(0, "track_name", name=part.name)]
     channel = DRUM_CHANNEL if part.is_drum else part.channel
     if not part.is_drum:
-        out.append((0, _PROGRAM, mido.Message("program_change", channel=channel, program=program if program is not None else part.program)))
+        out.append((0, _PROGRAM, False, "program_change",
+                    {"channel": channel, "program": program if program is not None else part.program}))
     for e in events:
         if e.key is None:
             continue
         if e.text and e.kind in (EventKind.NOTE, EventKind.CALL):
-            out.append((e.start_tick, _META, mido.MetaMessage("lyrics", text=e.text)))
-        out.append((e.start_tick, _ON, mido.Message("note_on", channel=channel, note=e.key, velocity=max(1, min(127, e.velocity)))))
-        out.append((e.start_tick + max(1, e.length_ticks), _OFF, mido.Message("note_off", channel=channel, note=e.key)))
+            out.append(_meta(e.start_tick, "lyrics", text=e.text))
+        out.append((e.start_tick, _ON, False, "note_on",
+                    {"channel": channel, "note": e.key, "velocity": max(1, min(127, e.velocity))}))
+        out.append((e.start_tick + max(1, e.length_ticks), _OFF, False, "note_off", {"channel": channel, "note": e.key}))
     return out
 
 
-def _conductor(timeline: Timeline, tuning: mido.Message | None) -> list[tuple[int, int, mido.Message | mido.MetaMessage]]:
-    out: list[tuple[int, int, mido.Message | mido.MetaMessage]] = [
-        (0, _META, mido.MetaMessage("track_name", name=f"{timeline.rite} ({timeline.rite_id})")),
-        (0, _META, mido.MetaMessage("set_tempo", tempo=TEMPO)),
-    ]
+def _conductor(timeline: Timeline, tuning: mido.Message | None) -> list[Spec]:
     real = timeline.realization
-    out.append((0, _META, mido.MetaMessage("text", text=f"tuning {real.tuning.value}; 黄鍾 = MIDI {real.huangzhong}")))
-    for notice in timeline.notices:
-        out.append((0, _META, mido.MetaMessage("text", text=notice)))
+    out: list[Spec] = [
+        _meta(0, "track_name", name=f"{timeline.rite} ({timeline.rite_id})"),
+        _meta(0, "set_tempo", tempo=TEMPO),
+        _meta(0, "text", text=f"tuning {real.tuning.value}; 黄鍾 = MIDI {real.huangzhong}"),
+    ]
+    out += [_meta(0, "text", text=notice) for notice in timeline.notices]
     if tuning is not None:
-        out.append((0, _PROGRAM, tuning))
+        out.append((0, _PROGRAM, False, "sysex", {"data": tuning.data}))
     for e in timeline.events:
-        if e.kind is EventKind.ACTION:
-            out.append((e.start_tick, _META, mido.MetaMessage("marker", text=f"{e.cue}: {e.text}")))
-        elif e.kind is EventKind.MARKER:
-            out.append((e.start_tick, _META, mido.MetaMessage("marker", text=f"{e.cue}: {e.text}" if e.text else e.cue)))
+        if e.kind in (EventKind.ACTION, EventKind.MARKER):
+            out.append(_meta(e.start_tick, "marker", text=f"{e.cue}: {e.text}" if e.text else e.cue))
     return out
 
 
-def _shots(timeline: Timeline) -> list[tuple[int, int, mido.Message | mido.MetaMessage]]:
-    out: list[tuple[int, int, mido.Message | mido.MetaMessage]] = []
+def _shots(timeline: Timeline) -> list[Spec]:
+    out: list[Spec] = []
     for e in timeline.events:
         if e.kind is EventKind.RELEASE:
             verdict = ("中" if e.hit else "不中") + ("，釋獲" if e.counted else "")
-            out.append((e.start_tick, _META, mido.MetaMessage(
-                "text", text=f"{e.round} {e.pair} {e.archer} {e.text} 矢{e.arrow} 節{e.jie}: {verdict}")))
-    return [(0, _META, mido.MetaMessage("track_name", name="射"))] + out if out else []
+            out.append(_meta(e.start_tick, "text", text=f"{e.round} {e.pair} {e.archer} {e.text} 矢{e.arrow} 節{e.jie}: {verdict}"))
+    return [_meta(0, "track_name", name="射")] + out if out else []
 
 
-def _track(messages: list[tuple[int, int, mido.Message | mido.MetaMessage]]) -> mido.MidiTrack:
+def _track(specs: list[Spec]) -> mido.MidiTrack:
+    """Messages in a fixed order (tick, then note-off/meta/program/note-on, then as given), with delta times."""
     track = mido.MidiTrack()
     now = 0
-    ordered = sorted(range(len(messages)), key=lambda i: (messages[i][0], messages[i][1], i))
-    for i in ordered:
-        tick, _, message = messages[i]
-        track.append(message.copy(time=tick - now))
+    for i in sorted(range(len(specs)), key=lambda i: (specs[i][0], specs[i][1], i)):
+        tick, _, meta, kind, fields = specs[i]
+        track.append((mido.MetaMessage if meta else mido.Message)(kind, time=tick - now, **fields))
         now = tick
     track.append(mido.MetaMessage("end_of_track", time=0))
     return track

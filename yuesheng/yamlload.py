@@ -40,7 +40,7 @@ _INT = re.compile(r"[-+]?[0-9]+")
 _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
 
 
-class _Loader(Reader, Scanner, Parser, Composer, BaseResolver):
+class _PureLoader(Reader, Scanner, Parser, Composer, BaseResolver):
     """Composes nodes; resolves no implicit tags (every plain scalar stays a string node)."""
 
     def __init__(self, stream: str) -> None:
@@ -49,6 +49,10 @@ class _Loader(Reader, Scanner, Parser, Composer, BaseResolver):
         Parser.__init__(self)
         Composer.__init__(self)
         BaseResolver.__init__(self)
+
+
+# libyaml's parser when PyYAML was built with it (about ten times faster), same node graph.
+_Loader = getattr(yaml, "CBaseLoader", _PureLoader)
 
 
 def format_path(path: PathKey) -> str:
@@ -69,13 +73,17 @@ class Document:
     key_marks: dict[PathKey, tuple[int, int]] = field(default_factory=dict)
 
     def where(self, path: PathKey, *, key: bool = False) -> tuple[int | None, int | None]:
-        """Line and column (1-based) of the value at *path* (of its key if *key*), or of its nearest parent."""
-        key_mark = self.key_marks.get(path)
-        if key_mark and (key or path not in self.marks or self.marks[path][0] > key_mark[0]):
-            return key_mark  # a block value starts on the line after its key: point at the key
+        """Line and column (1-based) of the value at *path* (of its key if *key*), or of its nearest parent.
+
+        A block value starts on the line after its key; then the key's place is the one a reader wants.
+        """
         for cut in range(len(path), -1, -1):
-            if path[:cut] in self.marks:
-                return self.marks[path[:cut]]
+            here = path[:cut]
+            key_mark = self.key_marks.get(here)
+            if key_mark and ((key and cut == len(path)) or here not in self.marks or self.marks[here][0] > key_mark[0]):
+                return key_mark
+            if here in self.marks:
+                return self.marks[here]
         return None, None
 
     def problem(
@@ -87,7 +95,7 @@ class Document:
 
 
 def _scalar(node: ScalarNode) -> Any:
-    if node.style is not None:  # quoted or block scalar: always a string
+    if node.style:  # quoted or block scalar: always a string (plain is None, or "" from libyaml)
         return node.value
     text = node.value
     if text in ("", "~", "null", "Null", "NULL"):

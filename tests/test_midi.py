@@ -1,0 +1,114 @@
+"""MIDI: round trip through mido and music21, determinism, UTF-8 text, tuning messages, note order."""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+from pathlib import Path
+
+import mido
+import pytest
+
+from yuesheng.cuesheet import load_cuesheet
+from yuesheng.lulu import LU, Realization, Tuning, cents_offset
+from yuesheng.midi import decode_octave_tuning, midi_bytes, to_midi, write_midi
+from yuesheng.timeline import Event, EventKind, Options, Timeline, build_timeline
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="module")
+def golden(repertoire) -> Timeline:
+    return build_timeline(load_cuesheet(DATA / "golden.yaml", repertoire))
+
+
+def _read(data: bytes) -> mido.MidiFile:
+    return mido.MidiFile(file=io.BytesIO(data), charset="utf-8")
+
+
+def test_round_trip_through_mido(golden):
+    midi = _read(midi_bytes(golden))
+    assert midi.type == 1 and midi.ticks_per_beat == 960
+    names = [t.name for t in midi.tracks]
+    assert names == ["鄉射禮 (golden)", "歌", "瑟", "鐘", "獲者", "鼓", "射"]
+    sounding = [e for e in golden.events if e.kind in (EventKind.NOTE, EventKind.DRUM, EventKind.CALL)]
+    ons = [m for t in midi.tracks for m in t if m.type == "note_on"]
+    assert len(ons) == len(sounding)
+    got = Counter()
+    for track in midi.tracks[1:]:
+        now = 0
+        for m in track:
+            now += m.time
+            if m.type == "note_on":
+                got[(now, m.note)] += 1
+    assert got == Counter((e.start_tick, e.key) for e in sounding)
+
+
+def test_lyrics_and_markers_survive_in_utf8(golden):
+    midi = _read(midi_bytes(golden))
+    lyrics = [m.text for m in midi.tracks[1] if m.type == "lyrics"]
+    sung = [e.text for e in golden.events if e.kind is EventKind.NOTE and e.part == "歌"]
+    assert lyrics == sung and lyrics[:3] == ["彼", "茁", "者"]
+    markers = [m.text for m in midi.tracks[0] if m.type == "marker"]
+    assert "bin-ru: 賓入" in markers and any("釋獲" in m for m in markers)
+    calls = [m.text for m in midi.tracks[4] if m.type == "lyrics"]
+    assert set(calls) == {"獲"}
+    assert any("modern realization" in m.text for m in midi.tracks[0] if m.type == "text")
+
+
+def test_drums_are_on_channel_ten(golden):
+    midi = _read(midi_bytes(golden))
+    drums = next(t for t in midi.tracks if t.name == "鼓")
+    assert {m.channel for m in drums if m.type == "note_on"} == {9}
+
+
+def test_same_timeline_same_bytes(repertoire):
+    sheet = load_cuesheet(DATA / "mini_xiangshe.yaml", repertoire)
+    options = Options(realization=Realization(62, Tuning.SANFEN))
+    assert midi_bytes(build_timeline(sheet, options)) == midi_bytes(build_timeline(sheet, options))
+
+
+def test_sanfen_octave_tuning_message(golden):
+    from dataclasses import replace
+
+    midi = to_midi(replace(golden, realization=Realization(62, Tuning.SANFEN)))
+    (sysex,) = [m for m in midi.tracks[0] if m.type == "sysex"]
+    assert list(sysex.data[:4]) == [0x7F, 0x7F, 0x08, 0x09]
+    channels, cents = decode_octave_tuning(sysex)
+    assert 9 not in channels and {0, 1, 4, 8} <= set(channels)
+    for the_lu in LU:  # 黄鍾 on D: 林鍾 is A, +1.96 cents
+        assert cents[(62 + the_lu.index) % 12] == pytest.approx(cents_offset(the_lu, Tuning.SANFEN), abs=0.02)
+    assert not [m for m in to_midi(golden).tracks[0] if m.type == "sysex"]
+
+
+def test_a_repeated_note_is_never_cut_by_its_own_note_off():
+    from yuesheng.lulu import Realization as R
+
+    events = tuple(Event(t, 480, EventKind.NOTE, "c", part="瑟", key=60, velocity=80) for t in (0, 480, 960))
+    track = to_midi(Timeline("t", "t", events, (), (), (), R())).tracks[1]
+    kinds = [(m.type, m.time) for m in track if m.type.startswith("note")]
+    assert kinds == [("note_on", 0), ("note_off", 480), ("note_on", 0), ("note_off", 480), ("note_on", 0),
+                     ("note_off", 480)]
+
+
+def test_an_independent_reader_agrees(golden, tmp_path):
+    music21 = pytest.importorskip("music21")
+    path = tmp_path / "golden.mid"
+    write_midi(golden, path)
+    score = music21.converter.parse(path)
+    sung = sorted(n.pitch.midi for p in score.parts if "歌" in (p.partName or "") for n in p.recurse().notes)
+    assert sung == sorted(e.key for e in golden.events if e.kind is EventKind.NOTE and e.part == "歌")
+
+
+def test_write_is_atomic(golden, tmp_path, monkeypatch):
+    path = tmp_path / "out.mid"
+    path.write_bytes(b"old")
+
+    def boom(*_args, **_kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr("os.fsync", boom)
+    with pytest.raises(OSError):
+        write_midi(golden, path)
+    assert path.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.mid"]

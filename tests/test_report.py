@@ -1,0 +1,71 @@
+"""The run sheet in text, CSV and JSON."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from yuesheng.archery import Tally
+from yuesheng.cuesheet import load_cuesheet
+from yuesheng.report import clock, run_sheet_csv, run_sheet_json, run_sheet_text, sections
+from yuesheng.timeline import build_timeline
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="module")
+def golden(repertoire):
+    return build_timeline(load_cuesheet(DATA / "golden.yaml", repertoire))
+
+
+@pytest.mark.parametrize(("seconds", "text"), [(0, "0:00"), (75, "1:15"), (3600, "1:00:00"), (3725.4, "1:02:05")])
+def test_clock(seconds, text):
+    assert clock(round(seconds * 960)) == text
+
+
+@pytest.mark.parametrize(("right", "left", "words"), [
+    (6, 2, "右賢于左2純"), (5, 2, "右賢于左1純1奇"), (3, 2, "右賢于左1奇"), (1, 4, "左賢于右1純1奇"),
+    (4, 4, "左右鈞"), (0, 0, "左右鈞"),
+])
+def test_tally_wording(right, left, words):
+    assert Tally("r", right, left).announcement == words
+
+
+def test_text_run_sheet(golden):
+    text = run_sheet_text(golden)
+    assert "total 2:56" in text
+    assert "round-3: 右 2 算, 左 3 算 — 左賢于右1奇" in text
+    assert "0:10     0:05    迎賓" in text and "主人, 賓" in text
+
+
+def test_sections_are_runs_of_cues(golden):
+    assert [(s.name, s.cues) for s in sections(golden)] == [("迎賓", 3), ("樂賓", 2), ("射", 2)]
+
+
+def test_csv(golden):
+    rows = list(csv.DictReader(io.StringIO(run_sheet_csv(golden))))
+    assert len(rows) == 7 and rows[0]["cue"] == "bin-ru" and rows[0]["cite_page"] == "5-4a"
+    assert rows[1]["kind"] == "金奏" and "樂闋" in rows[1]["action_or_music"]
+
+
+def test_json_contract(golden):
+    data = json.loads(run_sheet_json(golden))
+    assert {"rite", "duration_s", "events", "tally"} <= set(data)
+    assert data["rite"] == "鄉射禮" and data["duration_s"] == 176.0
+    kinds = {e["kind"] for e in data["events"]}
+    assert kinds == {"action", "marker", "note", "drum", "release", "call"}
+    note = next(e for e in data["events"] if e["kind"] == "note" and e["part"] == "歌")
+    assert {"t", "dur", "cue", "part", "midi", "text", "piece", "zhong"} <= set(note) and note["zhong"] == 1
+    drum = next(e for e in data["events"] if e["kind"] == "drum" and e["round"])
+    assert {"round", "pair", "jie"} <= set(drum)
+    release = next(e for e in data["events"] if e["kind"] == "release")
+    assert {"round", "pair", "archer", "arrow", "hit", "counted"} <= set(release)
+    call = next(e for e in data["events"] if e["kind"] == "call")
+    assert call["degree"] in ("宫", "商") and call["midi"] in (60, 62) and call["part"] == "獲者"
+    action = next(e for e in data["events"] if e["kind"] == "action")
+    assert action["text"] == "賓入" and action["cite"].startswith("5-4a")
+    assert data["tally"] == {"round-3": {"right": 2, "left": 3, "announcement": "左賢于右1奇"}}
