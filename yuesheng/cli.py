@@ -333,6 +333,29 @@ def cmd_render(args: argparse.Namespace) -> str:
     return _emit(args, data, f"{timeline.rite}, {len(data)} bytes, {notes} notes, {seconds(timeline.duration_ticks) / 60:.1f} min")
 
 
+# --- yuesheng audio -------------------------------------------------------------------------------
+
+
+def _progress_bar(fraction: float) -> None:
+    if sys.stderr.isatty():
+        filled = int(fraction * 30)
+        sys.stderr.write(f"\rrendering [{'#' * filled}{'.' * (30 - filled)}] {fraction:4.0%}")
+        if fraction >= 1:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def cmd_audio(args: argparse.Namespace) -> str:
+    from yuesheng.audio import describe, render_wav
+
+    timeline = _timeline(args)
+    output = args.output or f"{timeline.rite_id}.wav"
+    if Path(output).suffix.lower() != ".wav":
+        raise UsageError(f"-o {output}: expected a .wav file")
+    rendered = render_wav(timeline, output, soundfont=args.soundfont, progress=_progress_bar)
+    return describe(rendered, timeline) + "\n"
+
+
 # --- the parser --------------------------------------------------------------------------------
 
 
@@ -381,6 +404,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("render", help="a Standard MIDI File of the rite, with lyrics, markers, calls and the 節 drum")
     _sequencer_options(p)
     p.set_defaults(func=cmd_render)
+    p = sub.add_parser("audio", help="a WAV of the rite through FluidSynth and a General MIDI SoundFont")
+    _sequencer_options(p)
+    p.add_argument("--soundfont", metavar="PATH", help="a .sf2/.sf3 SoundFont (default: Debian's fluid-soundfont-gm)")
+    p.set_defaults(func=cmd_audio)
     p = sub.add_parser("validate", help="check cue sheets: YAML, schema, references, ritual rules")
     p.add_argument("cues", nargs="+", metavar="CUE", help="cue sheet files (YAML) or shipped rite ids")
     _format_option(p)

@@ -7,7 +7,8 @@
   SysEx F0 7F 7F 08 09), which FluidSynth honours, for every melodic channel.
 - One track per part, named in Chinese (歌 瑟 笙 和 鐘 鑮 磬 管 獲者 負侯者 鼓 鼙 鼗),
   with its General MIDI program (drums on channel 10). The 歌 and the callers
-  carry a lyric event for every syllable.
+  carry a lyric event for every syllable. Each part ends with all-notes-off and
+  all-sound-off at the end of the rite.
 - A 射 track with a text event for every arrow loosed.
 
 All text is UTF-8 (mido's default, Latin-1, cannot hold Chinese). Events are
@@ -108,6 +109,13 @@ def _shots(timeline: Timeline) -> list[Spec]:
     return [_meta(0, "track_name", name="射")] + out if out else []
 
 
+def _closing(part: Part, tick: int) -> list[Spec]:
+    """All notes off and all sound off at the end: nothing may sound on past the rite (nor make a renderer run on)."""
+    channel = DRUM_CHANNEL if part.is_drum else part.channel
+    return [(tick, _ON + 1, False, "control_change", {"channel": channel, "control": control, "value": 0})
+            for control in (123, 120)]
+
+
 def _track(specs: list[Spec]) -> mido.MidiTrack:
     """Messages in a fixed order (tick, then note-off/meta/program/note-on, then as given), with delta times."""
     track = mido.MidiTrack()
@@ -130,8 +138,10 @@ def to_midi(timeline: Timeline) -> mido.MidiFile:
     tuning = octave_tuning_sysex(timeline, sorted({p.channel for p in parts if not p.is_drum}))
     midi = mido.MidiFile(type=1, ticks_per_beat=TICKS_PER_SECOND, charset="utf-8")
     midi.tracks.append(_track(_conductor(timeline, tuning)))
+    end = timeline.duration_ticks
     for part in parts:
-        midi.tracks.append(_track(_part_track(part, by_part[part.name], timeline.programs.get(part.name))))
+        specs = _part_track(part, by_part[part.name], timeline.programs.get(part.name)) + _closing(part, end)
+        midi.tracks.append(_track(specs))
     shots = _shots(timeline)
     if shots:
         midi.tracks.append(_track(shots))
