@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -260,8 +261,9 @@ def cmd_validate(args: argparse.Namespace) -> tuple[str, int]:
 # --- yuesheng timeline / render ------------------------------------------------------------------
 
 
-def _sequencer_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("cue", metavar="CUE", help="a cue sheet, e.g. cues/xiangshe.yaml, or a shipped rite's id")
+def _sequencer_options(parser: argparse.ArgumentParser, *, output: bool = True, cue: str = "1") -> None:
+    parser.add_argument("cue", metavar="CUE", nargs=None if cue == "1" else "?",
+                        help="a cue sheet, e.g. cues/xiangshe.yaml, or a shipped rite's id")
     parser.add_argument("--variant", action="append", default=[], metavar="NAME", help="switch on a variant (repeatable)")
     parser.add_argument("--reading", action="append", default=[], metavar="ID=OPTION",
                         help="choose another reading, e.g. heyue=li-rugui (repeatable)")
@@ -269,7 +271,8 @@ def _sequencer_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--syllable", metavar="DURATION", help="seconds per sung syllable, e.g. 1.2s (default: the cue sheet's)")
     parser.add_argument("--tuning", choices=[t.value for t in Tuning], default="equal")
     parser.add_argument("--huangzhong", metavar="NOTE", help="the pitch of 黄鍾 (default: the cue sheet's, else C4)")
-    parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of standard output")
+    if output:
+        parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically)")
     _scores_option(parser)
 
 
@@ -356,6 +359,49 @@ def cmd_audio(args: argparse.Namespace) -> str:
     return describe(rendered, timeline) + "\n"
 
 
+# --- yuesheng play --------------------------------------------------------------------------------
+
+
+class Stopped(Exception):
+    """SIGTERM: stop like Ctrl-C."""
+
+
+def _stop(_signum: int, _frame: object) -> None:
+    raise Stopped
+
+
+def cmd_play(args: argparse.Namespace) -> str:
+    from yuesheng.live import Player, RealClock, StdinGo
+    from yuesheng.midi import PortError, open_output, output_names
+
+    if args.list_ports:
+        names = output_names()
+        return "\n".join(names) + "\n" if names else "no MIDI output ports\n"
+    if not args.cue:
+        raise UsageError("play: give a CUE (or --list-ports)")
+    timeline = _timeline(args)
+    port = open_output(args.port)
+    clock = RealClock()
+    go = StdinGo(clock, sys.stdin) if args.manual else None
+    try:
+        player = Player(timeline, port, clock, go=go, start=args.start, guard=args.guard,
+                        show=lambda line: print(line, flush=True))
+    except UnknownNameError as exc:
+        port.close()
+        raise UsageError(str(exc)) from None
+    previous = signal.signal(signal.SIGTERM, _stop)
+    try:
+        player.run()
+    except (KeyboardInterrupt, Stopped):
+        return f"stopped: all notes off and all sound off sent on channels {player.channels}\n"
+    except (OSError, PortError, ValueError) as exc:
+        raise PortError(f"the MIDI port failed ({exc}); all notes off sent where the port still answered") from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        port.close()
+    return f"played {timeline.rite}: {len(player.sent)} messages\n"
+
+
 # --- the parser --------------------------------------------------------------------------------
 
 
@@ -408,6 +454,16 @@ def build_parser() -> argparse.ArgumentParser:
     _sequencer_options(p)
     p.add_argument("--soundfont", metavar="PATH", help="a .sf2/.sf3 SoundFont (default: Debian's fluid-soundfont-gm)")
     p.set_defaults(func=cmd_audio)
+    p = sub.add_parser("play", help="play the rite to a MIDI port in real time; manual mode waits for GO (Enter)")
+    _sequencer_options(p, output=False, cue="?")
+    p.add_argument("--port", metavar="NAME", help="MIDI output port (default: the system's first)")
+    p.add_argument("--list-ports", action="store_true", help="list the MIDI output ports and stop")
+    p.add_argument("--from", dest="start", metavar="CUE_ID", help="start at this cue")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--manual", action="store_true", help="each action waits for GO (Enter)")
+    mode.add_argument("--auto", action="store_true", help="follow the estimated durations (the default)")
+    p.add_argument("--guard", type=float, default=0.5, metavar="SECONDS", help="ignore GO presses closer than this")
+    p.set_defaults(func=cmd_play)
     p = sub.add_parser("validate", help="check cue sheets: YAML, schema, references, ritual rules")
     p.add_argument("cues", nargs="+", metavar="CUE", help="cue sheet files (YAML) or shipped rite ids")
     _format_option(p)

@@ -24,10 +24,15 @@ from pathlib import Path
 
 import mido
 
+from yuesheng.errors import YueshengError
 from yuesheng.files import write_atomic
 from yuesheng.instruments import DRUM_CHANNEL, PARTS, Part
 from yuesheng.lulu import LU, Tuning, cents_offset
 from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline
+
+class PortError(YueshengError):
+    """A MIDI port that cannot be listed, opened or written."""
+
 
 TEMPO = 1_000_000  # µs per beat: 60 bpm, so one beat = one second = TICKS_PER_SECOND ticks
 _OFF, _META, _PROGRAM, _ON = 0, 1, 2, 3
@@ -146,6 +151,53 @@ def to_midi(timeline: Timeline) -> mido.MidiFile:
     if shots:
         midi.tracks.append(_track(shots))
     return midi
+
+
+def live_messages(timeline: Timeline) -> tuple[list[mido.Message], list[tuple[int, str, mido.Message]]]:
+    """For a live port: the set-up messages (programs, tuning), then (tick, cue id, message) in playing order."""
+    by_part: dict[str, list[Event]] = {}
+    for e in timeline.events:
+        if e.part and e.key is not None and e.kind in (EventKind.NOTE, EventKind.DRUM, EventKind.CALL):
+            by_part.setdefault(e.part, []).append(e)
+    parts = [p for name, p in PARTS.items() if name in by_part]
+    setup = [mido.Message("program_change", channel=p.channel, program=timeline.programs.get(p.name, p.program))
+             for p in parts if not p.is_drum]
+    tuning = octave_tuning_sysex(timeline, sorted({p.channel for p in parts if not p.is_drum}))
+    setup += [tuning] if tuning is not None else []
+    timed: list[tuple[int, int, int, str, mido.Message]] = []
+    for part in parts:
+        channel = DRUM_CHANNEL if part.is_drum else part.channel
+        for e in by_part[part.name]:
+            on = mido.Message("note_on", channel=channel, note=e.key, velocity=max(1, min(127, e.velocity)))
+            off = mido.Message("note_off", channel=channel, note=e.key)
+            timed += [(e.start_tick, _ON, len(timed), e.cue, on), (e.start_tick + max(1, e.length_ticks), _OFF, len(timed) + 1, e.cue, off)]
+    timed.sort(key=lambda t: t[:3])
+    return setup, [(tick, cue, message) for tick, _, _, cue, message in timed]
+
+
+def panic_messages(channels: list[int]) -> list[mido.Message]:
+    """All notes off and all sound off on every channel given."""
+    return [mido.Message("control_change", channel=c, control=control, value=0) for c in channels for control in (123, 120)]
+
+
+def output_names() -> list[str]:
+    """The MIDI output ports python-rtmidi can see."""
+    try:
+        return list(mido.get_output_names())
+    except Exception as exc:  # rtmidi raises its own SystemError when the system has no MIDI
+        raise PortError(f"cannot list MIDI ports: {exc}") from None
+
+
+def open_output(name: str | None) -> mido.ports.BaseOutput:
+    """Open a MIDI output port by name (None: the system's default), or PortError naming the ports there are."""
+    try:
+        return mido.open_output(name)
+    except Exception as exc:
+        try:
+            known = ", ".join(mido.get_output_names()) or "none"
+        except Exception:
+            known = "none (no MIDI system)"
+        raise PortError(f"cannot open MIDI output {name or '(default)'}: {exc}; ports available: {known}") from None
 
 
 def midi_bytes(timeline: Timeline) -> bytes:

@@ -90,6 +90,17 @@ class CueTiming:
     end_tick: int
 
 
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """Music that runs until an action (樂闋): its span as estimated and where its phrases begin."""
+
+    cue: str
+    until: str  # the action that stops it
+    start_tick: int
+    end_tick: int
+    phrase_ticks: tuple[int, ...]
+
+
 @dataclass(frozen=True)
 class Timeline:
     """The rite in time: sorted events, the run sheet's cue timings, tallies and notices."""
@@ -105,6 +116,7 @@ class Timeline:
     readings: dict[str, str] = field(default_factory=dict)
     programs: dict[str, int] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)  # performer and position ids → their names
+    holds: dict[str, Hold] = field(default_factory=dict)
 
     @property
     def duration_ticks(self) -> int:
@@ -168,6 +180,7 @@ class _Builder:
         self.events: list[Event] = []
         self.releases: dict[str, list[Release]] = {}
         self.notices: dict[str, None] = {}
+        self.phrases: dict[str, list[Fraction]] = {}
         archery = sheet.archery
         self.jie_total = archery.jie_total if archery else 0
         if "lishou-jie" in self.readings and self.readings["lishou-jie"].isdigit():
@@ -198,8 +211,11 @@ class _Builder:
         programs = {p.name: m.program for m in self.sheet.instruments.values()
                     if m.program is not None and (p := part_for(m.name))}
         names = {m.id: m.name for table in (self.sheet.performers, self.sheet.positions) for m in table.values()}
+        holds = {c: Hold(c, self.by_id[c].end_at, ticks(self.times[(c, "start")]), ticks(self.times[(c, "end")]),
+                         tuple(ticks(t) for t in starts)) for c, starts in self.phrases.items()}
         return Timeline(self.sheet.rite_name, self.sheet.rite_id, tuple(sorted(self.events, key=lambda e: e.sort_key)),
-                        timings, tallies, tuple(self.notices), self.real, self.variants, self.readings, programs, names)
+                        timings, tallies, tuple(self.notices), self.real, self.variants, self.readings, programs, names,
+                        holds)
 
     # -- time of each cue -------------------------------------------------------------------------
 
@@ -299,8 +315,10 @@ class _Builder:
         jinzou = cue.music is MusicKind.JINZOU
         for n, note in enumerate(ref.piece.notes):
             t = start + n * step
-            if stop is not None and n % PHRASE == 0 and t >= stop:
-                return t, True
+            if stop is not None and n % PHRASE == 0:
+                if t >= stop:
+                    return t, True
+                self.phrases.setdefault(cue.id, []).append(t)
             for part in parts:
                 self.sound(cue, ref, note, part, t, step, n, zhong, jinzou)
         end = start + len(ref.piece.notes) * step

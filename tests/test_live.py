@@ -1,0 +1,211 @@
+"""Live playback with a fake clock and a capturing port: order and times, GO, held 金奏, panic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from yuesheng.cuesheet import load_cuesheet
+from yuesheng.errors import UnknownNameError
+from yuesheng.live import Player
+from yuesheng.midi import live_messages
+from yuesheng.timeline import TICKS_PER_SECOND, build_timeline
+
+DATA = Path(__file__).parent / "data"
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def now(self) -> float:
+        return self.t
+
+    def sleep_until(self, when: float) -> None:
+        self.t = max(self.t, when)
+
+
+class FakeGo:
+    """GO presses at given times; waiting moves the fake clock."""
+
+    def __init__(self, clock: FakeClock, presses: list[float]) -> None:
+        self.clock, self.presses = clock, list(presses)
+
+    def wait_until(self, deadline: float | None) -> float | None:
+        if self.presses and (deadline is None or self.presses[0] <= deadline):
+            self.clock.t = max(self.clock.t, self.presses.pop(0))
+            return self.clock.t
+        if deadline is None:
+            raise AssertionError("waiting for a GO that never comes")
+        self.clock.t = max(self.clock.t, deadline)
+        return None
+
+
+class Capture:
+    def __init__(self, clock: FakeClock, fail_after: int | None = None, error: BaseException | None = None) -> None:
+        self.clock, self.sent, self.fail_after, self.error = clock, [], fail_after, error
+
+    def send(self, message) -> None:
+        if self.fail_after is not None and len(self.sent) >= self.fail_after and self.error is not None:
+            error, self.error = self.error, None
+            raise error
+        self.sent.append((self.clock.now(), message))
+
+
+@pytest.fixture(scope="module")
+def golden(repertoire):
+    return build_timeline(load_cuesheet(DATA / "golden.yaml", repertoire))
+
+
+def _ons(port: Capture, cue_notes: set[int] | None = None):
+    return [(t, m) for t, m in port.sent if m.type == "note_on" and (cue_notes is None or m.channel in cue_notes)]
+
+
+def test_auto_mode_sends_every_message_at_its_time_in_order(golden):
+    clock = FakeClock()
+    port = Capture(clock)
+    player = Player(golden, port, clock)
+    player.run()
+    setup, timed = live_messages(golden)
+    assert [m for _, m in port.sent[: len(setup)]] == setup
+    played = port.sent[len(setup):]
+    assert [t for t, _ in played] == sorted(t for t, _ in played)
+    assert sorted((round(t, 6), str(m)) for t, m in played) == sorted(
+        (round(tick / TICKS_PER_SECOND, 6), str(m)) for tick, _, m in timed)
+    for (t1, a), (t2, b) in zip(played, played[1:]):  # at one moment, note-offs first
+        assert not (t1 == t2 and a.type == "note_on" and b.type == "note_off")
+
+
+def test_manual_mode_follows_go_and_holds_the_jinzou_until_its_action(golden):
+    clock = FakeClock()
+    port = Capture(clock)
+    shown: list[str] = []
+    Player(golden, port, clock, go=FakeGo(clock, [0.0, 30.0, 70.0]), show=shown.append).run()
+    bells = [(t, m) for t, m in port.sent if m.type == "note_on" and m.channel == 4]  # 鐘
+    assert max(t for t, _ in bells) == pytest.approx(31.0)  # the phrase in progress ends at 32 s
+    assert len(bells) == 32  # 8-stroke figure repeated: 0..31 s
+    offs = [(t, m) for t, m in port.sent if m.type == "note_off" and m.channel == 4]
+    assert max(t for t, _ in offs) == pytest.approx(32.0)
+    sung = [t for t, m in port.sent if m.type == "note_on" and m.channel == 0]
+    assert min(sung) == pytest.approx(35.0)  # 合樂 starts 5 s after the GO of bai-zhi
+    drums = [t for t, m in port.sent if m.type == "note_on" and m.channel == 9 and t > 60]
+    assert min(drums) == pytest.approx(75.0)  # 射節 starts 5 s after the GO of zhengge-bei
+    assert shown[0].startswith("next GO 1/3") and "bai-zhi" in shown[1]
+
+
+def test_an_early_go_cuts_the_held_music_at_its_phrase(golden):
+    clock = FakeClock()
+    port = Capture(clock)
+    Player(golden, port, clock, go=FakeGo(clock, [0.0, 5.0, 20.0])).run()
+    bells = [t for t, m in port.sent if m.type == "note_on" and m.channel == 4]
+    assert max(bells) == pytest.approx(7.0) and len(bells) == 8
+
+
+def test_go_presses_inside_the_guard_are_ignored(golden):
+    clock = FakeClock()
+    port = Capture(clock)
+    Player(golden, port, clock, go=FakeGo(clock, [0.0, 0.2, 30.0, 30.3, 70.0]), guard=0.5).run()
+    sung = [t for t, m in port.sent if m.type == "note_on" and m.channel == 0]
+    assert min(sung) == pytest.approx(35.0)
+
+
+def test_no_drift_over_an_hour_of_actions(repertoire):
+    timeline = build_timeline(load_cuesheet(DATA / "mini_xiangyin.yaml", repertoire))
+    clock = FakeClock()
+    port = Capture(clock)
+    player = Player(timeline, port, clock)
+    player.run()
+    assert all(sent == pytest.approx(due, abs=1e-9) for due, sent, _ in player.sent)
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt(), OSError("port went away")])
+def test_interruption_sends_all_notes_off_on_every_channel(golden, error):
+    clock = FakeClock()
+    port = Capture(clock, fail_after=40, error=error)
+    player = Player(golden, port, clock)
+    with pytest.raises(type(error)):
+        player.run()
+    tail = [m for _, m in port.sent[40:]]
+    assert {(m.channel, m.control) for m in tail} == {(c, cc) for c in player.channels for cc in (120, 123)}
+    assert 9 in player.channels and 0 in player.channels
+
+
+def test_start_from_a_cue(golden):
+    clock = FakeClock()
+    port = Capture(clock)
+    Player(golden, port, clock, start="zhengge-bei").run()
+    ons = [(t, m) for t, m in port.sent if m.type == "note_on"]
+    assert min(t for t, _ in ons) == pytest.approx(5.0)  # 射節 5 s after zhengge-bei
+    assert not [m for _, m in ons if m.channel == 4]  # no bells: they were before
+
+
+def test_start_from_an_unknown_cue(golden):
+    with pytest.raises(UnknownNameError, match="did you mean 'zhengge-bei'"):
+        Player(golden, Capture(FakeClock()), FakeClock(), start="zhengge")
+
+
+class _CapturePort(Capture):
+    def close(self) -> None:
+        self.closed = True
+
+
+def _patch(monkeypatch, port_factory):
+    clock = FakeClock()
+    monkeypatch.setattr("yuesheng.live.RealClock", lambda: clock)
+    monkeypatch.setattr("yuesheng.midi.open_output", lambda name: port_factory(clock))
+    return clock
+
+
+def test_play_command_auto(run, monkeypatch):
+    ports = []
+    _patch(monkeypatch, lambda clock: ports.append(_CapturePort(clock)) or ports[-1])
+    code, out, _ = run("play", str(DATA / "golden.yaml"), "--auto")
+    assert code == 0 and out.startswith("played 鄉射禮") and ports[0].closed
+    assert len([m for _, m in ports[0].sent if m.type == "note_on"]) > 300
+
+
+def test_play_command_interrupted_is_a_clean_stop(run, monkeypatch):
+    ports = []
+    _patch(monkeypatch, lambda clock: ports.append(_CapturePort(clock, 30, KeyboardInterrupt())) or ports[-1])
+    code, out, _ = run("play", str(DATA / "golden.yaml"))
+    assert code == 0 and out.startswith("stopped: all notes off")
+    assert {m.control for _, m in ports[0].sent[30:]} == {120, 123}
+
+
+def test_play_command_port_failure_exits_1(run, monkeypatch):
+    _patch(monkeypatch, lambda clock: _CapturePort(clock, 30, OSError("device unplugged")))
+    code, _, err = run("play", str(DATA / "golden.yaml"))
+    assert code == 1 and "device unplugged" in err and "all notes off" in err
+
+
+def test_play_command_missing_port_is_a_clear_error(run):
+    code, _, err = run("play", str(DATA / "golden.yaml"), "--port", "no such port")
+    assert code == 1 and "cannot open MIDI output no such port" in err
+
+
+def test_play_command_unknown_from_cue_is_a_usage_error(run, monkeypatch):
+    _patch(monkeypatch, lambda clock: _CapturePort(clock))
+    assert run("play", str(DATA / "golden.yaml"), "--from", "nosuch")[0] == 2
+
+
+def test_a_real_virtual_port_when_the_system_has_one():
+    mido = pytest.importorskip("mido")
+    try:
+        port = mido.open_output("yuesheng-test", virtual=True)
+        listener = mido.open_input("yuesheng-test")
+    except Exception as exc:  # no ALSA sequencer or CoreMIDI on this machine
+        pytest.skip(f"python-rtmidi cannot open a virtual port here: {exc}")
+    import time
+
+    from yuesheng.lulu import Realization
+    from yuesheng.live import RealClock
+    from yuesheng.timeline import Event, EventKind, Timeline
+
+    notes = tuple(Event(n * 96, 48, EventKind.NOTE, "c", part="瑟", key=60 + n, velocity=80) for n in range(5))
+    timeline = Timeline("t", "t", notes, (), (), (), Realization())
+    with port, listener:
+        Player(timeline, port, RealClock()).run()
+        time.sleep(0.2)
+        received = [m for m in listener.iter_pending() if m.type in ("note_on", "note_off")]
+    assert [(m.type, m.note) for m in received] == [(t, 60 + n) for n in range(5) for t in ("note_on", "note_off")]
