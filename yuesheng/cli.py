@@ -385,7 +385,7 @@ def cmd_play(args: argparse.Namespace) -> str:
     go = StdinGo(clock, sys.stdin) if args.manual else None
     try:
         player = Player(timeline, port, clock, go=go, start=args.start, guard=args.guard,
-                        show=lambda line: print(line, flush=True))
+                        show=lambda line: print(line, flush=True), preroll=0.2)
     except UnknownNameError as exc:
         port.close()
         raise UsageError(str(exc)) from None

@@ -21,6 +21,7 @@ sent on every channel used before the player stops: never a stuck note.
 
 from __future__ import annotations
 
+import gc
 import heapq
 import queue
 import threading
@@ -112,8 +113,10 @@ class Player:
     """Plays a Timeline to a port, in auto or manual mode."""
 
     def __init__(self, timeline: Timeline, port: Port, clock: Clock, *, go: GoSource | None = None,
-                 guard: float = 0.5, start: str | None = None, show: Callable[[str], None] = print) -> None:
+                 guard: float = 0.5, start: str | None = None, show: Callable[[str], None] = print,
+                 preroll: float = 0.0) -> None:
         self.timeline, self.port, self.clock, self.go, self.guard, self.show = timeline, port, clock, go, guard, show
+        self.preroll = preroll  # seconds from starting to the first message, so the queue is ready in time
         self.setup, timed = live_messages(timeline)
         actions = [t for t in timeline.cues if not t.cue.is_music]
         begin = self.begin = _start_tick(timeline, start)
@@ -133,7 +136,12 @@ class Player:
     # -- the loop ----------------------------------------------------------------------------------
 
     def run(self) -> None:
-        """Play to the end; on any interruption silence every channel, then re-raise."""
+        """Play to the end; on any interruption silence every channel, then re-raise.
+
+        The garbage collector is paused while playing: a collection would delay a message.
+        """
+        collecting = gc.isenabled()
+        gc.disable()
         try:
             for message in self.setup:
                 self.port.send(message)
@@ -141,10 +149,13 @@ class Player:
         except BaseException:
             self.panic()
             raise
+        finally:
+            if collecting:
+                gc.enable()
 
     def _loop(self) -> None:
         next_point = 0
-        origin = self.clock.now()
+        origin = self.clock.now() + self.preroll
         if self.by_segment.get(-1):
             self._activate(-1, origin)
         while True:
