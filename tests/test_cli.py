@@ -115,6 +115,18 @@ def test_export_refuses_an_unknown_suffix(run, tmp_path):
     assert not (tmp_path / "x.pdf").exists()
 
 
+def test_export_midi_with_lyrics(run, tmp_path):
+    import mido
+
+    out = tmp_path / "luming.mid"
+    code, _, _ = run("score", "export", "鹿鳴", "-o", str(out), "--tuning", "sanfen")
+    assert code == 0
+    midi = mido.MidiFile(out, charset="utf-8")
+    lyrics = [m.text for t in midi.tracks for m in t if m.type == "lyrics"]
+    assert "".join(lyrics).startswith("呦呦鹿鳴") and len(lyrics) == 103
+    assert any(m.type == "sysex" for m in midi.tracks[0])
+
+
 @pytest.mark.parametrize("argv", [("--help",), ("score", "--help")])
 def test_help_exits_0(run, argv):
     assert run(*argv)[0] == 0

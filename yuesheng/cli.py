@@ -12,6 +12,7 @@ import signal
 import sys
 import unicodedata
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -219,11 +220,18 @@ def cmd_score_export(args: argparse.Namespace) -> str:
     if not p.playable:
         raise UsageError(f"{p.id} has no notes to export")
     suffix = Path(args.output).suffix.lower()
-    if suffix not in (".musicxml", ".xml"):
-        raise UsageError(f"-o {args.output}: expected a .musicxml or .xml file")
-    from yuesheng.m21 import write_musicxml
+    real = _realization(args)
+    if suffix in (".mid", ".midi"):
+        from yuesheng.midi import write_midi
+        from yuesheng.timeline import piece_timeline
 
-    write_musicxml(p, args.output, realization=_realization(args), note_value=args.note_value)
+        write_midi(piece_timeline(p, realization=real, syllable=Fraction(args.note_value)), args.output)
+    elif suffix in (".musicxml", ".xml"):
+        from yuesheng.m21 import write_musicxml
+
+        write_musicxml(p, args.output, realization=real, note_value=args.note_value)
+    else:
+        raise UsageError(f"-o {args.output}: expected a .musicxml, .xml or .mid file")
     label = f" ({p.provenance_label}: {p.realization.rule})" if p.realization else ""
     return f"wrote {args.output}: {p.title}, {len(p.notes)} notes, one {args.note_value:g}-beat note per syllable{label}\n"
 
@@ -437,9 +445,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_score_check)
     p = ssub.add_parser("export", help="MusicXML with the lyrics, 律 and 俗字 under the notes")
     p.add_argument("piece")
-    p.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.musicxml")
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.musicxml or FILE.mid")
     p.add_argument("--note-value", type=float, default=1.0, metavar="BEATS",
-                   help="length of each syllable's note in quarter notes (the sources give none; default 1)")
+                   help="length of each syllable's note in beats (the sources give none; default 1; a beat is "
+                        "a crotchet in MusicXML and a second in MIDI)")
     _pitch_options(p)
     _scores_option(p)
     p.set_defaults(func=cmd_score_export)
