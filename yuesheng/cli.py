@@ -10,7 +10,6 @@ import argparse
 import json
 import signal
 import sys
-import unicodedata
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from pathlib import Path
@@ -23,6 +22,7 @@ from yuesheng.lulu import (
 from yuesheng.files import write_atomic
 from yuesheng.repertoire import Repertoire, data_dir, load_repertoire, score_paths
 from yuesheng.score import Piece, load_piece
+from yuesheng.report import pad
 from yuesheng.timeline import EventKind, Options, Timeline, build_timeline, seconds
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
@@ -36,15 +36,6 @@ class UsageError(YueshengError):
 def note_name(key: int) -> str:
     """MIDI key → C4-style name."""
     return f"{NOTE_NAMES[key % 12]}{key // 12 - 1}"
-
-
-def width(text: str) -> int:
-    """Terminal cells taken by *text* (CJK characters take two)."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
-
-
-def pad(text: str, cells: int) -> str:
-    return text + " " * max(0, cells - width(text))
 
 
 def dump_json(data: Any) -> str:

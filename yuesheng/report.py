@@ -32,15 +32,21 @@ def clock(tick: int) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
-def _width(text: str) -> int:
+def width(text: str) -> int:
+    """Terminal cells taken by *text* (CJK characters take two)."""
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def pad(text: str, cells: int) -> str:
+    """*text* padded to at least *cells* terminal cells."""
+    return text + " " * max(0, cells - width(text))
 
 
 def _cell(text: str, cells: int) -> str:
     """*text* cut or padded to *cells* terminal cells."""
     out, used = "", 0
     for c in text:
-        w = _width(c)
+        w = width(c)
         if used + w > cells:
             return out[:-1] + "…" + " " * (cells - used) if out else ""
         out, used = out + c, used + w
@@ -89,7 +95,7 @@ def run_sheet_text(timeline: Timeline) -> str:
              f"total {clock(timeline.duration_ticks)}", ""]
     head = f"{_cell('start', 8)} {_cell('dur', 7)} {_cell('section', 10)} {_cell('cue', 22)} {_cell('who', 22)} " \
            f"{_cell('where', 12)} {_cell('action / music', 40)} {_cell('words', 16)} cite"
-    lines += [head, "-" * _width(head)]
+    lines += [head, "-" * width(head)]
     for t in timeline.cues:
         cue = t.cue
         who = ", ".join(names.get(p, p) for p in (cue.who or cue.performers))

@@ -192,8 +192,9 @@ def read_piece(doc: Document) -> Piece:
             mode = parse_mode(mode_text)
         except KeyError as exc:
             r.error(("mode",), str(exc))
-    emendations = _read_emendations(r, data)
-    irregularities = _read_irregularities(r, data)
+    emendations = [Emendation(*v) for v in _read_records(r, data, "emendations", _EMENDATION_FIELDS, ("line", LINES))]
+    irregularities = [Irregularity(*v) for v in
+                      _read_records(r, data, "irregularities", _IRREGULARITY_FIELDS, ("check", CHECKS))]
     stanzas = tuple(
         s
         for i, raw in enumerate(stanza_data)
@@ -211,41 +212,32 @@ def read_piece(doc: Document) -> Piece:
     )
 
 
-def _read_emendations(r: Checker, data: dict[str, Any]) -> list[Emendation]:
+def _read_records(r: Checker, data: dict[str, Any], key: str, fields: tuple[tuple[str, type], ...],
+                  choice: tuple[str, tuple[str, ...]]) -> list[list[Any]]:
+    """The entries of a list of records (emendations, irregularities), each checked; *choice* is a field with fixed values."""
+    names = tuple(name for name, _ in fields)
     out = []
-    for i, raw in enumerate(r.field(data, (), "emendations", list, required=False) or []):
-        path: PathKey = ("emendations", i)
+    for i, raw in enumerate(r.field(data, (), key, list, required=False) or []):
+        path: PathKey = (key, i)
         if not isinstance(raw, dict):
-            r.error(path, "expected a mapping {stanza, line, position, transmitted, adopted, reason}")
+            r.error(path, f"expected a mapping {{{', '.join(names)}}}")
             continue
-        r.keys(raw, path, ("stanza", "line", "position", "transmitted", "adopted", "reason"))
-        values = [r.field(raw, path, k, t) for k, t in
-                  (("stanza", int), ("line", str), ("position", int), ("transmitted", str), ("adopted", str), ("reason", str))]
+        r.keys(raw, path, names)
+        values = [r.field(raw, path, name, kind) for name, kind in fields]
         if None in values:
             continue
-        if values[1] not in LINES:
-            r.error(path + ("line",), f"line {values[1]!r}, expected one of {', '.join(LINES)}")
+        field_name, allowed = choice
+        if values[names.index(field_name)] not in allowed:
+            r.error(path + (field_name,), f"{field_name} {values[names.index(field_name)]!r}, expected one of "
+                    f"{', '.join(allowed)}")
             continue
-        out.append(Emendation(*values))
+        out.append(values)
     return out
 
 
-def _read_irregularities(r: Checker, data: dict[str, Any]) -> list[Irregularity]:
-    out = []
-    for i, raw in enumerate(r.field(data, (), "irregularities", list, required=False) or []):
-        path: PathKey = ("irregularities", i)
-        if not isinstance(raw, dict):
-            r.error(path, "expected a mapping {stanza, check, reason, cite}")
-            continue
-        r.keys(raw, path, ("stanza", "check", "reason", "cite"))
-        values = [r.field(raw, path, k, t) for k, t in (("stanza", int), ("check", str), ("reason", str), ("cite", str))]
-        if None in values:
-            continue
-        if values[1] not in CHECKS:
-            r.error(path + ("check",), f"check {values[1]!r}, expected one of {', '.join(CHECKS)}")
-            continue
-        out.append(Irregularity(*values))
-    return out
+_EMENDATION_FIELDS = (("stanza", int), ("line", str), ("position", int), ("transmitted", str), ("adopted", str),
+                      ("reason", str))
+_IRREGULARITY_FIELDS = (("stanza", int), ("check", str), ("reason", str), ("cite", str))
 
 
 def _read_stanza(
