@@ -151,7 +151,8 @@ def test_timeline_csv(run):
 
 
 @pytest.mark.parametrize("argv", [("--variant", "nosuch"), ("--reading", "heyue"), ("--reading", "heyue=nosuch"),
-                                  ("--syllable", "1:30"), ("--huangzhong", "X9"), ("--tuning", "just")])
+                                  ("--syllable", "1:30"), ("--huangzhong", "X9"), ("--tuning", "just"),
+                                  ("--call-jun", "黄中")])
 def test_timeline_bad_options_are_usage_errors(run, argv):
     code, _, err = run("timeline", "yanli", *argv)
     assert code == 2, err

@@ -112,3 +112,13 @@ def test_write_is_atomic(golden, tmp_path, monkeypatch):
         write_midi(golden, path)
     assert path.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["out.mid"]
+
+
+def test_a_cue_sheet_overrides_a_general_midi_program(repertoire, tmp_path):
+    text = (DATA / "golden.yaml").read_text(encoding="utf-8").replace(
+        "  se: {name: 瑟, player: gong}", "  se: {name: 瑟, player: gong, program: 46}")
+    path = tmp_path / "harp.yaml"
+    path.write_text(text, encoding="utf-8")
+    midi = _read(midi_bytes(build_timeline(load_cuesheet(path, repertoire))))
+    se = next(t for t in midi.tracks if t.name == "瑟")
+    assert [m.program for m in se if m.type == "program_change"] == [46]

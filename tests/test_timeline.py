@@ -129,6 +129,8 @@ def test_calls_follow_the_chosen_jun_and_huangzhong(repertoire):
 
     tl = build_timeline(replace(sheet, call_jun=lu("林")), Options(realization=Realization(62)))
     assert {(e.degree, e.key) for e in tl.events if e.kind is EventKind.CALL} == {("宫", 69), ("商", 71)}
+    tl = build_timeline(sheet, Options(call_jun=lu("應")))  # 商 of 應鍾 is 大吕清
+    assert {(e.degree, e.key) for e in tl.events if e.kind is EventKind.CALL} == {("宫", 71), ("商", 73)}
 
 
 def test_xiangshe_xunuo_is_one_unbroken_call_not_on_gong_or_shang(xiangshe):

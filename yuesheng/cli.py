@@ -17,7 +17,7 @@ from typing import Any
 
 from yuesheng.errors import InvalidInputError, Problem, UnknownNameError, YueshengError
 from yuesheng.lulu import (
-    DEFAULT_HUANGZHONG, LU, Pitch, Realization, Register, Tuning, parse_note_name, suzi_of,
+    DEFAULT_HUANGZHONG, LU, Pitch, Realization, Register, Tuning, lu, parse_note_name, suzi_of,
 )
 from yuesheng.files import write_atomic
 from yuesheng.repertoire import Repertoire, data_dir, load_repertoire, score_paths
@@ -270,6 +270,8 @@ def _sequencer_options(parser: argparse.ArgumentParser, *, output: bool = True, 
     parser.add_argument("--syllable", metavar="DURATION", help="seconds per sung syllable, e.g. 1.2s (default: the cue sheet's)")
     parser.add_argument("--tuning", choices=[t.value for t in Tuning], default="equal")
     parser.add_argument("--huangzhong", metavar="NOTE", help="the pitch of 黄鍾 (default: the cue sheet's, else C4)")
+    parser.add_argument("--call-jun", metavar="LU", help="the 均 whose 宫 and 商 the callers sing, e.g. 林鍾 "
+                        "(default: the cue sheet's call_jun, else 黄鍾)")
     if output:
         parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically)")
     _scores_option(parser)
@@ -293,7 +295,12 @@ def _timeline(args: argparse.Namespace) -> Timeline:
         raise UsageError(str(exc)) from None
     if syllable is not None and syllable <= 0:
         raise UsageError("--syllable must be longer than 0s")
-    options = Options(frozenset(args.variant), readings, syllable, Realization(huangzhong, Tuning(args.tuning)), args.seed)
+    try:
+        call_jun = lu(args.call_jun) if args.call_jun else None
+    except KeyError as exc:
+        raise UsageError(f"--call-jun: {exc}") from None
+    options = Options(frozenset(args.variant), readings, syllable, Realization(huangzhong, Tuning(args.tuning)),
+                      args.seed, call_jun)
     try:
         return build_timeline(sheet, options)
     except UnknownNameError as exc:  # a --variant or --reading that the cue sheet does not have

@@ -28,7 +28,7 @@ from yuesheng.archery import Release, Tally, shoot_with_music, shoot_without_mus
 from yuesheng.cuesheet import Count, Cue, CueSheet, MusicKind, PieceRef, Round, dependencies, evaluation_order
 from yuesheng.errors import UnknownNameError
 from yuesheng.instruments import PARTS, Part, part_for
-from yuesheng.lulu import LU, Pitch, Realization, Register, suggest
+from yuesheng.lulu import LU, Lu, Pitch, Realization, Register, suggest
 from yuesheng.score import Piece
 
 TICKS_PER_SECOND = 960
@@ -145,6 +145,7 @@ class Options:
     syllable: Fraction | None = None
     realization: Realization | None = None
     seed: int | None = None
+    call_jun: Lu | None = None  # the 均 of the 宫/商 calls, instead of the cue sheet's
 
 
 def _check_options(sheet: CueSheet, options: Options) -> tuple[frozenset[str], dict[str, str]]:
@@ -168,7 +169,7 @@ class _Builder:
     """Schedules cues and realizes their music; one per build."""
 
     def __init__(self, sheet: CueSheet, options: Options) -> None:
-        self.sheet = sheet
+        self.sheet, self.options = sheet, options
         self.variants, self.readings = _check_options(sheet, options)
         self.syllable = options.syllable or sheet.syllable or DEFAULT_SYLLABLE
         self.real = options.realization or Realization(sheet.huangzhong)
@@ -290,7 +291,7 @@ class _Builder:
             MusicKind.XIAGUAN: ("管",), MusicKind.WUSUAN: ("歌", "瑟", "笙"), MusicKind.WU: ("管", "鼓"),
             MusicKind.SHEJIE: ("歌", "瑟"),
         }.get(cue.music, ())
-        names = list(dict.fromkeys(([("歌")] if sung else []) + [p.name for p in found]))
+        names = list(dict.fromkeys((["歌"] if sung else []) + [p.name for p in found]))
         if not found:
             names = list(defaults)
         return tuple(PARTS[n] for n in names)
@@ -328,6 +329,8 @@ class _Builder:
               jinzou: bool) -> None:
         """One note of one part; drums, 鑮 and 磬 play their pattern rather than every note."""
         last = n == len(ref.piece.notes) - 1
+        if part.name == "歌" and not note.lyric.strip():
+            return  # a lost piece's realization has no words to sing: the instruments play it
         if part.is_drum:
             if jinzou:
                 self.drum(cue.id, part, t + step / 2, ref.piece.id, zhong)
@@ -411,8 +414,9 @@ class _Builder:
 
     def calls(self) -> None:
         """唱聲: hit calls on 宫 then 商 for every hit; 許諾 and 諾 where the cue sheet puts them."""
-        gong = Pitch(self.sheet.call_jun)
-        index = self.sheet.call_jun.index
+        jun = self.options.call_jun or self.sheet.call_jun
+        gong = Pitch(jun)
+        index = jun.index
         degrees = {"宫": gong, "商": Pitch(LU[(index + 2) % 12], Register.QING if index + 2 >= 12 else Register.ZHENG),
                    "不絶": Pitch(LU[(index + 7) % 12], Register.QING if index + 7 >= 12 else Register.ZHENG)}
         for cue in self.cues:
