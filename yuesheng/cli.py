@@ -88,7 +88,7 @@ def cmd_lu(args: argparse.Namespace) -> str:
     head = f"律呂 — tuning {real.tuning.value}, 黄鍾 = {args.huangzhong} (MIDI {real.huangzhong}), A4 = 440 Hz\n"
     lines = [head, f"{pad('律', 8)}{pad('名', 10)}{pad('俗字', 7)}{pad('pinyin', 12)}midi  note  cents     Hz"]
     for r in rows:
-        lines.append(f"{pad(r['lu'], 8)}{pad(r['name'], 10)}{pad(r['suzi'] or '—', 7)}{pad(r['pinyin'], 12)}"
+        lines.append(f"{pad(str(r['lu']), 8)}{pad(str(r['name']), 10)}{pad(str(r['suzi'] or '—'), 7)}{pad(str(r['pinyin']), 12)}"
                      f"{r['midi']:>4}  {r['note']:<4}{r['cents']:>+7.2f}{r['hz']:>9.2f}")
     return "\n".join(lines) + "\n"
 
@@ -188,7 +188,8 @@ def _check_targets(names: list[str], extra: list[str]) -> list[Path]:
 
 def cmd_score_check(args: argparse.Namespace) -> tuple[str, int]:
     paths = _check_targets(args.pieces, args.scores)
-    out, failed = [], 0
+    out: list[str] = []
+    failed = 0
     for path in paths:
         try:
             p = load_piece(path)
@@ -238,7 +239,9 @@ def cmd_validate(args: argparse.Namespace) -> tuple[str, int]:
     from yuesheng.cuesheet import check_cuesheet
 
     repertoire = load_repertoire(args.scores)
-    results, out, failed = [], [], False
+    results: list[dict[str, Any]] = []
+    out: list[str] = []
+    failed = False
     for path in args.cues:
         sheet, problems = check_cuesheet(cue_path(path), repertoire)
         errors = [p for p in problems if p.severity == "error"]

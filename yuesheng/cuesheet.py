@@ -499,7 +499,7 @@ class _Reader(Checker):
             if value is not None and not 0 <= value <= 1:
                 self.error(spath + (key,), f"{key} rate {value}, expected a probability between 0 and 1", "schema")
         script = self.script(shots.get("script") or {}, spath + ("script",))
-        if None in (total, listen, jie_cite, tolerance):
+        if total is None or listen is None or jie_cite is None or tolerance is None:
             return None
         return Archery(total, listen, jie_cite, tolerance, pairs, rounds,
                        seed=self.field(shots, spath, "seed", int, required=False) or 0,
@@ -522,8 +522,9 @@ class _Reader(Checker):
         music = self.piece_ref(raw["music"], path + ("music",)) if raw.get("music") is not None else None
         rid, cite = self.ident(raw.get("id"), path + ("id",)), self.cite(raw, path)
         cue = raw.get("cue")
-        cues = self.id_list(raw, path, "cue") if isinstance(cue, list) else (self.ident(cue, path + ("cue",)),)
-        if not (rid and all(cues) and cite and count):
+        one = None if isinstance(cue, list) else self.ident(cue, path + ("cue",))
+        cues = self.id_list(raw, path, "cue") if isinstance(cue, list) else ((one,) if one else ())
+        if not (rid and cues and cite and count):
             return None
         return Round(rid, cues, self.id_list(raw, path, "pairs"), count, cite, music, self.id_list(raw, path, "exempt"))
 
@@ -663,7 +664,7 @@ def variant_configurations(sheet: CueSheet) -> list[frozenset[str]]:
 
 def _unknown(name: str, kind: str, table: dict[str, Any]) -> str:
     near = difflib.get_close_matches(name, list(table), n=1)
-    return f"unknown {kind} {name!r}" + (f" — did you mean {near[0]!r}?" if near else f" (not declared)")
+    return f"unknown {kind} {name!r}" + (f" — did you mean {near[0]!r}?" if near else " (not declared)")
 
 
 Point = tuple[str, str]  # (cue id, "start" | "end")

@@ -187,9 +187,9 @@ class Player:
             self.prompted = point
             self._prompt(point)
         while True:
-            press = self.go.wait_until(due)
-            if press is None or self.last_go is None or press - self.last_go >= self.guard:
-                return press
+            pressed = self.go.wait_until(due)
+            if pressed is None or self.last_go is None or pressed - self.last_go >= self.guard:
+                return pressed
 
     def _go(self, point: int, press: float) -> None:
         self.last_go = press

@@ -6,7 +6,7 @@ same id: that is how a modern realization of a lost piece is swapped for one's o
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,7 +71,7 @@ class Repertoire:
         return len(self.pieces)
 
 
-def score_paths(extra: list[str | Path] | tuple[str | Path, ...] = ()) -> list[Path]:
+def score_paths(extra: Sequence[str | Path] = ()) -> list[Path]:
     """The shipped score files, then each extra file or every ``*.yaml`` of an extra folder."""
     paths = sorted(data_dir("scores").glob("*.yaml"))
     for item in map(Path, extra):
@@ -81,7 +81,7 @@ def score_paths(extra: list[str | Path] | tuple[str | Path, ...] = ()) -> list[P
     return paths
 
 
-def load_repertoire(extra: list[str | Path] | tuple[str | Path, ...] = ()) -> Repertoire:
+def load_repertoire(extra: Sequence[str | Path] = ()) -> Repertoire:
     """The shipped scores, then the extra ones (replacing by id).
 
     Raises InvalidInputError holding the problems of every file that fails to load.

@@ -80,7 +80,7 @@ def _what(timeline_cue: CueTiming) -> str:
     if cue.is_music:
         pieces = " ".join(p.piece.title + (f"×{p.zhong}" if p.zhong > 1 else "") for p in cue.pieces)
         until = f" 至 {cue.end_at} (樂闋)" if cue.end_at else ""
-        return f"♪{cue.music.value} {pieces}{until}".strip()
+        return f"♪{cue.music.value if cue.music else ''} {pieces}{until}".strip()
     return cue.action
 
 

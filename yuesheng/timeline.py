@@ -238,7 +238,7 @@ class _Builder:
     def music(self, cue: Cue, start: Fraction, stop: Fraction | None) -> Fraction:
         """Emit the music of *cue* from *start*; return when it ends."""
         title = " ".join(f"{p.piece.title}" + (f"×{p.zhong}" if p.zhong > 1 else "") for p in cue.pieces)
-        self.add(EventKind.MARKER, start, Fraction(0), cue.id, text=f"{cue.music.value} {title}".strip())
+        self.add(EventKind.MARKER, start, Fraction(0), cue.id, text=f"{cue.music.value if cue.music else ''} {title}".strip())
         for ref in cue.pieces:
             if ref.piece.realization:
                 self.notices[f"{ref.piece.title} ({ref.piece.id}) is lost ({ref.piece.lost.get('cite') if ref.piece.lost else ''}); "
@@ -290,7 +290,7 @@ class _Builder:
             MusicKind.HEYUE: ("歌", "瑟", "笙", "和", "磬"), MusicKind.JINZOU: ("鐘", "鑮", "鼓", "磬"),
             MusicKind.XIAGUAN: ("管",), MusicKind.WUSUAN: ("歌", "瑟", "笙"), MusicKind.WU: ("管", "鼓"),
             MusicKind.SHEJIE: ("歌", "瑟"),
-        }.get(cue.music, ())
+        }.get(cue.music, ()) if cue.music else ()
         names = list(dict.fromkeys((["歌"] if sung else []) + [p.name for p in found]))
         if not found:
             names = list(defaults)
@@ -356,7 +356,8 @@ class _Builder:
     # -- the shooting ------------------------------------------------------------------------------
 
     def round(self, round_id: str) -> Round:
-        return next(r for r in self.sheet.archery.rounds if r.id == round_id)
+        rounds = self.sheet.archery.rounds if self.sheet.archery else ()
+        return next(r for r in rounds if r.id == round_id)
 
     def round_cue(self, rnd: Round) -> Cue:
         return next(self.by_id[c] for c in rnd.cues if c in self.by_id)
@@ -399,7 +400,9 @@ class _Builder:
     def silent_rounds(self) -> None:
         """Rounds that are actions: the pairs shoot one after another across the action."""
         archery = self.sheet.archery
-        for rnd in archery.rounds if archery else ():
+        if archery is None:
+            return
+        for rnd in archery.rounds:
             cue = next((self.by_id[c] for c in rnd.cues if c in self.by_id), None)
             if cue is None or cue.is_music or not rnd.pairs:
                 continue

@@ -52,7 +52,7 @@ class _PureLoader(Reader, Scanner, Parser, Composer, BaseResolver):
 
 
 # libyaml's parser when PyYAML was built with it (about ten times faster), same node graph.
-_Loader = getattr(yaml, "CBaseLoader", _PureLoader)
+_Loader: Any = getattr(yaml, "CBaseLoader", _PureLoader)
 
 
 def format_path(path: PathKey) -> str:
@@ -137,6 +137,7 @@ class _Builder:
             return _scalar(node)
         if isinstance(node, SequenceNode):
             return [self.build(item, path + (i,)) for i, item in enumerate(node.value)]
+        assert isinstance(node, MappingNode)  # the composer makes only these three kinds
         return self.mapping(node, path)
 
     def mapping(self, node: MappingNode, path: PathKey) -> dict[str, Any]:
