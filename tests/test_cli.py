@@ -172,3 +172,15 @@ def test_render_writes_midi_with_default_name(run, tmp_path, monkeypatch):
 def test_render_refuses_a_non_midi_name(run, tmp_path):
     code, _, err = run("render", "xiangyinjiu", "-o", str(tmp_path / "x.wav"))
     assert code == 2 and not (tmp_path / "x.wav").exists()
+
+
+@pytest.mark.parametrize("argv", [("render", "xiangyinjiu"), ("timeline", "xiangshe"), ("score", "export", "luming")])
+def test_an_unwritable_output_is_a_clear_error(run, tmp_path, argv):
+    target = tmp_path / "no-such-folder" / ("out.mid" if argv[0] != "timeline" else "out.txt")
+    code, _, err = run(*argv, "-o", str(target))
+    assert code == 1 and err.startswith(f"error: cannot write {target}")
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "x"])
+def test_note_value_must_be_positive(run, tmp_path, value):
+    assert run("score", "export", "luming", "-o", str(tmp_path / "a.mid"), "--note-value", value)[0] == 2

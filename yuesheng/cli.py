@@ -172,6 +172,17 @@ def cmd_score_show(args: argparse.Namespace) -> str:
     return "\n".join(out) + "\n"
 
 
+def _positive(text: str) -> float:
+    """An argparse type: a number greater than 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text} must be greater than 0")
+    return value
+
+
 def _check_targets(names: list[str], extra: list[str]) -> list[Path]:
     """Score files to check: all of them, or those named (by path, id or title)."""
     paths = score_paths(extra)
@@ -447,7 +458,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = ssub.add_parser("export", help="MusicXML with the lyrics, 律 and 俗字 under the notes")
     p.add_argument("piece")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.musicxml or FILE.mid")
-    p.add_argument("--note-value", type=float, default=1.0, metavar="BEATS",
+    p.add_argument("--note-value", type=_positive, default=1.0, metavar="BEATS",
                    help="length of each syllable's note in beats (the sources give none; default 1; a beat is "
                         "a crotchet in MusicXML and a second in MIDI)")
     _pitch_options(p)
@@ -472,7 +483,7 @@ def build_parser() -> argparse.ArgumentParser:
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--manual", action="store_true", help="each action waits for GO (Enter)")
     mode.add_argument("--auto", action="store_true", help="follow the estimated durations (the default)")
-    p.add_argument("--guard", type=float, default=0.5, metavar="SECONDS", help="ignore GO presses closer than this")
+    p.add_argument("--guard", type=_positive, default=0.5, metavar="SECONDS", help="ignore GO presses closer than this")
     p.set_defaults(func=cmd_play)
     p = sub.add_parser("validate", help="check cue sheets: YAML, schema, references, ritual rules")
     p.add_argument("cues", nargs="+", metavar="CUE", help="cue sheet files (YAML) or shipped rite ids")

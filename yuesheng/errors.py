@@ -47,6 +47,10 @@ class Problem:
         return f"{where}:{kind}{path} {self.message}{rule}"
 
 
+class OutputError(YueshengError):
+    """An output file that cannot be written (no such folder, no permission, disk full)."""
+
+
 class InvalidInputError(YueshengError):
     """An input file is invalid; holds every problem found, not just the first."""
 

@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from yuesheng.errors import OutputError
+
 
 def _umask() -> int:
     mask = os.umask(0)
@@ -19,7 +21,10 @@ def _umask() -> int:
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """A temporary path beside *path*; on success it replaces *path*, on failure it is removed."""
     target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    except OSError as exc:
+        raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
     os.close(fd)
     try:
         yield Path(tmp)
@@ -27,6 +32,9 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # as an ordinary open() would have made it
         os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from exc
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
