@@ -10,6 +10,7 @@ import mido
 import pytest
 
 from yuesheng.cuesheet import load_cuesheet
+from yuesheng.errors import OutputError
 from yuesheng.lulu import LU, Realization, Tuning, cents_offset
 from yuesheng.midi import decode_octave_tuning, midi_bytes, to_midi, write_midi
 from yuesheng.timeline import Event, EventKind, Options, Timeline, build_timeline
@@ -108,7 +109,7 @@ def test_write_is_atomic(golden, tmp_path, monkeypatch):
         raise OSError("disk full")
 
     monkeypatch.setattr("os.fsync", boom)
-    with pytest.raises(OSError):
+    with pytest.raises(OutputError, match="cannot write .*out.mid: disk full"):
         write_midi(golden, path)
     assert path.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["out.mid"]
