@@ -157,3 +157,8 @@ def test_bad_note_names(bad):
 
 def test_twelve_lu_in_order():
     assert "".join(l.short for l in LU) == "黄大太夾姑仲蕤林夷南無應"
+
+
+@pytest.mark.parametrize(("start", "up", "name"), [("黄", 2, "太"), ("應", 2, "大清"), ("南", 5, "太清"), ("黄", -1, "應倍")])
+def test_transposing_a_pitch_crosses_registers(start, up, name):
+    assert Pitch(lu(start)).up(up).name == name

@@ -131,6 +131,11 @@ class Pitch:
         """Semitones above 正 黄鍾."""
         return self.lu.index + 12 * self.register.value
 
+    def up(self, semitones: int) -> Pitch:
+        """The pitch *semitones* higher (商 of a 均 is its 宫 up 2): 應 up 2 is 大清."""
+        octave, index = divmod(self.semitones + semitones, 12)
+        return Pitch(LU[index], Register(octave))
+
     @property
     def name(self) -> str:
         """E.g. 黄, 黄清, 南倍."""

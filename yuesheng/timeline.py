@@ -28,7 +28,7 @@ from yuesheng.archery import Release, Tally, shoot_with_music, shoot_without_mus
 from yuesheng.cuesheet import Count, Cue, CueSheet, MusicKind, PieceRef, Round, dependencies, evaluation_order
 from yuesheng.errors import UnknownNameError
 from yuesheng.instruments import PARTS, Part, part_for
-from yuesheng.lulu import LU, Lu, Pitch, Realization, Register, suggest
+from yuesheng.lulu import Degree, Lu, Pitch, Realization, suggest
 from yuesheng.score import Piece
 
 TICKS_PER_SECOND = 960
@@ -417,11 +417,8 @@ class _Builder:
 
     def calls(self) -> None:
         """唱聲: hit calls on 宫 then 商 for every hit; 許諾 and 諾 where the cue sheet puts them."""
-        jun = self.options.call_jun or self.sheet.call_jun
-        gong = Pitch(jun)
-        index = jun.index
-        degrees = {"宫": gong, "商": Pitch(LU[(index + 2) % 12], Register.QING if index + 2 >= 12 else Register.ZHENG),
-                   "不絶": Pitch(LU[(index + 7) % 12], Register.QING if index + 7 >= 12 else Register.ZHENG)}
+        gong = Pitch(self.options.call_jun or self.sheet.call_jun)
+        degrees = {"宫": gong, "商": gong.up(Degree.SHANG.value), "不絶": gong.up(Degree.ZHI.value)}
         for cue in self.cues:
             if cue.music is not MusicKind.CHANGSHENG or not cue.calls:
                 continue
