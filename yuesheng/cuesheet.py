@@ -667,6 +667,19 @@ def _unknown(name: str, kind: str, table: dict[str, Any]) -> str:
     return f"unknown {kind} {name!r}" + (f" — did you mean {near[0]!r}?" if near else " (not declared)")
 
 
+def rounds_called(call: Cue, cues: tuple[Cue, ...], rounds: tuple[Round, ...]) -> list[Round]:
+    """The rounds whose hits a hit-call cue answers: those it starts with, or whose cue it runs over.
+
+    A cue runs over the cues from its own place in the list to the action that ends it (樂闋).
+    """
+    place = {c.id: c.index for c in cues}
+    until = place.get(call.end_at, call.index)
+    def answers(cid: str) -> bool:
+        return cid in place and ((call.start is not None and call.start.cue == cid) or call.index <= place[cid] <= until)
+
+    return [r for r in rounds if any(answers(cid) for cid in r.cues)]
+
+
 Point = tuple[str, str]  # (cue id, "start" | "end")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from yuesheng.cuesheet import Count, Cue, CueSheet, MusicKind, variant_configurations
+from yuesheng.cuesheet import Count, Cue, CueSheet, MusicKind, rounds_called, variant_configurations
 from yuesheng.errors import Problem
 from yuesheng.yamlload import PathKey
 
@@ -179,15 +179,11 @@ def calls_on_gong_shang(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Find
 
 def calls_belong_to_hits(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
     """A hit call (獲) runs over a round of shooting: it answers hits."""
-    rounds = {cid for r in (sheet.archery.rounds if sheet.archery else ()) for cid in r.cues}
-    positions = {c.id: c.index for c in sheet.cues}
+    rounds = sheet.archery.rounds if sheet.archery else ()
     for cue in cues:
-        if cue.music is MusicKind.CHANGSHENG and "獲" in cue.words:
-            end = positions.get(cue.end_at, cue.index)
-            anchored = cue.start is not None and cue.start.cue in rounds
-            if not anchored and not any(cue.index <= positions[r] <= end for r in rounds if r in positions):
-                yield _cue_path(cue), ("a hit call (獲) must run over a round of shooting: start it with the round, "
-                                        "or end it (end: {at: …}) after the round")
+        if cue.music is MusicKind.CHANGSHENG and "獲" in cue.words and not rounds_called(cue, sheet.cues, rounds):
+            yield _cue_path(cue), ("a hit call (獲) must run over a round of shooting: start it with the round, "
+                                   "or end it (end: {at: …}) after the round")
 
 
 def gong_after_music(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:

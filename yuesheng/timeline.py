@@ -25,7 +25,9 @@ from enum import Enum
 from fractions import Fraction
 
 from yuesheng.archery import Release, Tally, shoot_with_music, shoot_without_music, tally
-from yuesheng.cuesheet import Count, Cue, CueSheet, MusicKind, PieceRef, Round, dependencies, evaluation_order
+from yuesheng.cuesheet import (
+    Count, Cue, CueSheet, MusicKind, PieceRef, Round, dependencies, evaluation_order, rounds_called,
+)
 from yuesheng.errors import UnknownNameError
 from yuesheng.instruments import PARTS, Part, part_for
 from yuesheng.lulu import Degree, Lu, Pitch, Realization, suggest
@@ -439,17 +441,9 @@ class _Builder:
                          "徵 of the calls' 均, a choice of its own."] = None
 
     def covered_hits(self, cue: Cue) -> list[Release]:
-        """The hits of the rounds a hit-call cue runs over."""
-        positions = {c.id: n for n, c in enumerate(self.cues)}
-        here = positions[cue.id]
-        until = positions.get(cue.end_at, here)
-        out = []
-        for rid, releases in self.releases.items():
-            rcue = self.round_cue(self.round(rid)).id
-            anchored = cue.start is not None and cue.start.cue == rcue
-            if anchored or here <= positions[rcue] <= until:
-                out += [r for r in releases if r.hit]
-        return out
+        """The hits of the rounds a hit-call cue answers."""
+        rounds = self.sheet.archery.rounds if self.sheet.archery else ()
+        return [r for rnd in rounds_called(cue, self.cues, rounds) for r in self.releases.get(rnd.id, []) if r.hit]
 
     def call(self, cue_id: str, caller: str, pitch: Pitch, degree: str, syllable: str, t: Fraction, length: Fraction,
              release: Release | None) -> None:
