@@ -181,7 +181,8 @@ class _Builder:
         self.deps = dependencies(self.cues)
         self.times: dict[tuple[str, str], Fraction] = {}
         self.events: list[Event] = []
-        self.releases: dict[str, list[Release]] = {}
+        self.releases: dict[str, list[Release]] = {}  # by round
+        self.cue_of_release: dict[str, str] = {}  # round → the cue its arrows were loosed in
         self.notices: dict[str, None] = {}
         self.phrases: dict[str, list[Fraction]] = {}
         archery = sheet.archery
@@ -208,8 +209,8 @@ class _Builder:
         tallies = tuple(tally(r.id, self.releases[r.id]) for r in rounds
                         if r.id in self.releases and r.count is not Count.NONE)
         for t in tallies:
-            end = max(r.time for r in self.releases[t.round]) + 1
-            self.add(EventKind.MARKER, end, Fraction(0), self.round_cue(self.round(t.round)).id,
+            last = max(self.releases[t.round], key=lambda r: r.time)
+            self.add(EventKind.MARKER, last.time + 1, Fraction(0), self.cue_of_release[t.round],
                      text=f"釋獲 {t.round}: {t.announcement} (右 {t.right} 算, 左 {t.left} 算)")
         programs = {p.name: m.program for m in self.sheet.instruments.values()
                     if m.program is not None and (p := part_for(m.name))}
@@ -357,12 +358,9 @@ class _Builder:
 
     # -- the shooting ------------------------------------------------------------------------------
 
-    def round(self, round_id: str) -> Round:
-        rounds = self.sheet.archery.rounds if self.sheet.archery else ()
-        return next(r for r in rounds if r.id == round_id)
-
-    def round_cue(self, rnd: Round) -> Cue:
-        return next(self.by_id[c] for c in rnd.cues if c in self.by_id)
+    def round_cue(self, rnd: Round) -> Cue | None:
+        """The round's cue in this programme (the first of its alternatives that is active)."""
+        return next((self.by_id[c] for c in rnd.cues if c in self.by_id), None)
 
     def rounds_of(self, cue: Cue) -> list[Round]:
         rounds = self.sheet.archery.rounds if self.sheet.archery else ()
@@ -379,7 +377,6 @@ class _Builder:
         drum = next((p for p in self.parts(cue) if p.is_drum), PARTS["鼓"])
         length = len(ref.piece.notes) * (ref.syllable or self.syllable)
         t = start
-        self.releases[rnd.id] = []
         for n, pid in enumerate(rnd.pairs):
             if n:
                 t += archery.change
@@ -389,12 +386,14 @@ class _Builder:
             strokes, releases = shoot_with_music(archery, rnd, pair, t, length, jie_total=self.jie_total, seed=self.seed)
             for jie, at, accent in strokes:
                 self.drum(cue.id, drum, at, ref.piece.id, jie, accent=accent, rnd=rnd.id, pair=pid, jie=jie)
-            self.shots(cue.id, releases)
+            self.shots(cue.id, rnd, releases)
             t += self.jie_total * length
         return t
 
-    def shots(self, cue_id: str, releases: list[Release]) -> None:
-        self.releases.setdefault(releases[0].round if releases else "", []).extend(releases)
+    def shots(self, cue_id: str, rnd: Round, releases: list[Release]) -> None:
+        """Record a pair's releases in its round and emit them."""
+        self.releases.setdefault(rnd.id, []).extend(releases)
+        self.cue_of_release[rnd.id] = cue_id
         for r in releases:
             self.add(EventKind.RELEASE, r.time, Fraction(0), cue_id, round=r.round, pair=r.pair, jie=r.jie,
                      archer=r.archer, arrow=r.arrow, hit=r.hit, counted=r.counted, text=r.performer)
@@ -405,15 +404,14 @@ class _Builder:
         if archery is None:
             return
         for rnd in archery.rounds:
-            cue = next((self.by_id[c] for c in rnd.cues if c in self.by_id), None)
+            cue = self.round_cue(rnd)
             if cue is None or cue.is_music or not rnd.pairs:
                 continue
             start, end = self.times[(cue.id, "start")], self.times[(cue.id, "end")]
             share = (end - start) / len(rnd.pairs)
-            self.releases[rnd.id] = []
             for n, pid in enumerate(rnd.pairs):
-                self.shots(cue.id, shoot_without_music(archery, rnd, archery.pairs[pid], start + n * share, share,
-                                                       seed=self.seed))
+                self.shots(cue.id, rnd, shoot_without_music(archery, rnd, archery.pairs[pid], start + n * share, share,
+                                                            seed=self.seed))
 
     # -- calls ---------------------------------------------------------------------------------------
 
