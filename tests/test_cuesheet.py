@@ -113,6 +113,7 @@ CASES = [
     ("unknown-anchor", "x", "start: {after: bin-xing, delay: 2s}", "start: {after: bin-xin, delay: 2s}", "reference", "bin-xin,"),
     ("unknown-end-anchor", "x", "    end: {at: bin-chu}", "    end: {at: bin-chuu}", "reference", "bin-chuu"),
     ("end-before-start", "x", "    end: {at: bin-chu}", "    end: {at: gong-ru}", "reference", "end: {at: gong-ru}"),
+    ("end-at-music", "s", "    end: {at: she-yi}", "    end: {at: she-san}", "reference", "end: {at: she-san}"),
     ("duplicate-id", "x", "  - id: xi-dashi", "  - id: xi-gong", "reference", "  - id: xi-gong\n    section: 樂賓\n    variant"),
     ("anchor-cycle", "x", "  - id: shengge\n    section: 樂賓\n", "  - id: shengge\n    section: 樂賓\n    start: {after: xi-gong}\n",
      "cycle", "start: {after: xi-gong}"),

@@ -638,6 +638,9 @@ def _check_references(r: _Reader, sheet: CueSheet) -> None:
                 r.error(path + ("end", "at"), _unknown(cue.end_at, "cue", seen), "reference")
             elif seen[cue.end_at] <= cue.index:
                 r.error(path + ("end", "at"), f"樂闋 at {cue.end_at!r}, which comes before the music starts", "reference")
+            elif next(c for c in sheet.cues if c.id == cue.end_at).is_music:
+                r.error(path + ("end", "at"), f"樂闋 at {cue.end_at!r}, which is music: name the action that stops it "
+                        "(on the day the operator's GO for that action ends the music)", "reference")
     for kind, table in (("instruments", sheet.instruments), ("performers", sheet.performers)):
         for member in table.values():
             if member.player and member.player not in sheet.performers:
