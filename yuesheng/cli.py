@@ -274,8 +274,8 @@ def cmd_validate(args: argparse.Namespace) -> tuple[str, int]:
 # --- yuesheng timeline / render ------------------------------------------------------------------
 
 
-def _sequencer_options(parser: argparse.ArgumentParser, *, output: bool = True, cue: str = "1") -> None:
-    parser.add_argument("cue", metavar="CUE", nargs=None if cue == "1" else "?",
+def _sequencer_options(parser: argparse.ArgumentParser, *, output: bool = True, cue_optional: bool = False) -> None:
+    parser.add_argument("cue", metavar="CUE", nargs="?" if cue_optional else None,
                         help="a cue sheet, e.g. cues/xiangshe.yaml, or a shipped rite's id")
     parser.add_argument("--variant", action="append", default=[], metavar="NAME", help="switch on a variant (repeatable)")
     parser.add_argument("--reading", action="append", default=[], metavar="ID=OPTION",
@@ -476,7 +476,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--soundfont", metavar="PATH", help="a .sf2/.sf3 SoundFont (default: Debian's fluid-soundfont-gm)")
     p.set_defaults(func=cmd_audio)
     p = sub.add_parser("play", help="play the rite to a MIDI port in real time; manual mode waits for GO (Enter)")
-    _sequencer_options(p, output=False, cue="?")
+    _sequencer_options(p, output=False, cue_optional=True)
     p.add_argument("--port", metavar="NAME", help="MIDI output port (default: the system's first)")
     p.add_argument("--list-ports", action="store_true", help="list the MIDI output ports and stop")
     p.add_argument("--from", dest="start", metavar="CUE_ID", help="start at this cue")

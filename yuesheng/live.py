@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from yuesheng.errors import UnknownNameError
+from yuesheng.lulu import suggest
 from yuesheng.midi import live_messages, panic_messages
 from yuesheng.report import clock as show_clock
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Hold, Timeline
@@ -121,7 +123,7 @@ class Player:
         actions = [t for t in timeline.cues if not t.cue.is_music]
         begin = self.begin = _start_tick(timeline, start)
         self.points: list[CueTiming] = [t for t in actions if t.start_tick >= begin]
-        self.by_segment = _segments([t.start_tick for t in self.points], [m for m in timed if m[0] >= begin], begin)
+        self.by_segment = _segments([t.start_tick for t in self.points], [m for m in timed if m[0] >= begin])
         self.held = {c: h for c, h in timeline.holds.items() if h.start_tick >= begin}
         self.held_messages = {c: [(tick, m) for tick, cue, m in timed if cue == c] for c in self.held}
         self.channels = sorted({m.channel for m in self.setup if hasattr(m, "channel")} |
@@ -275,13 +277,10 @@ def _start_tick(timeline: Timeline, start: str | None) -> int:
     for t in timeline.cues:
         if t.cue.id == start:
             return t.start_tick
-    from yuesheng.errors import UnknownNameError
-    from yuesheng.lulu import suggest
-
     raise UnknownNameError("cue", start, suggest(start, [t.cue.id for t in timeline.cues]))
 
 
-def _segments(points: list[int], timed: list[tuple[int, str, Any]], begin: int) -> dict[int, list[tuple[int, str, Any]]]:
+def _segments(points: list[int], timed: list[tuple[int, str, Any]]) -> dict[int, list[tuple[int, str, Any]]]:
     """Messages by the GO point they follow (-1: before the first)."""
     out: dict[int, list[tuple[int, str, Any]]] = {}
     index = -1
