@@ -26,7 +26,7 @@ import mido
 
 from yuesheng.errors import YueshengError
 from yuesheng.files import write_atomic
-from yuesheng.instruments import DRUM_CHANNEL, PARTS, Part
+from yuesheng.instruments import PARTS, Part
 from yuesheng.lulu import LU, Tuning, cents_offset
 from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline
 
@@ -37,12 +37,27 @@ class PortError(YueshengError):
 TEMPO = 1_000_000  # µs per beat: 60 bpm, so one beat = one second = TICKS_PER_SECOND ticks
 _OFF, _META, _PROGRAM, _ON = 0, 1, 2, 3
 
-# A message to be: (tick, order at that tick, meta?, type, fields). Built once, with its delta time, in _track.
-Spec = tuple[int, int, bool, str, dict]
+# A message to be: (tick, order at that tick, meta?, type, fields, cue). Built once, with its delta time.
+Spec = tuple[int, int, bool, str, dict, str]
+SOUNDING = (EventKind.NOTE, EventKind.DRUM, EventKind.CALL)
 
 
 def _meta(tick: int, kind: str, **fields: object) -> Spec:
-    return (tick, _META, True, kind, fields)
+    return (tick, _META, True, kind, fields, "")
+
+
+def _mask_slot(channel: int) -> tuple[int, int]:
+    """Where MTS puts a channel in its three mask bytes ff gg hh: (byte, bit)."""
+    return (0, channel - 14) if channel >= 14 else (1, channel - 7) if channel >= 7 else (2, channel)
+
+
+def _sounding(timeline: Timeline) -> dict[Part, list[Event]]:
+    """The events that sound, by part, in the order of the instrument table."""
+    by_name: dict[str, list[Event]] = {}
+    for e in timeline.events:
+        if e.part and e.key is not None and e.kind in SOUNDING:
+            by_name.setdefault(e.part, []).append(e)
+    return {part: by_name[name] for name, part in PARTS.items() if name in by_name}
 
 
 def octave_tuning_sysex(timeline: Timeline, channels: list[int]) -> mido.Message | None:
@@ -55,7 +70,8 @@ def octave_tuning_sysex(timeline: Timeline, channels: list[int]) -> mido.Message
         cents[(real.huangzhong + the_lu.index) % 12] = cents_offset(the_lu, real.tuning)
     mask = [0, 0, 0]
     for c in channels:
-        mask[0 if c >= 14 else 1 if c >= 7 else 2] |= 1 << (c - 14 if c >= 14 else c - 7 if c >= 7 else c)
+        byte, bit = _mask_slot(c)
+        mask[byte] |= 1 << bit
     data = [0x7F, 0x7F, 0x08, 0x09, *mask]
     for value in cents:
         code = max(0, min(16383, round(8192 + value * 8192 / 100)))
@@ -66,27 +82,34 @@ def octave_tuning_sysex(timeline: Timeline, channels: list[int]) -> mido.Message
 def decode_octave_tuning(message: mido.Message) -> tuple[list[int], list[float]]:
     """Channels and per-pitch-class cents of an MTS 2-byte octave tuning message (for checks and tests)."""
     data = list(message.data)
-    ff, gg, hh = data[4:7]
-    channels = [c for c in range(16) if (ff if c >= 14 else gg if c >= 7 else hh) >> (c - 14 if c >= 14 else c - 7 if c >= 7 else c) & 1]
+    mask = data[4:7]
+    channels = [c for c in range(16) if mask[_mask_slot(c)[0]] >> _mask_slot(c)[1] & 1]
     pairs = data[7:31]
     return channels, [((pairs[i] << 7 | pairs[i + 1]) - 8192) * 100 / 8192 for i in range(0, 24, 2)]
 
 
-def _part_track(part: Part, events: list[Event], program: int | None) -> list[Spec]:
-    out: list[Spec] = [_meta(0, "track_name", name=part.name)]
-    channel = DRUM_CHANNEL if part.is_drum else part.channel
-    if not part.is_drum:
-        out.append((0, _PROGRAM, False, "program_change",
-                    {"channel": channel, "program": program if program is not None else part.program}))
+def _program(part: Part, timeline: Timeline) -> list[Spec]:
+    """The part's program change (none for drums), with the cue sheet's override."""
+    if part.is_drum:
+        return []
+    return [(0, _PROGRAM, False, "program_change",
+             {"channel": part.channel, "program": timeline.programs.get(part.name, part.program)}, "")]
+
+
+def _notes(part: Part, events: list[Event]) -> list[Spec]:
+    """Note-on and note-off of every event of a part."""
+    out: list[Spec] = []
     for e in events:
-        if e.key is None:
-            continue
-        if e.text and e.kind in (EventKind.NOTE, EventKind.CALL):
-            out.append(_meta(e.start_tick, "lyrics", text=e.text))
         out.append((e.start_tick, _ON, False, "note_on",
-                    {"channel": channel, "note": e.key, "velocity": max(1, min(127, e.velocity))}))
-        out.append((e.start_tick + max(1, e.length_ticks), _OFF, False, "note_off", {"channel": channel, "note": e.key}))
+                    {"channel": part.channel, "note": e.key, "velocity": max(1, min(127, e.velocity))}, e.cue))
+        out.append((e.start_tick + max(1, e.length_ticks), _OFF, False, "note_off",
+                    {"channel": part.channel, "note": e.key}, e.cue))
     return out
+
+
+def _part_track(part: Part, events: list[Event], timeline: Timeline) -> list[Spec]:
+    lyrics = [_meta(e.start_tick, "lyrics", text=e.text) for e in events if e.text]
+    return [_meta(0, "track_name", name=part.name)] + _program(part, timeline) + lyrics + _notes(part, events)
 
 
 def _conductor(timeline: Timeline, tuning: mido.Message | None) -> list[Spec]:
@@ -98,7 +121,7 @@ def _conductor(timeline: Timeline, tuning: mido.Message | None) -> list[Spec]:
     ]
     out += [_meta(0, "text", text=notice) for notice in timeline.notices]
     if tuning is not None:
-        out.append((0, _PROGRAM, False, "sysex", {"data": tuning.data}))
+        out.append((0, _PROGRAM, False, "sysex", {"data": tuning.data}, ""))
     for e in timeline.events:
         if e.kind in (EventKind.ACTION, EventKind.MARKER):
             out.append(_meta(e.start_tick, "marker", text=f"{e.cue}: {e.text}" if e.text else e.cue))
@@ -116,17 +139,20 @@ def _shots(timeline: Timeline) -> list[Spec]:
 
 def _closing(part: Part, tick: int) -> list[Spec]:
     """All notes off and all sound off at the end: nothing may sound on past the rite (nor make a renderer run on)."""
-    channel = DRUM_CHANNEL if part.is_drum else part.channel
-    return [(tick, _ON + 1, False, "control_change", {"channel": channel, "control": control, "value": 0})
+    return [(tick, _ON + 1, False, "control_change", {"channel": part.channel, "control": control, "value": 0}, "")
             for control in (123, 120)]
 
 
+def _in_order(specs: list[Spec]) -> list[Spec]:
+    """Specs in a fixed order: tick, then note-off, meta, program, note-on, then as given."""
+    return [specs[i] for i in sorted(range(len(specs)), key=lambda i: (specs[i][0], specs[i][1], i))]
+
+
 def _track(specs: list[Spec]) -> mido.MidiTrack:
-    """Messages in a fixed order (tick, then note-off/meta/program/note-on, then as given), with delta times."""
+    """A track of the specs in order, with delta times."""
     track = mido.MidiTrack()
     now = 0
-    for i in sorted(range(len(specs)), key=lambda i: (specs[i][0], specs[i][1], i)):
-        tick, _, meta, kind, fields = specs[i]
+    for tick, _, meta, kind, fields, _cue in _in_order(specs):
         track.append((mido.MetaMessage if meta else mido.Message)(kind, time=tick - now, **fields))
         now = tick
     track.append(mido.MetaMessage("end_of_track", time=0))
@@ -135,18 +161,13 @@ def _track(specs: list[Spec]) -> mido.MidiTrack:
 
 def to_midi(timeline: Timeline) -> mido.MidiFile:
     """The MidiFile of *timeline*."""
-    by_part: dict[str, list[Event]] = {}
-    for e in timeline.events:
-        if e.part and e.kind in (EventKind.NOTE, EventKind.DRUM, EventKind.CALL):
-            by_part.setdefault(e.part, []).append(e)
-    parts = [p for name, p in PARTS.items() if name in by_part]
-    tuning = octave_tuning_sysex(timeline, sorted({p.channel for p in parts if not p.is_drum}))
+    sounding = _sounding(timeline)
+    tuning = octave_tuning_sysex(timeline, sorted({p.channel for p in sounding if not p.is_drum}))
     midi = mido.MidiFile(type=1, ticks_per_beat=TICKS_PER_SECOND, charset="utf-8")
     midi.tracks.append(_track(_conductor(timeline, tuning)))
     end = timeline.duration_ticks
-    for part in parts:
-        specs = _part_track(part, by_part[part.name], timeline.programs.get(part.name)) + _closing(part, end)
-        midi.tracks.append(_track(specs))
+    for part, events in sounding.items():
+        midi.tracks.append(_track(_part_track(part, events, timeline) + _closing(part, end)))
     shots = _shots(timeline)
     if shots:
         midi.tracks.append(_track(shots))
@@ -155,24 +176,12 @@ def to_midi(timeline: Timeline) -> mido.MidiFile:
 
 def live_messages(timeline: Timeline) -> tuple[list[mido.Message], list[tuple[int, str, mido.Message]]]:
     """For a live port: the set-up messages (programs, tuning), then (tick, cue id, message) in playing order."""
-    by_part: dict[str, list[Event]] = {}
-    for e in timeline.events:
-        if e.part and e.key is not None and e.kind in (EventKind.NOTE, EventKind.DRUM, EventKind.CALL):
-            by_part.setdefault(e.part, []).append(e)
-    parts = [p for name, p in PARTS.items() if name in by_part]
-    setup = [mido.Message("program_change", channel=p.channel, program=timeline.programs.get(p.name, p.program))
-             for p in parts if not p.is_drum]
-    tuning = octave_tuning_sysex(timeline, sorted({p.channel for p in parts if not p.is_drum}))
+    sounding = _sounding(timeline)
+    setup = [mido.Message(kind, **fields) for part in sounding for _, _, _, kind, fields, _ in _program(part, timeline)]
+    tuning = octave_tuning_sysex(timeline, sorted({p.channel for p in sounding if not p.is_drum}))
     setup += [tuning] if tuning is not None else []
-    timed: list[tuple[int, int, int, str, mido.Message]] = []
-    for part in parts:
-        channel = DRUM_CHANNEL if part.is_drum else part.channel
-        for e in by_part[part.name]:
-            on = mido.Message("note_on", channel=channel, note=e.key, velocity=max(1, min(127, e.velocity)))
-            off = mido.Message("note_off", channel=channel, note=e.key)
-            timed += [(e.start_tick, _ON, len(timed), e.cue, on), (e.start_tick + max(1, e.length_ticks), _OFF, len(timed) + 1, e.cue, off)]
-    timed.sort(key=lambda t: t[:3])
-    return setup, [(tick, cue, message) for tick, _, _, cue, message in timed]
+    notes = _in_order([spec for part, events in sounding.items() for spec in _notes(part, events)])
+    return setup, [(tick, cue, mido.Message(kind, **fields)) for tick, _, _, kind, fields, cue in notes]
 
 
 def panic_messages(channels: list[int]) -> list[mido.Message]:
