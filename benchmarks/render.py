@@ -31,7 +31,7 @@ try:
 except ModuleNotFoundError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from yuesheng.cuesheet import load_cuesheet
+from yuesheng.validate import load_cuesheet
 from yuesheng.lulu import Realization
 from yuesheng.midi import midi_bytes
 from yuesheng.repertoire import data_dir, load_repertoire

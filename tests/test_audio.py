@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from yuesheng.audio import SOUNDFONTS, TAIL, AudioError, expected_frames, find_soundfont, render_wav
-from yuesheng.cuesheet import load_cuesheet
+from yuesheng.validate import load_cuesheet
 from yuesheng.lulu import LU, Pitch, Realization, Tuning, cents_offset
 from yuesheng.timeline import Event, EventKind, Timeline, build_timeline, ticks
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng.cuesheet import check_cuesheet, load_cuesheet, parse_duration
+from yuesheng.cuesheet import parse_duration
+from yuesheng.validate import check_cuesheet, load_cuesheet
 from yuesheng.errors import InvalidInputError
 from yuesheng.repertoire import data_dir
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng.cuesheet import load_cuesheet
+from yuesheng.validate import load_cuesheet
 from yuesheng.errors import UnknownNameError
 from yuesheng.live import Player
 from yuesheng.midi import live_messages

@@ -9,7 +9,7 @@ from pathlib import Path
 import mido
 import pytest
 
-from yuesheng.cuesheet import load_cuesheet
+from yuesheng.validate import load_cuesheet
 from yuesheng.errors import OutputError
 from yuesheng.lulu import LU, Realization, Tuning, cents_offset
 from yuesheng.midi import decode_octave_tuning, midi_bytes, to_midi, write_midi

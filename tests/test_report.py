@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from yuesheng.archery import Tally
-from yuesheng.cuesheet import load_cuesheet
+from yuesheng.validate import load_cuesheet
 from yuesheng.report import clock, run_sheet_csv, run_sheet_json, run_sheet_text, sections
 from yuesheng.timeline import build_timeline
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kanripo import available, page_and_next, pages
-from yuesheng.cuesheet import load_cuesheet
+from yuesheng.validate import load_cuesheet
 from yuesheng.repertoire import data_dir
 from yuesheng.score import Provenance
 

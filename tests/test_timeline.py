@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng.cuesheet import load_cuesheet
+from yuesheng.validate import load_cuesheet
 from yuesheng.errors import UnknownNameError
 from yuesheng.lulu import Realization, Tuning, lu
 from yuesheng.report import run_sheet_text

@@ -247,7 +247,7 @@ def _problem_json(p: Problem) -> dict[str, Any]:
 
 
 def cmd_validate(args: argparse.Namespace) -> tuple[str, int]:
-    from yuesheng.cuesheet import check_cuesheet
+    from yuesheng.validate import check_cuesheet
 
     repertoire = load_repertoire(args.scores)
     results: list[dict[str, Any]] = []
@@ -292,7 +292,8 @@ def _sequencer_options(parser: argparse.ArgumentParser, *, output: bool = True, 
 
 
 def _timeline(args: argparse.Namespace) -> Timeline:
-    from yuesheng.cuesheet import load_cuesheet, parse_duration
+    from yuesheng.cuesheet import parse_duration
+    from yuesheng.validate import load_cuesheet
 
     repertoire = load_repertoire(args.scores)
     sheet = load_cuesheet(cue_path(args.cue), repertoire)

@@ -4,7 +4,7 @@ Time is kept as ``Fraction`` seconds while scheduling and as integer ticks in th
 Timeline (``TICKS_PER_SECOND``; the MIDI file runs at 60 beats a minute, so a
 tick is a MIDI tick). The Timeline is the one hand-off to every renderer.
 
-Scheduling (``cuesheet.dependencies``): a cue starts with or after its anchor, or
+Scheduling (``cuesheet.anchors.dependencies``): a cue starts with or after its anchor, or
 when the previous cue ends (when it starts, if that is music running until an
 action). An action lasts its estimate. Music lasts its pieces × 終 × syllables
 × seconds per syllable; music that runs until an action (樂闋) repeats its pieces

@@ -1,4 +1,4 @@
-"""Cue sheets: YAML → a validated CueSheet, every problem reported with file:line:col.
+"""Reading a cue sheet: a YAML Document → a CueSheet, every problem reported with file:line:col.
 
 The format (``docs/cuesheet.md``, schema ``yuesheng/data/cuesheet.schema.json``)::
 
@@ -17,259 +17,31 @@ The format (``docs/cuesheet.md``, schema ``yuesheng/data/cuesheet.schema.json``)
 
 Reading happens in two passes: the schema (keys, types, values), then the
 references (pieces, anchors and their cycles, cast, variants). The ritual
-rules live in ``rules.py``.
+rules live in ``rules.py``; ``validate.py`` composes the two.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass, field
-from enum import Enum
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 from yuesheng.checking import Checker, type_name
-from yuesheng.errors import InvalidInputError, Problem
+from yuesheng.cuesheet.anchors import find_cycle
+from yuesheng.cuesheet.model import (
+    CALLS, Archery, Arrow, Cite, Count, Cue, CueSheet, Member, MusicKind, Pair, PieceRef, Reading, Round, Start,
+    Variant, parse_duration, variant_configurations,
+)
+from yuesheng.errors import Problem
 from yuesheng.lulu import Lu, lu, parse_note_name
 from yuesheng.repertoire import Repertoire
-from yuesheng.score import Piece
-from yuesheng.yamlload import Document, PathKey, load
+from yuesheng.yamlload import Document, PathKey
 
 FORMAT = "yuesheng-cues/1"
 _ID = re.compile(r"[a-z0-9][a-z0-9-]*")
-_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)(h|min|ms|s))")
-_UNIT_SECONDS = {"h": Fraction(3600), "min": Fraction(60), "s": Fraction(1), "ms": Fraction(1, 1000)}
 _ARROW = re.compile(r"([HhM])(?:([+-])(\d+(?:\.\d+)?(?:ms|s)))?")
 _PAGE = re.compile(r"(?:周禮注疏 )?\d{1,2}-\d{1,2}[ab]")
-
-
-class MusicKind(Enum):
-    """The kinds of music event the texts name."""
-
-    SHENGGE = "升歌"
-    SHENG = "笙"
-    JIANGE = "間歌"
-    HEYUE = "合樂"
-    JINZOU = "金奏"
-    XIAGUAN = "下管"
-    WU = "舞"
-    SHEJIE = "射節"
-    WUSUAN = "無算樂"
-    CHANGSHENG = "唱聲"
-
-
-class Count(Enum):
-    """How a round of shooting counts its hits (記 6-31a)."""
-
-    NONE = "none"  # 始射獲而未釋獲: hits are called, not counted
-    PIERCE = "pierce"  # 復，釋獲; 不貫不釋 (5-33a)
-    DRUM = "drum"  # 復，用樂行之; 不鼓不釋 (6-12b)
-
-
-CALLS = ("宫", "商", "不絶")
-
-
-def parse_duration(text: str) -> Fraction:
-    """'1min30s' → 90 seconds. Raises ValueError with the expected form."""
-    if isinstance(text, bool) or isinstance(text, int | float):
-        raise ValueError(f"bare number {text!r}: write it with a unit, e.g. {text}s or {text}min")
-    if not isinstance(text, str):
-        raise ValueError(f"expected a duration string such as 90s or 1min30s, got {type_name(text)}")
-    compact = text.replace(" ", "")
-    if re.fullmatch(r"\d+:\d+(:\d+)?", compact):
-        raise ValueError(f"{text!r} is ambiguous (YAML 1.1 reads 1:30 as 90): write it with units, e.g. 1min30s")
-    parts = _DURATION.findall(compact)
-    if not parts or "".join(n + u for n, u in parts) != compact:
-        raise ValueError(f"bad duration {text!r}: expected number+unit parts (h, min, s, ms), e.g. 45s, 2min, 1min30s")
-    return sum((Fraction(n) * _UNIT_SECONDS[u] for n, u in parts), Fraction(0))
-
-
-@dataclass(frozen=True, slots=True)
-class Cite:
-    """A passage: a 儀禮集釋 (or 周禮注疏) page id and a short quote."""
-
-    page: str
-    quote: str
-
-    def __str__(self) -> str:
-        source = "" if self.page.startswith("周禮") else "儀禮集釋 "
-        return f"{source}{self.page} {self.quote}"
-
-
-@dataclass(frozen=True, slots=True)
-class Start:
-    """When a cue starts: with or after another cue, plus a delay."""
-
-    anchor: str  # "with" | "after"
-    cue: str
-    delay: Fraction = Fraction(0)
-
-
-@dataclass(frozen=True, slots=True)
-class PieceRef:
-    """A piece played in a music cue: how many 終, by which part."""
-
-    piece: Piece
-    zhong: int = 1
-    part: str = ""
-    syllable: Fraction | None = None  # seconds per syllable for this piece, else the rite's
-
-
-@dataclass(frozen=True, slots=True)
-class Cue:
-    """One line of the prompt book: an action or a music event."""
-
-    id: str
-    index: int
-    section: str
-    cite: Cite
-    who: tuple[str, ...] = ()
-    where: str = ""
-    words: str = ""
-    note: str = ""
-    start: Start | None = None
-    variant: str = ""
-    unless: str = ""
-    action: str = ""
-    duration: Fraction | None = None
-    music: MusicKind | None = None
-    pieces: tuple[PieceRef, ...] = ()
-    performers: tuple[str, ...] = ()
-    instruments: tuple[str, ...] = ()
-    end_at: str = ""
-    end_on_zhong: bool = False  # the sheet says explicitly: ends when its 終 are done
-    calls: tuple[str, ...] = ()
-
-    @property
-    def is_music(self) -> bool:
-        return self.music is not None
-
-    def active(self, variants: frozenset[str]) -> bool:
-        """Whether the cue is in the programme with *variants* switched on."""
-        return (not self.variant or self.variant in variants) and not (self.unless and self.unless in variants)
-
-
-@dataclass(frozen=True, slots=True)
-class Member:
-    """A performer, instrument or position of the cast and layout."""
-
-    id: str
-    name: str
-    count: int = 1
-    player: str = ""
-    position: str = ""
-    note: str = ""
-    program: int | None = None  # instruments: a General MIDI program overriding the part's
-
-
-@dataclass(frozen=True, slots=True)
-class Variant:
-    """A conditional programme of the text, switched on by name; it may need others on too."""
-
-    id: str
-    name: str
-    cite: Cite | None
-    requires: tuple[str, ...] = ()
-    note: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Reading:
-    """Where commentators differ: the chosen option among named alternatives."""
-
-    id: str
-    name: str
-    chosen: str
-    options: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Pair:
-    """A 耦: the 上射 and the 下射."""
-
-    id: str
-    name: str
-    upper: str
-    lower: str
-
-
-@dataclass(frozen=True, slots=True)
-class Round:
-    """One round of shooting."""
-
-    id: str
-    cues: tuple[str, ...]  # the round's cue; alternatives by variant, the first active one counts
-    pairs: tuple[str, ...]
-    count: Count
-    cite: Cite
-    music: PieceRef | None = None
-    exempt: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Arrow:
-    """A scripted arrow: hit or miss, pierced or not, offset from its 節 in seconds."""
-
-    hit: bool
-    pierce: bool
-    offset: Fraction = Fraction(0)
-
-
-@dataclass(frozen=True, slots=True)
-class Archery:
-    """The shooting: 節 rule, pairs, rounds, and the shot script or random model."""
-
-    jie_total: int
-    jie_listen: int
-    jie_cite: Cite
-    tolerance: Fraction
-    pairs: dict[str, Pair]
-    rounds: tuple[Round, ...]
-    seed: int = 0
-    hit_rate: float = 0.5
-    pierce_rate: float = 0.8
-    offset_sd: Fraction = Fraction(3, 20)
-    change: Fraction = Fraction(0)  # between one 耦 and the next in a round with music
-    script: dict[tuple[str, str], tuple[Arrow, ...]] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class CueSheet:
-    """A validated cue sheet. ``doc`` keeps the places of values for later rule checks."""
-
-    file: str
-    rite_id: str
-    rite_name: str
-    rank: str
-    source: str
-    syllable: Fraction
-    call_jun: Lu
-    huangzhong: int
-    estimates: str
-    readings: dict[str, Reading]
-    performers: dict[str, Member]
-    instruments: dict[str, Member]
-    positions: dict[str, Member]
-    variants: dict[str, Variant]
-    cues: tuple[Cue, ...]
-    archery: Archery | None
-    doc: Document = field(repr=False, compare=False)
-
-    def cue(self, cue_id: str) -> Cue:
-        return next(c for c in self.cues if c.id == cue_id)
-
-    def with_requirements(self, variants: frozenset[str]) -> frozenset[str]:
-        """*variants* plus every variant they require."""
-        out = set(variants)
-        while missing := {r for v in out if v in self.variants for r in self.variants[v].requires} - out:
-            out |= missing
-        return frozenset(out)
-
-    def active_cues(self, variants: frozenset[str] = frozenset()) -> tuple[Cue, ...]:
-        """The programme with *variants* switched on, in order."""
-        return tuple(c for c in self.cues if c.active(variants))
 
 
 _TOP_KEYS = ("format", "rite", "defaults", "estimates", "readings", "performers", "instruments", "positions",
@@ -660,118 +432,8 @@ def _check_references(r: _Reader, sheet: CueSheet) -> None:
                 break
 
 
-def variant_configurations(sheet: CueSheet) -> list[frozenset[str]]:
-    """The programme as written, then each variant on (with what it requires)."""
-    return [frozenset()] + [sheet.with_requirements(frozenset({v})) for v in sorted(sheet.variants)]
-
 
 def _unknown(name: str, kind: str, table: dict[str, Any]) -> str:
     near = difflib.get_close_matches(name, list(table), n=1)
     return f"unknown {kind} {name!r}" + (f" — did you mean {near[0]!r}?" if near else " (not declared)")
 
-
-def rounds_called(call: Cue, cues: tuple[Cue, ...], rounds: tuple[Round, ...]) -> list[Round]:
-    """The rounds whose hits a hit-call cue answers: those it starts with, or whose cue it runs over.
-
-    A cue runs over the cues from its own place in the list to the action that ends it (樂闋).
-    """
-    place = {c.id: c.index for c in cues}
-    until = place.get(call.end_at, call.index)
-    def answers(cid: str) -> bool:
-        return cid in place and ((call.start is not None and call.start.cue == cid) or call.index <= place[cid] <= until)
-
-    return [r for r in rounds if any(answers(cid) for cid in r.cues)]
-
-
-Point = tuple[str, str]  # (cue id, "start" | "end")
-
-
-def dependencies(cues: tuple[Cue, ...]) -> dict[Point, list[Point]]:
-    """What each cue's start and end wait for.
-
-    A cue starts with/after its anchor, or else when the previous cue ends (when it
-    starts, if that is music running until an action). A cue that starts *with*
-    another runs alongside it and is skipped when finding "the previous cue". Music
-    that runs until an action (樂闋) ends after that action starts; an action that a
-    射節 runs until waits for the shooting to finish.
-    """
-    by_id = {c.id: c for c in cues}
-    deps: dict[Point, list[Point]] = {}
-    previous: Cue | None = None
-    for cue in cues:
-        if cue.start and cue.start.cue in by_id:
-            deps[(cue.id, "start")] = [(cue.start.cue, "start" if cue.start.anchor == "with" else "end")]
-        elif previous is not None:
-            deps[(cue.id, "start")] = [(previous.id, "start" if previous.end_at else "end")]
-        else:
-            deps[(cue.id, "start")] = []
-        deps[(cue.id, "end")] = [(cue.id, "start")]
-        if not (cue.start and cue.start.anchor == "with"):
-            previous = cue
-    for cue in cues:
-        if cue.end_at in by_id:
-            if cue.music is MusicKind.SHEJIE:
-                deps[(cue.end_at, "start")].append((cue.id, "end"))
-            else:
-                deps[(cue.id, "end")].append((cue.end_at, "start"))
-    return deps
-
-
-def evaluation_order(deps: dict[Point, list[Point]]) -> tuple[list[Point], list[str]]:
-    """Points in an order where each comes after what it waits for, and a cycle (cue ids) if there is one."""
-    state: dict[Point, int] = {}
-    order: list[Point] = []
-    for root in deps:
-        if root in state:
-            continue
-        stack: list[tuple[Point, int]] = [(root, 0)]
-        path: list[Point] = []
-        while stack:
-            node, i = stack.pop()
-            if i == 0:
-                if state.get(node) == 2:
-                    continue
-                state[node] = 1
-                path.append(node)
-            children = deps.get(node, [])
-            if i < len(children):
-                stack.append((node, i + 1))
-                child = children[i]
-                if state.get(child) == 1:
-                    loop = path[path.index(child):] + [child]
-                    return order, list(dict.fromkeys(n[0] for n in loop)) + [child[0]]
-                if state.get(child) != 2:
-                    stack.append((child, 0))
-            else:
-                state[node] = 2
-                path.pop()
-                order.append(node)
-    return order, []
-
-
-def find_cycle(cues: tuple[Cue, ...]) -> list[str]:
-    """A cycle among the start/end points of *cues*, as a list of cue ids, or []."""
-    return evaluation_order(dependencies(cues))[1]
-
-
-def check_cuesheet(path: str | Path, repertoire: Repertoire) -> tuple[CueSheet | None, list[Problem]]:
-    """Every problem of a cue sheet file — YAML, schema, references, ritual rules — and the sheet if it reads."""
-    from yuesheng.rules import check_rules
-
-    try:
-        doc = load(path)
-    except InvalidInputError as exc:
-        return None, list(exc.problems)
-    sheet, problems = read_cuesheet(doc, repertoire)
-    if sheet is not None:
-        problems += check_rules(sheet)
-    return sheet, sorted(problems, key=lambda p: (p.line or 0, p.col or 0))
-
-
-def load_cuesheet(path: str | Path, repertoire: Repertoire) -> CueSheet:
-    """Load and check a cue sheet; InvalidInputError holding every error if there is any."""
-    sheet, problems = check_cuesheet(path, repertoire)
-    errors = [p for p in problems if p.severity == "error"]
-    if errors or sheet is None:
-        raise InvalidInputError(errors)
-    return sheet
