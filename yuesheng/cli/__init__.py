@@ -1,0 +1,55 @@
+"""The ``yuesheng`` command: argparse subcommands, ``main(argv) -> int``.
+
+One module per command group — ``score`` (lu, score), ``rite`` (validate,
+timeline, render), ``audio``, ``live`` (play) — each with a ``register``;
+``common`` holds what they share. Exit codes: 0 ok (warnings allowed),
+1 invalid input (bad file, unknown name, failed check), 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from yuesheng.cli import audio, live, rite, score
+from yuesheng.cli.common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Parser, UsageError
+from yuesheng.errors import InvalidInputError, YueshengError
+
+__all__ = ["EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "UsageError", "build_parser", "main", "main_exit"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="yuesheng", description="樂聲: the music of the 儀禮 rites — scores, cue sheets, sequencer.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    for group in (score, rite, audio, live):
+        group.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code (0 ok, 1 invalid input, 2 usage)."""
+    try:
+        args = build_parser().parse_args(argv)
+        func: Callable[[argparse.Namespace], str | tuple[str, int]] = args.func
+        result = func(args)
+    except UsageError as exc:
+        print(f"usage error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except InvalidInputError as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_INVALID
+    except YueshengError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    except SystemExit as exc:  # --help and --version
+        return int(exc.code or 0)
+    text, code = result if isinstance(result, tuple) else (result, EXIT_OK)
+    sys.stdout.write(text)
+    return code
+
+
+def main_exit() -> None:
+    """Console-script entry point."""
+    raise SystemExit(main())
+

@@ -1,0 +1,139 @@
+"""What every command shares: exit codes, the usage error, option groups, cue-sheet lookup and output.
+
+Exit codes: 0 ok (warnings allowed), 1 invalid input (bad file, unknown name,
+failed check), 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from yuesheng.errors import UnknownNameError, YueshengError
+from yuesheng.files import write_atomic
+from yuesheng.lulu import DEFAULT_HUANGZHONG, Realization, Tuning, lu, parse_note_name
+from yuesheng.repertoire import data_dir, load_repertoire
+from yuesheng.timeline import Options, Timeline, build_timeline
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+NOTE_NAMES = ("C", "C#", "D", "Eb", "E", "F", "F#", "G", "G#", "A", "Bb", "B")
+
+
+class UsageError(YueshengError):
+    """A command line that makes no sense (exit 2)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An argparse parser whose errors are UsageErrors (exit 2, one line), not SystemExit."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def note_name(key: int) -> str:
+    """MIDI key → C4-style name."""
+    return f"{NOTE_NAMES[key % 12]}{key // 12 - 1}"
+
+
+def dump_json(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+def realization(args: argparse.Namespace) -> Realization:
+    """--huangzhong and --tuning as a Realization."""
+    try:
+        key = parse_note_name(args.huangzhong)
+    except ValueError as exc:
+        raise UsageError(f"--huangzhong: {exc}") from None
+    return Realization(key, Tuning(args.tuning))
+
+
+def pitch_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tuning", choices=[t.value for t in Tuning], default="equal",
+                        help="equal temperament (朱載堉) or 三分損益 (sanfen); default equal")
+    parser.add_argument("--huangzhong", default=DEFAULT_HUANGZHONG, metavar="NOTE",
+                        help=f"the pitch of 黄鍾, e.g. C4 or D4 (default {DEFAULT_HUANGZHONG})")
+
+
+def format_option(parser: argparse.ArgumentParser, *choices: str) -> None:
+    parser.add_argument("--format", choices=choices or ("text", "json"), default="text")
+
+
+def scores_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--scores", action="append", default=[], metavar="PATH",
+                        help="a score file or folder of your own; replaces shipped pieces of the same id")
+
+
+def positive(text: str) -> float:
+    """An argparse type: a number greater than 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text} must be greater than 0")
+    return value
+
+
+def sequencer_options(parser: argparse.ArgumentParser, *, output: bool = True, cue_optional: bool = False) -> None:
+    parser.add_argument("cue", metavar="CUE", nargs="?" if cue_optional else None,
+                        help="a cue sheet, e.g. cues/xiangshe.yaml, or a shipped rite's id")
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME", help="switch on a variant (repeatable)")
+    parser.add_argument("--reading", action="append", default=[], metavar="ID=OPTION",
+                        help="choose another reading, e.g. heyue=li-rugui (repeatable)")
+    parser.add_argument("--seed", type=int, help="seed of the random shot model (default: the cue sheet's)")
+    parser.add_argument("--syllable", metavar="DURATION", help="seconds per sung syllable, e.g. 1.2s (default: the cue sheet's)")
+    parser.add_argument("--tuning", choices=[t.value for t in Tuning], default="equal")
+    parser.add_argument("--huangzhong", metavar="NOTE", help="the pitch of 黄鍾 (default: the cue sheet's, else C4)")
+    parser.add_argument("--call-jun", metavar="LU", help="the 均 whose 宫 and 商 the callers sing, e.g. 林鍾 "
+                        "(default: the cue sheet's call_jun, else 黄鍾)")
+    if output:
+        parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically)")
+    scores_option(parser)
+
+
+def timeline_of(args: argparse.Namespace) -> Timeline:
+    from yuesheng.cuesheet import parse_duration
+    from yuesheng.validate import load_cuesheet
+
+    repertoire = load_repertoire(args.scores)
+    sheet = load_cuesheet(cue_path(args.cue), repertoire)
+    readings = {}
+    for item in args.reading:
+        rid, sep, option = item.partition("=")
+        if not sep:
+            raise UsageError(f"--reading {item!r}: expected ID=OPTION, e.g. heyue=li-rugui")
+        readings[rid] = option
+    try:
+        syllable = parse_duration(args.syllable) if args.syllable else None
+        huangzhong = parse_note_name(args.huangzhong) if args.huangzhong else sheet.huangzhong
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if syllable is not None and syllable <= 0:
+        raise UsageError("--syllable must be longer than 0s")
+    try:
+        call_jun = lu(args.call_jun) if args.call_jun else None
+    except KeyError as exc:
+        raise UsageError(f"--call-jun: {exc}") from None
+    options = Options(frozenset(args.variant), readings, syllable, Realization(huangzhong, Tuning(args.tuning)),
+                      args.seed, call_jun)
+    try:
+        return build_timeline(sheet, options)
+    except UnknownNameError as exc:  # a --variant or --reading that the cue sheet does not have
+        raise UsageError(str(exc)) from None
+
+
+def cue_path(name: str) -> Path:
+    """A cue-sheet file, or the shipped sheet of a rite id (xiangyinjiu xiangshe yanli dashe)."""
+    path = Path(name)
+    shipped = data_dir("cues") / f"{name}.yaml"
+    return shipped if not path.exists() and shipped.exists() else path
+
+
+def emit(args: argparse.Namespace, data: str | bytes, what: str) -> str:
+    if args.output:
+        write_atomic(args.output, data)
+        return f"wrote {args.output}: {what}\n"
+    return data if isinstance(data, str) else ""

@@ -1,0 +1,81 @@
+"""``yuesheng validate``, ``timeline`` and ``render``: check a cue sheet, print its run sheet, write its MIDI."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from yuesheng.cli.common import (
+    EXIT_INVALID, EXIT_OK, UsageError, cue_path, dump_json, emit, format_option, scores_option, sequencer_options,
+    timeline_of,
+)
+from yuesheng.errors import Problem
+from yuesheng.repertoire import load_repertoire
+from yuesheng.timeline import EventKind, seconds
+
+
+def _problem_json(p: Problem) -> dict[str, Any]:
+    return {"line": p.line, "col": p.col, "path": p.path, "message": p.message, "rule": p.rule}
+
+
+def cmd_validate(args: argparse.Namespace) -> tuple[str, int]:
+    from yuesheng.validate import check_cuesheet
+
+    repertoire = load_repertoire(args.scores)
+    results: list[dict[str, Any]] = []
+    out: list[str] = []
+    failed = False
+    for path in args.cues:
+        sheet, problems = check_cuesheet(cue_path(path), repertoire)
+        errors = [p for p in problems if p.severity == "error"]
+        warnings = [p for p in problems if p.severity != "error"]
+        failed |= bool(errors) or sheet is None
+        results.append({"file": path, "valid": not errors and sheet is not None, "rite": sheet.rite_name if sheet else None,
+                        "cues": len(sheet.cues) if sheet else 0,
+                        "errors": [_problem_json(p) for p in errors], "warnings": [_problem_json(p) for p in warnings]})
+        out.extend(str(p) for p in problems)
+        verdict = "valid" if not errors and sheet else "INVALID"
+        out.append(f"{path}: {verdict} — {len(sheet.cues) if sheet else 0} cues, {len(errors)} error(s), "
+                   f"{len(warnings)} warning(s)")
+    code = EXIT_INVALID if failed else EXIT_OK
+    if args.format == "json":
+        return dump_json(results), code
+    return "\n".join(out) + "\n", code
+
+
+def cmd_timeline(args: argparse.Namespace) -> str:
+    from yuesheng.report import run_sheet_csv, run_sheet_json, run_sheet_text
+
+    timeline = timeline_of(args)
+    render = {"text": run_sheet_text, "csv": run_sheet_csv, "json": run_sheet_json}[args.format]
+    return emit(args, render(timeline), f"run sheet of {timeline.rite}, {len(timeline.cues)} cues")
+
+
+def cmd_render(args: argparse.Namespace) -> str:
+    from yuesheng.midi import midi_bytes
+
+    timeline = timeline_of(args)
+    if not args.output:
+        args.output = f"{timeline.rite_id}.mid"
+    if Path(args.output).suffix.lower() not in (".mid", ".midi"):
+        raise UsageError(f"-o {args.output}: expected a .mid file")
+    data = midi_bytes(timeline)
+    notes = sum(1 for e in timeline.events if e.kind is EventKind.NOTE)
+    return emit(args, data, f"{timeline.rite}, {len(data)} bytes, {notes} notes, {seconds(timeline.duration_ticks) / 60:.1f} min")
+
+
+def register(sub: Any) -> None:
+    """Add ``validate``, ``timeline`` and ``render`` to the top-level subparsers."""
+    p = sub.add_parser("validate", help="check cue sheets: YAML, schema, references, ritual rules")
+    p.add_argument("cues", nargs="+", metavar="CUE", help="cue sheet files (YAML) or shipped rite ids")
+    format_option(p)
+    scores_option(p)
+    p.set_defaults(func=cmd_validate)
+    p = sub.add_parser("timeline", help="the run sheet: every cue with its time, duration, cast, words and citation")
+    sequencer_options(p)
+    format_option(p, "text", "csv", "json")
+    p.set_defaults(func=cmd_timeline)
+    p = sub.add_parser("render", help="a Standard MIDI File of the rite, with lyrics, markers, calls and the 節 drum")
+    sequencer_options(p)
+    p.set_defaults(func=cmd_render)

@@ -1,0 +1,211 @@
+"""``yuesheng lu`` and ``yuesheng score list|show|check|export``: the 律 table and the scores."""
+
+from __future__ import annotations
+
+import argparse
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from yuesheng.cli.common import (
+    EXIT_INVALID, EXIT_OK, Parser, UsageError, dump_json, format_option, note_name, pitch_options, positive,
+    realization, scores_option,
+)
+from yuesheng.errors import InvalidInputError
+from yuesheng.lulu import LU, Pitch, Realization, Register, Tuning, suzi_of
+from yuesheng.report import pad
+from yuesheng.repertoire import Repertoire, load_repertoire, score_paths
+from yuesheng.score import Piece, load_piece
+
+
+def cmd_lu(args: argparse.Namespace) -> str:
+    """The table of the twelve 律 in the 正 and 清 registers."""
+    real = realization(args)
+    rows = []
+    for register in (Register.ZHENG, Register.QING):
+        for the_lu in LU:
+            pitch = Pitch(the_lu, register)
+            key, cents = real.midi(pitch)
+            rows.append({
+                "lu": pitch.name, "name": the_lu.name + ("清" if register is Register.QING else ""),
+                "simplified": the_lu.simplified, "pinyin": the_lu.pinyin, "register": register.hanzi,
+                "suzi": suzi_of(pitch), "midi": key, "note": note_name(key), "cents": cents,
+                "hz": round(real.frequency(pitch), 3),
+            })
+    if args.format == "json":
+        return dump_json({"tuning": real.tuning.value, "huangzhong": args.huangzhong, "lu": rows})
+    head = f"律呂 — tuning {real.tuning.value}, 黄鍾 = {args.huangzhong} (MIDI {real.huangzhong}), A4 = 440 Hz\n"
+    lines = [head, f"{pad('律', 8)}{pad('名', 10)}{pad('俗字', 7)}{pad('pinyin', 12)}midi  note  cents     Hz"]
+    for r in rows:
+        lines.append(f"{pad(str(r['lu']), 8)}{pad(str(r['name']), 10)}{pad(str(r['suzi'] or '—'), 7)}{pad(str(r['pinyin']), 12)}"
+                     f"{r['midi']:>4}  {r['note']:<4}{r['cents']:>+7.2f}{r['hz']:>9.2f}")
+    return "\n".join(lines) + "\n"
+
+
+# --- yuesheng score ----------------------------------------------------------------------------
+
+
+def _piece_summary(p: Piece) -> dict[str, Any]:
+    return {"id": p.id, "title": p.title, "mode": p.mode.name if p.mode else None,
+            "provenance": p.provenance_label, "stanzas": len(p.stanzas), "notes": len(p.notes)}
+
+
+def cmd_score_list(args: argparse.Namespace) -> str:
+    rows = [_piece_summary(p) for p in load_repertoire(args.scores)]
+    if args.format == "json":
+        return dump_json(rows)
+    lines = [f"{pad('id', 22)}{pad('title', 10)}{pad('mode', 10)}{pad('provenance', 28)}stanzas notes"]
+    for r in rows:
+        lines.append(f"{pad(r['id'], 22)}{pad(r['title'], 10)}{pad(r['mode'] or '—', 10)}"
+                     f"{pad(r['provenance'], 28)}{r['stanzas']:>7} {r['notes']:>5}")
+    return "\n".join(lines) + "\n"
+
+
+def piece_json(p: Piece, real: Realization) -> dict[str, Any]:
+    """The machine-readable form of a piece (``score show --format json``)."""
+    data = _piece_summary(p) | {
+        "aliases": list(p.aliases), "mode_common": p.mode_common, "source": p.source, "lost": p.lost,
+        "realization": {"label": p.realization.label, "rule": p.realization.rule} if p.realization else None,
+        "tuning": real.tuning.value, "huangzhong_midi": real.huangzhong,
+        "emendations": [vars_(e) for e in p.emendations],
+        "irregularities": [vars_(i) for i in p.irregularities],
+        "stanzas": [],
+    }
+    for s in p.stanzas:
+        notes = []
+        for n in s.notes:
+            key, cents = real.midi(n.pitch)
+            notes.append({"lyric": n.lyric.strip(), "lu": n.lu, "suzi": n.suzi, "pitch": n.pitch.name,
+                          "midi": key, "cents": cents})
+        data["stanzas"].append({"number": s.number, "page": s.page, "lyrics": s.lyrics,
+                                "lu": s.lu_line, "suzi": s.suzi_line, "notes": notes})
+    return data
+
+
+def vars_(obj: Any) -> dict[str, Any]:
+    """A slotted dataclass as a dict."""
+    return {name: getattr(obj, name) for name in obj.__slots__}
+
+
+def cmd_score_show(args: argparse.Namespace) -> str:
+    p = load_repertoire(args.scores).find(args.piece)
+    real = realization(args)
+    if args.format == "json":
+        return dump_json(piece_json(p, real))
+    out = [f"{p.title} ({p.id}) — {p.mode.name if p.mode else 'no mode'}"
+           f"{f' (俗呼 {p.mode_common})' if p.mode_common else ''} — {p.provenance_label}"]
+    if p.source:
+        out.append(f"source: {p.source.get('text', '')}, pages {', '.join(p.source.get('pages', []))}")
+    if p.lost:
+        out.append(f"lost: {p.lost.get('cite')}: {p.lost.get('quote')}")
+    if p.realization:
+        out.append(f"{p.realization.label.upper()}: {p.realization.rule}")
+    out.append(f"tuning {real.tuning.value}, 黄鍾 = {args.huangzhong}; 詞 lyric, 律, 俗 俗字, 音 pitch"
+               + (", 分 cents" if real.tuning is Tuning.SANFEN else ""))
+    for s in p.stanzas:
+        out.append("")
+        out.append(f"Stanza {s.number}" + (f" ({s.page})" if s.page else ""))
+        for start in range(0, len(s.notes), 12):
+            chunk = s.notes[start:start + 12]
+            cells = [real.midi(n.pitch) for n in chunk]
+            rows = [("詞", [n.lyric.strip() or "·" for n in chunk]), ("律", [n.lu for n in chunk]),
+                    ("俗", [n.suzi for n in chunk]), ("音", [note_name(k) for k, _ in cells])]
+            if real.tuning is Tuning.SANFEN:
+                rows.append(("分", [f"{c:+.0f}" for _, c in cells]))
+            for label, values in rows:
+                out.append(f"  {label}  " + "".join(pad(v, 5) for v in values).rstrip())
+            out.append("")
+        out.pop()
+    for e in p.emendations:
+        out.append(f"\nemendation: stanza {e.stanza} {e.line} position {e.position}: {e.transmitted} → {e.adopted}. {e.reason}")
+    return "\n".join(out) + "\n"
+
+
+def _check_targets(names: list[str], extra: list[str]) -> list[Path]:
+    """Score files to check: all of them, or those named (by path, id or title)."""
+    paths = score_paths(extra)
+    if not names:
+        return paths
+    repertoire = Repertoire()
+    for path in paths:
+        try:
+            repertoire.add(load_piece(path))
+        except InvalidInputError:
+            continue  # still reachable by its path
+    return [Path(n) if Path(n).is_file() else Path(repertoire.find(n).path) for n in names]
+
+
+def cmd_score_check(args: argparse.Namespace) -> tuple[str, int]:
+    paths = _check_targets(args.pieces, args.scores)
+    out: list[str] = []
+    failed = 0
+    for path in paths:
+        try:
+            p = load_piece(path)
+        except InvalidInputError as exc:
+            failed += 1
+            out.extend(str(problem) for problem in exc.problems)
+            continue
+        out.append(f"{p.id} {p.title}: ok — {len(p.stanzas)} stanzas, {len(p.notes)} notes, {p.provenance_label}, "
+                   f"emendations {len(p.emendations)}, recorded irregularities {len(p.irregularities)}")
+        for e in p.emendations:
+            out.append(f"  emendation: stanza {e.stanza} {e.line} position {e.position}: {e.transmitted} → {e.adopted} — {e.reason}")
+        for i in p.irregularities:
+            out.append(f"  irregularity: stanza {i.stanza} {i.check}: {i.reason} ({i.cite})")
+    out.append(f"\n{len(paths) - failed} of {len(paths)} scores pass their cross-checks")
+    return "\n".join(out) + "\n", EXIT_INVALID if failed else EXIT_OK
+
+
+def cmd_score_export(args: argparse.Namespace) -> str:
+    p = load_repertoire(args.scores).find(args.piece)
+    if not p.playable:
+        raise UsageError(f"{p.id} has no notes to export")
+    suffix = Path(args.output).suffix.lower()
+    real = realization(args)
+    if suffix in (".mid", ".midi"):
+        from yuesheng.midi import write_midi
+        from yuesheng.timeline import piece_timeline
+
+        write_midi(piece_timeline(p, realization=real, syllable=Fraction(args.note_value)), args.output)
+    elif suffix in (".musicxml", ".xml"):
+        from yuesheng.m21 import write_musicxml
+
+        write_musicxml(p, args.output, realization=real, note_value=args.note_value)
+    else:
+        raise UsageError(f"-o {args.output}: expected a .musicxml, .xml or .mid file")
+    label = f" ({p.provenance_label}: {p.realization.rule})" if p.realization else ""
+    return f"wrote {args.output}: {p.title}, {len(p.notes)} notes, one {args.note_value:g}-beat note per syllable{label}\n"
+
+
+def register(sub: Any) -> None:
+    """Add ``lu`` and ``score`` to the top-level subparsers."""
+    p = sub.add_parser("lu", help="the table of the twelve 律: names, 俗字, MIDI key, cents, frequency")
+    pitch_options(p)
+    format_option(p)
+    p.set_defaults(func=cmd_lu)
+
+    score = sub.add_parser("score", help="list, show, check and export the scores")
+    ssub = score.add_subparsers(dest="score_command", required=True, parser_class=Parser)
+    p = ssub.add_parser("list", help="every piece: id, title, mode, provenance, stanza and note counts")
+    format_option(p)
+    scores_option(p)
+    p.set_defaults(func=cmd_score_list)
+    p = ssub.add_parser("show", help="a piece, stanza by stanza: lyric, 律, 俗字, pitch")
+    p.add_argument("piece", help="id or title (traditional or simplified), e.g. luming, 鹿鳴, 鹿鸣")
+    format_option(p)
+    pitch_options(p)
+    scores_option(p)
+    p.set_defaults(func=cmd_score_show)
+    p = ssub.add_parser("check", help="run the cross-checks and list every emendation (exit 1 on a problem)")
+    p.add_argument("pieces", nargs="*", help="ids, titles or score files (default: all)")
+    scores_option(p)
+    p.set_defaults(func=cmd_score_check)
+    p = ssub.add_parser("export", help="MusicXML with the lyrics, 律 and 俗字 under the notes")
+    p.add_argument("piece")
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.musicxml or FILE.mid")
+    p.add_argument("--note-value", type=positive, default=1.0, metavar="BEATS",
+                   help="length of each syllable's note in beats (the sources give none; default 1; a beat is "
+                        "a crotchet in MusicXML and a second in MIDI)")
+    pitch_options(p)
+    scores_option(p)
+    p.set_defaults(func=cmd_score_export)
