@@ -1,18 +1,21 @@
-"""Validation: a cue-sheet file → every problem (YAML, schema, references, ritual rules) and the sheet.
+"""Validation: a cue-sheet file → every problem (YAML, schema, references, quotes, ritual rules) and the sheet.
 
 Composes the layers below it — ``yamlload`` (safe, bounded YAML), ``cuesheet.reader``
-(schema and references) and ``rules`` (the ritual rules) — none of which calls up.
+(schema and references), ``sources`` (the shipped texts: every ``cite.quote`` is on
+its page, rule ``quote``) and ``rules`` (the ritual rules) — none of which calls up.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from yuesheng.cuesheet import CueSheet, read_cuesheet
 from yuesheng.errors import InvalidInputError, Problem
 from yuesheng.repertoire import Repertoire
 from yuesheng.rules import check_rules
-from yuesheng.yamlload import load
+from yuesheng.yamlload import Document, PathKey, load
 
 
 def check_cuesheet(path: str | Path, repertoire: Repertoire) -> tuple[CueSheet | None, list[Problem]]:
@@ -22,6 +25,7 @@ def check_cuesheet(path: str | Path, repertoire: Repertoire) -> tuple[CueSheet |
     except InvalidInputError as exc:
         return None, list(exc.problems)
     sheet, problems = read_cuesheet(doc, repertoire)
+    problems += check_quotes(doc)
     if sheet is not None:
         problems += check_rules(sheet)
     return sheet, sorted(problems, key=lambda p: (p.line or 0, p.col or 0))
@@ -34,3 +38,46 @@ def load_cuesheet(path: str | Path, repertoire: Repertoire) -> CueSheet:
     if errors or sheet is None:
         raise InvalidInputError(errors)
     return sheet
+
+
+def _cites(data: Any, path: PathKey = ()) -> Iterator[tuple[PathKey, str, str]]:
+    """(path, page, quote) of every ``cite: {page, quote}`` anywhere in the document, in order."""
+    if isinstance(data, dict):
+        cite = data.get("cite")
+        if isinstance(cite, dict) and isinstance(cite.get("page"), str) and isinstance(cite.get("quote"), str):
+            yield path + ("cite",), cite["page"], cite["quote"]
+        for key, value in data.items():
+            yield from _cites(value, path + (key,))
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
+            yield from _cites(value, path + (index,))
+
+
+def check_quotes(doc: Document) -> list[Problem]:
+    """Rule ``quote``: every cite's quote is on its page of the shipped texts (``…`` for words left out).
+
+    Cues, variants, reading options, the archery's 節 and rounds alike. A page of a
+    卷 that is not shipped cannot be checked: a warning. A malformed page id is the
+    reader's error (rule ``cite``), not repeated here.
+    """
+    from yuesheng import sources
+
+    problems: list[Problem] = []
+    for path, name, quote in _cites(doc.data):
+        try:
+            pid = sources.parse_page(name)
+        except ValueError:
+            continue
+        if not sources.has_juan(pid):
+            problems.append(doc.problem(path + ("page",), f"cannot check the quote: {sources.TEXTS[pid.text].title} "
+                                        f"卷{pid.juan} is not shipped", rule="quote", severity="warning"))
+            continue
+        try:
+            page = sources.page(pid)
+        except sources.UnknownPageError as exc:
+            problems.append(doc.problem(path + ("page",), str(exc), rule="quote"))
+            continue
+        if sources.find_quote(quote, page) is None:
+            problems.append(doc.problem(path + ("quote",), f"{quote!r} is not on {pid.citation} (nor running on to "
+                                        f"the next page); see: yuesheng source {pid}", rule="quote"))
+    return problems

@@ -1,0 +1,371 @@
+"""The shipped texts: their pages, the parts of a page, quotes on a page, and private-use characters.
+
+Three Kanseki Repository transcriptions ship in ``yuesheng/texts/`` (licence and
+attribution beside them): 儀禮集釋 (KR1d0030, 卷四–十), 周禮注疏 (KR1d0003,
+卷二十二–二十四, 三十) and 瑟譜 (KR1i0004, 卷首–卷六).
+
+Page names: 卷-葉面 (the 卷 number, the leaf, a or b for its two sides), with a
+text prefix except for 儀禮集釋, the text the cue sheets cite::
+
+    9-23b             儀禮集釋 卷九, leaf 23, side b   (also "儀禮集釋 9-23b", "yili:9-23b")
+    zhouli:30-25a     周禮注疏 卷三十, leaf 25, side a  (also "周禮注疏 30-25a")
+    sepu:2-3a         瑟譜 卷二, leaf 3, side a        (also "瑟譜 2-3a")
+
+Zero-padded numbers (``009-23b``, as the score files write 瑟譜 pages) and the
+transcription's own ids (``KR1d0030_WYG_009-23b``) are accepted too.
+
+A page's text is its printed lines joined (``¶`` ends a line), whitespace
+removed. Its parts tell the layers apart: in 儀禮集釋 the 經 runs at the left
+margin, a note starts with 鄭注 or 釋曰 and its lines are indented, and ``(案…)``
+is a collation note in small double-line print (``/`` divides the two
+columns); in 周禮注疏 the layers follow one another inline — 經, then 注, then
+音義(…) and 疏(…) in small print, then the next 經. The text is as transmitted:
+the rare 經 line that the transcription indents is read as part of the note before it.
+
+``&KRnnnn;`` stands for a character outside Unicode's common planes. ``display``
+shows the standard character for each code in ``PRIVATE_USE`` (with where it
+comes from); a code not established stays, marked ``〓&KRnnnn;``. The files and
+the cue sheets keep the codes: a quote is matched with both sides displayed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from yuesheng.errors import UnknownNameError
+
+TEXTS_DIR = Path(__file__).resolve().parent / "texts"
+UNRESOLVED = "〓"
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """One shipped text: key, folder, Kanseki Repository id, title and the layout of its pages."""
+
+    key: str
+    folder: str
+    kr_id: str
+    title: str
+    style: str  # "yili" (經 at the margin, indented notes), "zhushu" (inline 注 音義 疏), "pu" (paragraphs)
+
+
+TEXTS: dict[str, Text] = {t.key: t for t in (
+    Text("yili", "yili-jishi", "KR1d0030", "儀禮集釋", "yili"),
+    Text("zhouli", "zhouli-zhushu", "KR1d0003", "周禮注疏", "zhushu"),
+    Text("sepu", "sepu", "KR1i0004", "瑟譜", "pu"),
+)}
+_BY_NAME = {name: t.key for t in TEXTS.values() for name in (t.key, t.title, t.kr_id)}
+
+
+@dataclass(frozen=True, slots=True)
+class PrivateUse:
+    """A Kanseki Repository private-use code, the standard character it stands for (None: not established), why."""
+
+    code: str
+    char: str | None
+    source: str
+
+
+# "image": the glyph image of the code in the Kanseki Repository's list of characters outside Unicode,
+# "charlist": that list's Unicode column (both in GAIJI_SOURCE); then the passage that fixes the reading.
+GAIJI_SOURCE = "github.com/kanripo/KR-Gaiji, commit 662fd61d (2019-11-30): charlist.org.txt, images/KRnnnn.png"
+PRIVATE_USE: dict[str, PrivateUse] = {p.code: p for p in (
+    PrivateUse("KR0615", "朄", "image: 巾+柬, the form of 朄 (Noto CJK draws 朄 so); zhouli:23-22b 鄭注 quotes 詩 應朄縣鼓, "
+               "音義 朄音𦙍"),
+    PrivateUse("KR0621", "芒", "image: 艹 over 亾 (亾 = 亡), a form of 芒; sepu:2-2a 叶音 鳴(一章叶芒二章同…)"),
+    PrivateUse("KR0764", "霤", "image: 雨 over a form of 留; 4-44a 磬階間縮… (儀禮 鄉飲酒禮記 縮霤), 鄭注 縮從也"),
+    PrivateUse("KR0795", "毄", "image: 毄 as Noto CJK draws it; zhouli:24-34a 占人 …幣以比其命, 音義 …音係 (毄 = 繫)"),
+    PrivateUse("KR0871", None, "image: 月+巽; 8-10a and 10-25b 鄭注 謂…肝膋狗胾醢: not established"),
+    PrivateUse("KR0925", "楣", "image: 木+眉, a form of 楣; 6-29b 鄭注 正中曰棟次曰… (楣), 4-7a 鄭注 …前梁也"),
+    PrivateUse("KR1055", "篴", "image: 竹 over 遂 = 篴; zhouli:23-26a 小師 鄭注 管如篴而小"),
+    PrivateUse("KR1131", "徒", "image: 彳+走, a form of 徒; 10-17a 鄭注 服不負侯其徒居乏"),
+    PrivateUse("KR1168", "冔", "charlist: 𠳲 (口+冔), a form of 冔; sepu:4-6a quotes 詩 文王 常服黼冔"),
+    PrivateUse("KR1969", None, "image: 曲 with doubled strokes (the top of 豐); 9-5b 鄭注 其為字從豆…聲: not established"),
+    PrivateUse("KR2239", None, "image: 阝+几; zhouli:24-10a 音義 伊耆又作帆…: not established"),
+    PrivateUse("KR2503", None, "image: 木+兩; zhouli:30-37b 音義 掚監本訛…: not established"),
+    PrivateUse("KR2691", "兆", "image: an old form of 兆; zhouli:24-15a 大卜 三…之灋, 音義 …音兆亦作兆"),
+    PrivateUse("KR2852", "夢", "image: 艹 over a form of 夢; zhouli:24-19a 占夢 三…之灋, 音義 …音夢本多作夢"),
+)}
+_CODE = re.compile(r"&(KR\d{4});")
+
+
+def display(text: str) -> str:
+    """*text* with every private-use code as its standard character; an unknown code marked ``〓&KRnnnn;``."""
+    if "&" not in text:
+        return text
+    return _CODE.sub(_standard, text)
+
+
+def _standard(match: re.Match[str]) -> str:
+    known = PRIVATE_USE.get(match.group(1))
+    return known.char if known and known.char else UNRESOLVED + match.group(0)
+
+
+# --- page ids -----------------------------------------------------------------------------------------------------
+
+_PAGE_NAME = re.compile(
+    r"(?:<pb:)?(?:(?P<kr>KR\w+?)_WYG_|(?P<prefix>[a-z]+):|(?P<title>[^\x00-\x7f\s]+)\s*)?"
+    r"(?P<juan>\d{1,3})-(?P<leaf>\d{1,3})(?P<side>[ab])>?")
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class PageId:
+    """A page: text key, 卷, leaf and side. ``str`` gives the page's name (``9-23b``, ``sepu:2-3a``)."""
+
+    text: str
+    juan: int
+    leaf: int
+    side: str
+
+    def __str__(self) -> str:
+        prefix = "" if self.text == "yili" else f"{self.text}:"
+        return f"{prefix}{self.juan}-{self.leaf}{self.side}"
+
+    @property
+    def citation(self) -> str:
+        """'儀禮集釋 9-23b'."""
+        return f"{TEXTS[self.text].title} {self.juan}-{self.leaf}{self.side}"
+
+
+def parse_page(name: str, *, text: str = "yili") -> PageId:
+    """A page name (any accepted spelling) as a PageId; *text* is the text when the name has no prefix."""
+    match = _PAGE_NAME.fullmatch(name.strip())
+    if match is None:
+        raise ValueError(f"bad page name {name!r}: expected 卷-葉面 such as 9-23b, sepu:2-3a or zhouli:30-25a")
+    label = match["kr"] or match["prefix"] or match["title"]
+    if label is not None and label not in _BY_NAME:
+        raise ValueError(f"unknown text {label!r} in page {name!r}: expected one of "
+                         + ", ".join(f"{t.key} ({t.title})" for t in TEXTS.values()))
+    return PageId(_BY_NAME[label] if label else text, int(match["juan"]), int(match["leaf"]), match["side"])
+
+
+class UnknownPageError(UnknownNameError):
+    """A page that is not in the shipped texts; carries the nearest pages."""
+
+    def __init__(self, name: str, suggestions: list[str], why: str = "") -> None:
+        super().__init__("page", name, suggestions)
+        if why:
+            self.args = (f"{self.args[0]} ({why})",)
+
+
+# --- pages and their parts ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """A stretch of a page in one layer: 經, 注, 釋曰, 案 (collation), 音義, 疏, 小字, or '' (瑟譜)."""
+
+    kind: str
+    text: str  # as transcribed, whitespace removed; private-use codes kept
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One side of a leaf: its id, its parts in order, and its printed lines."""
+
+    id: PageId
+    parts: tuple[Part, ...]
+    lines: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        """The page's text, lines joined, whitespace removed, codes kept."""
+        return "".join(p.text for p in self.parts)
+
+
+_PB = re.compile(r"<pb:(KR\w+?)_WYG_(\d+)-(\d+)([ab])>")
+_SPACE = re.compile(r"[\s\u3000¶]")
+_TOKEN = re.compile(r"\([^)]*\)?|[^(]+")
+
+
+class _Builder:
+    """Collects the parts of every page of one 卷 from its lines."""
+
+    def __init__(self, style: str) -> None:
+        self.style = style
+        self.parts: dict[PageId, list[list[str]]] = {}  # page → [[kind, text], …]
+        self.kind = ""  # the current large-print layer
+        self.small = ""  # the kind of the small print just read ('' after large print)
+        self.open = False  # inside a ( … ) that runs over a line end
+
+    def add(self, page: PageId, kind: str, text: str, *, new: bool) -> None:
+        parts = self.parts.setdefault(page, [])
+        if parts and parts[-1][0] == kind and not new:
+            parts[-1][1] += text
+        elif text:
+            parts.append([kind, text])
+
+    def line(self, page: PageId, raw: str) -> None:
+        content = raw.lstrip(" \u3000")
+        indent = len(raw) - len(content)
+        content = _SPACE.sub("", content)
+        self.parts.setdefault(page, [])
+        if not content:
+            if self.style == "pu":
+                self.kind = "new"
+            return
+        if self.style == "pu":
+            self.add(page, "", content, new=self.kind == "new")
+            self.kind = ""
+            return
+        new = False
+        if self.style == "yili" and not self.open and not content.startswith("("):
+            marker = next((k for m, k in (("鄭注", "注"), ("鄭目録", "注"), ("釋曰", "釋曰")) if content.startswith(m)), "")
+            if marker:
+                self.kind, new = marker, True
+            elif indent == 0 and self.kind != "經":
+                self.kind, new = "經", True
+            self.kind = self.kind or "注"
+        for token in self.tokens(content):
+            self.token(page, token, new=new)
+            new = False
+
+    def tokens(self, content: str) -> Iterator[tuple[bool, str]]:
+        """(small print?, text) runs of a line; a ( … ) may run over the line's end."""
+        if self.open:
+            close = content.find(")")
+            if close < 0:
+                yield True, content
+                return
+            yield True, content[: close + 1]
+            self.open = False
+            content = content[close + 1:]
+        for match in _TOKEN.finditer(content):
+            token = match.group(0)
+            small = token.startswith("(")
+            self.open = small and not token.endswith(")")
+            yield small, token
+
+    def token(self, page: PageId, token: tuple[bool, str], *, new: bool) -> None:
+        small, text = token
+        if small:
+            if not self.small:
+                self.small = "案" if text.startswith("(案") else "小字"
+            self.add(page, self.small, text, new=False)
+            return
+        if self.style == "zhushu":
+            self.zhushu(page, text)
+            return
+        self.add(page, self.kind, text, new=new or bool(self.small))
+        self.small = ""
+
+    def zhushu(self, page: PageId, text: str) -> None:
+        """Large print of 周禮注疏: 經, then from 注 on 注; a trailing 音義 or 疏 names the small print after it."""
+        if self.small or not self.kind:
+            self.kind = "經"
+            new = True
+        else:
+            new = False
+        marker = next((m for m in ("音義", "疏") if text.endswith(m)), "")
+        body = text[: len(text) - len(marker)]
+        if self.kind == "經" and (at := body.find("注")) >= 0:
+            self.add(page, "經", body[:at], new=new)
+            self.kind, body, new = "注", body[at:], True
+        self.add(page, self.kind, body, new=new)
+        if marker:
+            self.add(page, marker, marker, new=True)
+            self.small = marker
+            return
+        self.small = ""
+
+
+@cache
+def pages(text: str) -> dict[PageId, Page]:
+    """Every shipped page of a text (``yili``, ``zhouli``, ``sepu``), in order. Loaded once."""
+    info = TEXTS[text]
+    out: dict[PageId, Page] = {}
+    for path in sorted((TEXTS_DIR / info.folder).glob(f"{info.kr_id}_*.txt")):
+        builder = _Builder(info.style)
+        lines: dict[PageId, list[str]] = {}
+        page: PageId | None = None
+        for raw in path.read_text(encoding="utf-8").splitlines():
+            if match := _PB.fullmatch(raw.rstrip("¶")):
+                page = PageId(text, int(match[2]), int(match[3]), match[4])
+                lines[page] = []
+            elif page is not None:
+                lines[page].append(raw.rstrip("¶"))
+                builder.line(page, raw.rstrip("¶"))
+        for pid, parts in builder.parts.items():
+            out[pid] = Page(pid, tuple(Part(k, t) for k, t in parts), tuple(lines[pid]))
+    return out
+
+
+def page(name: str | PageId, *, text: str = "yili") -> Page:
+    """The shipped page *name*; UnknownPageError with the nearest pages if there is none."""
+    try:
+        pid = name if isinstance(name, PageId) else parse_page(name, text=text)
+    except ValueError as exc:
+        raise UnknownPageError(str(name), [], str(exc)) from None
+    found = pages(pid.text).get(pid)
+    if found is None:
+        raise UnknownPageError(str(name), [str(p) for p in nearest(pid)], _shipped(pid))
+    return found
+
+
+def has_juan(pid: PageId) -> bool:
+    """Whether the 卷 of *pid* is shipped at all."""
+    return any(p.juan == pid.juan for p in pages(pid.text))
+
+
+def _shipped(pid: PageId) -> str:
+    juans = sorted({p.juan for p in pages(pid.text)})
+    title = TEXTS[pid.text].title
+    if pid.juan in juans:
+        return f"{title} 卷{pid.juan} has no leaf {pid.leaf}{pid.side}"
+    return f"{title} 卷{pid.juan} is not shipped; shipped: 卷 {', '.join(map(str, juans))}"
+
+
+def nearest(pid: PageId, count: int = 3) -> list[PageId]:
+    """The *count* shipped pages nearest to *pid*, in page order."""
+    def distance(p: PageId) -> int:
+        return abs(p.juan - pid.juan) * 1000 + abs((2 * p.leaf + (p.side == "b")) - (2 * pid.leaf + (pid.side == "b")))
+
+    return sorted(sorted(pages(pid.text), key=distance)[:count])
+
+
+def next_page(current: Page) -> Page | None:
+    """The page after *current* in its text, or None."""
+    ids = list(pages(current.id.text))
+    index = ids.index(current.id)
+    return pages(current.id.text)[ids[index + 1]] if index + 1 < len(ids) else None
+
+
+# --- quotes ----------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class QuoteMatch:
+    """Where a quote is: spans in ``display(page.text + next page's text)``; whether it runs on to the next page."""
+
+    spans: tuple[tuple[int, int], ...]
+    runs_on: bool
+
+
+def _plain(text: str) -> str:
+    return display(_SPACE.sub("", text))
+
+
+def find_quote(quote: str, on: Page) -> QuoteMatch | None:
+    """The quote on page *on*, or None.
+
+    ``…`` marks words left out: each part must follow the one before. The first
+    part starts on the page; the rest may run on to the next page. Both sides
+    are compared with private-use codes displayed, so 楣 and ``&KR0925;`` match.
+    """
+    here = _plain(on.text)
+    following = next_page(on)
+    both = here + (_plain(following.text) if following else "")
+    parts = [p for p in (_plain(q) for q in quote.split("…")) if p]
+    if not parts:
+        return None
+    spans: list[tuple[int, int]] = []
+    position = 0
+    for part in parts:
+        found = both.find(part, position)
+        if found < 0 or (not spans and found >= len(here)):
+            return None
+        spans.append((found, found + len(part)))
+        position = found + len(part)
+    return QuoteMatch(tuple(spans), spans[-1][1] > len(here))
