@@ -11,7 +11,8 @@
   all-sound-off at the end of the rite.
 - A 射 track with a text event for every arrow loosed.
 
-All text is UTF-8 (mido's default, Latin-1, cannot hold Chinese). Events are
+All text is UTF-8 (mido's default, Latin-1, cannot hold Chinese), private-use
+codes (``&KR0925;``) shown as their standard characters (``sources.display``). Events are
 built in absolute ticks, put in a fixed order (note-offs before note-ons at the
 same tick, so a repeated note is never cut short), converted to deltas once:
 the same Timeline gives the same bytes.
@@ -28,6 +29,7 @@ from yuesheng.errors import YueshengError
 from yuesheng.files import write_atomic
 from yuesheng.instruments import PARTS, Part
 from yuesheng.lulu import LU, Tuning, cents_offset
+from yuesheng.sources import display
 from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline
 
 class PortError(YueshengError):
@@ -108,7 +110,7 @@ def _notes(part: Part, events: list[Event]) -> list[Spec]:
 
 
 def _part_track(part: Part, events: list[Event], timeline: Timeline) -> list[Spec]:
-    lyrics = [_meta(e.start_tick, "lyrics", text=e.text) for e in events if e.text]
+    lyrics = [_meta(e.start_tick, "lyrics", text=display(e.text)) for e in events if e.text]
     return [_meta(0, "track_name", name=part.name)] + _program(part, timeline) + lyrics + _notes(part, events)
 
 
@@ -119,12 +121,12 @@ def _conductor(timeline: Timeline, tuning: mido.Message | None) -> list[Spec]:
         _meta(0, "set_tempo", tempo=TEMPO),
         _meta(0, "text", text=f"tuning {real.tuning.value}; 黄鍾 = MIDI {real.huangzhong}"),
     ]
-    out += [_meta(0, "text", text=notice) for notice in timeline.notices]
+    out += [_meta(0, "text", text=display(notice)) for notice in timeline.notices]
     if tuning is not None:
         out.append((0, _PROGRAM, False, "sysex", {"data": tuning.data}, ""))
     for e in timeline.events:
         if e.kind in (EventKind.ACTION, EventKind.MARKER):
-            out.append(_meta(e.start_tick, "marker", text=f"{e.cue}: {e.text}" if e.text else e.cue))
+            out.append(_meta(e.start_tick, "marker", text=display(f"{e.cue}: {e.text}") if e.text else e.cue))
     return out
 
 

@@ -10,6 +10,12 @@ syllable), ``piece``, ``zhong``; drums add ``round``, ``pair``, ``jie``; release
 add ``round``, ``pair``, ``archer``, ``arrow``, ``hit``, ``counted``; calls add
 ``part``, ``degree``, ``midi``, ``text``; actions add ``text``, ``cite``, ``who``,
 ``where``, ``words`` and ``section``.
+
+Kanripo private-use codes (``&KR0925;``) are shown as their standard characters
+(``sources.display``) in the text and CSV run sheets and in the JSON's human
+fields (``what``, ``words``, ``text``, notices); the JSON's ``cite`` keeps the
+quote as the cue sheet and the shipped text write it, so a program can find it
+on its page.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+from yuesheng.sources import display
 from yuesheng.timeline import CueTiming, Event, EventKind, Timeline, seconds
 
 
@@ -43,9 +50,9 @@ def pad(text: str, cells: int) -> str:
 
 
 def _cell(text: str, cells: int) -> str:
-    """*text* cut or padded to *cells* terminal cells."""
+    """*text* (private-use codes shown as characters) cut or padded to *cells* terminal cells."""
     out, used = "", 0
-    for c in text:
+    for c in display(text):
         w = width(c)
         if used + w > cells:
             return out[:-1] + "…" + " " * (cells - used) if out else ""
@@ -101,7 +108,7 @@ def run_sheet_text(timeline: Timeline) -> str:
         who = ", ".join(names.get(p, p) for p in (cue.who or cue.performers))
         lines.append(f"{_cell(clock(t.start_tick), 8)} {_cell(clock(t.end_tick - t.start_tick), 7)} "
                      f"{_cell(cue.section, 10)} {_cell(cue.id, 22)} {_cell(who, 22)} {_cell(names.get(cue.where, cue.where), 12)} "
-                     f"{_cell(_what(t), 40)} {_cell(cue.words, 16)} {cue.cite.page} {cue.cite.quote}")
+                     f"{_cell(_what(t), 40)} {_cell(cue.words, 16)} {cue.cite.page} {display(cue.cite.quote)}")
     lines += ["", "sections"]
     for s in sections(timeline):
         lines.append(f"  {_cell(s.name, 12)} {_cell(clock(s.start_tick), 8)} → {_cell(clock(s.end_tick), 8)} "
@@ -111,7 +118,7 @@ def run_sheet_text(timeline: Timeline) -> str:
         for tally in timeline.tallies:
             lines.append(f"  {tally.round}: 右 {tally.right} 算, 左 {tally.left} 算 — {tally.announcement}")
     if timeline.notices:
-        lines += ["", "notices"] + [f"  - {n}" for n in timeline.notices]
+        lines += ["", "notices"] + [f"  - {display(n)}" for n in timeline.notices]
     return "\n".join(lines) + "\n"
 
 
@@ -123,9 +130,9 @@ def run_sheet_csv(timeline: Timeline) -> str:
                      "words", "cite_page", "cite_quote"])
     for t in timeline.cues:
         cue = t.cue
-        writer.writerow([clock(t.start_tick), f"{seconds(t.start_tick):.3f}", f"{seconds(t.end_tick - t.start_tick):.3f}",
+        writer.writerow([display(str(v)) for v in (clock(t.start_tick), f"{seconds(t.start_tick):.3f}", f"{seconds(t.end_tick - t.start_tick):.3f}",
                          cue.section, cue.id, cue.music.value if cue.music else "action", " ".join(cue.who or cue.performers),
-                         cue.where, _what(t), cue.words, cue.cite.page, cue.cite.quote])
+                         cue.where, _what(t), cue.words, cue.cite.page, cue.cite.quote)])
     return buffer.getvalue()
 
 
@@ -144,10 +151,11 @@ def event_json(event: Event, cue: CueTiming | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"t": round(seconds(event.start_tick), 3), "dur": round(seconds(event.length_ticks), 3),
                            "kind": event.kind.value, "cue": event.cue}
     for name in _EVENT_FIELDS[event.kind]:
-        out[name] = event.key if name == "midi" else getattr(event, name)
+        value = event.key if name == "midi" else getattr(event, name)
+        out[name] = display(value) if name == "text" and isinstance(value, str) else value
     if event.kind is EventKind.ACTION and cue is not None:
         c = cue.cue
-        out |= {"cite": f"{c.cite.page} {c.cite.quote}", "who": list(c.who), "where": c.where, "words": c.words,
+        out |= {"cite": f"{c.cite.page} {c.cite.quote}", "who": list(c.who), "where": c.where, "words": display(c.words),
                 "section": c.section}
     return out
 
@@ -159,11 +167,11 @@ def run_sheet_json(timeline: Timeline) -> str:
     data = {
         "rite": timeline.rite, "rite_id": timeline.rite_id, "duration_s": round(seconds(timeline.duration_ticks), 3),
         "variants": sorted(timeline.variants), "readings": timeline.readings, "tuning": real.tuning.value,
-        "huangzhong_midi": real.huangzhong, "notices": list(timeline.notices),
+        "huangzhong_midi": real.huangzhong, "notices": [display(n) for n in timeline.notices],
         "sections": [{"section": s.name, "start_s": round(seconds(s.start_tick), 3),
                       "duration_s": round(seconds(s.end_tick - s.start_tick), 3)} for s in sections(timeline)],
         "cues": [{"cue": t.cue.id, "section": t.cue.section, "start_s": round(seconds(t.start_tick), 3),
-                  "duration_s": round(seconds(t.end_tick - t.start_tick), 3), "what": _what(t), "words": t.cue.words,
+                  "duration_s": round(seconds(t.end_tick - t.start_tick), 3), "what": display(_what(t)), "words": display(t.cue.words),
                   "cite": f"{t.cue.cite.page} {t.cue.cite.quote}"} for t in timeline.cues],
         "events": [event_json(e, by_id.get(e.cue)) for e in timeline.events],
         "tally": {t.round: {"right": t.right, "left": t.left, "announcement": t.announcement} for t in timeline.tallies},

@@ -30,13 +30,14 @@ the cue sheets keep the codes: a quote is matched with both sides displayed.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from yuesheng.errors import UnknownNameError
+from yuesheng.errors import UnknownNameError, YueshengError
 
 TEXTS_DIR = Path(__file__).resolve().parent / "texts"
 UNRESOLVED = "〓"
@@ -100,6 +101,11 @@ def display(text: str) -> str:
     return _CODE.sub(_standard, text)
 
 
+def private_use_codes(text: str) -> list[str]:
+    """The private-use codes in *text* ('KR0925'…), in order of first use."""
+    return list(dict.fromkeys(_CODE.findall(text)))
+
+
 def _standard(match: re.Match[str]) -> str:
     known = PRIVATE_USE.get(match.group(1))
     return known.char if known and known.char else UNRESOLVED + match.group(0)
@@ -150,6 +156,10 @@ class UnknownPageError(UnknownNameError):
         super().__init__("page", name, suggestions)
         if why:
             self.args = (f"{self.args[0]} ({why})",)
+
+
+class QuoteError(YueshengError):
+    """A quote that is not on the page it is said to be on."""
 
 
 # --- pages and their parts ---------------------------------------------------------------------------------------
@@ -319,11 +329,10 @@ def _shipped(pid: PageId) -> str:
 
 
 def nearest(pid: PageId, count: int = 3) -> list[PageId]:
-    """The *count* shipped pages nearest to *pid*, in page order."""
-    def distance(p: PageId) -> int:
-        return abs(p.juan - pid.juan) * 1000 + abs((2 * p.leaf + (p.side == "b")) - (2 * pid.leaf + (pid.side == "b")))
-
-    return sorted(sorted(pages(pid.text), key=distance)[:count])
+    """The *count* shipped pages nearest to *pid* in page order (where it would stand among them), in order."""
+    ids = sorted(pages(pid.text))
+    at = bisect.bisect_left(ids, pid)
+    return sorted(sorted(ids[max(0, at - count): at + count], key=lambda p: abs(ids.index(p) - at + 0.5))[:count])
 
 
 def next_page(current: Page) -> Page | None:
