@@ -123,3 +123,14 @@ def test_a_cue_sheet_overrides_a_general_midi_program(repertoire, tmp_path):
     midi = _read(midi_bytes(build_timeline(load_cuesheet(path, repertoire))))
     se = next(t for t in midi.tracks if t.name == "瑟")
     assert [m.program for m in se if m.type == "program_change"] == [46]
+
+
+def test_markers_and_lyrics_show_private_use_codes_as_characters(golden):
+    from dataclasses import replace
+
+    events = tuple(replace(e, text="當&KR0925;") if e.kind in (EventKind.ACTION, EventKind.NOTE) and e.text else e
+                   for e in golden.events)
+    midi = _read(midi_bytes(replace(golden, events=events)))
+    texts = [m.text for t in midi.tracks for m in t if m.type in ("marker", "lyrics")]
+    assert any(t.endswith(": 當楣") for t in texts) and "當楣" in texts
+    assert not any("&KR" in t for t in texts)

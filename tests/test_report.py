@@ -69,3 +69,26 @@ def test_json_contract(golden):
     action = next(e for e in data["events"] if e["kind"] == "action")
     assert action["text"] == "賓入" and action["cite"].startswith("5-4a")
     assert data["tally"] == {"round-3": {"right": 2, "left": 3, "announcement": "左賢于右1奇"}}
+
+
+def _with_private_use(golden):
+    """The golden timeline with a Kanripo private-use code in the first cue's quote, words and action."""
+    from dataclasses import replace
+
+    from yuesheng.cuesheet import Cite
+
+    first = golden.cues[0]
+    cue = replace(first.cue, cite=Cite("5-4b", "主人阼階上當&KR0925;北面再拜"), words="當&KR0925;", action="當&KR0925;北面")
+    events = tuple(replace(e, text="當&KR0925;北面") if e.cue == cue.id and e.text else e for e in golden.events)
+    return replace(golden, cues=(replace(first, cue=cue),) + golden.cues[1:], events=events)
+
+
+def test_run_sheets_show_private_use_codes_as_characters(golden):
+    timeline = _with_private_use(golden)
+    for render in (run_sheet_text, run_sheet_csv):
+        out = render(timeline)
+        assert "主人阼階上當楣北面再拜" in out and "&KR" not in out
+    data = json.loads(run_sheet_json(timeline))
+    first = data["cues"][0]
+    assert first["words"] == "當楣" and first["cite"] == "5-4b 主人阼階上當&KR0925;北面再拜"  # the data keeps the code
+    assert "&KR" not in json.dumps([e.get("text") for e in data["events"]], ensure_ascii=False)
