@@ -184,3 +184,11 @@ def test_an_unwritable_output_is_a_clear_error(run, tmp_path, argv):
 @pytest.mark.parametrize("value", ["0", "-1", "x"])
 def test_note_value_must_be_positive(run, tmp_path, value):
     assert run("score", "export", "luming", "-o", str(tmp_path / "a.mid"), "--note-value", value)[0] == 2
+
+
+def test_score_check_holds_a_score_to_its_page(run, tmp_path, shipped_score_text):
+    path = tmp_path / "simu.yaml"
+    path.write_text(shipped_score_text("simu").replace("周道倭遲", "周道逶遲", 1), encoding="utf-8")
+    code, out, _ = run("score", "check", str(path))
+    assert code == 1 and "is not on 瑟譜 2-2b as transmitted [source]" in out
+    assert "0 of 1 scores pass" in out

@@ -171,3 +171,39 @@ def test_a_shared_title_is_ambiguous(repertoire):
 def test_unknown_piece_suggests(repertoire):
     with pytest.raises(KeyError, match="did you mean"):
         repertoire.find("鹿明")
+
+
+def _source_problems(tmp_path, text: str) -> list[str]:
+    from yuesheng.score import source_problems
+
+    path = tmp_path / "planted.yaml"
+    path.write_text(text, encoding="utf-8")
+    return [str(p) for p in source_problems(path)]
+
+
+def test_every_shipped_score_is_on_its_pages():
+    from yuesheng.repertoire import data_dir
+    from yuesheng.score import source_problems
+
+    assert [p for path in sorted(data_dir("scores").glob("*.yaml")) for p in source_problems(path)] == []
+
+
+def test_a_lyric_not_as_transmitted_fails_the_source_check_at_its_stanza(tmp_path, shipped_score_text):
+    text = _planted(shipped_score_text("simu"), "四牡騑騑周道倭遲", "四牡騑騑周道逶遲")
+    [problem] = _source_problems(tmp_path, text)
+    line = next(i for i, l in enumerate(text.splitlines(), 1) if "周道逶遲" in l)
+    assert problem.startswith(f"{tmp_path / 'planted.yaml'}:{line}:13: stanzas[0].lyrics: stanza 1: lyrics…(律俗字) '四牡騑騑周道逶遲")
+    assert "is not on 瑟譜 2-2b as transmitted" in problem and problem.endswith("[source]")
+
+
+def test_a_stanza_on_a_page_that_does_not_exist_names_the_nearest(tmp_path, shipped_score_text):
+    text = _planted(shipped_score_text("simu"), "page: 002-2b", "page: 002-99b")
+    [problem] = _source_problems(tmp_path, text)
+    assert "unknown page '002-99b' — did you mean" in problem and problem.endswith("[source]")
+
+
+def test_a_lost_pieces_quote_is_checked_on_its_page(tmp_path, shipped_score_text):
+    text = shipped_score_text("nangai")
+    quote = next(l.split("quote:", 1)[1].strip() for l in text.splitlines() if l.strip().startswith("quote:"))
+    [problem] = _source_problems(tmp_path, _planted(text, quote, quote[:-1] + "乎"))
+    assert "lost.quote: the quote" in problem and problem.endswith("[source]")

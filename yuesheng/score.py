@@ -21,7 +21,9 @@ A score file is YAML (see ``docs/scores.md``)::
 The transmitted lines stay untouched; emendations are applied on load, and the
 cross-checks (equal lengths, 律 agrees with 俗字, 律 in the mode's scale, the
 final) run on the emended text. A disagreement that no emendation or recorded
-irregularity explains is a problem.
+irregularity explains is a problem. ``source_problems`` (run by ``score check``)
+holds a sourced piece's stanzas (lyrics and pitch block, as transmitted) and mode
+line to their pages of the shipped 瑟譜, a lost piece's quote to its 儀禮集釋 page.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.checking import Checker
-from yuesheng.errors import InvalidInputError
+from yuesheng.errors import InvalidInputError, Problem
 from yuesheng.lulu import LU, SUZI_SYMBOLS, Mode, Pitch, lu, parse_mode, resolve
 from yuesheng.yamlload import Document, PathKey, load
 
@@ -212,6 +214,38 @@ def read_piece(doc: Document) -> Piece:
     )
 
 
+def _check_on_page(r: Checker, path: PathKey, name: str, text: str, what: str, *, default: str) -> None:
+    """Check ``source``: *text* is on page *name* of the shipped texts (or runs on to the next page)."""
+    from yuesheng import sources
+
+    try:
+        page = sources.page(name, text=default)
+    except sources.UnknownPageError as exc:
+        r.error(path, str(exc), "source")
+        return
+    if sources.find_quote(text, page) is None:
+        r.error(path, f"{what} {text!r} is not on {page.id.citation} as transmitted", "source")
+
+
+def _check_pages(r: Checker, data: dict[str, Any], stanzas: tuple[Stanza, ...]) -> None:
+    """Each stanza's lyrics then pitch block, and the mode line, are on their 瑟譜 pages as transmitted."""
+    for s in stanzas:
+        path: PathKey = ("stanzas", s.number - 1)
+        if s.page:  # the lyrics start on the page, their pitch block follows (perhaps on the next)
+            _check_on_page(r, path + ("lyrics",), s.page, f"{s.lyrics}…({s.lu_line}{s.suzi_line})",
+                           f"stanza {s.number}: lyrics…(律俗字)", default="sepu")
+    source = data.get("source")
+    if isinstance(source, dict) and isinstance(source.get("mode_page"), str) and isinstance(source.get("mode_line"), str):
+        _check_on_page(r, ("source", "mode_line"), source["mode_page"], source["mode_line"], "the mode line",
+                       default="sepu")
+
+
+def _check_lost(r: Checker, lost: dict[str, Any]) -> None:
+    """A lost piece's quote is on its cited page (``儀禮集釋 4-22b``)."""
+    if isinstance(lost.get("cite"), str) and isinstance(lost.get("quote"), str):
+        _check_on_page(r, ("lost", "quote"), lost["cite"], lost["quote"], "the quote", default="yili")
+
+
 def _read_records(r: Checker, data: dict[str, Any], key: str, fields: tuple[tuple[str, type], ...],
                   choice: tuple[str, tuple[str, ...]]) -> list[list[Any]]:
     """The entries of a list of records (emendations, irregularities), each checked; *choice* is a field with fixed values."""
@@ -317,3 +351,15 @@ def _read_note(
 def load_piece(path: str | Path) -> Piece:
     """Load, validate and cross-check one score file."""
     return read_piece(load(path))
+
+
+def source_problems(path: str | Path) -> list[Problem]:
+    """Check ``source`` of a score file that loads: its text is on the pages it cites, as transmitted."""
+    doc = load(path)
+    piece = read_piece(doc)
+    r = Checker(doc)
+    if piece.provenance is Provenance.SOURCED:
+        _check_pages(r, doc.data, piece.stanzas)
+    elif piece.lost is not None:
+        _check_lost(r, piece.lost)
+    return r.problems

@@ -15,7 +15,7 @@ from yuesheng.errors import InvalidInputError
 from yuesheng.lulu import LU, Pitch, Realization, Register, Tuning, suzi_of
 from yuesheng.report import pad
 from yuesheng.repertoire import Repertoire, load_repertoire, score_paths
-from yuesheng.score import Piece, load_piece
+from yuesheng.score import Piece, load_piece, source_problems
 
 
 def cmd_lu(args: argparse.Namespace) -> str:
@@ -145,6 +145,10 @@ def cmd_score_check(args: argparse.Namespace) -> tuple[str, int]:
         except InvalidInputError as exc:
             failed += 1
             out.extend(str(problem) for problem in exc.problems)
+            continue
+        if problems := source_problems(path):
+            failed += 1
+            out.extend(str(problem) for problem in problems)
             continue
         out.append(f"{p.id} {p.title}: ok — {len(p.stanzas)} stanzas, {len(p.notes)} notes, {p.provenance_label}, "
                    f"emendations {len(p.emendations)}, recorded irregularities {len(p.irregularities)}")
