@@ -72,3 +72,10 @@ def test_a_quote_not_on_the_page_exits_1_saying_so(run):
 
 def test_no_page_is_a_usage_error(run):
     assert run("source")[0] == 2
+
+
+def test_on_a_terminal_the_quote_is_in_reverse_video():
+    from yuesheng.cli.source import _marked, _marks
+
+    assert _marked("司射遂適階間", 0, ((2, 4),), _marks(True)) == "司射\x1b[7m遂適\x1b[27m階間"
+    assert _marked("階間", 4, ((2, 5),), _marks(False)) == "【階】間"

@@ -174,11 +174,10 @@ class Part:
 
 @dataclass(frozen=True, slots=True)
 class Page:
-    """One side of a leaf: its id, its parts in order, and its printed lines."""
+    """One side of a leaf: its id and its parts in order."""
 
     id: PageId
     parts: tuple[Part, ...]
-    lines: tuple[str, ...]
 
     @property
     def text(self) -> str:
@@ -212,7 +211,6 @@ class _Builder:
         content = raw.lstrip(" \u3000")
         indent = len(raw) - len(content)
         content = _SPACE.sub("", content)
-        self.parts.setdefault(page, [])
         if not content:
             if self.style == "pu":
                 self.kind = "new"
@@ -289,17 +287,15 @@ def pages(text: str) -> dict[PageId, Page]:
     out: dict[PageId, Page] = {}
     for path in sorted((TEXTS_DIR / info.folder).glob(f"{info.kr_id}_*.txt")):
         builder = _Builder(info.style)
-        lines: dict[PageId, list[str]] = {}
         page: PageId | None = None
         for raw in path.read_text(encoding="utf-8").splitlines():
             if match := _PB.fullmatch(raw.rstrip("¶")):
                 page = PageId(text, int(match[2]), int(match[3]), match[4])
-                lines[page] = []
+                builder.parts.setdefault(page, [])
             elif page is not None:
-                lines[page].append(raw.rstrip("¶"))
                 builder.line(page, raw.rstrip("¶"))
         for pid, parts in builder.parts.items():
-            out[pid] = Page(pid, tuple(Part(k, t) for k, t in parts), tuple(lines[pid]))
+            out[pid] = Page(pid, tuple(Part(k, t) for k, t in parts))
     return out
 
 

@@ -6,7 +6,9 @@ import argparse
 import sys
 from typing import Any
 
+from yuesheng import sources
 from yuesheng.cli.common import dump_json, format_option
+from yuesheng.sources import Page, QuoteMatch
 
 _LABEL_CELLS = 2  # labels are one or two CJK characters: 經 注 釋曰 案 音義 疏 小字
 
@@ -30,13 +32,11 @@ def _marked(text: str, start: int, spans: tuple[tuple[int, int], ...], marks: tu
     return "".join(out)
 
 
-def _page_lines(page: Any, start: int, spans: tuple[tuple[int, int], ...], marks: tuple[str, str]) -> list[str]:
+def _page_lines(page: Page, start: int, spans: tuple[tuple[int, int], ...], marks: tuple[str, str]) -> list[str]:
     """One line per part: its label (經 at the margin, the notes indented), its text with the quote marked."""
-    from yuesheng.sources import display
-
     lines = []
     for part in page.parts:
-        text = display(part.text)
+        text = sources.display(part.text)
         label = part.kind + "\u3000" * (_LABEL_CELLS - len(part.kind)) if part.kind else ""
         indent = "" if part.kind in ("經", "") else "\u3000"
         lines.append(f"{label}{indent}{_marked(text, start, spans, marks)}")
@@ -45,8 +45,6 @@ def _page_lines(page: Any, start: int, spans: tuple[tuple[int, int], ...], marks
 
 
 def cmd_source(args: argparse.Namespace) -> str:
-    from yuesheng import sources
-
     page = sources.page(args.page)
     match = None
     if args.quote is not None:
@@ -76,10 +74,9 @@ def cmd_source(args: argparse.Namespace) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _json(page: Any, following: Any, match: Any, codes: list[str], quote: str | None) -> dict[str, Any]:
-    from yuesheng import sources
-
-    def parts(p: Any) -> list[dict[str, str]]:
+def _json(page: Page, following: Page | None, match: QuoteMatch | None, codes: list[str],
+          quote: str | None) -> dict[str, Any]:
+    def parts(p: Page) -> list[dict[str, str]]:
         return [{"kind": part.kind, "text": sources.display(part.text), "source": part.text} for part in p.parts]
 
     info = sources.TEXTS[page.id.text]
@@ -89,7 +86,7 @@ def _json(page: Any, following: Any, match: Any, codes: list[str], quote: str | 
         "private_use": [{"code": c, "char": sources.PRIVATE_USE[c].char if c in sources.PRIVATE_USE else None,
                          "source": sources.PRIVATE_USE[c].source if c in sources.PRIVATE_USE else ""} for c in codes],
     }
-    if quote is not None:
+    if quote is not None and match is not None:
         out["quote"] = {"text": quote, "spans": [list(s) for s in match.spans], "runs_on": match.runs_on}
     if following is not None:
         out["next"] = {"page": str(following.id), "parts": parts(following)}
