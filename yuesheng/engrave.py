@@ -161,7 +161,8 @@ def _header(piece: Piece, setting: Setting, gong: int) -> list[str]:
     real = setting.realization
     title = piece.title + (f" — {piece.realization.label}" if piece.realization else "")
     if piece.realization:
-        subsubtitle = f"{piece.realization.rule} (lost: {(piece.lost or {}).get('cite', '')})"
+        lost = piece.lost or {}
+        subsubtitle = f"lost — {lost.get('cite', '')} {lost.get('quote', '')}".strip()
     else:
         pages = ", ".join(str(p) for p in piece.source.get("pages", []))
         subsubtitle = f"{piece.source.get('text', '')}{f', {pages}' if pages else ''}"
@@ -283,6 +284,9 @@ def piece_bookpart(piece: Piece, setting: Setting, *, slots: Sequence[Slot] | No
     lines = ["\\bookpart {"] + _header(piece, setting, gong)
     if toc:
         lines.append(f"\\tocItem \\markup {lily_string(piece.title)}")
+    if piece.realization:
+        before = [f"{piece.realization.label.capitalize()}, not a transmitted score. Rule: {piece.realization.rule}",
+                  *before]
     for text in before:
         lines.append(f"\\markup \\wordwrap-string {lily_string(text)}")
     if legend and setting.realization.tuning is Tuning.SANFEN:
@@ -303,7 +307,7 @@ def book_source(bookparts: Sequence[str], *, font: str, title: str = "", front: 
     """A complete LilyPond file: version, paper with the CJK *font*, an optional title and front matter, the parts."""
     lines = [f"\\version {lily_string(LILYPOND_VERSION)}", _JIANPU_STAFF,
              f"\\paper {{ fonts.serif = {lily_string(font)} fonts.sans = {lily_string(font)} "
-             "tagline = ##f ragged-last = ##f }",
+             "tagline = ##f ragged-last = ##f tocTitleMarkup = \\markup \\fill-line { \\bold \"Contents 目錄\" } }",
              "\\layout { \\context { \\Lyrics \\override LyricSpace.minimum-distance = #1.2 } }",
              "\\header { tagline = ##f }" if not title else f"\\header {{ tagline = ##f title = {lily_string(title)} }}"]
     if front:
