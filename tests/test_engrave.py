@@ -13,13 +13,10 @@ from pathlib import Path
 import pytest
 
 from yuesheng import engrave
-from yuesheng.cli.common import timeline_of
 from yuesheng.engrave import EngraveError, Notation, Setting, lily_string, score_source
 from yuesheng.lulu import Degree, Realization, Tuning
 from yuesheng.score import load_piece
-from yuesheng.songbook import songbook, songbook_source
 
-pypdf = pytest.importorskip("pypdf")
 FONT = "Noto Serif CJK TC"  # the source-only tests name a font; they do not need it installed
 _PITCH = re.compile(r"(?<![\\\w])([a-g])(isis|eses|is|es)?([',]*)4(?![\w])")
 _STEP = dict(zip("cdefgab", (0, 2, 4, 5, 7, 9, 11)))
@@ -55,6 +52,7 @@ def has_engraver() -> None:
 
 
 def _pdf_text(path: Path) -> str:
+    pypdf = pytest.importorskip("pypdf")
     return "\n".join(page.extract_text(extraction_mode="layout") for page in pypdf.PdfReader(path).pages)
 
 
@@ -222,6 +220,12 @@ def test_missing_cjk_font_says_what_to_install(repertoire, tmp_path: Path, run, 
     assert not (tmp_path / "x.pdf").exists()
 
 
+def test_missing_fontconfig_says_what_to_install(monkeypatch) -> None:
+    monkeypatch.setattr(engrave.shutil, "which", lambda name: None)
+    with pytest.raises(EngraveError, match="no 'fc-list' command.*apt-get install fontconfig fonts-noto-cjk"):
+        engrave.find_cjk_font()
+
+
 def test_missing_engraver_says_what_to_install(tmp_path: Path, run, monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "lilypond", None)  # import lilypond → ImportError
     monkeypatch.setattr(engrave, "find_cjk_font", lambda: FONT)
@@ -249,61 +253,3 @@ def test_cli_rejects_unknown_output_and_part(run, tmp_path: Path) -> None:
     assert code == 1 and "unknown part '琴'" in err
     code, _, err = run("score", "engrave", "南陔", "-o", str(tmp_path / "x.ly"), "--notation", "tab")
     assert code == 2
-
-
-# --- the songbook ------------------------------------------------------------------------------------
-
-
-def _timeline(cue: str, *extra: str):
-    from yuesheng.cli import build_parser
-
-    return timeline_of(build_parser().parse_args(["songbook", cue, "-o", "x.pdf", *extra]))
-
-
-def test_songbook_pieces_in_the_order_first_heard_with_their_cues() -> None:
-    book = songbook(_timeline("xiangyinjiu"))
-    titles = [e.piece.title for e in book.entries]
-    assert titles[:12] == ["鹿鳴", "四牡", "皇皇者華", "南陔", "白華", "華黍",
-                           "魚麗", "由庚", "南有嘉魚", "崇丘", "南山有臺", "由儀"]
-    assert titles[12:18] == ["關雎", "葛覃", "卷耳", "鵲巢", "采蘩", "采蘋"] and titles[-1] == "陔夏"
-    guanju = next(e for e in book.entries if e.piece.title == "關雎")
-    assert [h.cue for h in guanju.hearings][:2] == ["heyue", "wusuanyue"]
-    first = guanju.hearings[0]
-    assert first.zhong == "1 終" and "4-" in first.cite and "歌" in first.parts
-    assert book.notices  # the lost pieces' realizations are named
-
-
-def test_songbook_part_line_follows_the_timeline() -> None:
-    timeline = _timeline("dashe")
-    bells = songbook(timeline, part="鑮")
-    sixia = bells.entries[0]
-    assert sixia.piece.title == "肆夏" and "repeated until" in sixia.hearings[0].zhong
-    sounding = [i for i, s in enumerate(sixia.slots) if s.key is not None]
-    assert sounding and all(i % 4 == 0 for i in sounding)  # the 鑮 strikes the first note of each phrase
-    real = timeline.realization
-    assert all(s.key == real.midi(s.note.pitch)[0] - 12 for s in sixia.slots if s.key is not None)  # an octave down
-    voice = songbook(timeline, part="歌")
-    assert all(any(n.lyric.strip() for n in e.piece.notes) for e in voice.entries)
-    assert [e.piece.title for e in voice.entries][0] == "鹿鳴"
-    arrows = next(e for e in songbook(timeline).entries if e.piece.title == "貍首")
-    assert re.fullmatch(r"7 終 for each of \d+ 耦", arrows.hearings[0].zhong)
-
-
-def test_songbook_source_has_contents_notices_and_every_piece() -> None:
-    book = songbook(_timeline("xiangshe"))
-    source = songbook_source(book, Setting(realization=Realization(60, Tuning.SANFEN)), font=FONT)
-    assert "\\markuplist \\table-of-contents" in source
-    assert source.count("\\tocItem") == len(book.entries)
-    assert source.count("三分損益, cents against equal temperament") == 1
-    assert all(lily_string("• " + n) in source for n in book.notices)
-
-
-def test_songbook_pdf(has_engraver, run, tmp_path: Path) -> None:
-    out = tmp_path / "xiangshe.pdf"
-    code, stdout, err = run("songbook", "xiangshe", "-o", str(out), "--part", "歌", "--notation", "jianpu")
-    assert code == 0, err
-    assert "鄉射禮 songbook, part 歌" in stdout
-    text = _pdf_text(out)
-    assert "Contents" in text and "Notices" in text
-    for title in ("關雎", "騶虞", "采蘋"):
-        assert title in text

@@ -359,11 +359,12 @@ def run_tool(command: Sequence[str], *, cwd: Path, time_limit: float = TIME_LIMI
 
 def find_cjk_font() -> str:
     """The family name of an installed CJK font (Noto CJK preferred), or EngraveError naming the package."""
-    families: list[str] = []
-    if shutil.which("fc-list"):
-        with tempfile.TemporaryDirectory(prefix="yuesheng-fc-") as tmp:
-            listing = run_tool(["fc-list", ":lang=zh", "family"], cwd=Path(tmp), time_limit=30, what="fc-list")
-        families = [name.strip() for line in listing.splitlines() for name in line.split(",") if name.strip()]
+    if not shutil.which("fc-list"):
+        raise EngraveError(f"fontconfig is not installed (no 'fc-list' command), so no CJK font can be found; "
+                           f"install both with: apt-get install fontconfig {FONT_INSTALL.split()[-1]}")
+    with tempfile.TemporaryDirectory(prefix="yuesheng-fc-") as tmp:
+        listing = run_tool(["fc-list", ":lang=zh", "family"], cwd=Path(tmp), time_limit=30, what="fc-list")
+    families = [name.strip() for line in listing.splitlines() for name in line.split(",") if name.strip()]
     for preferred in _FONT_PREFERENCE:
         if preferred in families:
             return preferred

@@ -76,7 +76,7 @@ def _sounding(timeline: Timeline) -> dict[tuple[str, str], list[Event]]:
     return found
 
 
-def _zhong(timing: CueTiming, events: list[Event], piece: Piece) -> str:
+def _zhong(timeline: Timeline, timing: CueTiming, events: list[Event], piece: Piece) -> str:
     cue = timing.cue
     ref = next((r for r in cue.pieces if r.piece.id == piece.id), None)
     pairs = {e.pair for e in events if e.pair}
@@ -84,7 +84,10 @@ def _zhong(timing: CueTiming, events: list[Event], piece: Piece) -> str:
     if pairs:
         return f"{most} 終 for each of {len(pairs)} 耦"
     if cue.end_at:
-        return f"repeated until {cue.end_at} (樂闋)"
+        until = next((t.cue for t in timeline.cues if t.cue.id == cue.end_at), None)
+        action = until.action if until else ""
+        words = f"{action[:14]}…" if len(action) > 15 else action
+        return f"repeated until {cue.end_at} {words} (樂闋)"
     return f"{ref.zhong if ref else most} 終"
 
 
@@ -94,7 +97,7 @@ def _hearing(timeline: Timeline, timing: CueTiming, events: list[Event], piece: 
     parts = " ".join(sorted({e.part for e in events if e.part}, key=lambda p: list(PARTS).index(p) if p in PARTS else 99))
     music = cue.music.value if cue.music else ""
     return Hearing(cue.id, f"{music} (section {cue.section})" if cue.section and cue.section != music else music,
-                   _zhong(timing, events, piece), "、".join(names.get(p, p) for p in cue.performers), parts,
+                   _zhong(timeline, timing, events, piece), "、".join(names.get(p, p) for p in cue.performers), parts,
                    f"{cue.cite.page} {cue.cite.quote}")
 
 
