@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Sequence
@@ -347,8 +348,8 @@ def run_tool(command: Sequence[str], *, cwd: Path, time_limit: float = TIME_LIMI
     except subprocess.TimeoutExpired:
         raise EngraveError(f"{what} did not finish within {time_limit:g} s and was stopped") from None
     finally:
-        if process.poll() is None:
-            process.kill()
+        if process.poll() is None:  # timed out, or yuesheng itself was interrupted: stop it and its children
+            os.killpg(process.pid, signal.SIGKILL)
             process.communicate()
     log = (out + err).decode("utf-8", errors="replace")
     if process.returncode != 0:

@@ -87,7 +87,7 @@ def _zhong(timeline: Timeline, timing: CueTiming, events: list[Event], piece: Pi
         until = next((t.cue for t in timeline.cues if t.cue.id == cue.end_at), None)
         action = until.action if until else ""
         words = f"{action[:14]}…" if len(action) > 15 else action
-        return f"repeated until {cue.end_at} {words} (樂闋)"
+        return f"repeated until {words} ({cue.end_at}): 樂闋"
     return f"{ref.zhong if ref else most} 終"
 
 
