@@ -56,6 +56,11 @@ def _pdf_text(path: Path) -> str:
     return "\n".join(page.extract_text(extraction_mode="layout") for page in pypdf.PdfReader(path).pages)
 
 
+def test_a_tilde_in_lyrics_is_spelt_not_a_lyric_tie() -> None:
+    assert engrave.lyric_syllable("~") == '\\markup \\concat { "" \\char ##x7E "" }'
+    assert engrave.lyric_syllable('"') == '"\\""'
+
+
 def test_lily_string_escapes_backslash_and_quote() -> None:
     assert lily_string('#(system "touch x")') == '"#(system \\"touch x\\")"'
     assert lily_string("\\markup") == '"\\\\markup"'
@@ -166,7 +171,7 @@ HOSTILE = ['#(system "touch pwned")', '$(system "touch pwned")', '\\markup { \\b
 
 
 def _hostile_score(tmp_path: Path) -> Path:
-    lyrics = "#$\\\"}{()"  # every character a syllable
+    lyrics = "#$\\\"}{()~"  # every character a syllable
     text = f"""\
 id: hostile
 title: '{HOSTILE[0]} {HOSTILE[1]} {HOSTILE[3]}'
@@ -177,8 +182,8 @@ source: {{text: '{HOSTILE[0]}', pages: ['{HOSTILE[3]} {HOSTILE[2]}']}}
 stanzas:
   - page: '{HOSTILE[1]}'
     lyrics: '{lyrics}'
-    lu: 黄太姑林南林太黄
-    suzi: 合四一尺工尺四合
+    lu: 黄太姑林南林太姑黄
+    suzi: 合四一尺工尺四一合
 """
     path = tmp_path / "hostile.yaml"
     path.write_text(text, encoding="utf-8")

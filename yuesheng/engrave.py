@@ -222,8 +222,17 @@ def _note_token(slot: Slot, gong: int, setting: Setting, mark: int | None) -> st
     return token
 
 
+def lyric_syllable(text: str) -> str:
+    """A lyric syllable as LilyPond source: a quoted string, or, since LilyPond draws a ~ in lyrics as a lyric
+    tie even when quoted, a markup that spells each ~ by its code point."""
+    if "~" not in text:
+        return lily_string(text)
+    pieces = " \\char ##x7E ".join(lily_string(part) for part in text.split("~"))
+    return f"\\markup \\concat {{ {pieces} }}"
+
+
 def _lyric_line(label: str, texts: list[str]) -> str:
-    words = " ".join(lily_string(t) for t in texts)
+    words = " ".join(lyric_syllable(t) for t in texts)
     return f"    \\new Lyrics \\lyricsto \"v\" {{ \\set stanza = {lily_string(label)} {words} }}"
 
 
@@ -284,7 +293,9 @@ def piece_bookpart(piece: Piece, setting: Setting, *, slots: Sequence[Slot] | No
     gong = gong_key(piece.mode, [s.key for s in slots if s.key is not None], setting.realization)
     lines = ["\\bookpart {"] + _header(piece, setting, gong)
     if toc:
-        lines.append(f"\\tocItem \\markup {lily_string(piece.title)}")
+        label = piece.title + (f" · {piece.mode.name}" if piece.mode else "") + (
+            f" · {piece.realization.label}" if piece.realization else "")
+        lines.append(f"\\tocItem \\markup {lily_string(label)}")
     if piece.realization:
         before = [f"{piece.realization.label.capitalize()}, not a transmitted score. Rule: {piece.realization.rule}",
                   *before]

@@ -160,12 +160,13 @@ def songbook_source(book: Songbook, setting: Setting, *, font: str) -> str:
         f"\\markup \\fill-line {{ \\fontsize #6 \\bold {lily_string(book.rite)} }}",
         f"\\markup \\fill-line {{ {lily_string('songbook' + (f' — part {book.part}' if book.part else ''))} }}",
         f"\\markup \\wordwrap-string {lily_string(_programme(book, setting))}",
+        "\\markup \\vspace #1",
         "\\markuplist \\table-of-contents",
     ]
     if setting.realization.tuning is Tuning.SANFEN:
         front.append(cents_legend([n.pitch.lu.index for e in book.entries for n in e.piece.notes], setting.realization))
     if book.notices:
-        front.append(f"\\markup \\bold {lily_string('Notices')}")
+        front.append(f"\\markup \\column {{ \\vspace #1 \\bold {lily_string('Notices')} }}")
         front += [f"\\markup \\wordwrap-string {lily_string('• ' + n)}" for n in book.notices]
     parts = []
     for entry in book.entries:
