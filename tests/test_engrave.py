@@ -68,9 +68,10 @@ def test_lily_string_escapes_backslash_and_quote() -> None:
     assert lily_string("a\nb\x00") == '"a b "'
 
 
-@pytest.mark.parametrize("huangzhong", [60, 62, 57])
-def test_staff_notes_in_the_source_are_the_pieces_pitches(repertoire, huangzhong: int) -> None:
-    piece = repertoire.find("鹿鳴")
+@pytest.mark.parametrize("huangzhong", [60, 62, 57, 61, 66])
+@pytest.mark.parametrize("name", ["鹿鳴", "關雎", "騶虞夾鍾角"])
+def test_staff_notes_in_the_source_are_the_pieces_pitches(repertoire, huangzhong: int, name: str) -> None:
+    piece = repertoire.find(name)
     real = Realization(huangzhong)
     source = score_source(piece, Setting(realization=real), font=FONT)
     voices = _voices(source)

@@ -74,7 +74,7 @@ class Slot:
 
 @dataclass(frozen=True, slots=True)
 class Setting:
-    """How to engrave: notation, 黄鍾 and tuning, the part's name (for a part's line) and a heading."""
+    """How to engrave: notation, 黄鍾 and tuning, 黄鍾's note as the user wrote it, the part (for a part's line)."""
 
     notation: Notation = Notation.STAFF
     realization: Realization = Realization()
