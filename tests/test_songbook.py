@@ -60,6 +60,11 @@ def test_songbook_part_line_follows_the_timeline() -> None:
     assert re.fullmatch(r"7 終 for each of \d+ 耦", arrows.hearings[0].zhong)
 
 
+def test_a_part_that_does_not_play_is_named_with_those_that_do() -> None:
+    with pytest.raises(KeyError, match="unknown part playing in 鄉射禮 '鐘' — did you mean '歌' or '瑟'"):
+        songbook(_timeline("xiangshe"), part="鐘")
+
+
 def test_songbook_source_has_contents_notices_and_every_piece() -> None:
     book = songbook(_timeline("xiangshe"))
     source = songbook_source(book, Setting(realization=Realization(60, Tuning.SANFEN)), font=FONT)

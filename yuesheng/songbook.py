@@ -140,7 +140,9 @@ def songbook(timeline: Timeline, *, part: str = "") -> Songbook:
                 lines[piece.id] = _part_slots(piece, events, part)
     order = sorted(pieces, key=lambda pid: (first[pid], pid))
     if part and not order:
-        raise UnknownNameError(f"part in {timeline.rite}", part, [])
+        playing = sorted({e.part for e in timeline.events if e.kind is EventKind.NOTE and e.piece} & set(PITCHED_PARTS),
+                         key=PITCHED_PARTS.index)
+        raise UnknownNameError(f"part playing in {timeline.rite}", part, playing)
     entries = tuple(Entry(pieces[pid], tuple(heard[pid]), lines.get(pid) or tuple(piece_slots(pieces[pid], timeline.realization)))
                     for pid in order)
     return Songbook(timeline.rite, timeline.rite_id, part, entries, timeline.notices, tuple(sorted(timeline.variants)),
