@@ -1,7 +1,8 @@
 """The ``yuesheng`` command: argparse subcommands, ``main(argv) -> int``.
 
 One module per command group — ``score`` (lu, score), ``rite`` (validate,
-timeline, render), ``source``, ``audio``, ``live`` (play) — each with a ``register``;
+timeline, render), ``source``, ``audio``, ``live`` (play), ``engrave``
+(songbook; ``score engrave``) — each with a ``register``;
 ``common`` holds what they share. Exit codes: 0 ok (warnings allowed),
 1 invalid input (bad file, unknown name, failed check), 2 usage error.
 """
@@ -12,7 +13,14 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from yuesheng.cli import audio, live, rite, score, source
+from yuesheng.cli import (
+    audio,
+    engrave,
+    live,
+    rite,
+    score,
+    source,
+)
 from yuesheng.cli.common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Parser, UsageError
 from yuesheng.errors import InvalidInputError, YueshengError
 
@@ -22,7 +30,15 @@ __all__ = ["EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "UsageError", "build_parser"
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="yuesheng", description="樂聲: the music of the 儀禮 rites — scores, cue sheets, sequencer.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    for group in (score, rite, source, audio, live):
+    groups = (
+        score,
+        rite,
+        source,
+        audio,
+        live,
+        engrave,
+    )
+    for group in groups:
         group.register(sub)
     return parser
 

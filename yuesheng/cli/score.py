@@ -1,4 +1,4 @@
-"""``yuesheng lu`` and ``yuesheng score list|show|check|export``: the 律 table and the scores."""
+"""``yuesheng lu`` and ``yuesheng score list|show|check|export|engrave``: the 律 table and the scores."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from yuesheng.cli.common import (
     EXIT_INVALID, EXIT_OK, Parser, UsageError, dump_json, format_option, note_name, pitch_options, positive,
     realization, scores_option,
 )
+from yuesheng.cli.engrave import add_score_engrave
 from yuesheng.errors import InvalidInputError
 from yuesheng.lulu import LU, Pitch, Realization, Register, Tuning, suzi_of
 from yuesheng.report import pad
@@ -213,3 +214,4 @@ def register(sub: Any) -> None:
     pitch_options(p)
     scores_option(p)
     p.set_defaults(func=cmd_score_export)
+    add_score_engrave(ssub)

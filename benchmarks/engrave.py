@@ -1,0 +1,78 @@
+"""How long engraving takes: one ode, and each rite's whole songbook.
+
+Measures, with ``time.perf_counter`` (best of ``--repeat``, default 3), end to
+end as a user waits for it (finding the font, writing the LilyPond source,
+running LilyPond, copying the file into place):
+
+1. one ode, 鹿鳴 (3 stanzas, 103 notes), to PDF in staff notation and in 簡譜,
+   and to SVG;
+2. the songbook PDF of each shipped rite (timeline build included), staff
+   notation; the goal is 大射儀's under 30 s.
+
+Run ``python benchmarks/engrave.py``; the last lines are ``RESULT`` lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's yuesheng, not an installed one
+
+from yuesheng.engrave import Notation, Setting, engrave, find_cjk_font, score_source
+from yuesheng.repertoire import data_dir, load_repertoire
+from yuesheng.songbook import songbook, songbook_source
+from yuesheng.timeline import build_timeline
+from yuesheng.validate import load_cuesheet
+
+RITES = ("xiangyinjiu", "xiangshe", "yanli", "dashe")
+
+
+def best(fn: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    repertoire = load_repertoire()
+    luming = repertoire.find("鹿鳴")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp)
+        results = {}
+        for label, notation, suffix in (("ode_pdf_staff", Notation.STAFF, "pdf"),
+                                        ("ode_pdf_jianpu", Notation.JIANPU, "pdf"),
+                                        ("ode_svg_staff", Notation.STAFF, "svg")):
+            seconds = best(lambda: engrave(score_source(luming, Setting(notation=notation)), out / f"o.{suffix}"),
+                           args.repeat)
+            results[label] = seconds
+            print(f"鹿鳴 {notation.value} {suffix}: {seconds:.2f} s")
+        for rite in RITES:
+            sheet = load_cuesheet(data_dir("cues") / f"{rite}.yaml", repertoire)
+
+            def book(rite: str = rite) -> None:
+                timeline = build_timeline(sheet)
+                source = songbook_source(songbook(timeline), Setting(realization=timeline.realization),
+                                         font=find_cjk_font())
+                engrave(source, out / f"{rite}.pdf")
+
+            seconds = best(book, args.repeat)
+            results[f"songbook_{rite}"] = seconds
+            pieces = len(songbook(build_timeline(sheet)).entries)
+            print(f"{rite} songbook: {pieces} pieces, {seconds:.2f} s")
+    for label, seconds in results.items():
+        print(f"RESULT engrave_{label}_s={seconds:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,261 @@
+"""Engraving: the LilyPond source holds the piece's pitches and 簡譜 digits; the PDF and SVG hold its text;
+score text never runs as LilyPond code; missing engraver or font gives a clear error; the songbook follows the Timeline."""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+import xml.etree.ElementTree as ET
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from yuesheng import engrave
+from yuesheng.engrave import EngraveError, Notation, Setting, lily_string, score_source
+from yuesheng.lulu import Degree, Realization, Tuning
+from yuesheng.score import load_piece
+
+FONT = "Noto Serif CJK TC"  # the source-only tests name a font; they do not need it installed
+_PITCH = re.compile(r"(?<![\\\w])([a-g])(isis|eses|is|es)?([',]*)4(?![\w])")
+_STEP = dict(zip("cdefgab", (0, 2, 4, 5, 7, 9, 11)))
+_ALTER = {None: 0, "is": 1, "es": -1, "isis": 2, "eses": -2}
+
+
+def _voices(source: str) -> list[str]:
+    """The music of each stanza's voice, with every quoted string removed."""
+    unquoted = re.sub(r'"(?:\\.|[^"\\])*"', '""', source)
+    return re.findall(r'\\new Voice = "" \{(.*?)\}\s*$', unquoted, flags=re.M)
+
+
+def _keys(voice: str) -> list[int]:
+    """MIDI keys of the LilyPond notes (absolute pitches: c is C3, c' C4) in *voice*."""
+    voice = re.sub(r"\\key \S+ \\major|\\clef \S+", "", voice)
+    return [48 + _STEP[l] + _ALTER[a or None] + 12 * (marks.count("'") - marks.count(","))
+            for l, a, marks in _PITCH.findall(voice)]
+
+
+def _digits(source: str) -> list[str]:
+    quoted = re.findall(r'\\bold ("(?:\\.|[^"\\])*")', "\n".join(
+        line for line in source.splitlines() if "\\new Voice" in line))
+    return [q[1:-1] for q in quoted]
+
+
+@pytest.fixture(scope="module")
+def has_engraver() -> None:
+    try:
+        engrave.find_lilypond()
+        engrave.find_cjk_font()
+    except EngraveError as exc:
+        pytest.skip(str(exc))
+
+
+def _pdf_text(path: Path) -> str:
+    pypdf = pytest.importorskip("pypdf")
+    return "\n".join(page.extract_text(extraction_mode="layout") for page in pypdf.PdfReader(path).pages)
+
+
+def test_a_tilde_in_lyrics_is_spelt_not_a_lyric_tie() -> None:
+    assert engrave.lyric_syllable("~") == '\\markup \\concat { "" \\char ##x7E "" }'
+    assert engrave.lyric_syllable('"') == '"\\""'
+
+
+def test_lily_string_escapes_backslash_and_quote() -> None:
+    assert lily_string('#(system "touch x")') == '"#(system \\"touch x\\")"'
+    assert lily_string("\\markup") == '"\\\\markup"'
+    assert lily_string('"}') == '"\\"}"'
+    assert lily_string("a\nb\x00") == '"a b "'
+
+
+@pytest.mark.parametrize("huangzhong", [60, 62, 57, 61, 66])
+@pytest.mark.parametrize("name", ["鹿鳴", "關雎", "騶虞夾鍾角"])
+def test_staff_notes_in_the_source_are_the_pieces_pitches(repertoire, huangzhong: int, name: str) -> None:
+    piece = repertoire.find(name)
+    real = Realization(huangzhong)
+    source = score_source(piece, Setting(realization=real), font=FONT)
+    voices = _voices(source)
+    assert len(voices) == len(piece.stanzas)
+    for voice, stanza in zip(voices, piece.stanzas):
+        assert _keys(voice) == [real.midi(n.pitch)[0] for n in stanza.notes]
+
+
+def test_key_signature_is_the_gong_of_the_mode_at_the_chosen_huangzhong(repertoire) -> None:
+    guanju = repertoire.find("關雎")  # 無射商: 宫 is 無射, a minor seventh above 黄鍾
+    assert "\\key bes \\major" in score_source(guanju, Setting(), font=FONT)
+    assert "\\key c \\major" in score_source(guanju, Setting(realization=Realization(62)), font=FONT)
+
+
+_DIGIT = {Degree.GONG: "1", Degree.SHANG: "2", Degree.JUE: "3", Degree.BIANZHI: "♯4", Degree.ZHI: "5",
+          Degree.YU: "6", Degree.BIANGONG: "7"}
+
+
+@pytest.mark.parametrize("name, final_digit", [("關雎", "2"), ("騶虞夾鍾角", "3"), ("鹿鳴", "1"), ("騶虞黄鍾羽", "6")])
+def test_jianpu_digits_follow_the_mode(repertoire, name: str, final_digit: str) -> None:
+    piece = repertoire.find(name)
+    digits = _digits(score_source(piece, Setting(notation=Notation.JIANPU), font=FONT))
+    assert digits == [_DIGIT[piece.mode.degree_of(n.pitch.lu)] for n in piece.notes]
+    assert digits[-1] == final_digit
+
+
+def test_jianpu_octave_dots_mark_the_register(repertoire) -> None:
+    piece = repertoire.find("鹿鳴")  # 黄鍾宫 at C4: 黄 is 1, 黄清 is 1 with a dot above
+    source = score_source(piece, Setting(notation=Notation.JIANPU), font=FONT)
+    first = source.split("\\new Voice")[1].split("|")[0]
+    heads = [(d, marks.strip()) for d, marks in
+             re.findall(r"\\overlay \{ \\center-align \\bold \"([^\"]+)\"(.*?) \} ", first)]
+    assert piece.stanzas[0].notes[0].pitch.name == "黄清"
+    assert heads[0][0] == "1" and heads[0][1].count("draw-circle") == 1 and "#'(0 . 2.1)" in heads[0][1]
+    assert heads[1][1] == ""  # 南 in the middle octave
+
+
+def test_lyric_lines_are_the_syllables_lu_and_suzi(repertoire) -> None:
+    piece = repertoire.find("鹿鳴")
+    source = score_source(piece, Setting(), font=FONT)
+    lines = [l for l in source.splitlines() if "\\new Lyrics" in l][:3]
+    words = [re.findall(r'"((?:\\.|[^"\\])*)"', l)[2:] for l in lines]  # past "v" and the label
+    notes = piece.stanzas[0].notes
+    assert words == [[n.lyric for n in notes], [n.pitch.name for n in notes], [n.suzi for n in notes]]
+
+
+def test_emended_note_is_marked_and_the_transmitted_reading_given(repertoire) -> None:
+    piece = repertoire.find("鹿鳴")  # stanza 1, 律 31: transmitted 大, read 太
+    source = score_source(piece, Setting(), font=FONT)
+    voice = _voices(source)[0]
+    tokens = re.findall(r"\S+4(?:\^\"\")?", voice)
+    assert tokens[30].endswith('^""') and sum(t.endswith('^""') for t in tokens) == 1
+    assert '^"*1"' in source and "*1 律 line, character 31: transmitted 大, read 太." in source
+
+
+def test_sanfen_scores_get_one_cents_legend(repertoire) -> None:
+    piece = repertoire.find("鹿鳴")
+    source = score_source(piece, Setting(realization=Realization(60, Tuning.SANFEN)), font=FONT)
+    assert source.count("三分損益, cents against equal temperament") == 1
+    assert "林 +1.96" in source and "太 +3.91" in source and "黄 +0.00" in source
+    assert "三分損益, cents" not in score_source(piece, Setting(), font=FONT)
+
+
+def test_lost_piece_is_titled_modern_realization_with_its_rule(repertoire) -> None:
+    piece = repertoire.find("南陔")
+    source = score_source(piece, Setting(), font=FONT)
+    assert 'title = "南陔 — modern realization"' in source
+    assert lily_string(f"Modern realization, not a transmitted score. Rule: {piece.realization.rule}") in source
+    assert "\\new Lyrics" in source and '\\set stanza = "詞"' not in source  # no words to sing
+
+
+def test_pdf_text_holds_the_syllables_and_lu_names(repertoire, has_engraver, tmp_path: Path) -> None:
+    piece = repertoire.find("鹿鳴")
+    engrave.engrave(score_source(piece, Setting()), tmp_path / "luming.pdf")
+    text = _pdf_text(tmp_path / "luming.pdf")
+    chars = Counter(text)
+    for stanza in piece.stanzas:
+        needed = Counter(n.lyric for n in stanza.notes)
+        assert not needed - chars, f"stanza {stanza.number}: missing {needed - chars}"
+    tokens = set(text.split())
+    assert {n.pitch.name for n in piece.stanzas[0].notes} <= tokens
+    assert "鹿鳴" in text and "黄鍾宫" in text
+
+
+def test_svg_holds_every_syllable(repertoire, has_engraver, tmp_path: Path) -> None:
+    piece = repertoire.find("關雎")
+    written = engrave.engrave(score_source(piece, Setting(notation=Notation.JIANPU)), tmp_path / "guanju.svg")
+    texts: Counter[str] = Counter()
+    for path in written:
+        for element in ET.parse(path).iter():
+            if element.tag.endswith("tspan") and element.text:
+                texts[element.text] += 1
+    assert not Counter(n.lyric for n in piece.notes) - texts
+    assert not Counter(n.suzi for n in piece.notes) - texts
+
+
+HOSTILE = ['#(system "touch pwned")', '$(system "touch pwned")', '\\markup { \\bold "}" }', '"}']
+
+
+def _hostile_score(tmp_path: Path) -> Path:
+    lyrics = "#$\\\"}{()~"  # every character a syllable
+    text = f"""\
+id: hostile
+title: '{HOSTILE[0]} {HOSTILE[1]} {HOSTILE[3]}'
+mode: 黄鍾宫
+mode_common: '{HOSTILE[2]}'
+provenance: sourced
+source: {{text: '{HOSTILE[0]}', pages: ['{HOSTILE[3]} {HOSTILE[2]}']}}
+stanzas:
+  - page: '{HOSTILE[1]}'
+    lyrics: '{lyrics}'
+    lu: 黄太姑林南林太姑黄
+    suzi: 合四一尺工尺四一合
+"""
+    path = tmp_path / "hostile.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_score_text_is_quoted_never_run(tmp_path: Path, has_engraver, run, monkeypatch) -> None:
+    path = _hostile_score(tmp_path)
+    piece = load_piece(path)
+    assert piece.title == '#(system "touch pwned") $(system "touch pwned") "}'
+    ran_code = []
+    real_run = engrave.run_tool
+
+    def watched(command, *, cwd, **kw):  # LilyPond runs in a private folder: look there after each run
+        log = real_run(command, cwd=cwd, **kw)
+        ran_code.append((cwd / "pwned").exists())
+        return log
+
+    monkeypatch.setattr(engrave, "run_tool", watched)
+    monkeypatch.chdir(tmp_path)
+    for out in ("hostile.pdf", "hostile.svg"):
+        code, _, err = run("score", "engrave", "hostile", "--scores", str(path), "-o", out)
+        assert code == 0, err
+    assert ran_code == [False, False, False, False]  # fc-list and LilyPond, twice
+    assert not (tmp_path / "pwned").exists()
+    text = _pdf_text(tmp_path / "hostile.pdf")
+    assert piece.title in text and HOSTILE[2] in text
+    assert "".join(n.lyric for n in piece.notes) in "".join(text.split())
+    spans = [e.text for e in ET.parse(tmp_path / "hostile.svg").iter() if e.tag.endswith("tspan")]
+    assert piece.title in spans and all(n.lyric in spans for n in piece.notes)
+
+
+def test_missing_cjk_font_says_what_to_install(repertoire, tmp_path: Path, run, monkeypatch) -> None:
+    monkeypatch.setattr(engrave, "run_tool", lambda *a, **k: "")  # fc-list finds no Chinese font
+    with pytest.raises(EngraveError, match="apt-get install fonts-noto-cjk"):
+        engrave.find_cjk_font()
+    code, _, err = run("score", "engrave", "鹿鳴", "-o", str(tmp_path / "x.pdf"))
+    assert code == 1 and "no CJK font found" in err and "apt-get install fonts-noto-cjk" in err
+    assert not (tmp_path / "x.pdf").exists()
+
+
+def test_missing_fontconfig_says_what_to_install(monkeypatch) -> None:
+    monkeypatch.setattr(engrave.shutil, "which", lambda name: None)
+    with pytest.raises(EngraveError, match="no 'fc-list' command.*apt-get install fontconfig fonts-noto-cjk"):
+        engrave.find_cjk_font()
+
+
+def test_missing_engraver_says_what_to_install(tmp_path: Path, run, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "lilypond", None)  # import lilypond → ImportError
+    monkeypatch.setattr(engrave, "find_cjk_font", lambda: FONT)
+    code, _, err = run("score", "engrave", "鹿鳴", "-o", str(tmp_path / "x.pdf"))
+    assert code == 1 and "LilyPond is not installed" in err and "pip install lilypond" in err
+    assert not list(tmp_path.iterdir())
+    code, _, err = run("score", "engrave", "鹿鳴", "-o", str(tmp_path / "x.ly"))
+    assert code == 0 and (tmp_path / "x.ly").read_text(encoding="utf-8").startswith("\\version")
+
+
+def test_engraver_failure_and_time_limit_become_errors(has_engraver, tmp_path: Path) -> None:
+    with pytest.raises(EngraveError, match="LilyPond failed"):
+        engrave.engrave("\\version \"2.25.12\"\n{ c'4 \\nosuchcommand }\n", tmp_path / "bad.pdf")
+    assert not list(tmp_path.iterdir())
+    started = time.monotonic()
+    with pytest.raises(EngraveError, match="did not finish within 0.3 s"):
+        engrave.run_tool(["sleep", "30"], cwd=tmp_path, time_limit=0.3, what="sleep")
+    assert time.monotonic() - started < 5
+
+
+def test_cli_rejects_unknown_output_and_part(run, tmp_path: Path) -> None:
+    code, _, err = run("score", "engrave", "鹿鳴", "-o", str(tmp_path / "x.doc"))
+    assert code == 2 and "expected a .pdf, .svg, .png or .ly" in err
+    code, _, err = run("songbook", "xiangyinjiu", "-o", str(tmp_path / "x.ly"), "--part", "琴")
+    assert code == 1 and "unknown part '琴'" in err
+    code, _, err = run("score", "engrave", "南陔", "-o", str(tmp_path / "x.ly"), "--notation", "tab")
+    assert code == 2

@@ -1,0 +1,86 @@
+"""The songbook: the pieces of a rite in the order first heard, from the Timeline, with their cues and a part's line."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from yuesheng import engrave
+from yuesheng.cli import build_parser
+from yuesheng.cli.common import timeline_of
+from yuesheng.engrave import EngraveError, Setting, lily_string
+from yuesheng.lulu import Realization, Tuning
+from yuesheng.songbook import songbook, songbook_source
+
+FONT = "Noto Serif CJK TC"
+
+
+@pytest.fixture(scope="module")
+def has_engraver() -> None:
+    try:
+        engrave.find_lilypond()
+        engrave.find_cjk_font()
+    except EngraveError as exc:
+        pytest.skip(str(exc))
+
+
+
+def _timeline(cue: str, *extra: str):
+    return timeline_of(build_parser().parse_args(["songbook", cue, "-o", "x.pdf", *extra]))
+
+
+def test_songbook_pieces_in_the_order_first_heard_with_their_cues() -> None:
+    book = songbook(_timeline("xiangyinjiu"))
+    titles = [e.piece.title for e in book.entries]
+    assert titles[:12] == ["鹿鳴", "四牡", "皇皇者華", "南陔", "白華", "華黍",
+                           "魚麗", "由庚", "南有嘉魚", "崇丘", "南山有臺", "由儀"]
+    assert titles[12:18] == ["關雎", "葛覃", "卷耳", "鵲巢", "采蘩", "采蘋"] and titles[-1] == "陔夏"
+    guanju = next(e for e in book.entries if e.piece.title == "關雎")
+    assert [h.cue for h in guanju.hearings][:2] == ["heyue", "wusuanyue"]
+    first = guanju.hearings[0]
+    assert first.zhong == "1 終" and "4-" in first.cite and "歌" in first.parts
+    assert book.notices  # the lost pieces' realizations are named
+
+
+def test_songbook_part_line_follows_the_timeline() -> None:
+    timeline = _timeline("dashe")
+    bells = songbook(timeline, part="鑮")
+    sixia = bells.entries[0]
+    assert sixia.piece.title == "肆夏" and sixia.hearings[0].zhong == "repeated until 樂闋 (yue-que-bin): 樂闋"
+    sounding = [i for i, s in enumerate(sixia.slots) if s.key is not None]
+    assert sounding and all(i % 4 == 0 for i in sounding)  # the 鑮 strikes the first note of each phrase
+    real = timeline.realization
+    assert all(s.key == real.midi(s.note.pitch)[0] - 12 for s in sixia.slots if s.key is not None)  # an octave down
+    voice = songbook(timeline, part="歌")
+    assert all(any(n.lyric.strip() for n in e.piece.notes) for e in voice.entries)
+    assert [e.piece.title for e in voice.entries][0] == "鹿鳴"
+    arrows = next(e for e in songbook(timeline).entries if e.piece.title == "貍首")
+    assert re.fullmatch(r"7 終 for each of \d+ 耦", arrows.hearings[0].zhong)
+
+
+def test_a_part_that_does_not_play_is_named_with_those_that_do() -> None:
+    with pytest.raises(KeyError, match="unknown part playing in 鄉射禮 '鐘' — did you mean '歌' or '瑟'"):
+        songbook(_timeline("xiangshe"), part="鐘")
+
+
+def test_songbook_source_has_contents_notices_and_every_piece() -> None:
+    book = songbook(_timeline("xiangshe"))
+    source = songbook_source(book, Setting(realization=Realization(60, Tuning.SANFEN)), font=FONT)
+    assert "\\markuplist \\table-of-contents" in source
+    assert source.count("\\tocItem") == len(book.entries)
+    assert source.count("三分損益, cents against equal temperament") == 1
+    assert all(lily_string("• " + n) in source for n in book.notices)
+
+
+def test_songbook_pdf(has_engraver, run, tmp_path: Path) -> None:
+    out = tmp_path / "xiangshe.pdf"
+    code, stdout, err = run("songbook", "xiangshe", "-o", str(out), "--part", "歌", "--notation", "jianpu")
+    assert code == 0, err
+    assert "鄉射禮 songbook, part 歌" in stdout
+    pypdf = pytest.importorskip("pypdf")
+    text = "\n".join(page.extract_text(extraction_mode="layout") for page in pypdf.PdfReader(out).pages)
+    assert "Contents" in text and "Notices" in text
+    for title in ("關雎", "騶虞", "采蘋"):
+        assert title in text

@@ -1,0 +1,79 @@
+"""``yuesheng score engrave`` and ``yuesheng songbook``: printed scores through LilyPond."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from yuesheng.cli.common import (
+    UsageError, note_name, pitch_options, realization, scores_option, sequencer_options, timeline_of,
+)
+from yuesheng.repertoire import load_repertoire
+
+_FORMATS = (".pdf", ".svg", ".png", ".ly")
+
+
+def _output(path: str) -> str:
+    if Path(path).suffix.lower() not in _FORMATS:
+        raise UsageError(f"-o {path}: expected a .pdf, .svg, .png or .ly file")
+    return path
+
+
+def _written(paths: list[Path]) -> str:
+    return str(paths[0]) + (f" (+{len(paths) - 1} more pages: {paths[1].name} …)" if len(paths) > 1 else "")
+
+
+def cmd_score_engrave(args: argparse.Namespace) -> str:
+    from yuesheng.engrave import Notation, Setting, engrave, score_source
+
+    output = _output(args.output)
+    piece = load_repertoire(args.scores).find(args.piece)
+    if not piece.playable:
+        raise UsageError(f"{piece.id} has no notes to engrave (lost: {(piece.lost or {}).get('cite', '')})")
+    setting = Setting(Notation(args.notation), realization(args), args.huangzhong)
+    written = engrave(score_source(piece, setting), output)
+    label = f", {piece.realization.label}" if piece.realization else ""
+    return f"wrote {_written(written)}: {piece.title}, {len(piece.stanzas)} stanzas, {len(piece.notes)} notes, " \
+           f"{args.notation}{label}\n"
+
+
+def cmd_songbook(args: argparse.Namespace) -> str:
+    from yuesheng.engrave import Notation, Setting, engrave, find_cjk_font
+    from yuesheng.songbook import songbook, songbook_source
+
+    output = _output(args.output)
+    timeline = timeline_of(args)
+    book = songbook(timeline, part=args.part or "")
+    setting = Setting(Notation(args.notation), timeline.realization, note_name(timeline.realization.huangzhong))
+    written = engrave(songbook_source(book, setting, font=find_cjk_font()), output)
+    part = f", part {book.part}" if book.part else ""
+    return f"wrote {_written(written)}: {timeline.rite} songbook{part}, {len(book.entries)} pieces " \
+           f"({' '.join(e.piece.title for e in book.entries)}), {args.notation}\n"
+
+
+def _notation_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--notation", choices=("staff", "jianpu"), default="staff",
+                        help="staff notation or 簡譜 with the 宫 of the mode as 1 (default staff)")
+
+
+def add_score_engrave(ssub: Any) -> None:
+    """Add ``score engrave`` to the ``score`` subparsers."""
+    p = ssub.add_parser("engrave", help="engrave a piece with LilyPond: PDF, SVG, PNG or the .ly source")
+    p.add_argument("piece")
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.pdf, .svg, .png or .ly")
+    _notation_option(p)
+    pitch_options(p)
+    scores_option(p)
+    p.set_defaults(func=cmd_score_engrave)
+
+
+def register(sub: Any) -> None:
+    """Add ``songbook`` to the top-level subparsers."""
+    p = sub.add_parser("songbook", help="every piece of a rite in the order first heard, engraved, with its cues")
+    sequencer_options(p, output=False)
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.pdf (or .svg, .png, .ly)")
+    p.add_argument("--part", metavar="PART", help="only the pieces this part plays, as it plays them: "
+                   "歌 (voice, with lyrics), 瑟, 笙, 和, 鐘, 鑮, 磬, 管")
+    _notation_option(p)
+    p.set_defaults(func=cmd_songbook)

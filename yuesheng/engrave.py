@@ -1,0 +1,422 @@
+"""Piece → LilyPond source → PDF, SVG or PNG: engraved staff notation or 簡譜. The only module that runs LilyPond.
+
+Each piece is a LilyPond ``\\bookpart``: a header (title, mode, final, source;
+a lost piece's realization is titled **modern realization** with its rule),
+then one ``\\score`` per stanza headed with its number and page, the notes one
+crotchet per syllable (the sources give no durations), a bar line every four
+syllables (the four-syllable line of the 詩), and under the notes three lyric
+lines aligned per syllable: 詞 the syllable, 律 the 律 with 清 or 倍 marked,
+俗 the 俗字. An emended note carries a mark, and the transmitted reading is
+given in a note under its stanza. 三分損益 scores get one legend of the cents
+deviation of each 律 they use.
+
+簡譜 is drawn by LilyPond itself (the approach of jianpu-ly): a staff without
+lines whose note heads are replaced by the digit of the note's degree, with
+the 宫 of the mode's 均 as 1 (商 2, 角 3, 變徵 ♯4, 徵 5, 羽 6, 變宫 7) and
+octave dots above or below.
+
+Safety: a score is user input and LilyPond runs Scheme. Every text that comes
+from a score or cue sheet reaches the source only through ``lily_string`` — a
+double-quoted LilyPond string with backslash and quote escaped — never as
+source. LilyPond's ``-dsafe`` was removed in 2.23.12, so quoting is the
+defence; the process also runs in a private temporary folder with a time
+limit and a minimal environment.
+
+PDF and PNG come from LilyPond's Cairo backend (``-dbackend=cairo``, ≥ 2.25),
+which keeps the CJK text as searchable text; SVG from its SVG backend, which
+writes text as ``<text>`` elements. A CJK font is required (Noto CJK, Debian
+``fonts-noto-cjk``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from yuesheng.errors import YueshengError
+from yuesheng.files import atomic_path, write_atomic
+from yuesheng.lulu import LU, Mode, Realization, Tuning, cents_offset
+from yuesheng.score import Note, Piece
+
+LILYPOND_VERSION = "2.25.12"
+TIME_LIMIT = 300.0  # seconds for one LilyPond run
+PHRASE = 4  # syllables to a bar: the four-syllable line of the 詩
+FONT_INSTALL = "apt-get install fonts-noto-cjk"
+FORMATS = ("pdf", "svg", "png", "ly")
+_FONT_PREFERENCE = ("Noto Serif CJK TC", "Noto Serif CJK SC", "Noto Sans CJK TC", "Noto Sans CJK SC")
+
+
+class EngraveError(YueshengError):
+    """LilyPond or a CJK font is missing, or the engraving failed."""
+
+
+class Notation(Enum):
+    """Staff notation or 簡譜 (numbered notation)."""
+
+    STAFF = "staff"
+    JIANPU = "jianpu"
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """One syllable of a piece as a part plays it: the score's note and the MIDI key sounded (None: silent)."""
+
+    note: Note
+    key: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """How to engrave: notation, 黄鍾 and tuning, 黄鍾's note as the user wrote it, the part (for a part's line)."""
+
+    notation: Notation = Notation.STAFF
+    realization: Realization = Realization()
+    huangzhong_name: str = "C4"
+    part: str = ""
+
+
+# --- quoting --------------------------------------------------------------------------------------
+
+
+def lily_string(text: str) -> str:
+    """*text* as a double-quoted LilyPond string: backslash and quote escaped, control characters as spaces.
+
+    >>> print(lily_string('#(system "x") \\\\markup'))
+    "#(system \\"x\\") \\\\markup"
+    """
+    clean = "".join(" " if ord(c) < 32 or ord(c) == 127 else c for c in text)
+    return '"' + clean.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+# --- pitches --------------------------------------------------------------------------------------
+
+_LETTERS = "cdefgab"
+_OCTAVE_MARKS = ",'"
+_NATURAL = (0, 2, 4, 5, 7, 9, 11)
+_TONIC_LETTER = {0: 0, 1: 1, 2: 1, 3: 2, 4: 2, 5: 3, 6: 4, 7: 4, 8: 5, 9: 5, 10: 6, 11: 6}  # C Db D Eb E F Gb G Ab A Bb B
+# Semitones above 宫 → (scale step, 簡譜 digit): 變徵 is a raised 4th, other chromatic notes follow the nearest degree.
+_DEGREE_STEP = {0: 0, 1: 0, 2: 1, 3: 1, 4: 2, 5: 3, 6: 3, 7: 4, 8: 4, 9: 5, 10: 6, 11: 6}
+_ACCIDENTAL = {-2: "eses", -1: "es", 0: "", 1: "is", 2: "isis"}
+_SIGN = {-2: "𝄫", -1: "♭", 0: "", 1: "♯", 2: "𝄪"}
+
+
+def spell(key: int, gong_key: int) -> tuple[int, int, int]:
+    """(letter index, alteration, octave) of MIDI *key* in the 均 whose 宫 is *gong_key*."""
+    gong_class = gong_key % 12
+    letter = (_TONIC_LETTER[gong_class] + _DEGREE_STEP[(key - gong_key) % 12]) % 7
+    octave = key // 12 - 1
+    alteration = key - (12 * (octave + 1) + _NATURAL[letter])
+    if alteration > 6:
+        octave, alteration = octave + 1, alteration - 12
+    elif alteration < -6:
+        octave, alteration = octave - 1, alteration + 12
+    return letter, alteration, octave
+
+
+def lily_pitch(key: int, gong_key: int) -> str:
+    """A LilyPond absolute pitch (c' is C4) for MIDI *key*, spelled in the 均 of *gong_key*."""
+    letter, alteration, octave = spell(key, gong_key)
+    marks = "'" * (octave - 3) if octave >= 3 else "," * (3 - octave)
+    return _LETTERS[letter] + _ACCIDENTAL[alteration] + marks
+
+
+def key_name(gong_key: int) -> str:
+    """The 宫's note name for a heading: C, B♭, F♯…"""
+    letter, alteration, _ = spell(gong_key, gong_key)
+    return _LETTERS[letter].upper() + _SIGN[alteration]
+
+
+def jianpu_digit(key: int, gong_key: int) -> tuple[str, int]:
+    """(digit with any accidental, octave dots: + above, − below) of *key* with *gong_key* as 1."""
+    offset = key - gong_key
+    step = _DEGREE_STEP[offset % 12]
+    alteration = offset % 12 - (0, 2, 4, 5, 7, 9, 11)[step]
+    return _SIGN[alteration] + str(step + 1), offset // 12
+
+
+def gong_key(mode: Mode | None, keys: Sequence[int], realization: Realization) -> int:
+    """The MIDI key of the 宫 of the mode's 均 in the octave that holds most of *keys* (1 of the 簡譜)."""
+    base = realization.huangzhong + (mode.jun.index if mode else 0)
+    candidates = [base + 12 * k for k in range(-3, 3)]
+    return max(candidates, key=lambda g: (sum(g <= k < g + 12 for k in keys), -abs(g - base)))
+
+
+# --- source ---------------------------------------------------------------------------------------
+
+
+def _mode_line(piece: Piece) -> str:
+    if piece.mode is None:
+        return ""
+    common = f" (俗呼 {piece.mode_common})" if piece.mode_common else ""
+    return f"{piece.mode.name}{common} · final {piece.mode.final.name}"
+
+
+def _header(piece: Piece, setting: Setting, gong: int) -> list[str]:
+    real = setting.realization
+    title = piece.title + (f" — {piece.realization.label}" if piece.realization else "")
+    if piece.realization:
+        lost = piece.lost or {}
+        subsubtitle = f"lost — {lost.get('cite', '')} {lost.get('quote', '')}".strip()
+    else:
+        pages = ", ".join(str(p) for p in piece.source.get("pages", []))
+        subsubtitle = f"{piece.source.get('text', '')}{f', {pages}' if pages else ''}"
+    tuning = "三分損益" if real.tuning is Tuning.SANFEN else "equal temperament"
+    fields = {
+        "title": title,
+        "subtitle": _mode_line(piece),
+        "subsubtitle": subsubtitle,
+        "meter": f"黄鍾 = {setting.huangzhong_name}" + (f" · 1 = {key_name(gong)}" if setting.notation is Notation.JIANPU
+                                                         else ""),
+        "arranger": tuning + (f" · {setting.part}" if setting.part else ""),
+    }
+    return ["\\header {"] + [f"  {name} = {lily_string(value)}" for name, value in fields.items()] + ["}"]
+
+
+def _emendation_marks(piece: Piece) -> dict[tuple[int, int], int]:
+    """(stanza, position in the emended line) → the number of the emendation that changed that note."""
+    marks: dict[tuple[int, int], int] = {}
+    for number, e in enumerate(piece.emendations, start=1):
+        shift = sum(len(o.adopted) - len(o.transmitted) for o in piece.emendations
+                    if o.stanza == e.stanza and o.line == e.line and o.position < e.position)
+        for position in range(e.position + shift, e.position + shift + max(1, len(e.adopted))):
+            marks.setdefault((e.stanza, position), number)
+    return marks
+
+
+_LINE_NAMES = {"lyrics": "詩", "lu": "律", "suzi": "俗字"}
+
+
+def _footnotes(piece: Piece, stanza: int) -> list[str]:
+    out = []
+    for number, e in enumerate(piece.emendations, start=1):
+        if e.stanza == stanza:
+            out.append(f"*{number} {_LINE_NAMES.get(e.line, e.line)} line, character {e.position}: transmitted "
+                       f"{e.transmitted or '—'}, read {e.adopted or '—'}. {e.reason}")
+    return out
+
+
+def _jianpu_head(digit: str, dots: int) -> str:
+    """Tweaks that draw a note head as its 簡譜 digit, with octave dots above (dots > 0) or below."""
+    marks = " ".join(f"\\translate #'(0 . {2.1 + 0.7 * n if dots > 0 else -0.9 - 0.7 * n}) "
+                     "\\center-align \\draw-circle #0.22 #0 ##t" for n in range(abs(dots)))
+    text = f"\\overlay {{ \\center-align \\bold {lily_string(digit)} {marks} }}"
+    return f"\\tweak NoteHead.stencil #ly:text-interface::print \\tweak NoteHead.text \\markup {text} "
+
+
+def _note_token(slot: Slot, gong: int, setting: Setting, mark: int | None) -> str:
+    if slot.key is None:
+        return "r4" if setting.notation is Notation.STAFF else (
+            '\\tweak Rest.stencil #ly:text-interface::print \\tweak Rest.text \\markup \\bold "0" r4')
+    token = lily_pitch(slot.key, gong) + "4"
+    if setting.notation is Notation.JIANPU:
+        token = _jianpu_head(*jianpu_digit(slot.key, gong)) + token
+    if mark is not None:
+        token += f"^{lily_string(f'*{mark}')}"
+    return token
+
+
+def lyric_syllable(text: str) -> str:
+    """A lyric syllable as LilyPond source: a quoted string, or, since LilyPond draws a ~ in lyrics as a lyric
+    tie even when quoted, a markup that spells each ~ by its code point."""
+    if "~" not in text:
+        return lily_string(text)
+    pieces = " \\char ##x7E ".join(lily_string(part) for part in text.split("~"))
+    return f"\\markup \\concat {{ {pieces} }}"
+
+
+def _lyric_line(label: str, texts: list[str]) -> str:
+    words = " ".join(lyric_syllable(t) for t in texts)
+    return f"    \\new Lyrics \\lyricsto \"v\" {{ \\set stanza = {lily_string(label)} {words} }}"
+
+
+def _clef(keys: Sequence[int]) -> str:
+    low = min(keys, default=60)
+    return "treble" if low >= 55 else "\"treble_8\"" if low >= 43 else "bass"
+
+
+def stanza_score(piece: Piece, stanza: int, slots: Sequence[Slot], setting: Setting, gong: int) -> list[str]:
+    """One stanza as a LilyPond ``\\score`` with its heading, three lyric lines and its notes on emendations."""
+    marks = _emendation_marks(piece)
+    keys = [s.key for s in slots if s.key is not None]
+    tokens = []
+    for n, slot in enumerate(slots):
+        if n and n % PHRASE == 0:
+            tokens.append("|")
+        tokens.append(_note_token(slot, gong, setting, marks.get((stanza, slot.note.position))))
+    tokens.append('\\bar "|."')
+    sounding = [s.note for s in slots if s.key is not None]
+    staff = "\\new RhythmicStaff \\with { \\jianpuStaff }" if setting.notation is Notation.JIANPU else "\\new Staff"
+    key_sig = "" if setting.notation is Notation.JIANPU else f"\\key {lily_pitch(gong, gong).rstrip(_OCTAVE_MARKS)} \\major "
+    clef = "" if setting.notation is Notation.JIANPU else f"\\clef {_clef(keys)} "
+    page = next((s.page for s in piece.stanzas if s.number == stanza), "")
+    heading = f"第{stanza}章" + (f" · {page}" if page else "")
+    lines = ["\\score {", f"  \\header {{ piece = {lily_string(heading)} }}", "  <<",
+             f"    {staff} \\new Voice = \"v\" {{ \\omit Staff.TimeSignature {key_sig}{clef}{' '.join(tokens)} }}"]
+    if any(n.lyric.strip() for n in sounding):
+        lines.append(_lyric_line("詞", [n.lyric.strip() or "·" for n in sounding]))
+    lines.append(_lyric_line("律", [n.pitch.name for n in sounding]))
+    lines.append(_lyric_line("俗", [n.suzi for n in sounding]))
+    lines += ["  >>", "  \\layout { }", "}"]
+    notes = _footnotes(piece, stanza)
+    if notes:
+        lines.append("\\markup \\smaller \\column { " + " ".join(f"\\wordwrap-string {lily_string(t)}" for t in notes)
+                     + " }")
+    return lines
+
+
+def cents_legend(lus: Sequence[int], realization: Realization) -> str:
+    """A markup line: the 三分損益 deviation of each 律 in *lus* (indices) from equal temperament."""
+    cells = [f"{LU[i].short} {cents_offset(LU[i], realization.tuning):+.2f}" for i in sorted(set(lus))]
+    return ("\\markup \\wordwrap-string "
+            + lily_string("三分損益, cents against equal temperament from 黄鍾: " + "  ".join(cells)))
+
+
+def piece_slots(piece: Piece, realization: Realization) -> list[Slot]:
+    """Every note of *piece* as sung or played, at the pitch *realization* gives it."""
+    return [Slot(n, realization.midi(n.pitch)[0]) for n in piece.notes]
+
+
+def piece_bookpart(piece: Piece, setting: Setting, *, slots: Sequence[Slot] | None = None,
+                   before: Sequence[str] = (), toc: bool = False, legend: bool = True) -> str:
+    """*piece* as a LilyPond ``\\bookpart``; *slots* give a part's line (default: the piece as written).
+
+    *before* are markup lines printed under the header (the songbook's cue headings).
+    """
+    slots = list(slots) if slots is not None else piece_slots(piece, setting.realization)
+    gong = gong_key(piece.mode, [s.key for s in slots if s.key is not None], setting.realization)
+    lines = ["\\bookpart {"] + _header(piece, setting, gong)
+    if toc:
+        label = piece.title + (f" · {piece.mode.name}" if piece.mode else "") + (
+            f" · {piece.realization.label}" if piece.realization else "")
+        lines.append(f"\\tocItem \\markup {lily_string(label)}")
+    if piece.realization:
+        before = [f"{piece.realization.label.capitalize()}, not a transmitted score. Rule: {piece.realization.rule}",
+                  *before]
+    for text in before:
+        lines.append(f"\\markup \\wordwrap-string {lily_string(text)}")
+    if legend and setting.realization.tuning is Tuning.SANFEN:
+        lines.append(cents_legend([s.note.pitch.lu.index for s in slots], setting.realization))
+    for stanza in piece.stanzas:
+        stanza_slots = [s for s in slots if s.note.stanza == stanza.number]
+        if stanza_slots:
+            lines += stanza_score(piece, stanza.number, stanza_slots, setting, gong)
+    lines.append("}")
+    return "\n".join(lines)
+
+
+_JIANPU_STAFF = (r"jianpuStaff = \with { \override StaffSymbol.line-count = #0 \override BarLine.bar-extent = #'(-2 . 2) "
+                 r"\omit Stem \omit Clef \omit KeySignature \omit Accidental }")
+
+
+def book_source(bookparts: Sequence[str], *, font: str, title: str = "", front: Sequence[str] = ()) -> str:
+    """A complete LilyPond file: version, paper with the CJK *font*, an optional title and front matter, the parts."""
+    lines = [f"\\version {lily_string(LILYPOND_VERSION)}", _JIANPU_STAFF,
+             f"\\paper {{ fonts.serif = {lily_string(font)} fonts.sans = {lily_string(font)} "
+             "tagline = ##f ragged-last = ##f tocTitleMarkup = \\markup \\fill-line { \\bold \"Contents 目錄\" } }",
+             "\\layout { \\context { \\Lyrics \\override LyricSpace.minimum-distance = #1.2 } }",
+             "\\header { tagline = ##f }" if not title else f"\\header {{ tagline = ##f title = {lily_string(title)} }}"]
+    if front:
+        lines += ["\\bookpart {", "\\header { title = ##f subtitle = ##f }"] + list(front) + ["}"]
+    return "\n".join(lines + list(bookparts)) + "\n"
+
+
+# --- running LilyPond -----------------------------------------------------------------------------
+
+
+def find_lilypond() -> str:
+    """The LilyPond executable of the ``lilypond`` package, or EngraveError saying how to install it."""
+    try:
+        import lilypond
+    except ImportError:
+        raise EngraveError("LilyPond is not installed (no Python package 'lilypond'); install it with: "
+                           "pip install lilypond") from None
+    path = Path(lilypond.executable())
+    if not path.is_file():
+        raise EngraveError(f"the lilypond package has no engraver at {path}; reinstall it: pip install --force-reinstall lilypond")
+    return str(path)
+
+
+def run_tool(command: Sequence[str], *, cwd: Path, time_limit: float = TIME_LIMIT, what: str = "LilyPond") -> str:
+    """Run an external program in *cwd* with a time limit; kill it on any way out; failures → EngraveError.
+
+    Returns its standard error (LilyPond's log).
+    """
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+    try:
+        process = subprocess.Popen(list(command), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, start_new_session=True)
+    except OSError as exc:
+        raise EngraveError(f"cannot start {what} ({command[0]}): {exc.strerror or exc}") from None
+    try:
+        out, err = process.communicate(timeout=time_limit)
+    except subprocess.TimeoutExpired:
+        raise EngraveError(f"{what} did not finish within {time_limit:g} s and was stopped") from None
+    finally:
+        if process.poll() is None:  # timed out, or yuesheng itself was interrupted: stop it and its children
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    log = (out + err).decode("utf-8", errors="replace")
+    if process.returncode != 0:
+        errors = [line for line in log.splitlines() if "error" in line.lower()]
+        raise EngraveError(f"{what} failed (exit {process.returncode}): " + ("; ".join(errors[:5]) or log.strip()[-600:]))
+    return log
+
+
+def find_cjk_font() -> str:
+    """The family name of an installed CJK font (Noto CJK preferred), or EngraveError naming the package."""
+    if not shutil.which("fc-list"):
+        raise EngraveError(f"fontconfig is not installed (no 'fc-list' command), so no CJK font can be found; "
+                           f"install both with: apt-get install fontconfig {FONT_INSTALL.split()[-1]}")
+    with tempfile.TemporaryDirectory(prefix="yuesheng-fc-") as tmp:
+        listing = run_tool(["fc-list", ":lang=zh", "family"], cwd=Path(tmp), time_limit=30, what="fc-list")
+    families = [name.strip() for line in listing.splitlines() for name in line.split(",") if name.strip()]
+    for preferred in _FONT_PREFERENCE:
+        if preferred in families:
+            return preferred
+    if families:
+        return sorted(families)[0]
+    raise EngraveError(f"no CJK font found (fc-list :lang=zh lists none), so the Chinese text cannot be printed; "
+                       f"install one with: {FONT_INSTALL}")
+
+
+def engrave(source: str, output: str | Path, *, time_limit: float = TIME_LIMIT) -> list[Path]:
+    """Write *source* as .ly, or engrave it to the PDF, SVG or PNG that *output*'s suffix names, atomically.
+
+    A PNG or SVG of several pages is written as one file per page: OUT.png, OUT-2.png, …
+    Returns the files written.
+    """
+    target = Path(output)
+    fmt = target.suffix.lower().lstrip(".")
+    if fmt not in FORMATS:
+        raise EngraveError(f"{target}: expected a .pdf, .svg, .png or .ly file")
+    if fmt == "ly":
+        write_atomic(target, source)
+        return [target]
+    command = [find_lilypond(), "-dbackend=svg" if fmt == "svg" else "-dbackend=cairo", f"--{fmt}",
+               "-dno-point-and-click", "-dresolution=150", "-o", "out", "score.ly"]
+    with tempfile.TemporaryDirectory(prefix="yuesheng-ly-") as tmp:
+        folder = Path(tmp)
+        (folder / "score.ly").write_text(source, encoding="utf-8")
+        run_tool(command, cwd=folder, time_limit=time_limit)
+        made = sorted(folder.glob(f"out*.{fmt}"), key=lambda p: (len(p.name), p.name))
+        if not made:
+            raise EngraveError(f"LilyPond wrote no {fmt.upper()} file")
+        written = []
+        for n, page in enumerate(made, start=1):
+            path = target if n == 1 else target.with_name(f"{target.stem}-{n}{target.suffix}")
+            with atomic_path(path) as tmp_path:
+                shutil.copyfile(page, tmp_path)
+            written.append(path)
+    return written
+
+
+def score_source(piece: Piece, setting: Setting, *, font: str | None = None) -> str:
+    """The LilyPond file of one piece (finding a CJK font unless *font* is given)."""
+    return book_source([piece_bookpart(piece, setting)], font=font or find_cjk_font())

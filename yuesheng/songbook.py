@@ -1,0 +1,187 @@
+"""Timeline → songbook: every piece a rite sounds, in the order first heard, with the cues where it sounds.
+
+The songbook reads the Timeline, never the cue sheet: the order is that of the
+first note of each piece, the cues are those whose events sound it, and the 終
+counted are those the timeline played. Each piece is headed by its cues (id,
+music and section, 終, performers, the parts that sound, the page). With a
+part (歌 瑟 笙 和 鐘 鑮 磬 管) the book holds only the pieces that part plays, and
+each as that part plays it in its first cue: the 鐘 on every note of 金奏, the
+鑮 on the first of each phrase, the 磬 closing each phrase, an octave lower
+where the part sounds an octave lower; a rest where it is silent.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from yuesheng.engrave import Setting, Slot, book_source, cents_legend, lily_string, piece_bookpart, piece_slots
+from yuesheng.errors import UnknownNameError
+from yuesheng.instruments import PARTS, part_for
+from yuesheng.lulu import Tuning, suggest
+from yuesheng.score import Piece
+from yuesheng.timeline import CueTiming, Event, EventKind, Timeline
+
+PITCHED_PARTS = tuple(name for name, p in PARTS.items() if not p.is_drum and name not in ("獲者", "負侯者"))
+
+
+@dataclass(frozen=True, slots=True)
+class Hearing:
+    """One cue in which a piece sounds."""
+
+    cue: str
+    what: str  # the music and its section, e.g. 升歌 (section 升歌)
+    zhong: str  # e.g. "1 終", "5 終 for each of 3 耦", "repeated until …"
+    performers: str
+    parts: str
+    cite: str
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A piece of the songbook: where it is heard and the line to engrave."""
+
+    piece: Piece
+    hearings: tuple[Hearing, ...]
+    slots: tuple[Slot, ...]
+
+
+@dataclass(frozen=True)
+class Songbook:
+    """The pieces of a rite in the order first heard, for one part or for all."""
+
+    rite: str
+    rite_id: str
+    part: str
+    entries: tuple[Entry, ...]
+    notices: tuple[str, ...]
+    variants: tuple[str, ...]
+    readings: tuple[str, ...]
+
+
+def part_name(name: str) -> str:
+    """A pitched part by name (歌 瑟 笙 和 鐘 鑮 磬 管, or an instrument such as 笙鍾 or 頌磬)."""
+    part = PARTS.get(name) or part_for(name)
+    if part is None or part.name not in PITCHED_PARTS:
+        raise UnknownNameError("part", name, suggest(name, list(PITCHED_PARTS)) or PITCHED_PARTS)
+    return part.name
+
+
+def _sounding(timeline: Timeline) -> dict[tuple[str, str], list[Event]]:
+    """The note and drum events of each (cue, piece)."""
+    found: dict[tuple[str, str], list[Event]] = defaultdict(list)
+    for e in timeline.events:
+        if e.piece and e.kind in (EventKind.NOTE, EventKind.DRUM):
+            found[(e.cue, e.piece)].append(e)
+    return found
+
+
+def _zhong(timeline: Timeline, timing: CueTiming, events: list[Event], piece: Piece) -> str:
+    cue = timing.cue
+    ref = next((r for r in cue.pieces if r.piece.id == piece.id), None)
+    pairs = {e.pair for e in events if e.pair}
+    most = max((e.zhong for e in events), default=ref.zhong if ref else 1)
+    if pairs:
+        return f"{most} 終 for each of {len(pairs)} 耦"
+    if cue.end_at:
+        until = next((t.cue for t in timeline.cues if t.cue.id == cue.end_at), None)
+        action = until.action if until else ""
+        words = f"{action[:14]}…" if len(action) > 15 else action
+        return f"repeated until {words} ({cue.end_at}): 樂闋"
+    return f"{ref.zhong if ref else most} 終"
+
+
+def _hearing(timeline: Timeline, timing: CueTiming, events: list[Event], piece: Piece) -> Hearing:
+    cue = timing.cue
+    names = timeline.names
+    parts = " ".join(sorted({e.part for e in events if e.part}, key=lambda p: list(PARTS).index(p) if p in PARTS else 99))
+    music = cue.music.value if cue.music else ""
+    return Hearing(cue.id, f"{music} (section {cue.section})" if cue.section and cue.section != music else music,
+                   _zhong(timeline, timing, events, piece), "、".join(names.get(p, p) for p in cue.performers), parts,
+                   f"{cue.cite.page} {cue.cite.quote}")
+
+
+def _part_slots(piece: Piece, events: list[Event], part: str) -> tuple[Slot, ...]:
+    """The part's line in one cue: its first 終 of *piece*, a slot per syllable, None where it is silent."""
+    notes = piece.notes
+    start = min(e.start_tick for e in events)
+    step = next((e.length_ticks for e in events if e.kind is EventKind.NOTE and e.length_ticks), 0)
+    keys: dict[int, int] = {}
+    for e in events:
+        if e.part == part and e.kind is EventKind.NOTE and e.key is not None and step:
+            index = (e.start_tick - start) // step
+            if 0 <= index < len(notes):
+                keys.setdefault(index, e.key)
+    return tuple(Slot(n, keys.get(i)) for i, n in enumerate(notes))
+
+
+def songbook(timeline: Timeline, *, part: str = "") -> Songbook:
+    """The songbook of *timeline*: every piece in the order first heard; only those *part* plays if given."""
+    part = part_name(part) if part else ""
+    sounding = _sounding(timeline)
+    first: dict[str, int] = {}
+    pieces: dict[str, Piece] = {}
+    heard: dict[str, list[Hearing]] = defaultdict(list)
+    lines: dict[str, tuple[Slot, ...]] = {}
+    for timing in timeline.cues:
+        for ref in timing.cue.pieces:
+            piece = ref.piece
+            events = sounding.get((timing.cue.id, piece.id), [])
+            if piece.playable and not events:
+                continue  # a cue that names the piece but does not sound it (a part not played, a variant)
+            if part and not any(e.part == part for e in events):
+                continue
+            pieces[piece.id] = piece
+            heard_at = min((e.start_tick for e in events), default=timing.start_tick)
+            first[piece.id] = min(first.get(piece.id, heard_at), heard_at)
+            if timing.cue.id not in {h.cue for h in heard[piece.id]}:
+                heard[piece.id].append(_hearing(timeline, timing, events, piece))
+            if part and piece.id not in lines:
+                lines[piece.id] = _part_slots(piece, events, part)
+    order = sorted(pieces, key=lambda pid: (first[pid], pid))
+    if part and not order:
+        playing = sorted({e.part for e in timeline.events if e.kind is EventKind.NOTE and e.piece} & set(PITCHED_PARTS),
+                         key=PITCHED_PARTS.index)
+        raise UnknownNameError(f"part playing in {timeline.rite}", part, playing)
+    entries = tuple(Entry(pieces[pid], tuple(heard[pid]), lines.get(pid) or tuple(piece_slots(pieces[pid], timeline.realization)))
+                    for pid in order)
+    return Songbook(timeline.rite, timeline.rite_id, part, entries, timeline.notices, tuple(sorted(timeline.variants)),
+                    tuple(f"{k}={v}" for k, v in sorted(timeline.readings.items())))
+
+
+def _heading(h: Hearing) -> str:
+    who = f" — {h.performers}" if h.performers else ""
+    parts = f" — parts {h.parts}" if h.parts else ""
+    return f"{h.cue}: {h.what}, {h.zhong}{who}{parts} ({h.cite})"
+
+
+def songbook_source(book: Songbook, setting: Setting, *, font: str) -> str:
+    """The LilyPond file of *book*: a contents page with the notices, then one part per piece."""
+    setting = Setting(setting.notation, setting.realization, setting.huangzhong_name, book.part)
+    front = [
+        f"\\markup \\fill-line {{ \\fontsize #6 \\bold {lily_string(book.rite)} }}",
+        f"\\markup \\fill-line {{ {lily_string('songbook' + (f' — part {book.part}' if book.part else ''))} }}",
+        f"\\markup \\wordwrap-string {lily_string(_programme(book, setting))}",
+        "\\markup \\vspace #1",
+        "\\markuplist \\table-of-contents",
+    ]
+    if setting.realization.tuning is Tuning.SANFEN:
+        front.append(cents_legend([n.pitch.lu.index for e in book.entries for n in e.piece.notes], setting.realization))
+    if book.notices:
+        front.append(f"\\markup \\column {{ \\vspace #1 \\bold {lily_string('Notices')} }}")
+        front += [f"\\markup \\wordwrap-string {lily_string('• ' + n)}" for n in book.notices]
+    parts = []
+    for entry in book.entries:
+        before = [_heading(h) for h in entry.hearings]
+        if not entry.piece.playable:
+            lost = entry.piece.lost or {}
+            before.append(f"No notation survives ({lost.get('cite', '')}: {lost.get('quote', '')}).")
+        parts.append(piece_bookpart(entry.piece, setting, slots=entry.slots, before=before, toc=True, legend=False))
+    return book_source(parts, font=font, front=front)
+
+
+def _programme(book: Songbook, setting: Setting) -> str:
+    tuning = "三分損益" if setting.realization.tuning is Tuning.SANFEN else "equal temperament"
+    return (f"{len(book.entries)} pieces in the order first heard. Variants: {', '.join(book.variants) or 'none'}; "
+            f"readings: {', '.join(book.readings) or 'none'}; 黄鍾 = {setting.huangzhong_name}, {tuning}. "
+            f"One crotchet per syllable: the sources give no durations.")
