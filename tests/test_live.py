@@ -209,3 +209,25 @@ def test_a_real_virtual_port_when_the_system_has_one():
         time.sleep(0.2)
         received = [m for m in listener.iter_pending() if m.type in ("note_on", "note_off")]
     assert [(m.type, m.note) for m in received] == [(t, 60 + n) for n in range(5) for t in ("note_on", "note_off")]
+
+
+def test_realtime_raises_priority_while_playing_and_restores_it():
+    import os
+    import sys
+
+    from yuesheng.live import SWITCH_INTERVAL, realtime
+
+    interval, policy = sys.getswitchinterval(), os.sched_getscheduler(0)
+    with realtime() as in_effect:
+        assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL)
+        assert "switch interval" in in_effect
+        if in_effect.startswith("SCHED_FIFO"):
+            assert os.sched_getscheduler(0) == os.SCHED_FIFO
+    assert sys.getswitchinterval() == interval and os.sched_getscheduler(0) == policy
+
+
+def test_player_reports_the_priority_it_ran_at(golden):
+    clock = FakeClock()
+    player = Player(golden, Capture(clock), clock)
+    player.run()
+    assert "switch interval" in player.priority
