@@ -189,6 +189,11 @@ def panic_messages(channels: list[int]) -> list[mido.Message]:
     return [mido.Message("control_change", channel=c, control=control, value=0) for c in channels for control in (123, 120)]
 
 
+def volume_messages(channels: list[int], value: int) -> list[mido.Message]:
+    """Channel volume (CC 7) set to *value* on every channel given: the steps of a fade."""
+    return [mido.Message("control_change", channel=c, control=7, value=value) for c in channels]
+
+
 def output_names() -> list[str]:
     """The MIDI output ports python-rtmidi can see."""
     try:
