@@ -39,7 +39,7 @@ from yuesheng.checking import Checker
 from yuesheng.cuesheet import CueSheet, parse_duration
 from yuesheng.errors import InvalidInputError, OutputError, Problem
 from yuesheng.timeline import TICKS_PER_SECOND, Timeline
-from yuesheng.yamlload import load
+from yuesheng.yamlload import PathKey, load
 
 TIMING_FORMAT = "yuesheng-timing/1"
 EVENTS = ("session", "go", "stop", "fade", "goto")
@@ -97,7 +97,7 @@ def read_log(path: str | Path, sheet: CueSheet) -> list[Entry]:
             continue
         entry, message = _entry(number, raw, cues, sheet.rite_id)
         if entry is not None and entries and entry.mono < entries[-1].mono:
-            entry, message = None, f"time goes backwards ({entry.mono} after {entries[-1].mono})"
+            message = f"time goes backwards ({entry.mono} after {entries[-1].mono})"
         if message:
             problems.append(Problem(file, number, None, "", message, rule="log"))
         elif entry is not None:
@@ -188,18 +188,18 @@ def load_timing(path: str | Path, sheet: CueSheet) -> dict[str, Fraction]:
     actions = {c.id for c in sheet.cues if not c.is_music}
     out: dict[str, Fraction] = {}
     for cue, item in (check.field(data, (), "durations", dict) or {}).items() if data else ():
-        path = ("durations", cue)
+        where: PathKey = ("durations", cue)
         if cue not in actions:
-            check.error(path, f"unknown action {cue!r} (measured durations are for the sheet's actions)", "reference",
+            check.error(where, f"unknown action {cue!r} (measured durations are for the sheet's actions)", "reference",
                         key=True)
             continue
-        if (item := check.mapping(item, path, "{duration, n}")) is None:
+        if (item := check.mapping(item, where, "{duration, n}")) is None:
             continue
-        check.keys(item, path, ("duration", "n"))
+        check.keys(item, where, ("duration", "n"))
         try:
-            out[cue] = parse_duration(item.get("duration"))
+            out[cue] = parse_duration(item.get("duration", ""))
         except ValueError as exc:
-            check.error(path + ("duration",), str(exc), "duration")
+            check.error(where + ("duration",), str(exc), "duration")
     errors = [p for p in check.problems if p.severity == "error"]
     if errors:
         raise InvalidInputError(errors)
