@@ -81,11 +81,12 @@ class Control:
 _TYPED = {"": Command.GO, "s": Command.STOP, "stop": Command.STOP, "f": Command.FADE, "fade": Command.FADE}
 
 
-def read_keyboard(control: Control, lines: Iterable[str], *, notify: Callable[[str], None] = print) -> threading.Thread:
+def read_keyboard(control: Control, lines: Iterable[str], *, notify: Callable[[str], None] = print,
+                  close_at_end: bool = True) -> threading.Thread:
     """Terminal lines as commands, read in a daemon thread: Enter GO, s STOP, f FADE, g CUE GOTO.
 
-    At the end of input the control is closed, so a player waiting for GO stops
-    with a message instead of waiting forever.
+    At the end of input the control is closed (unless other sources remain: *close_at_end*
+    false), so a player waiting for GO stops with a message instead of waiting forever.
     """
 
     def read() -> None:
@@ -97,7 +98,8 @@ def read_keyboard(control: Control, lines: Iterable[str], *, notify: Callable[[s
                 control.submit(_TYPED[word], "key")
             else:
                 notify(f"keys: Enter GO, s STOP, f FADE, g CUE jump — not {line.strip()!r}")
-        control.close("the terminal's input ended (no more GO can come from it)")
+        if close_at_end:
+            control.close("the terminal's input ended (no more GO can come from it)")
 
     thread = threading.Thread(target=read, name="yuesheng-keys", daemon=True)
     thread.start()

@@ -118,6 +118,16 @@ class Log(Protocol):
     def write(self, event: str, mono: float, **fields: Any) -> None: ...
 
 
+class NullPort:
+    """No MIDI output (``console --no-midi``): messages are accepted and dropped."""
+
+    def send(self, message: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
 class RealClock:
     """perf_counter time; sleeps, then spins the last moments for precision."""
 

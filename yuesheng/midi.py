@@ -20,6 +20,7 @@ the same Timeline gives the same bytes.
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from pathlib import Path
 
 import mido
@@ -212,6 +213,18 @@ def open_output(name: str | None) -> mido.ports.BaseOutput:
         except Exception:
             known = "none (no MIDI system)"
         raise PortError(f"cannot open MIDI output {name or '(default)'}: {exc}; ports available: {known}") from None
+
+
+def open_input(name: str, callback: Callable[[mido.Message], None]) -> mido.ports.BaseInput:
+    """Open a MIDI input port (a foot pedal) calling *callback* for each message, or PortError naming the inputs."""
+    try:
+        return mido.open_input(name, callback=callback)
+    except Exception as exc:
+        try:
+            known = ", ".join(mido.get_input_names()) or "none"
+        except Exception:
+            known = "none (no MIDI system)"
+        raise PortError(f"cannot open MIDI input {name}: {exc}; inputs available: {known}") from None
 
 
 def midi_bytes(timeline: Timeline) -> bytes:

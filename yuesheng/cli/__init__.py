@@ -12,7 +12,13 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from yuesheng.cli import audio, live, rite, score
+from yuesheng.cli import (
+    audio,
+    console,
+    live,
+    rite,
+    score,
+)
 from yuesheng.cli.common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Parser, UsageError
 from yuesheng.errors import InvalidInputError, YueshengError
 
@@ -22,7 +28,14 @@ __all__ = ["EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "UsageError", "build_parser"
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="yuesheng", description="樂聲: the music of the 儀禮 rites — scores, cue sheets, sequencer.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    for group in (score, rite, audio, live):
+    groups = (
+        score,
+        rite,
+        audio,
+        live,
+        console,
+    )
+    for group in groups:
         group.register(sub)
     return parser
 

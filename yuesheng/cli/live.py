@@ -15,7 +15,7 @@ class Stopped(Exception):
     """SIGTERM: stop like Ctrl-C."""
 
 
-def _stop(_signum: int, _frame: object) -> None:
+def stop(_signum: int, _frame: object) -> None:
     raise Stopped
 
 
@@ -41,7 +41,7 @@ def cmd_play(args: argparse.Namespace) -> str:
     if control is not None:
         read_keyboard(control, sys.stdin, notify=show)
     player = Player(timeline, port, clock, control=control, start=args.start, show=show, preroll=0.2)
-    previous = signal.signal(signal.SIGTERM, _stop)
+    previous = signal.signal(signal.SIGTERM, stop)
     try:
         player.run()
     except (KeyboardInterrupt, Stopped):
