@@ -7,24 +7,30 @@ time it was due. The port is a python-rtmidi virtual port where the system has
 one (ALSA sequencer, CoreMIDI), else an in-process loopback port that just
 notes the time: then what is measured is the scheduler itself. The same run
 measures mido's own ``MidiFile.play()`` on the same passage as the baseline,
-and both again while another process keeps one core busy.
+and both again under load: as many busy processes as there are cores, plus a
+busy Python thread in the player's own process (as a web console would be).
+The player's line says which priority the OS granted it (``yuesheng.live.realtime``);
+the loaded case is also measured with that priority withheld, to show what it buys.
 
 Run ``python benchmarks/live_jitter.py``; the last lines are ``RESULT`` lines.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from unittest import mock
 
-try:
-    import yuesheng  # noqa: F401
-except ModuleNotFoundError:  # run from a checkout without installing
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's code, installed or not
 
+from yuesheng import live
 from yuesheng.live import Player, RealClock
 from yuesheng.lulu import Realization
 from yuesheng.midi import to_midi
@@ -69,10 +75,49 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def live_lateness_ms(timeline: Timeline, port: object) -> list[float]:
-    player = Player(timeline, port, RealClock(), preroll=0.2)  # type: ignore[arg-type]
-    player.run()
-    return [(sent - due) * 1000 for due, sent, _ in player.sent]
+def live_lateness_ms(timeline: Timeline, port: object, *, priority: bool = True) -> tuple[list[float], str]:
+    """Each message's lateness in ms, and the priority the player ran at."""
+    withheld = mock.patch.object(live, "realtime", _no_priority) if not priority else nullcontext()
+    with withheld:
+        player = Player(timeline, port, RealClock(), preroll=0.2)  # type: ignore[arg-type]
+        player.run()
+    return [(sent - due) * 1000 for due, sent, _ in player.sent], player.priority
+
+
+@contextmanager
+def _no_priority() -> Iterator[str]:
+    yield "ordinary priority (withheld for comparison)"
+
+
+@contextmanager
+def load(cores: int) -> Iterator[None]:
+    """*cores* busy processes."""
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(cores)]
+    try:
+        time.sleep(0.3)
+        yield
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait()
+
+
+@contextmanager
+def busy_thread() -> Iterator[None]:
+    """A Python thread in the player's process that keeps computing (a worst case for the GIL)."""
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            sum(range(100))
+
+    thread = threading.Thread(target=spin, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def mido_lateness_ms(timeline: Timeline) -> list[float]:
@@ -94,23 +139,25 @@ def report(label: str, values: list[float]) -> tuple[float, float]:
 def main() -> None:
     timeline = passage()
     port, kind = open_port()
-    print(f"passage: {STROKES} strokes {GAP_MS} ms apart; port: {kind}")
-    live_p99, live_max = report("yuesheng live (idle)", live_lateness_ms(timeline, port))
+    cores = os.cpu_count() or 1
+    print(f"passage: {STROKES} strokes {GAP_MS} ms apart; port: {kind}; {cores} cores")
+    values, priority = live_lateness_ms(timeline, port)
+    print(f"yuesheng player priority: {priority}")
+    live_p99, live_max = report("yuesheng live (idle)", values)
     mido_p99, _ = report("mido MidiFile.play() (idle)", mido_lateness_ms(timeline))
-    burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-    try:
-        time.sleep(0.2)
-        loaded_p99, loaded_max = report("yuesheng live (one core busy)", live_lateness_ms(timeline, port))
-        report("mido MidiFile.play() (one core busy)", mido_lateness_ms(timeline))
-    finally:
-        burner.kill()
-        burner.wait()
+    with load(cores):
+        loaded_p99, loaded_max = report(f"yuesheng live ({cores} busy)", live_lateness_ms(timeline, port)[0])
+        report(f"yuesheng live, no priority ({cores} busy)", live_lateness_ms(timeline, port, priority=False)[0])
+        mido_loaded_p99, _ = report(f"mido MidiFile.play() ({cores} busy)", mido_lateness_ms(timeline))
+        with busy_thread():
+            report(f"yuesheng live ({cores} busy + busy thread)", live_lateness_ms(timeline, port)[0])
     port.close()  # type: ignore[attr-defined]
-    print(f"RESULT live_p99_ms_loaded={loaded_p99:.3f}")
-    print(f"RESULT live_max_ms_loaded={loaded_max:.3f}")
+    print(f"RESULT live_loaded_p99_ms={loaded_p99:.3f}")
+    print(f"RESULT live_loaded_max_ms={loaded_max:.3f}")
     print(f"RESULT live_p99_ms={live_p99:.3f}")
     print(f"RESULT live_max_ms={live_max:.3f}")
     print(f"RESULT mido_play_p99_ms={mido_p99:.3f}")
+    print(f"RESULT mido_play_loaded_p99_ms={mido_loaded_p99:.3f}")
 
 
 if __name__ == "__main__":

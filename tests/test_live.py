@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng.validate import load_cuesheet
+from yuesheng.control import Command, Control, Press
 from yuesheng.errors import UnknownNameError
-from yuesheng.live import Player
+from yuesheng.live import FADE, Player
+from yuesheng.validate import load_cuesheet
 from yuesheng.midi import live_messages
 from yuesheng.timeline import TICKS_PER_SECOND, build_timeline
 
@@ -32,10 +33,10 @@ class FakeGo:
     def __init__(self, clock: FakeClock, presses: list[float]) -> None:
         self.clock, self.presses = clock, list(presses)
 
-    def wait_until(self, deadline: float | None) -> float | None:
+    def wait_until(self, deadline: float | None) -> Press | None:
         if self.presses and (deadline is None or self.presses[0] <= deadline):
             self.clock.t = max(self.clock.t, self.presses.pop(0))
-            return self.clock.t
+            return Press(Command.GO, self.clock.t, "test")
         if deadline is None:
             raise AssertionError("waiting for a GO that never comes")
         self.clock.t = max(self.clock.t, deadline)
@@ -81,7 +82,7 @@ def test_manual_mode_follows_go_and_holds_the_jinzou_until_its_action(golden):
     clock = FakeClock()
     port = Capture(clock)
     shown: list[str] = []
-    Player(golden, port, clock, go=FakeGo(clock, [0.0, 30.0, 70.0]), show=shown.append).run()
+    Player(golden, port, clock, control=FakeGo(clock, [0.0, 30.0, 70.0]), show=shown.append).run()
     bells = [(t, m) for t, m in port.sent if m.type == "note_on" and m.channel == 4]  # 鐘
     assert max(t for t, _ in bells) == pytest.approx(31.0)  # the phrase in progress ends at 32 s
     assert len(bells) == 32  # 8-stroke figure repeated: 0..31 s
@@ -97,15 +98,23 @@ def test_manual_mode_follows_go_and_holds_the_jinzou_until_its_action(golden):
 def test_an_early_go_cuts_the_held_music_at_its_phrase(golden):
     clock = FakeClock()
     port = Capture(clock)
-    Player(golden, port, clock, go=FakeGo(clock, [0.0, 5.0, 20.0])).run()
+    Player(golden, port, clock, control=FakeGo(clock, [0.0, 5.0, 20.0])).run()
     bells = [t for t, m in port.sent if m.type == "note_on" and m.channel == 4]
     assert max(bells) == pytest.approx(7.0) and len(bells) == 8
 
 
 def test_go_presses_inside_the_guard_are_ignored(golden):
     clock = FakeClock()
+    control = Control(clock, guard=0.5)
+    accepted = []
+    for t in (0.0, 0.2, 30.0, 30.3, 70.0):
+        clock.t = t
+        if control.submit(Command.GO, "test"):
+            accepted.append(t)
+    assert accepted == [0.0, 30.0, 70.0]
+    clock.t = 0.0
     port = Capture(clock)
-    Player(golden, port, clock, go=FakeGo(clock, [0.0, 0.2, 30.0, 30.3, 70.0]), guard=0.5).run()
+    Player(golden, port, clock, control=FakeGo(clock, accepted)).run()
     sung = [t for t, m in port.sent if m.type == "note_on" and m.channel == 0]
     assert min(sung) == pytest.approx(35.0)
 
@@ -209,3 +218,127 @@ def test_a_real_virtual_port_when_the_system_has_one():
         time.sleep(0.2)
         received = [m for m in listener.iter_pending() if m.type in ("note_on", "note_off")]
     assert [(m.type, m.note) for m in received] == [(t, 60 + n) for n in range(5) for t in ("note_on", "note_off")]
+
+
+def test_realtime_raises_priority_while_playing_and_restores_it():
+    import os
+    import sys
+
+    from yuesheng.live import SWITCH_INTERVAL, realtime
+
+    interval, policy = sys.getswitchinterval(), os.sched_getscheduler(0)
+    with realtime() as in_effect:
+        assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL)
+        assert "switch interval" in in_effect
+        if in_effect.startswith("SCHED_FIFO"):
+            assert os.sched_getscheduler(0) == os.SCHED_FIFO
+    assert sys.getswitchinterval() == interval and os.sched_getscheduler(0) == policy
+
+
+def test_player_reports_the_priority_it_ran_at(golden):
+    clock = FakeClock()
+    player = Player(golden, Capture(clock), clock)
+    player.run()
+    assert "switch interval" in player.priority
+
+
+class Script:
+    """Commands at given times: (time, command, cue); waiting moves the fake clock; QUIT at *until*."""
+
+    def __init__(self, clock: FakeClock, presses: list[tuple[float, Command, str]], until: float = 600.0) -> None:
+        self.clock, self.presses, self.until = clock, list(presses), until
+
+    def wait_until(self, deadline: float | None) -> Press | None:
+        if self.presses and (deadline is None or self.presses[0][0] <= deadline):
+            at, command, cue = self.presses.pop(0)
+            self.clock.t = max(self.clock.t, at)
+            return Press(command, self.clock.t, "test", cue)
+        if deadline is None or (not self.presses and self.clock.t >= self.until):
+            return Press(Command.QUIT, self.clock.t, "test", "script ended")
+        self.clock.t = max(self.clock.t, deadline)
+        return None
+
+
+class Entries:
+    def __init__(self) -> None:
+        self.lines: list[tuple[str, float, dict]] = []
+
+    def write(self, event: str, mono: float, **fields) -> None:
+        self.lines.append((event, mono, fields))
+
+
+BELLS, SUNG, DRUMS = 4, 0, 9
+
+
+def _play(golden, presses):
+    clock = FakeClock()
+    port, log = Capture(clock), Entries()
+    player = Player(golden, port, clock, control=Script(clock, presses), log=log, stay=True)
+    player.run()
+    return port.sent, log.lines, player
+
+
+def _ons_on(sent, channel):
+    return [t for t, m in sent if m.type == "note_on" and m.channel == channel]
+
+
+def test_stop_all_silences_every_channel_at_once_and_the_next_go_goes_on(golden):
+    sent, log, player = _play(golden, [(0.0, Command.GO, ""), (10.0, Command.STOP, ""), (30.0, Command.GO, "")])
+    panic = [(t, m.channel, m.control) for t, m in sent if m.type == "control_change" and m.control in (120, 123)]
+    assert {(c, cc) for t, c, cc in panic if t == 10.0} == {(c, cc) for c in player.channels for cc in (120, 123)}
+    assert max(_ons_on(sent, BELLS)) < 10.0  # the held 肆夏 stopped at once
+    assert min(_ons_on(sent, SUNG)) == pytest.approx(35.0)  # the next GO plays the next action
+    assert [(e, t, f["cue"]) for e, t, f in log] == [("go", 0.0, "bin-ru"), ("stop", 10.0, "bin-ru"),
+                                                     ("go", 30.0, "bai-zhi")]
+
+
+def test_fade_lowers_the_held_music_then_stops_it(golden):
+    sent, log, _ = _play(golden, [(0.0, Command.GO, ""), (10.0, Command.FADE, "")])
+    volume = [(t, m.value) for t, m in sent if m.type == "control_change" and m.control == 7 and m.channel == BELLS]
+    steps = [v for t, v in volume if t < 10.0 + FADE]
+    assert steps == sorted(steps, reverse=True) and steps[0] < 100 and len(steps) > 10
+    assert volume[-2:] == [(10.0 + FADE, 0), (10.0 + FADE, 100)]  # silent, then the volume restored for later music
+    bells = _ons_on(sent, BELLS)
+    assert any(10.0 < t < 10.0 + FADE for t in bells) and max(bells) < 10.0 + FADE
+    offs = [m for t, m in sent if t == 10.0 + FADE and m.type == "control_change" and m.control == 123]
+    assert {m.channel for m in offs} >= {BELLS}
+    assert log[-1][0] == "fade"
+
+
+def test_goto_jumps_forward_and_the_next_go_plays_from_there(golden):
+    sent, log, _ = _play(golden, [(0.0, Command.GO, ""), (5.0, Command.GOTO, "zhengge-bei"), (20.0, Command.GO, "")])
+    assert min(t for t in _ons_on(sent, SUNG)) == pytest.approx(25.0)  # 合樂 jumped over: the next song is 騶虞
+    assert min(t for t in _ons_on(sent, DRUMS) if t > 5.0) == pytest.approx(25.0)  # 射節 5 s after the GO
+    assert [(e, f["cue"]) for e, _, f in log] == [("go", "bin-ru"), ("goto", "zhengge-bei"), ("go", "zhengge-bei")]
+
+
+def test_goto_back_replays_a_cue(golden):
+    sent, _, _ = _play(golden, [(0.0, Command.GO, ""), (3.0, Command.GO, ""), (40.0, Command.GOTO, "bai-zhi"),
+                                (50.0, Command.GO, "")])
+    sung = _ons_on(sent, SUNG)
+    assert min(sung) == pytest.approx(8.0) and min(t for t in sung if t > 40.0) == pytest.approx(55.0)
+
+
+def test_goto_an_unknown_cue_is_reported_not_fatal(golden):
+    clock = FakeClock()
+    shown: list[str] = []
+    player = Player(golden, Capture(clock), clock, control=Script(clock, [(1.0, Command.GOTO, "nosuch")]),
+                    show=shown.append, stay=True)
+    player.run()
+    assert any("no cue 'nosuch'" in line for line in shown) and player.ended == "script ended"
+
+
+def test_status_reports_the_current_and_next_cue_and_what_plays(golden):
+    clock = FakeClock()
+    states = []
+
+    class Probe(Script):
+        def wait_until(self, deadline):
+            states.append(player.status())
+            return super().wait_until(deadline)
+
+    player = Player(golden, Capture(clock), clock, control=Probe(clock, [(0.0, Command.GO, "")]), stay=True)
+    player.run()
+    after_go = next(s for s in states if s["current"] == "bin-ru")
+    assert after_go["next"] == "bai-zhi" and after_go["current_started"] == 0.0
+    assert {"cue": "sixia", "until": "bai-zhi"} in after_go["playing"]

@@ -1,19 +1,27 @@
 """Live playback: the Timeline sent to a MIDI port in real time, following the operator's GO.
 
 The rite is cut at its actions. In **auto** mode each action starts at its
-estimated time. In **manual** mode each waits for the operator's GO (Enter):
+estimated time. In **manual** mode each waits for the operator's GO (from any
+source of ``control.Control``: Enter, the console page, OSC, a pedal):
 everything the timeline puts from one action to the next is played relative to
 the moment GO was pressed, so the music follows the ritual as it really
 happens. Music that runs until an action (樂闋: 肆夏 until the 主人 returns the
 bow) keeps playing — repeating from its start, which is a phrase boundary —
 until the GO of that action, then stops at the end of the phrase in progress.
-GO presses closer together than ``guard`` seconds are ignored (a double
-press). ``start`` begins at a given cue.
+The operator may also STOP (all notes and sound off at once), FADE (the held
+music — or, if none is held, whatever is playing — fades out over ``FADE``
+seconds and stops) and GOTO a cue (silence, then the next GO plays from
+there). ``start`` begins at a given cue. Every command is logged with the cue
+it concerns when a ``log`` is given (``rehearsal.Log``).
 
 Time is absolute: every message's due time is its anchor (a GO press, or the
 start) plus its offset in the timeline, so no error accumulates over an hour;
 each GO re-anchors what follows. The real clock sleeps until shortly before a
-message is due and then spins, for sub-millisecond accuracy.
+message is due and then spins, for sub-millisecond accuracy. While it plays,
+the sending thread asks the OS for a real-time priority (``realtime``:
+SCHED_FIFO where permitted, else a raised nice value) and the interpreter's
+thread switch interval is shortened, so a busy machine — a synthesizer on the
+same laptop, a web console in the same process — does not delay a message.
 
 On Ctrl-C, SIGTERM or a port that fails, all notes off and all sound off are
 sent on every channel used before the player stops: never a stuck note.
@@ -23,20 +31,73 @@ from __future__ import annotations
 
 import gc
 import heapq
-import queue
+import os
+import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from yuesheng.control import Command, Press
 from yuesheng.errors import UnknownNameError
 from yuesheng.lulu import suggest
-from yuesheng.midi import live_messages, panic_messages
+from yuesheng.midi import live_messages, panic_messages, volume_messages
 from yuesheng.report import clock as show_clock
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Hold, Timeline
 
 SPIN = 0.0015  # seconds before a message is due when the real clock stops sleeping and starts spinning
+RT_PRIORITY = 10  # SCHED_FIFO priority: above every ordinary process, below the kernel's own threads (50)
+SWITCH_INTERVAL = 0.0002  # seconds: how long another Python thread may hold the GIL while a message is due
+FADE = 3.0  # seconds a FADE takes
+FADE_STEPS = 24
+FULL_VOLUME = 100  # General MIDI's default channel volume, restored after a fade
+
+
+@contextmanager
+def realtime() -> Iterator[str]:
+    """Raise the calling thread's scheduling priority while playing; yields what was in effect.
+
+    SCHED_FIFO where the OS permits it (root, CAP_SYS_NICE or an rtprio limit), else
+    nice −10, else nothing; the GIL switch interval is shortened either way. All is
+    restored on exit. A FIFO thread that spins is bounded by the kernel's real-time
+    throttling (95 % of each second by default), so it cannot lock a machine.
+    """
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    policy, param, nice = _scheduling()
+    try:
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(RT_PRIORITY))
+            in_effect = f"SCHED_FIFO priority {RT_PRIORITY}"
+        except (AttributeError, OSError):
+            try:
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), -10)
+                in_effect = "nice -10 (no real-time priority permitted)"
+            except (AttributeError, OSError):
+                in_effect = "ordinary priority (neither real-time nor a raised nice value permitted)"
+        yield in_effect + f", switch interval {SWITCH_INTERVAL * 1000:g} ms"
+    finally:
+        sys.setswitchinterval(interval)
+        _restore(policy, param, nice)
+
+
+def _scheduling() -> tuple[int | None, Any, int | None]:
+    try:
+        return os.sched_getscheduler(0), os.sched_getparam(0), os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    except (AttributeError, OSError):
+        return None, None, None
+
+
+def _restore(policy: int | None, param: Any, nice: int | None) -> None:
+    try:
+        if policy is not None:
+            os.sched_setscheduler(0, policy, param)
+        if nice is not None:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
+    except OSError:
+        pass  # lowering a priority back is always permitted; a failure here changes nothing that matters
 
 
 class Clock(Protocol):
@@ -48,9 +109,23 @@ class Port(Protocol):
     def send(self, message: Any) -> None: ...
 
 
-class GoSource(Protocol):
-    def wait_until(self, deadline: float | None) -> float | None:
-        """The time of a GO press that comes before *deadline* (None: wait as long as it takes), else None."""
+class Commands(Protocol):
+    def wait_until(self, deadline: float | None) -> Press | None:
+        """The next command before *deadline* (None: wait as long as it takes), else None."""
+
+
+class Log(Protocol):
+    def write(self, event: str, mono: float, **fields: Any) -> None: ...
+
+
+class NullPort:
+    """No MIDI output (``console --no-midi``): messages are accepted and dropped."""
+
+    def send(self, message: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
 
 
 class RealClock:
@@ -65,26 +140,6 @@ class RealClock:
             time.sleep(left - SPIN)
         while time.perf_counter() < when:
             pass
-
-
-class StdinGo:
-    """GO presses from lines typed on a terminal (Enter), read by a background thread."""
-
-    def __init__(self, clock: Clock, lines: Iterable[str]) -> None:
-        self.clock = clock
-        self.presses: queue.Queue[float] = queue.Queue()
-        threading.Thread(target=self._read, args=(lines,), daemon=True).start()
-
-    def _read(self, lines: Iterable[str]) -> None:
-        for _ in lines:
-            self.presses.put(self.clock.now())
-
-    def wait_until(self, deadline: float | None) -> float | None:
-        timeout = None if deadline is None else max(0.0, deadline - self.clock.now() - SPIN)
-        try:
-            return self.presses.get(timeout=timeout)
-        except queue.Empty:
-            return None
 
 
 @dataclass(order=True)
@@ -112,16 +167,17 @@ class _Looping:
 
 
 class Player:
-    """Plays a Timeline to a port, in auto or manual mode."""
+    """Plays a Timeline to a port, in auto mode or following the operator's commands."""
 
-    def __init__(self, timeline: Timeline, port: Port, clock: Clock, *, go: GoSource | None = None,
-                 guard: float = 0.5, start: str | None = None, show: Callable[[str], None] = print,
-                 preroll: float = 0.0) -> None:
-        self.timeline, self.port, self.clock, self.go, self.guard, self.show = timeline, port, clock, go, guard, show
+    def __init__(self, timeline: Timeline, port: Port, clock: Clock, *, control: Commands | None = None,
+                 start: str | None = None, show: Callable[[str], None] = print, preroll: float = 0.0,
+                 log: Log | None = None, stay: bool = False) -> None:
+        self.timeline, self.port, self.clock, self.control, self.show = timeline, port, clock, control, show
         self.preroll = preroll  # seconds from starting to the first message, so the queue is ready in time
+        self.log, self.stay = log, stay  # stay: wait for commands after the last cue (the console), until QUIT
         self.setup, timed = live_messages(timeline)
         actions = [t for t in timeline.cues if not t.cue.is_music]
-        begin = self.begin = _start_tick(timeline, start)
+        begin = self.begin = start_tick(timeline, start)
         self.points: list[CueTiming] = [t for t in actions if t.start_tick >= begin]
         self.by_segment = _segments([t.start_tick for t in self.points], [m for m in timed if m[0] >= begin])
         self.held = {c: h for c, h in timeline.holds.items() if h.start_tick >= begin}
@@ -130,10 +186,18 @@ class Player:
                                {m.channel for _, _, m in timed})
         self.heap: list[_Item] = []
         self.looping: dict[str, _Looping] = {}
+        self.cut: dict[str, float] = {}  # cue → when its remaining messages stop sounding (a fade's end)
+        self.silenced: set[str] = set()  # held cues stopped by STOP or FADE: not started again until a jump
+        self.point_of_cue = {t.cue.id: n for n, t in enumerate(self.points)}
         self.seq = 0
-        self.last_go: float | None = None
+        self.next_point = 0
+        self.current = -1  # the point last started
+        self.started: dict[int, float] = {}  # point → when its GO came
+        self.base = (begin, 0.0)  # auto mode: this tick plays at this time
         self.prompted = -1
         self.sent: list[tuple[float, float, Any]] = []  # (due, sent at, message), for checks and benchmarks
+        self.priority = ""  # what ``realtime`` obtained from the OS, once playing
+        self.ended = ""  # why the player stopped waiting for commands, if a source closed
 
     # -- the loop ----------------------------------------------------------------------------------
 
@@ -145,9 +209,10 @@ class Player:
         collecting = gc.isenabled()
         gc.disable()
         try:
-            for message in self.setup:
-                self.port.send(message)
-            self._loop()
+            with realtime() as self.priority:
+                for message in self.setup:
+                    self.port.send(message)
+                self._loop()
         except BaseException:
             self.panic()
             raise
@@ -156,19 +221,20 @@ class Player:
                 gc.enable()
 
     def _loop(self) -> None:
-        next_point = 0
         origin = self.clock.now() + self.preroll
+        self.base = (self.begin, origin)
         if self.by_segment.get(-1):
             self._activate(-1, origin)
         while True:
             due = self.heap[0].due if self.heap else None
-            if next_point < len(self.points):
-                press = self._press(due, next_point, origin)
-                if press is not None:
-                    self._go(next_point, press)
-                    next_point += 1
-                    continue
-            elif due is None:
+            press = self._next_press(due)
+            if press is not None:
+                if press.command is Command.QUIT:
+                    self.ended = press.cue
+                    return
+                self._handle(press)
+                continue
+            if due is None:
                 return
             item = heapq.heappop(self.heap)
             if self._dropped(item):
@@ -177,39 +243,135 @@ class Player:
             self.port.send(item.message)
             self.sent.append((item.due, self.clock.now(), item.message))
 
-    def _press(self, due: float | None, point: int, origin: float) -> float | None:
-        """The next GO: the operator's (manual) or the estimated time (auto), if it comes before *due*."""
-        if self.go is None:
-            press = origin + (self.points[point].start_tick - self.begin) / TICKS_PER_SECOND
-            if due is not None and due < press:
+    def _next_press(self, due: float | None) -> Press | None:
+        """The next command if it comes before *due*: the operator's, or in auto mode the next action's time."""
+        if self.control is None:
+            if self.next_point >= len(self.points):
                 return None
-            self.clock.sleep_until(press)
-            return press
-        if self.prompted < point:
-            self.prompted = point
-            self._prompt(point)
-        while True:
-            pressed = self.go.wait_until(due)
-            if pressed is None or self.last_go is None or pressed - self.last_go >= self.guard:
-                return pressed
+            tick, time0 = self.base
+            at = time0 + (self.points[self.next_point].start_tick - tick) / TICKS_PER_SECOND
+            if due is not None and due < at:
+                return None
+            self.clock.sleep_until(at)
+            return Press(Command.GO, at, "auto")
+        if self.next_point >= len(self.points) and not self.stay and due is None:
+            return None
+        if self.prompted < self.next_point:
+            self.prompted = self.next_point
+            self._prompt(self.next_point)
+        return self.control.wait_until(due)
+
+    def _handle(self, press: Press) -> None:
+        if press.command is Command.GO:
+            if self.next_point < len(self.points):
+                self._go(self.next_point, press.at)
+                self._log("go", press, self.points[self.current].cue.id)
+                self.next_point += 1
+        elif press.command is Command.STOP:
+            self.panic()
+            self.heap.clear()
+            self.silenced |= set(self.looping)
+            self.looping.clear()
+            self._log("stop", press, self._current_id())
+        elif press.command is Command.FADE:
+            self._fade(press.at)
+            self._log("fade", press, self._current_id())
+        elif press.command is Command.GOTO:
+            point = self._point_of(press.cue)
+            if point is None:
+                self.show(f"no cue {press.cue!r} to jump to")
+                return
+            self._jump(point, press.at)
+            self._log("goto", press, press.cue)
+
+    def _log(self, event: str, press: Press, cue: str) -> None:
+        if self.log is not None:
+            self.log.write(event, press.at, cue=cue, source=press.source)
+
+    def _current_id(self) -> str:
+        return self.points[self.current].cue.id if self.current >= 0 else ""
 
     def _go(self, point: int, press: float) -> None:
-        self.last_go = press
         cue = self.points[point]
+        self.current = point
+        self.started[point] = press
         for looping in self.looping.values():
             if looping.hold.until == cue.cue.id and looping.cut is None:
                 looping.cut = self._phrase_end(looping, press)
         self._activate(point, press)
-        if self.go is not None:
+        if self.control is not None:
             self.prompted = point + 1
             self._prompt(point + 1, current=cue)
+
+    def _jump(self, point: int, at: float) -> None:
+        """Silence, forget what was queued, and make *point* the next to play."""
+        for message in panic_messages(self.channels):
+            self.port.send(message)
+        self.heap.clear()
+        self.looping.clear()
+        self.cut.clear()
+        self.silenced.clear()
+        self.next_point = point
+        self.base = (self.points[point].start_tick, at)
+        self.prompted = -1
+
+    def _point_of(self, cue_id: str) -> int | None:
+        """The action point of *cue_id*; for a music cue, the action it plays after."""
+        timing = next((t for t in self.timeline.cues if t.cue.id == cue_id), None)
+        if timing is None or timing.start_tick < self.begin:
+            return None
+        before = [n for n, p in enumerate(self.points) if p.start_tick <= timing.start_tick]
+        exact = [n for n, p in enumerate(self.points) if p.cue.id == cue_id]
+        return exact[0] if exact else (before[-1] if before else 0)
+
+    def _fade(self, at: float) -> None:
+        """The held music (else everything playing) down to silence over FADE seconds, then stopped."""
+        cues = {c for c, looping in self.looping.items() if looping.cut is None} or {i.cue for i in self.heap}
+        channels = sorted({i.message.channel for i in self.heap if i.cue in cues and hasattr(i.message, "channel")})
+        if not channels:
+            return
+        end = at + FADE
+        for step in range(1, FADE_STEPS + 1):
+            value = round(FULL_VOLUME * (1 - step / FADE_STEPS))
+            for message in volume_messages(channels, value):
+                self._push(at + FADE * step / FADE_STEPS, "", message)
+        for message in panic_messages(channels) + volume_messages(channels, FULL_VOLUME):
+            self._push(end, "", message)
+        for cue in cues:
+            if cue in self.looping:
+                self.looping[cue].cut = end
+                self.silenced.add(cue)
+            else:
+                self.cut[cue] = end
+
+    def status(self) -> dict[str, Any]:
+        """Where the rite stands, for a display: the current and next cue, when they started, what plays."""
+        now = self.clock.now()
+        current = self.points[self.current] if self.current >= 0 else None
+        upcoming = self.points[self.next_point] if self.next_point < len(self.points) else None
+        heap, looping = list(self.heap), dict(self.looping)  # copies: the player's thread changes them
+        playing = sorted({i.cue for i in heap if i.cue and not self._dropped_at(i, now, looping)})
+        return {
+            "now": now, "current": current.cue.id if current else None,
+            "current_started": self.started.get(self.current), "next": upcoming.cue.id if upcoming else None,
+            "first_started": self.started.get(min(self.started)) if self.started else None,
+            "first_point": min(self.started) if self.started else None,
+            "playing": [{"cue": c, "until": looping[c].hold.until if c in looping else ""} for c in playing],
+            "ended": self.ended,
+        }
+
+    def _dropped_at(self, item: _Item, now: float, looping: dict[str, _Looping]) -> bool:
+        held = looping.get(item.cue)
+        cut = held.cut if held is not None else self.cut.get(item.cue)
+        return cut is not None and cut <= now
 
     def _activate(self, segment: int, press: float) -> None:
         base = self.points[segment].start_tick if segment >= 0 else self.begin
         for tick, cue, message in self.by_segment.get(segment, []):
             if cue in self.held:
-                if cue not in self.looping:
-                    hold = self.held[cue]
+                hold = self.held[cue]
+                stopped = segment >= self.point_of_cue.get(hold.until, len(self.points)) or cue in self.silenced
+                if cue not in self.looping and not stopped:
                     anchor = press + (hold.start_tick - base) / TICKS_PER_SECOND
                     self.looping[cue] = _Looping(hold, self.held_messages[cue], anchor)
                     self._queue_pass(self.looping[cue])
@@ -227,7 +389,8 @@ class Player:
         """Held music: queue its next pass half-way through the last one; after its cut, nothing new starts."""
         looping = self.looping.get(item.cue)
         if looping is None:
-            return False
+            cut = self.cut.get(item.cue)
+            return cut is not None and (item.due > cut if item.message.type == "note_off" else item.due >= cut)
         if looping.cut is None and item.due >= looping.anchor + (looping.passes - 0.5) * looping.period:
             self._queue_pass(looping)
         if looping.cut is None:
@@ -271,7 +434,8 @@ class Player:
                 break
 
 
-def _start_tick(timeline: Timeline, start: str | None) -> int:
+def start_tick(timeline: Timeline, start: str | None) -> int:
+    """The tick of cue *start* (0 for None); UnknownNameError with suggestions for a cue the timeline lacks."""
     if start is None:
         return 0
     for t in timeline.cues:

@@ -21,6 +21,7 @@ the same Timeline gives the same bytes.
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from pathlib import Path
 
 import mido
@@ -191,6 +192,11 @@ def panic_messages(channels: list[int]) -> list[mido.Message]:
     return [mido.Message("control_change", channel=c, control=control, value=0) for c in channels for control in (123, 120)]
 
 
+def volume_messages(channels: list[int], value: int) -> list[mido.Message]:
+    """Channel volume (CC 7) set to *value* on every channel given: the steps of a fade."""
+    return [mido.Message("control_change", channel=c, control=7, value=value) for c in channels]
+
+
 def output_names() -> list[str]:
     """The MIDI output ports python-rtmidi can see."""
     try:
@@ -209,6 +215,18 @@ def open_output(name: str | None) -> mido.ports.BaseOutput:
         except Exception:
             known = "none (no MIDI system)"
         raise PortError(f"cannot open MIDI output {name or '(default)'}: {exc}; ports available: {known}") from None
+
+
+def open_input(name: str, callback: Callable[[mido.Message], None]) -> mido.ports.BaseInput:
+    """Open a MIDI input port (a foot pedal) calling *callback* for each message, or PortError naming the inputs."""
+    try:
+        return mido.open_input(name, callback=callback)
+    except Exception as exc:
+        try:
+            known = ", ".join(mido.get_input_names()) or "none"
+        except Exception:
+            known = "none (no MIDI system)"
+        raise PortError(f"cannot open MIDI input {name}: {exc}; inputs available: {known}") from None
 
 
 def midi_bytes(timeline: Timeline) -> bytes:

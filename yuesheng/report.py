@@ -100,13 +100,18 @@ def run_sheet_text(timeline: Timeline) -> str:
              f"{', '.join(f'{k}={v}' for k, v in sorted(timeline.readings.items())) or 'none'}; "
              f"tuning {real.tuning.value}, 黄鍾 = MIDI {real.huangzhong}",
              f"total {clock(timeline.duration_ticks)}", ""]
-    head = f"{_cell('start', 8)} {_cell('dur', 7)} {_cell('section', 10)} {_cell('cue', 22)} {_cell('who', 22)} " \
+    measured = any(t.estimate_ticks is not None for t in timeline.cues)
+    if measured:
+        lines.insert(-1, "dur: measured in rehearsal where 'est' gives the estimate it replaced (--timing)")
+    est = f"{_cell('est', 7)} " if measured else ""
+    head = f"{_cell('start', 8)} {_cell('dur', 7)} {est}{_cell('section', 10)} {_cell('cue', 22)} {_cell('who', 22)} " \
            f"{_cell('where', 12)} {_cell('action / music', 40)} {_cell('words', 16)} cite"
     lines += [head, "-" * width(head)]
     for t in timeline.cues:
         cue = t.cue
         who = ", ".join(names.get(p, p) for p in (cue.who or cue.performers))
-        lines.append(f"{_cell(clock(t.start_tick), 8)} {_cell(clock(t.end_tick - t.start_tick), 7)} "
+        est = f"{_cell(clock(t.estimate_ticks) if t.estimate_ticks is not None else '', 7)} " if measured else ""
+        lines.append(f"{_cell(clock(t.start_tick), 8)} {_cell(clock(t.end_tick - t.start_tick), 7)} {est}"
                      f"{_cell(cue.section, 10)} {_cell(cue.id, 22)} {_cell(who, 22)} {_cell(names.get(cue.where, cue.where), 12)} "
                      f"{_cell(_what(t), 40)} {_cell(cue.words, 16)} {cue.cite.page} {display(cue.cite.quote)}")
     lines += ["", "sections"]
@@ -127,12 +132,13 @@ def run_sheet_csv(timeline: Timeline) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["start", "start_s", "duration_s", "section", "cue", "kind", "who", "where", "action_or_music",
-                     "words", "cite_page", "cite_quote"])
+                     "words", "cite_page", "cite_quote", "estimate_s"])
     for t in timeline.cues:
         cue = t.cue
+        estimate = f"{seconds(t.estimate_ticks):.3f}" if t.estimate_ticks is not None else ""
         writer.writerow([display(str(v)) for v in (clock(t.start_tick), f"{seconds(t.start_tick):.3f}", f"{seconds(t.end_tick - t.start_tick):.3f}",
                          cue.section, cue.id, cue.music.value if cue.music else "action", " ".join(cue.who or cue.performers),
-                         cue.where, _what(t), cue.words, cue.cite.page, cue.cite.quote)])
+                         cue.where, _what(t), cue.words, cue.cite.page, cue.cite.quote, estimate)])
     return buffer.getvalue()
 
 
@@ -172,7 +178,9 @@ def run_sheet_json(timeline: Timeline) -> str:
                       "duration_s": round(seconds(s.end_tick - s.start_tick), 3)} for s in sections(timeline)],
         "cues": [{"cue": t.cue.id, "section": t.cue.section, "start_s": round(seconds(t.start_tick), 3),
                   "duration_s": round(seconds(t.end_tick - t.start_tick), 3), "what": display(_what(t)), "words": display(t.cue.words),
-                  "cite": f"{t.cue.cite.page} {t.cue.cite.quote}"} for t in timeline.cues],
+                  "cite": f"{t.cue.cite.page} {t.cue.cite.quote}"}
+                 | ({"estimate_s": round(seconds(t.estimate_ticks), 3)} if t.estimate_ticks is not None else {})
+                 for t in timeline.cues],
         "events": [event_json(e, by_id.get(e.cue)) for e in timeline.events],
         "tally": {t.round: {"right": t.right, "left": t.left, "announcement": t.announcement} for t in timeline.tallies},
     }

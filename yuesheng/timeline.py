@@ -90,6 +90,7 @@ class CueTiming:
     cue: Cue
     start_tick: int
     end_tick: int
+    estimate_ticks: int | None = None  # an action's estimated duration, where a measured one (--timing) replaced it
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +149,7 @@ class Options:
     realization: Realization | None = None
     seed: int | None = None
     call_jun: Lu | None = None  # the 均 of the 宫/商 calls, instead of the cue sheet's
+    timing: dict[str, Fraction] = field(default_factory=dict)  # measured action durations (rehearsal.load_timing)
 
 
 def _check_options(sheet: CueSheet, options: Options) -> tuple[frozenset[str], dict[str, str]]:
@@ -199,12 +201,12 @@ class _Builder:
             self.times[(cue_id, point)] = self.start_of(cue) if point == "start" else self.end_of(cue)
         for cue in self.cues:
             if not cue.is_music:
-                self.add(EventKind.ACTION, self.times[(cue.id, "start")], cue.duration or Fraction(0), cue.id,
+                self.add(EventKind.ACTION, self.times[(cue.id, "start")], self.duration(cue), cue.id,
                          text=cue.action)
         self.silent_rounds()
         self.calls()
-        timings = tuple(sorted((CueTiming(c, ticks(self.times[(c.id, "start")]), ticks(self.times[(c.id, "end")]))
-                                for c in self.cues), key=lambda t: (t.start_tick, t.cue.index)))
+        timings = tuple(sorted((CueTiming(c, ticks(self.times[(c.id, "start")]), ticks(self.times[(c.id, "end")]),
+                                          self.estimate(c)) for c in self.cues), key=lambda t: (t.start_tick, t.cue.index)))
         rounds = self.sheet.archery.rounds if self.sheet.archery else ()
         tallies = tuple(tally(r.id, self.releases[r.id]) for r in rounds
                         if r.id in self.releases and r.count is not Count.NONE)
@@ -229,10 +231,19 @@ class _Builder:
         start = anchor + (cue.start.delay if cue.start else 0)
         return max([start] + deps[1:])  # an action a 射節 runs until waits for it
 
+    def duration(self, cue: Cue) -> Fraction:
+        """An action's duration: measured in rehearsal (``Options.timing``) if it was, else the estimate."""
+        measured = self.options.timing.get(cue.id)
+        return measured if measured is not None else cue.duration or Fraction(0)
+
+    def estimate(self, cue: Cue) -> int | None:
+        """The estimate in ticks, where a measured duration replaced it."""
+        return ticks(cue.duration or Fraction(0)) if cue.id in self.options.timing and not cue.is_music else None
+
     def end_of(self, cue: Cue) -> Fraction:
         start = self.times[(cue.id, "start")]
         if not cue.is_music:
-            return start + (cue.duration or 0)
+            return start + self.duration(cue)
         stop = self.times.get((cue.end_at, "start")) if cue.end_at and cue.music is not MusicKind.SHEJIE else None
         return self.music(cue, start, stop)
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 from yuesheng.cli import (
     audio,
+    console,
     engrave,
     live,
     rite,
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         source,
         audio,
         live,
+        console,
         engrave,
     )
     for group in groups:

@@ -89,6 +89,8 @@ def sequencer_options(parser: argparse.ArgumentParser, *, output: bool = True, c
     parser.add_argument("--huangzhong", metavar="NOTE", help="the pitch of 黄鍾 (default: the cue sheet's, else C4)")
     parser.add_argument("--call-jun", metavar="LU", help="the 均 whose 宫 and 商 the callers sing, e.g. 林鍾 "
                         "(default: the cue sheet's call_jun, else 黄鍾)")
+    parser.add_argument("--timing", metavar="FILE", help="measured action durations from rehearsal (yuesheng retime) "
+                        "in place of the cue sheet's estimates")
     if output:
         parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically)")
     scores_option(parser)
@@ -96,6 +98,7 @@ def sequencer_options(parser: argparse.ArgumentParser, *, output: bool = True, c
 
 def timeline_of(args: argparse.Namespace) -> Timeline:
     from yuesheng.cuesheet import parse_duration
+    from yuesheng.rehearsal import load_timing
     from yuesheng.validate import load_cuesheet
 
     repertoire = load_repertoire(args.scores)
@@ -117,8 +120,9 @@ def timeline_of(args: argparse.Namespace) -> Timeline:
         call_jun = lu(args.call_jun) if args.call_jun else None
     except KeyError as exc:
         raise UsageError(f"--call-jun: {exc}") from None
+    timing = load_timing(args.timing, sheet) if args.timing else {}
     options = Options(frozenset(args.variant), readings, syllable, Realization(huangzhong, Tuning(args.tuning)),
-                      args.seed, call_jun)
+                      args.seed, call_jun, timing)
     try:
         return build_timeline(sheet, options)
     except UnknownNameError as exc:  # a --variant or --reading that the cue sheet does not have

@@ -15,12 +15,13 @@ class Stopped(Exception):
     """SIGTERM: stop like Ctrl-C."""
 
 
-def _stop(_signum: int, _frame: object) -> None:
+def stop(_signum: int, _frame: object) -> None:
     raise Stopped
 
 
 def cmd_play(args: argparse.Namespace) -> str:
-    from yuesheng.live import Player, RealClock, StdinGo
+    from yuesheng.control import Control, read_keyboard
+    from yuesheng.live import Player, RealClock, start_tick
     from yuesheng.midi import PortError, open_output, output_names
 
     if args.list_ports:
@@ -29,16 +30,18 @@ def cmd_play(args: argparse.Namespace) -> str:
     if not args.cue:
         raise UsageError("play: give a CUE (or --list-ports)")
     timeline = timeline_of(args)
+    try:
+        start_tick(timeline, args.start)
+    except UnknownNameError as exc:
+        raise UsageError(str(exc)) from None
     port = open_output(args.port)
     clock = RealClock()
-    go = StdinGo(clock, sys.stdin) if args.manual else None
-    try:
-        player = Player(timeline, port, clock, go=go, start=args.start, guard=args.guard,
-                        show=lambda line: print(line, flush=True), preroll=0.2)
-    except UnknownNameError as exc:
-        port.close()
-        raise UsageError(str(exc)) from None
-    previous = signal.signal(signal.SIGTERM, _stop)
+    show = lambda line: print(line, flush=True)  # noqa: E731
+    control = Control(clock, guard=args.guard) if args.manual else None
+    if control is not None:
+        read_keyboard(control, sys.stdin, notify=show)
+    player = Player(timeline, port, clock, control=control, start=args.start, show=show, preroll=0.2)
+    previous = signal.signal(signal.SIGTERM, stop)
     try:
         player.run()
     except (KeyboardInterrupt, Stopped):
@@ -48,6 +51,8 @@ def cmd_play(args: argparse.Namespace) -> str:
     finally:
         signal.signal(signal.SIGTERM, previous)
         port.close()
+    if player.ended:
+        return f"stopped after {len(player.sent)} messages: {player.ended}\n"
     return f"played {timeline.rite}: {len(player.sent)} messages\n"
 
 

@@ -1,0 +1,146 @@
+"""Rehearsal timing: the log survives kill -9 whole, retime gives medians, --timing replaces the estimates."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from yuesheng.errors import InvalidInputError
+from yuesheng.rehearsal import Log, load_timing, read_log, retime, timing_yaml
+from yuesheng.timeline import build_timeline
+from yuesheng.validate import load_cuesheet
+
+DATA = Path(__file__).parent / "data"
+GOLDEN = DATA / "golden.yaml"  # actions bin-ru (10 s), bai-zhi (5 s), zhengge-bei (5 s)
+
+
+@pytest.fixture(scope="module")
+def sheet(repertoire):
+    return load_cuesheet(GOLDEN, repertoire)
+
+
+def _log(path: Path, entries: list[tuple[str, str, float]], rite: str = "golden") -> Path:
+    log = Log(path)
+    log.write("session", 0.0, rite=rite, variants=[], readings={})
+    for event, cue, mono in entries:
+        log.write(event, mono, cue=cue, source="page")
+    log.close()
+    return path
+
+
+def test_each_entry_is_one_json_line_with_wall_and_monotonic_time(tmp_path):
+    path = _log(tmp_path / "a.jsonl", [("go", "bin-ru", 1.5)])
+    first, second = (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines())
+    assert first["event"] == "session" and first["rite"] == "golden"
+    assert second["event"] == "go" and second["cue"] == "bin-ru" and second["mono"] == 1.5
+    assert second["source"] == "page" and second["wall"].endswith("+00:00")
+
+
+def test_a_log_written_under_kill_9_has_only_whole_lines(tmp_path):
+    path = tmp_path / "killed.jsonl"
+    writer = ("import sys, itertools\nfrom yuesheng.rehearsal import Log\nlog = Log(sys.argv[1])\n"
+              "for n in itertools.count():\n    log.write('go', float(n), cue='bin-ru', source='pedal', pad='x' * 300)\n")
+    process = subprocess.Popen([sys.executable, "-c", writer, str(path)], cwd=Path(__file__).parent.parent)
+    deadline = time.monotonic() + 20
+    while (not path.exists() or path.stat().st_size < 200_000) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    text = path.read_text(encoding="utf-8")
+    assert text.endswith("\n") and len(text) >= 200_000
+    monos = [json.loads(line)["mono"] for line in text.splitlines()]
+    assert monos == [float(n) for n in range(len(monos))]
+
+
+def test_retime_gives_each_actions_median_over_the_logs(tmp_path, sheet):
+    timeline = build_timeline(sheet)
+    logs = [read_log(_log(tmp_path / f"{n}.jsonl", [("go", "bin-ru", 100.0), ("go", "bai-zhi", 100.0 + a),
+                                                      ("go", "zhengge-bei", 100.0 + a + b)]), sheet)
+            for n, (a, b) in enumerate([(12.0, 31.5), (14.0, 32.5), (30.0, 30.0)])]
+    measured = retime(timeline, logs)  # bai-zhi's GO interval holds the 合樂 too: 26 s planned beyond its 5 s
+    assert measured == {"bin-ru": (Fraction(14), 3), "bai-zhi": (Fraction("5.5"), 3)}
+
+
+def test_a_jump_breaks_a_measurement(tmp_path, sheet):
+    log = read_log(_log(tmp_path / "j.jsonl", [("go", "bin-ru", 0.0), ("goto", "bai-zhi", 5.0), ("go", "bai-zhi", 9.0),
+                                                ("go", "zhengge-bei", 41.0)]), sheet)
+    assert retime(build_timeline(sheet), [log]) == {"bai-zhi": (Fraction(6), 1)}
+
+
+@pytest.mark.parametrize("line, message", [
+    ("{not json", ":2: not a JSON object"),
+    ('{"event": "go", "cue": "nosuch", "mono": 3}', ":2: unknown cue 'nosuch'"),
+    ('{"event": "jump", "cue": "bin-ru", "mono": 3}', ":2: event 'jump'"),
+    ('{"event": "go", "cue": "bin-ru", "mono": "soon"}', ":2: mono 'soon'"),
+])
+def test_a_log_that_does_not_fit_is_an_error_with_the_line(tmp_path, sheet, line, message):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"event": "session", "rite": "golden", "mono": 0}\n' + line + "\n", encoding="utf-8")
+    with pytest.raises(InvalidInputError, match=message.replace("(", r"\(")):
+        read_log(path, sheet)
+
+
+def test_time_going_backwards_is_an_error(tmp_path, sheet):
+    path = _log(tmp_path / "b.jsonl", [("go", "bin-ru", 10.0), ("go", "bai-zhi", 4.0)])
+    with pytest.raises(InvalidInputError, match=r"b.jsonl:3: time goes backwards \(4.0 after 10.0\)"):
+        read_log(path, sheet)
+
+
+def test_a_log_of_another_rite_is_refused(tmp_path, sheet):
+    with pytest.raises(InvalidInputError, match="a log of rite 'dashe', not of 'golden'"):
+        read_log(_log(tmp_path / "d.jsonl", [], rite="dashe"), sheet)
+
+
+def test_timing_overlay_round_trips_and_replaces_the_estimates(tmp_path, sheet):
+    path = tmp_path / "timing.yaml"
+    path.write_text(timing_yaml("golden", {"bin-ru": (Fraction("14.25"), 3)}), encoding="utf-8")
+    assert load_timing(path, sheet) == {"bin-ru": Fraction("14.25")}
+    from yuesheng.timeline import Options
+
+    plain = {t.cue.id: t for t in build_timeline(sheet).cues}
+    timed = {t.cue.id: t for t in build_timeline(sheet, Options(timing=load_timing(path, sheet))).cues}
+    assert timed["bin-ru"].end_tick - timed["bin-ru"].start_tick == 14250 * 960 // 1000
+    assert timed["bin-ru"].estimate_ticks == 10 * 960 and plain["bin-ru"].estimate_ticks is None
+    assert timed["bai-zhi"].start_tick == plain["bai-zhi"].start_tick + round(4.25 * 960)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("format: yuesheng-timing/1\nrite: golden\ndurations:\n  nosuch: {duration: 3s, n: 1}\n", ":4:3: .*unknown action 'nosuch'"),
+    ("format: yuesheng-timing/1\nrite: golden\ndurations:\n  ge: {duration: 3s, n: 1}\n", ":4:3: .*unknown action 'ge'"),
+    ("format: yuesheng-timing/1\nrite: golden\ndurations:\n  bin-ru: {duration: soon, n: 1}\n", ":4:.*bad duration 'soon'"),
+    ("format: yuesheng-timing/1\nrite: dashe\ndurations: {}\n", ":2:7: .*timing of rite 'dashe'"),
+])
+def test_a_bad_timing_file_is_an_error_with_its_place(tmp_path, sheet, text, message):
+    path = tmp_path / "t.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InvalidInputError, match=message):
+        load_timing(path, sheet)
+
+
+def test_retime_and_timing_on_the_command_line(run, tmp_path):
+    logs = [_log(tmp_path / f"{n}.jsonl", [("go", "bin-ru", 0.0), ("go", "bai-zhi", float(s))])
+            for n, s in enumerate((20, 24))]
+    out_file = tmp_path / "timing.yaml"
+    code, out, err = run("retime", str(GOLDEN), "--log", str(logs[0]), "--log", str(logs[1]), "-o", str(out_file))
+    assert code == 0, err
+    assert "bin-ru: {duration: 22s, n: 2}" in out_file.read_text(encoding="utf-8")
+    code, out, _ = run("timeline", str(GOLDEN), "--timing", str(out_file))
+    assert code == 0 and "measured in rehearsal" in out
+    row = next(line for line in out.splitlines() if " bin-ru " in line)
+    assert row.split()[1:3] == ["0:22", "0:10"]  # measured, then the estimate it replaced
+    code, out, _ = run("timeline", str(GOLDEN), "--timing", str(out_file), "--format", "csv")
+    assert code == 0 and out.splitlines()[0].endswith(",estimate_s")
+
+
+def test_retime_with_a_bad_log_exits_1_naming_the_line(run, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"event": "go", "cue": "nosuch", "mono": 1}\n', encoding="utf-8")
+    code, _, err = run("retime", str(GOLDEN), "--log", str(bad))
+    assert code == 1 and "bad.jsonl:1: unknown cue 'nosuch'" in err

@@ -1,0 +1,165 @@
+"""``yuesheng console``: the operator's console in the browser; ``yuesheng retime``: measured durations from logs."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import secrets
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from yuesheng.cli.common import UsageError, cue_path, emit, positive, scores_option, sequencer_options, timeline_of
+from yuesheng.cli.live import Stopped, stop
+from yuesheng.errors import UnknownNameError
+
+DEFAULT_LISTEN = "127.0.0.1:8765"
+
+
+def parse_address(text: str, option: str) -> tuple[str, int]:
+    """'HOST:PORT' (or '[::1]:PORT') → (host, port); UsageError naming the option."""
+    host, sep, port = text.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise UsageError(f"{option} {text!r}: expected HOST:PORT, e.g. 127.0.0.1:8765")
+    return host, int(port)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether *host* is this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def cmd_console(args: argparse.Namespace) -> str:
+    from yuesheng.control import Control, OscListener, Pedal
+    from yuesheng.live import NullPort, Player, RealClock, start_tick
+    from yuesheng.midi import PortError, open_input, open_output
+    from yuesheng.rehearsal import Log
+
+    host, port_number = parse_address(args.listen, "--listen")
+    osc_address = parse_address(args.osc, "--osc") if args.osc else None
+    try:
+        pedal = Pedal.parse(args.pedal) if args.pedal else None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    timeline = timeline_of(args)
+    try:
+        start_tick(timeline, args.start)
+    except UnknownNameError as exc:
+        raise UsageError(str(exc)) from None
+    token = args.token or (None if is_loopback(host) else secrets.token_urlsafe(16))
+    clock = RealClock()
+    control = Control(clock, guard=args.guard)
+    closing: list[Any] = []
+    try:
+        port = NullPort() if args.no_midi else open_output(args.port)
+        closing.append(port)
+        log = Log(args.log) if args.log else None
+        if log is not None:
+            closing.append(log)
+            log.write("session", clock.now(), rite=timeline.rite_id, variants=sorted(timeline.variants),
+                      readings=timeline.readings)
+        if osc_address is not None:
+            closing.append(OscListener(control, *osc_address))
+        if pedal is not None:
+            closing.append(open_input(pedal.port, pedal.listener(control)))
+        player = Player(timeline, port, clock, control=control, start=args.start, preroll=0.2, log=log, stay=True,
+                        show=lambda line: print(line, flush=True))
+        return _serve(timeline, player, control, host, port_number, token)
+    except OSError as exc:
+        raise PortError(f"cannot listen: {exc.strerror or exc}") from None
+    finally:
+        for thing in reversed(closing):
+            thing.close()
+
+
+def _serve(timeline: Any, player: Any, control: Any, host: str, port: int, token: str | None) -> str:
+    """Run the player in its own thread and the web server in this one until Ctrl-C or SIGTERM."""
+    import uvicorn
+
+    from yuesheng.control import read_keyboard
+    from yuesheng.web.console import Console
+
+    failure: list[BaseException] = []
+    server = uvicorn.Server(uvicorn.Config(Console(timeline, player, control, token=token).app(), host=host,
+                                           port=port, log_level="warning", lifespan="off"))
+
+    def play() -> None:
+        try:
+            player.run()
+        except BaseException as exc:  # the port failed: the player has silenced what it could
+            failure.append(exc)
+        server.should_exit = True
+
+    thread = threading.Thread(target=play, name="yuesheng-player", daemon=True)
+    thread.start()
+    read_keyboard(control, sys.stdin, notify=lambda line: print(line, flush=True), close_at_end=False)
+    shown = f"[{host}]" if ":" in host else host
+    print(f"console of {timeline.rite}: http://{shown}:{port}/" + (f"?token={token}" if token else "")
+          + "  (Ctrl-C to stop)", flush=True)
+    previous = signal.signal(signal.SIGTERM, stop)  # uvicorn re-raises the signal it handled once it has shut down
+    try:
+        server.run()
+    except (KeyboardInterrupt, Stopped):
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        control.close("the console was closed")
+        thread.join(timeout=5)
+        player.panic()
+    if failure:
+        raise failure[0] if not isinstance(failure[0], OSError) else _port_failed(failure[0])
+    return f"console closed: all notes off and all sound off sent on channels {player.channels}\n"
+
+
+def _port_failed(exc: OSError) -> BaseException:
+    from yuesheng.midi import PortError
+
+    return PortError(f"the MIDI port failed ({exc}); all notes off sent where the port still answered")
+
+
+def cmd_retime(args: argparse.Namespace) -> str:
+    from yuesheng.rehearsal import read_log, retime, timing_yaml
+    from yuesheng.repertoire import load_repertoire
+    from yuesheng.timeline import Options, build_timeline
+    from yuesheng.validate import load_cuesheet
+
+    sheet = load_cuesheet(cue_path(args.cue), load_repertoire(args.scores))
+    logs = [read_log(path, sheet) for path in args.log]
+    durations = retime(build_timeline(sheet, Options(frozenset(args.variant))), logs)
+    text = timing_yaml(sheet.rite_id, durations)
+    if args.output is None:
+        return text
+    return emit(args, text, f"{len(durations)} measured actions from {len(logs)} log(s)")
+
+
+def register(sub: Any) -> None:
+    """Add ``console`` and ``retime`` to the top-level subparsers."""
+    p = sub.add_parser("console", help="the operator's console in a browser: GO, STOP ALL, FADE, jump; OSC and pedal")
+    sequencer_options(p, output=False)
+    p.add_argument("--port", metavar="NAME", help="MIDI output port (default: the system's first)")
+    p.add_argument("--no-midi", action="store_true", help="run without a MIDI output (planning, tests)")
+    p.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT",
+                   help=f"where the web page is served (default {DEFAULT_LISTEN}; any other address needs a token)")
+    p.add_argument("--osc", metavar="HOST:PORT", help="listen for OSC /yuesheng/go, /stop, /fade, /goto CUE")
+    p.add_argument("--pedal", metavar="PORT[:noteN|:ccN]", help="a MIDI input whose note or CC means GO")
+    p.add_argument("--log", metavar="FILE.jsonl", help="append every GO, stop, fade and jump to this log")
+    p.add_argument("--token", help="require this token on every request (default: generated when not on loopback)")
+    p.add_argument("--from", dest="start", metavar="CUE_ID", help="start at this cue")
+    p.add_argument("--guard", type=positive, default=0.5, metavar="SECONDS",
+                   help="ignore a GO closer than this to the last, from any source (default 0.5)")
+    p.set_defaults(func=cmd_console)
+    p = sub.add_parser("retime", help="measured action durations from console logs, as a --timing file")
+    p.add_argument("cue", metavar="CUE", help="the cue sheet the logs were made with")
+    p.add_argument("--log", action="append", required=True, metavar="LOG", type=Path, help="a console log (repeatable)")
+    p.add_argument("--variant", action="append", default=[], metavar="NAME")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the timing file here (atomically)")
+    scores_option(p)
+    p.set_defaults(func=cmd_retime)

@@ -1,0 +1,182 @@
+"""The operator's commands and where they come from: one queue, one guard, every source.
+
+A command is GO (start the next action), STOP (all notes and sound off at
+once), FADE (the held music fades out, then stops), GOTO a cue (jump back or
+forward; the next GO plays from there) or QUIT (the console is closing).
+Sources: the console page, the terminal (Enter = GO; ``s`` STOP, ``f`` FADE,
+``g CUE`` GOTO), OSC (``/yuesheng/go``, ``/yuesheng/stop``, ``/yuesheng/fade``,
+``/yuesheng/goto CUE``) and a MIDI foot pedal. One guard serves them all: a GO
+within ``guard`` seconds of the last accepted GO, from whatever source, is
+ignored as a double press.
+"""
+
+from __future__ import annotations
+
+import queue
+import re
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Protocol
+
+
+class Clock(Protocol):
+    def now(self) -> float: ...
+
+
+class Command(Enum):
+    GO = "go"
+    STOP = "stop"
+    FADE = "fade"
+    GOTO = "goto"
+    QUIT = "quit"
+
+
+@dataclass(frozen=True, slots=True)
+class Press:
+    """A command as received: what, when (the player's clock), from where, and the cue for GOTO."""
+
+    command: Command
+    at: float
+    source: str
+    cue: str = ""
+
+
+class Control:
+    """Commands from every source, through one guard, to the player."""
+
+    def __init__(self, clock: Clock, *, guard: float = 0.5) -> None:
+        self.clock, self.guard = clock, guard
+        self.presses: queue.Queue[Press] = queue.Queue()
+        self.lock = threading.Lock()
+        self.last_go: float | None = None
+        self.ended = ""  # why no more commands can come (a source closed), if so
+
+    def submit(self, command: Command, source: str, cue: str = "") -> bool:
+        """Queue a command; False if it is a GO inside the guard (ignored)."""
+        with self.lock:
+            at = self.clock.now()
+            if command is Command.GO:
+                if self.last_go is not None and at - self.last_go < self.guard:
+                    return False
+                self.last_go = at
+            self.presses.put(Press(command, at, source, cue))
+        return True
+
+    def close(self, why: str) -> None:
+        """No source will send anything more: a player waiting for GO is told *why*."""
+        self.ended = why
+        self.presses.put(Press(Command.QUIT, self.clock.now(), "end", why))
+
+    def wait_until(self, deadline: float | None) -> Press | None:
+        """The next command before *deadline* (None: wait as long as it takes), else None."""
+        timeout = None if deadline is None else max(0.0, deadline - self.clock.now() - 0.0015)
+        try:
+            return self.presses.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+
+_TYPED = {"": Command.GO, "s": Command.STOP, "stop": Command.STOP, "f": Command.FADE, "fade": Command.FADE}
+
+
+def read_keyboard(control: Control, lines: Iterable[str], *, notify: Callable[[str], None] = print,
+                  close_at_end: bool = True) -> threading.Thread:
+    """Terminal lines as commands, read in a daemon thread: Enter GO, s STOP, f FADE, g CUE GOTO.
+
+    At the end of input the control is closed (unless other sources remain: *close_at_end*
+    false), so a player waiting for GO stops with a message instead of waiting forever.
+    """
+
+    def read() -> None:
+        for line in lines:
+            word, _, rest = line.strip().partition(" ")
+            if word in ("g", "goto") and rest.strip():
+                control.submit(Command.GOTO, "key", rest.strip())
+            elif word in _TYPED:
+                control.submit(_TYPED[word], "key")
+            else:
+                notify(f"keys: Enter GO, s STOP, f FADE, g CUE jump — not {line.strip()!r}")
+        if close_at_end:
+            control.close("the terminal's input ended (no more GO can come from it)")
+
+    thread = threading.Thread(target=read, name="yuesheng-keys", daemon=True)
+    thread.start()
+    return thread
+
+
+# --- OSC ------------------------------------------------------------------------------------------
+
+OSC_ADDRESSES = {"/yuesheng/go": Command.GO, "/yuesheng/stop": Command.STOP, "/yuesheng/fade": Command.FADE,
+                 "/yuesheng/goto": Command.GOTO}
+
+
+class OscListener:
+    """A python-osc UDP server feeding the control; runs in a daemon thread until ``close``."""
+
+    def __init__(self, control: Control, host: str, port: int) -> None:
+        from pythonosc.dispatcher import Dispatcher
+        from pythonosc.osc_server import ThreadingOSCUDPServer
+
+        dispatcher = Dispatcher()
+        for address, command in OSC_ADDRESSES.items():
+            dispatcher.map(address, self._handler(control, command))
+        self.server = ThreadingOSCUDPServer((host, port), dispatcher)
+        self.address = self.server.server_address
+        self.thread = threading.Thread(target=self.server.serve_forever, name="yuesheng-osc", daemon=True)
+        self.thread.start()
+
+    @staticmethod
+    def _handler(control: Control, command: Command) -> Callable[..., None]:
+        def handle(_address: str, *args: Any) -> None:
+            cue = str(args[0]) if command is Command.GOTO and args else ""
+            if command is not Command.GOTO or cue:
+                control.submit(command, "osc", cue)
+
+        return handle
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+# --- a MIDI foot pedal ------------------------------------------------------------------------------
+
+_PEDAL = re.compile(r"(?P<port>.*?)(?::(?P<kind>note|cc)(?P<number>\d{1,3}))?")
+
+
+@dataclass(frozen=True, slots=True)
+class Pedal:
+    """Which MIDI input, and which note or controller on it, means GO (any note-on or pedal-down CC if unsaid)."""
+
+    port: str
+    kind: str = ""  # "note" | "cc" | "" (either)
+    number: int | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Pedal:
+        """'FootSwitch' | 'FootSwitch:note60' | 'FootSwitch:cc64' (a port name may itself hold colons)."""
+        match = _PEDAL.fullmatch(text)
+        assert match is not None  # the pattern matches every string
+        number = int(match["number"]) if match["number"] else None
+        if not match["port"] or (number is not None and number > 127):
+            raise ValueError(f"--pedal {text!r}: expected PORT, PORT:noteN or PORT:ccN with N 0..127")
+        return cls(match["port"], match["kind"] or "", number)
+
+    def pressed(self, message: Any) -> bool:
+        """Whether a MIDI input message is this pedal going down."""
+        if message.type == "note_on" and message.velocity > 0 and self.kind in ("", "note"):
+            return self.number is None or message.note == self.number
+        if message.type == "control_change" and message.value >= 64 and self.kind in ("", "cc"):
+            return self.number is None or message.control == self.number
+        return False
+
+    def listener(self, control: Control) -> Callable[[Any], None]:
+        """A mido input callback that turns this pedal's presses into GO."""
+
+        def on_message(message: Any) -> None:
+            if self.pressed(message):
+                control.submit(Command.GO, "pedal")
+
+        return on_message

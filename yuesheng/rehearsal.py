@@ -1,0 +1,206 @@
+"""Rehearsal timing: the operator's log, measured durations, and the timing overlay.
+
+The console writes a **log**, one JSON object a line (JSON Lines), each line
+written by a single ``write`` to a file opened for appending, so a crash or
+``kill -9`` loses nothing already pressed and never leaves half a line::
+
+    {"event": "session", "rite": "xiangshe", "variants": [], "readings": {}, "wall": "…", "mono": 12.5}
+    {"event": "go", "cue": "gong-ru", "source": "page", "wall": "2026-11-30T19:30:01.250+00:00", "mono": 15.031}
+    {"event": "stop", "cue": "gong-ru", "source": "key", …}      # also "fade", and "goto" (cue: the target)
+
+``retime`` turns logs into a **timing overlay**: for each action, the measured
+time from its GO to the next action's GO, taken as the action's duration (plus
+whatever the plan itself puts between the action's end and the next start, so
+parallel cues keep their shape); a GO interval broken by a jump is not measured.
+Over several logs, the median, with the number of measurements::
+
+    format: yuesheng-timing/1
+    rite: xiangshe
+    durations:
+      gong-ru: {duration: 63.5s, n: 3}
+
+``timeline``, ``render``, ``sheet``, ``play`` and ``console`` take ``--timing FILE``
+and use these durations in place of the cue sheet's estimates.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from yuesheng.checking import Checker
+from yuesheng.cuesheet import CueSheet, parse_duration
+from yuesheng.errors import InvalidInputError, OutputError, Problem
+from yuesheng.timeline import TICKS_PER_SECOND, Timeline
+from yuesheng.yamlload import PathKey, load
+
+TIMING_FORMAT = "yuesheng-timing/1"
+EVENTS = ("session", "go", "stop", "fade", "goto")
+SOURCES = ("page", "key", "osc", "pedal", "auto")
+MAX_LOG_BYTES = 64 << 20
+
+
+class Log:
+    """An append-only JSON Lines log; each entry is one ``write``, so whole lines survive a kill."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        except OSError as exc:
+            raise OutputError(f"cannot open the log {self.path}: {exc.strerror or exc}") from None
+        self.lock = threading.Lock()
+
+    def write(self, event: str, mono: float, **fields: Any) -> None:
+        """One entry: the event, wall-clock and monotonic time, and *fields* (cue, source…)."""
+        wall = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+        line = json.dumps({"event": event, **fields, "wall": wall, "mono": round(mono, 6)}, ensure_ascii=False) + "\n"
+        with self.lock:
+            os.write(self.fd, line.encode("utf-8"))
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One line of a log."""
+
+    line: int
+    event: str
+    cue: str
+    source: str
+    mono: float
+
+
+def read_log(path: str | Path, sheet: CueSheet) -> list[Entry]:
+    """The entries of a log, checked against *sheet*; InvalidInputError naming the line of every problem."""
+    file = str(path)
+    try:
+        if Path(path).stat().st_size > MAX_LOG_BYTES:
+            raise InvalidInputError([Problem(file, None, None, "", f"log over {MAX_LOG_BYTES >> 20} MiB")])
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInputError([Problem(file, None, None, "", f"cannot read the log: {exc}")]) from None
+    cues = {c.id for c in sheet.cues}
+    entries: list[Entry] = []
+    problems: list[Problem] = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        entry, message = _entry(number, raw, cues, sheet.rite_id)
+        if entry is not None and entries and entry.mono < entries[-1].mono:
+            message = f"time goes backwards ({entry.mono} after {entries[-1].mono})"
+        if message:
+            problems.append(Problem(file, number, None, "", message, rule="log"))
+        elif entry is not None:
+            entries.append(entry)
+    if problems:
+        raise InvalidInputError(problems)
+    return entries
+
+
+def _entry(number: int, raw: str, cues: set[str], rite: str) -> tuple[Entry | None, str]:
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None, "not a JSON object (a log has one JSON object a line)"
+    if not isinstance(data, dict):
+        return None, "not a JSON object (a log has one JSON object a line)"
+    event, cue, mono = data.get("event"), data.get("cue", ""), data.get("mono")
+    if event not in EVENTS:
+        return None, f"event {event!r}, expected one of {', '.join(EVENTS)}"
+    if isinstance(mono, bool) or not isinstance(mono, int | float) or mono != mono or abs(mono) > 1e12:
+        return None, f"mono {mono!r}, expected the monotonic time in seconds"
+    if event == "session":
+        if data.get("rite") != rite:
+            return None, f"a log of rite {data.get('rite')!r}, not of {rite!r}"
+        return None, ""
+    if not isinstance(cue, str) or cue not in cues:
+        return None, f"unknown cue {cue!r} (the log does not fit this cue sheet)"
+    return Entry(number, event, cue, str(data.get("source", "")), float(mono)), ""
+
+
+def measure(timeline: Timeline, entries: list[Entry]) -> dict[str, list[Fraction]]:
+    """Each action's measured durations in seconds: its GO to the next action's GO, unbroken by a jump."""
+    actions = [t for t in timeline.cues if not t.cue.is_music]
+    place = {t.cue.id: n for n, t in enumerate(actions)}
+    out: dict[str, list[Fraction]] = {}
+    last: Entry | None = None
+    for entry in entries:
+        if entry.event == "goto":
+            last = None
+        if entry.event != "go" or entry.cue not in place:
+            continue
+        if last is not None and place[entry.cue] == place[last.cue] + 1:
+            before = actions[place[last.cue]]
+            planned_gap = Fraction(actions[place[entry.cue]].start_tick - before.start_tick, TICKS_PER_SECOND)
+            planned = before.cue.duration or Fraction(0)
+            measured = Fraction(round((entry.mono - last.mono) * 1000), 1000) - (planned_gap - planned)
+            out.setdefault(last.cue, []).append(max(Fraction(0), measured))
+        last = entry
+    return out
+
+
+def retime(timeline: Timeline, logs: list[list[Entry]]) -> dict[str, tuple[Fraction, int]]:
+    """The median measured duration of every action measured in *logs*, and how many measurements."""
+    pooled: dict[str, list[Fraction]] = {}
+    for entries in logs:
+        for cue, values in measure(timeline, entries).items():
+            pooled.setdefault(cue, []).extend(values)
+    order = {t.cue.id: n for n, t in enumerate(timeline.cues)}
+    return {cue: (Fraction(statistics.median(values)), len(values))
+            for cue, values in sorted(pooled.items(), key=lambda kv: order[kv[0]])}
+
+
+def format_seconds(value: Fraction) -> str:
+    """63.5 → '63.5s' (milliseconds at most)."""
+    text = f"{float(value):.3f}".rstrip("0").rstrip(".")
+    return f"{text}s"
+
+
+def timing_yaml(rite: str, durations: dict[str, tuple[Fraction, int]]) -> str:
+    """The overlay file's text."""
+    lines = [f"format: {TIMING_FORMAT}", f"rite: {rite}", "durations:" + ("" if durations else " {}")]
+    lines += [f"  {cue}: {{duration: {format_seconds(value)}, n: {n}}}" for cue, (value, n) in durations.items()]
+    return "\n".join(lines) + "\n"
+
+
+def load_timing(path: str | Path, sheet: CueSheet) -> dict[str, Fraction]:
+    """An overlay's measured durations by action id; InvalidInputError with file:line:col of every problem."""
+    doc = load(path)
+    check = Checker(doc)
+    data = doc.data if isinstance(doc.data, dict) else {}
+    if not isinstance(doc.data, dict):
+        check.error((), "a timing file is a mapping with keys format, rite, durations", "schema")
+    check.keys(data, (), ("format", "rite", "durations"))
+    if data and data.get("format") != TIMING_FORMAT:
+        check.error(("format",), f"format {data.get('format')!r}, expected {TIMING_FORMAT!r}", "schema")
+    if data and data.get("rite") != sheet.rite_id:
+        check.error(("rite",), f"timing of rite {data.get('rite')!r}, not of {sheet.rite_id!r}", "reference")
+    actions = {c.id for c in sheet.cues if not c.is_music}
+    out: dict[str, Fraction] = {}
+    for cue, item in (check.field(data, (), "durations", dict) or {}).items() if data else ():
+        where: PathKey = ("durations", cue)
+        if cue not in actions:
+            check.error(where, f"unknown action {cue!r} (measured durations are for the sheet's actions)", "reference",
+                        key=True)
+            continue
+        if (item := check.mapping(item, where, "{duration, n}")) is None:
+            continue
+        check.keys(item, where, ("duration", "n"))
+        try:
+            out[cue] = parse_duration(item.get("duration", ""))
+        except ValueError as exc:
+            check.error(where + ("duration",), str(exc), "duration")
+    errors = [p for p in check.problems if p.severity == "error"]
+    if errors:
+        raise InvalidInputError(errors)
+    return out

@@ -1,0 +1,1 @@
+"""The browser views of a rite. The only place HTML and JS live."""

@@ -1,0 +1,200 @@
+"""The operator's console: an ASGI app (Starlette) over a live Player, state pushed on a WebSocket.
+
+Routes (one table, ``routes``):
+
+- ``GET /`` — the page (Jinja2, autoescaped): current and next cue, the clock
+  (elapsed, planned against actual, over/under-run, projected end), what plays
+  and what stops it, the rite's timeline with a moving now-line; GO, STOP ALL,
+  FADE and jump buttons, also on the keyboard (space GO, Esc STOP ALL, f FADE).
+- ``GET /state`` — the state as JSON.
+- ``POST /command`` — ``{"command": "go"|"stop"|"fade"|"goto", "cue": …}``.
+- ``WS /ws`` — the state every ``PUSH`` seconds; commands as JSON text frames.
+
+Security: a token, when set, is required on every request and WebSocket —
+``?token=`` (the page then keeps it in a cookie), the cookie, or
+``Authorization: Bearer`` — else 403. The command line sets one whenever the
+server binds anything but loopback. No route reads or writes a file; the log
+is written by the player.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import time
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from jinja2 import Environment, PackageLoader
+from starlette.applications import Starlette
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route, WebSocketRoute
+from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from yuesheng.control import Command, Control
+from yuesheng.live import Player
+from yuesheng.report import clock as show_clock
+from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Timeline
+
+PUSH = 0.2  # seconds between state pushes
+COOKIE = "yuesheng-token"
+COMMANDS = {c.value: c for c in (Command.GO, Command.STOP, Command.FADE, Command.GOTO)}
+
+
+class TokenGuard:
+    """ASGI middleware: every HTTP request and WebSocket must carry the token (403 otherwise)."""
+
+    def __init__(self, app: ASGIApp, token: str | None) -> None:
+        self.app, self.token = app, token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.token is None or scope["type"] not in ("http", "websocket") or self._carries(HTTPConnection(scope)):
+            await self.app(scope, receive, send)
+            return
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})  # before accept: the server answers 403
+            return
+        await Response("403 Forbidden: this console needs its token (?token=…)", 403)(scope, receive, send)
+
+    def _carries(self, conn: HTTPConnection) -> bool:
+        assert self.token is not None
+        auth = conn.headers.get("authorization", "")
+        offered = [conn.query_params.get("token", ""), conn.cookies.get(COOKIE, ""),
+                   auth[7:] if auth.startswith("Bearer ") else ""]
+        return any(o and hmac.compare_digest(o.encode(), self.token.encode()) for o in offered)
+
+
+class Console:
+    """The state a page shows, computed from the timeline and the player's status."""
+
+    def __init__(self, timeline: Timeline, player: Player, control: Control, *, token: str | None = None,
+                 wall: Any = time.time) -> None:
+        self.timeline, self.player, self.control, self.token, self.wall = timeline, player, control, token, wall
+        self.by_id = {t.cue.id: t for t in timeline.cues}
+        env = Environment(loader=PackageLoader("yuesheng.web", "templates"), autoescape=True)
+        self.template = env.get_template("console.html.j2")
+
+    # -- state ---------------------------------------------------------------------------------------
+
+    def cue_json(self, cue_id: str | None) -> dict[str, Any] | None:
+        """What the page shows of a cue."""
+        if cue_id is None:
+            return None
+        t = self.by_id[cue_id]
+        names = self.timeline.names
+        pieces = " ".join(p.piece.title + (f"×{p.zhong}" if p.zhong > 1 else "") for p in t.cue.pieces)
+        what = f"{t.cue.music.value} {pieces}".strip() if t.cue.music else t.cue.action
+        return {"id": t.cue.id, "section": t.cue.section, "action": what,
+                "who": [names.get(p, p) for p in (t.cue.who or t.cue.performers)],
+                "where": names.get(t.cue.where, t.cue.where), "words": t.cue.words,
+                "cite": f"儀禮集釋 {t.cue.cite.page}" if not t.cue.cite.page.startswith("周禮") else t.cue.cite.page,
+                "quote": t.cue.cite.quote, "planned_start": show_clock(t.start_tick),
+                "planned_s": round((t.end_tick - t.start_tick) / TICKS_PER_SECOND, 3)}
+
+    def state(self) -> dict[str, Any]:
+        """Everything the page needs, as JSON-ready data."""
+        status = self.player.status()
+        now = status["now"]
+        begin = self.player.begin
+        total = (self.timeline.duration_ticks - begin) / TICKS_PER_SECOND
+        out: dict[str, Any] = {
+            "rite": self.timeline.rite, "current": self.cue_json(status["current"]), "next": self.cue_json(status["next"]),
+            "playing": [self._playing(p) for p in status["playing"]], "ended": status["ended"],
+            "priority": self.player.priority, "planned_total_s": round(total, 3), "elapsed_s": None,
+            "in_cue_s": None, "overrun_s": None, "projected_total_s": None, "projected_end": None,
+            "position_s": 0.0,
+        }
+        if status["current"] is None or status["first_started"] is None:
+            return out
+        current: CueTiming = self.by_id[status["current"]]
+        first = self.player.points[status["first_point"]]
+        rite_start = status["first_started"] - (first.start_tick - begin) / TICKS_PER_SECOND
+        in_cue = now - status["current_started"]
+        planned_at = (current.start_tick - begin) / TICKS_PER_SECOND
+        planned_dur = (current.end_tick - current.start_tick) / TICKS_PER_SECOND
+        overrun = (status["current_started"] - rite_start) - planned_at + max(0.0, in_cue - planned_dur)
+        projected_total = total + overrun
+        out.update(elapsed_s=round(now - rite_start, 3), in_cue_s=round(in_cue, 3), overrun_s=round(overrun, 3),
+                   projected_total_s=round(projected_total, 3), position_s=round(planned_at + min(in_cue, planned_dur), 3),
+                   projected_end=(datetime.fromtimestamp(self.wall(), timezone.utc)
+                                  + timedelta(seconds=projected_total - (now - rite_start))).isoformat(timespec="seconds"))
+        return out
+
+    def _playing(self, item: dict[str, str]) -> dict[str, str]:
+        cue = self.by_id[item["cue"]].cue
+        until = self.by_id.get(item["until"])
+        pieces = " ".join(p.piece.title for p in cue.pieces)
+        return {"cue": cue.id, "what": f"{cue.music.value if cue.music else ''} {pieces}".strip(),
+                "until": f"{until.cue.id}: {until.cue.action}" if until else ""}
+
+    def command(self, data: Any) -> bool:
+        """A command from the page; False if malformed, unknown, or a GO inside the guard."""
+        if not isinstance(data, dict) or data.get("command") not in COMMANDS:
+            return False
+        command = COMMANDS[data["command"]]
+        cue = data.get("cue", "")
+        if command is Command.GOTO and (not isinstance(cue, str) or cue not in self.by_id):
+            return False
+        return self.control.submit(command, "page", cue if command is Command.GOTO else "")
+
+    # -- the app -------------------------------------------------------------------------------------
+
+    def app(self) -> ASGIApp:
+        """The ASGI app, behind the token guard."""
+        routes = [
+            Route("/", self.page),
+            Route("/state", self.get_state),
+            Route("/command", self.post_command, methods=["POST"]),
+            WebSocketRoute("/ws", self.socket),
+        ]
+        return TokenGuard(Starlette(routes=routes), self.token)
+
+    async def page(self, request: Request) -> Response:
+        actions = [{"id": t.cue.id, "label": f"{show_clock(t.start_tick)} {t.cue.id} {t.cue.action}"}
+                   for t in self.player.points]
+        begin = self.player.begin
+        total = max(1, self.timeline.duration_ticks - begin)
+        spans = [{"id": t.cue.id, "x": round(1000 * (t.start_tick - begin) / total, 2), "music": t.cue.is_music,
+                  "w": round(max(0.6, 1000 * (t.end_tick - t.start_tick) / total), 2),
+                  "title": f"{show_clock(t.start_tick)} {t.cue.id} {t.cue.action or (t.cue.music.value if t.cue.music else '')}"}
+                 for t in self.timeline.cues if t.start_tick >= begin]
+        html = self.template.render(rite=self.timeline.rite, actions=actions, spans=spans,
+                                    total_s=total / TICKS_PER_SECOND)
+        response = HTMLResponse(html)
+        if self.token and request.query_params.get("token"):
+            response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict")
+        return response
+
+    async def get_state(self, _request: Request) -> Response:
+        return JSONResponse(self.state())
+
+    async def post_command(self, request: Request) -> Response:
+        try:
+            data = await request.json()
+        except ValueError:
+            return JSONResponse({"accepted": False, "error": "expected a JSON object"}, 400)
+        return JSONResponse({"accepted": self.command(data)})
+
+    async def socket(self, websocket: WebSocket) -> None:
+        await websocket.accept()
+        sender = asyncio.create_task(self._push(websocket))
+        try:
+            while True:
+                text = await websocket.receive_text()
+                try:
+                    accepted = self.command(json.loads(text))
+                except ValueError:
+                    accepted = False
+                await websocket.send_text(json.dumps({"accepted": accepted}))
+        except WebSocketDisconnect:
+            pass
+        finally:
+            sender.cancel()
+
+    async def _push(self, websocket: WebSocket) -> None:
+        while True:
+            await websocket.send_text(json.dumps({"state": self.state()}, ensure_ascii=False))
+            await asyncio.sleep(PUSH)
