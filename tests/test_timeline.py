@@ -32,6 +32,7 @@ def dump(timeline: Timeline) -> str:
         fields = [f"{seconds(e.start_tick):9.3f}", f"{seconds(e.length_ticks):7.3f}", e.kind.value, e.cue, e.part,
                   str(e.key or ""), e.text, e.round, e.pair, f"節{e.jie}" if e.jie else "", e.archer,
                   f"矢{e.arrow}" if e.arrow else "", {True: "中", False: "不中", None: ""}[e.hit],
+                  {True: "貫", False: "不貫", None: ""}[e.pierced] if e.hit else "",
                   {True: "釋", False: "", None: ""}[e.counted], e.degree]
         lines.append(" ".join(f for f in fields if f))
     counts = Counter((e.cue, e.part) for e in timeline.events if e.kind is EventKind.NOTE)
@@ -82,13 +83,46 @@ def test_shejie_arrows_alternate_and_skip_the_listening_jie(xiangshe):
         assert [r.jie for r in rs] == [2, 2, 3, 3, 4, 4, 5, 5]
 
 
-def test_only_releases_on_the_drum_count_in_round_three(repertoire, xiangshe):
-    sheet = _sheet(repertoire, "xiangshe")
+def _on_drum(sheet, timeline: Timeline) -> dict[tuple[str, int], bool]:
+    """(pair, arrow) → whether the round-3 release falls within the tolerance of a drum stroke of its 耦."""
     tolerance = ticks(sheet.archery.tolerance)
-    strokes = {(e.pair, e.start_tick) for e in _round3(xiangshe) if e.kind is EventKind.DRUM}
-    for r in (e for e in _round3(xiangshe) if e.kind is EventKind.RELEASE):
-        on_drum = any(p == r.pair and abs(t - r.start_tick) <= tolerance for p, t in strokes)
-        assert r.counted == (r.hit and on_drum)
+    strokes = {(e.pair, e.start_tick) for e in _round3(timeline) if e.kind is EventKind.DRUM}
+    return {(r.pair, r.arrow): any(p == r.pair and abs(t - r.start_tick) <= tolerance for p, t in strokes)
+            for r in _round3(timeline) if r.kind is EventKind.RELEASE}
+
+
+def test_round_three_counts_hits_that_pierce_and_fall_on_the_drum(repertoire, xiangshe):
+    # 釋獲如初 (6-13a): 不貫不釋 (5-33a) still holds, and 不鼓不釋 (6-12b)
+    on_drum = _on_drum(_sheet(repertoire, "xiangshe"), xiangshe)
+    releases = [e for e in _round3(xiangshe) if e.kind is EventKind.RELEASE]
+    for r in releases:
+        assert r.counted == bool(r.hit and r.pierced and on_drum[(r.pair, r.arrow)])
+    assert any(r.hit and on_drum[(r.pair, r.arrow)] and not r.pierced for r in releases)  # the case that matters
+
+
+def test_the_drum_only_reading_counts_unpierced_hits_on_the_drum(repertoire):
+    sheet = _sheet(repertoire, "xiangshe")
+    tl = build_timeline(sheet, Options(readings={"shihuo": "drum-only"}))
+    on_drum = _on_drum(sheet, tl)
+    for r in (e for e in _round3(tl) if e.kind is EventKind.RELEASE):
+        assert r.counted == bool(r.hit and on_drum[(r.pair, r.arrow)])
+    # script round-3 shang-ou arrow 5 is h on the drum: counted only under drum-only
+    arrow5 = {t.readings["shihuo"]: next(e for e in _round3(t) if e.kind is EventKind.RELEASE and e.pair == "shang-ou"
+                                         and e.arrow == 5) for t in (tl, build_timeline(sheet))}
+    assert arrow5["drum-only"].counted and not arrow5["ru-chu"].counted and not arrow5["ru-chu"].pierced
+
+
+@pytest.mark.parametrize(("rite", "pair", "arrow"), [("xiangshe", "shang-ou", 5), ("dashe", "shang-ou", 6)])
+def test_the_unpierced_hit_of_the_music_round_is_not_counted(repertoire, rite, pair, arrow):
+    # the audit's cases: 鄉射 上耦 arrow 5, 大射 上耦 arrow 6 are h on the drum
+    tl = build_timeline(_sheet(repertoire, rite))
+    r = next(e for e in tl.events if e.kind is EventKind.RELEASE and e.round == "round-3" and e.pair == pair
+             and e.arrow == arrow)
+    assert r.hit and r.pierced is False and not r.counted
+    tally = next(t for t in tl.tallies if t.round == "round-3")
+    third = [e for e in tl.events if e.kind is EventKind.RELEASE and e.round == "round-3"]
+    assert (tally.right, tally.left) == (sum(e.counted for e in third if e.archer == "上射"),
+                                         sum(e.counted for e in third if e.archer == "下射"))
 
 
 def test_the_scripted_arrow_off_the_drum_is_not_counted(xiangshe):
