@@ -141,6 +141,27 @@ CASES = [
     ("hit-call-outside-rounds", "s", "    end: {at: she-er}\n", "", "calls-hits", "  - id: huo-1"),
     ("drum-round-without-music", "s", "      music: {piece: zouyu-huangzhong-yu, zhong: 5}\n", "", "archery-reference",
      "  - id: round-3"),
+    # held calls, the shooting order, an archery section under a variant, reading shihuo
+    ("hold-on-music", "s", "    performers: [gong]\n    cite: {page: 5-15b", "    performers: [gong]\n    hold: 3s\n"
+     "    cite: {page: 5-15b", "schema", "hold: 3s"),
+    ("hold-until-unknown", "s", "    calls: [不絶]\n", "    calls: [不絶]\n    hold: {until: she-yii}\n", "reference",
+     "hold: {until: she-yii}"),
+    ("hold-until-music", "s", "    calls: [不絶]\n", "    calls: [不絶]\n    hold: {until: she-san}\n", "reference",
+     "hold: {until: she-san}"),
+    ("hold-zero", "s", "    calls: [不絶]\n", "    calls: [不絶]\n    hold: 0s\n", "duration", "hold: 0s"),
+    ("hold-bare-number", "s", "    calls: [不絶]\n", "    calls: [不絶]\n    hold: 5\n", "duration", "hold: 5"),
+    ("hold-unknown-key", "s", "    calls: [不絶]\n", "    calls: [不絶]\n    hold: {untill: she-yi}\n", "schema",
+     "hold: {untill"),
+    ("pair-first-bad", "s", "upper: a1, lower: a2}", "upper: a1, lower: a2, first: a2}", "schema", "    san-ou: {"),
+    ("archery-variant-unknown", "s", "  tolerance: 250ms", "  variant: shee\n  tolerance: 250ms", "reference",
+     "variant: shee"),
+    ("archery-variant-cue-not-of-it", "s", "  tolerance: 250ms", "  variant: caipin\n  tolerance: 250ms",
+     "archery-reference", "cue: she-yi"),
+    ("shihuo-unknown-option", "s", "performers:\n", "readings:\n  shihuo:\n    name: 釋獲如初\n    chosen: ru-chu\n"
+     "    options:\n      ru-chu: {text: a}\n      drum-ony: {text: b}\nperformers:\n", "archery-reference",
+     "    options:"),
+    ("xunuo-only-words", "s", "    action: 三耦射\n    who: [a1, a2]", "    action: 三耦射 獲者許諾\n    who: [a1, a2, huozhe]",
+     "xunuo-sounds", "  - id: she-yi"),
 ]
 
 
@@ -217,6 +238,22 @@ def test_load_cuesheet_raises_with_every_error(repertoire, tmp_path):
     path.write_text(_mutated("x", "      - {piece: simu}", "      - {piece: simuu}"), encoding="utf-8")
     with pytest.raises(InvalidInputError, match="unknown piece 'simuu'"):
         load_cuesheet(path, repertoire)
+
+
+@pytest.mark.parametrize(("old", "new", "rule", "marker"), [
+    ("    hold: {until: fuhou-zhi-fa}\n", "", "calls", "    calls: [商]"),  # 至乏聲止: the 商 is held
+    ("    start: {with: fuhou-qu-fa-2}\n    hold: {until: fuhou-qu-fa-2}\n", "    hold: 20s\n", "xunuo-sounds",
+     "  - id: fuhou-qu-fa-2"),  # the 許諾如初 of 10-4a no longer sounds with its walk
+])
+def test_dashe_xunuo_must_sound_and_hold_its_shang(tmp_path, run, old, new, rule, marker):
+    text = (data_dir("cues") / "dashe.yaml").read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    text = text.replace(old, new)
+    path = tmp_path / "dashe.yaml"
+    path.write_text(text, encoding="utf-8")
+    code, out, _ = run("validate", str(path))
+    assert code == 1 and f"[{rule}]" in out
+    assert f"{path}:{_line_of(text, marker)}:" in out, out
 
 
 def test_dashe_gong_stepping_on_the_mark_before_the_music_is_an_error(repertoire, tmp_path, run):

@@ -173,10 +173,91 @@ def test_xiangshe_xunuo_is_one_unbroken_call_not_on_gong_or_shang(xiangshe):
     assert all(e.length_ticks >= ticks(Fraction(10)) for e in xunuo)  # held from 侯 to 乏
 
 
-def test_dashe_target_bearers_answer_on_gong_then_shang(repertoire):
-    tl = build_timeline(_sheet(repertoire, "dashe"))
-    nuo = [(e.degree, e.part, e.key) for e in tl.events if e.kind is EventKind.CALL and e.text == "諾"]
-    assert nuo == [("宫", "負侯者", 60), ("商", "負侯者", 62)]
+@pytest.fixture(scope="module")
+def dashe(repertoire):
+    return build_timeline(_sheet(repertoire, "dashe"))
+
+
+# every 負侯許諾 of 大射: the 唱聲 cue(s) and the walk whose end stops the voice (聲止)
+DASHE_XUNUO = [
+    ("9-31b", ("xunuo-gong", "xunuo-shang"), "fuhou-zhi-fa"),
+    ("9-33b", ("xunuo-qu-shi",), "fuhou-xunuo-qu-shi"),
+    ("10-4a", ("xunuo-2",), "fuhou-qu-fa-2"),
+    ("10-7b", ("xunuo-jun",), "fuhou-qu-fa-jun"),
+    ("10-10a", ("xunuo-qu-shi-2",), "fuhou-fu-hou-2"),
+    ("10-21b", ("xunuo-3",), "fuhou-qu-fa-3"),
+    ("10-23b", ("xunuo-qu-shi-3",), "fuhou-fu-hou-3"),
+]
+
+
+def test_dashe_target_bearers_answer_on_gong_then_shang(dashe):
+    nuo = [(e.degree, e.part, e.key) for e in dashe.events if e.kind is EventKind.CALL and e.text == "諾"]
+    assert nuo == [("宫", "負侯者", 60), ("商", "負侯者", 62)] * len(DASHE_XUNUO)
+
+
+@pytest.mark.parametrize(("page", "cues", "walk"), DASHE_XUNUO, ids=[x[0] for x in DASHE_XUNUO])
+def test_every_dashe_xunuo_sounds_and_its_shang_is_held_to_the_end_of_the_walk(dashe, page, cues, walk):
+    timing = {t.cue.id: t for t in dashe.cues}
+    calls = sorted((e for e in dashe.events if e.kind is EventKind.CALL and e.cue in cues), key=lambda e: e.start_tick)
+    assert [e.degree for e in calls] == ["宫", "商"] and all(e.part == "負侯者" for e in calls)
+    gong, shang = calls
+    assert timing[cues[-1]].cue.cite.page == page
+    assert gong.length_ticks == ticks(Fraction(4, 5))  # a short answer on 宫
+    assert shang.start_tick > gong.start_tick
+    assert shang.start_tick + shang.length_ticks == timing[walk].end_tick  # 至乏聲止
+    assert shang.length_ticks >= ticks(Fraction(5))  # held, not a short note
+
+
+def test_dashe_first_xunuo_places_the_shang_after_the_run(dashe):
+    # 許諾以宫 趨直西及乏南 又諾以商 至乏聲止 (9-31b)
+    timing = {t.cue.id: t for t in dashe.cues}
+    gong = next(e for e in dashe.events if e.kind is EventKind.CALL and e.cue == "xunuo-gong")
+    shang = next(e for e in dashe.events if e.kind is EventKind.CALL and e.cue == "xunuo-shang")
+    assert gong.start_tick == timing["fuhou-qu-fa"].start_tick
+    assert shang.start_tick == timing["fuhou-qu-fa"].end_tick == timing["fuhou-zhi-fa"].start_tick
+    assert shang.start_tick + shang.length_ticks == timing["fuhou-zhi-fa"].end_tick
+    assert timing["shou-huozhe"].start_tick == timing["fuhou-zhi-fa"].end_tick
+
+
+def test_dashe_fushe_sounds_a_call_pair_for_every_hit(repertoire, dashe):
+    assert not [e for e in dashe.events if e.round == "fu-she"]
+    tl = build_timeline(_sheet(repertoire, "dashe"), Options(variants=frozenset({"fu-she"})))
+    timing = {t.cue.id: t for t in tl.cues}
+    shots = [e for e in tl.events if e.kind is EventKind.RELEASE and e.round == "fu-she"]
+    assert len(shots) == 3 * 8 and not any(e.counted for e in shots)  # 皆獲: called, no 釋獲 is written
+    assert all(timing["fu-she-she"].start_tick <= e.start_tick < timing["fu-she-she"].end_tick for e in shots)
+    calls = [e for e in tl.events if e.kind is EventKind.CALL and e.cue == "huo-chang-fu"]
+    assert len(calls) == 2 * sum(e.hit for e in shots) > 0
+    assert [e.degree for e in calls] == ["宫", "商"] * (len(calls) // 2)
+
+
+XIANGSHE_XUNUO = ["5-25a", "5-27a", "5-32a", "6-2b", "6-12a", "6-13b"]
+
+
+def test_every_xiangshe_xunuo_sounds_unbroken(xiangshe):
+    calls = [e for e in xiangshe.events if e.kind is EventKind.CALL and e.text == "諾"]
+    pages = [next(t.cue.cite.page for t in xiangshe.cues if t.cue.id == e.cue) for e in calls]
+    assert pages == XIANGSHE_XUNUO
+    assert {(e.degree, e.part) for e in calls} == {("不絶", "獲者")}
+
+
+def test_the_gong_looses_first_in_his_pair(dashe):
+    for rnd in ("round-2", "round-3"):
+        gong = sorted((e for e in dashe.events if e.kind is EventKind.RELEASE and e.round == rnd and e.pair == "gong-bin"),
+                      key=lambda e: e.arrow)
+        assert [(e.archer, e.text) for e in gong[:2]] == [("下射", "jun"), ("上射", "bin")]  # 公下射也而先發 (10-9a)
+        assert [e.archer for e in gong] == ["下射", "上射"] * 4
+    drum = {e.start_tick for e in dashe.events if e.kind is EventKind.DRUM and e.pair == "gong-bin" and e.velocity > 80}
+    bin_third = [e for e in dashe.events if e.kind is EventKind.RELEASE and e.round == "round-3" and e.pair == "gong-bin"
+                 and e.text == "bin"]
+    assert not any(e.start_tick in drum for e in bin_third)  # the 賓 looses on the half-節 stroke
+
+
+def test_the_gongs_unpierced_hits_count_gong_ze_shi_huo(dashe):
+    # 中離維綱揚觸梱復公則釋獲衆則不與 (10-5a)
+    second = [e for e in dashe.events if e.kind is EventKind.RELEASE and e.round == "round-2" and e.pair == "gong-bin"]
+    assert any(e.text == "jun" and e.hit and not e.pierced and e.counted for e in second)
+    assert not any(e.text == "bin" and e.hit and not e.pierced and e.counted for e in second)
 
 
 def test_jinzou_stops_at_the_phrase_end_after_its_action(repertoire):
@@ -231,10 +312,10 @@ def test_lishou_reading_five_jie(repertoire):
     assert (jie(seven), jie(five)) == (7, 5)
 
 
-def test_dashe_gong_is_exempt_from_the_drum(repertoire):
-    tl = build_timeline(_sheet(repertoire, "dashe"))
-    gong = [e for e in tl.events if e.kind is EventKind.RELEASE and e.round == "round-3" and e.text == "jun"]
-    assert gong and all(e.counted == e.hit for e in gong)
+def test_dashe_gong_is_exempt_from_the_drum(dashe):
+    gong = [e for e in dashe.events if e.kind is EventKind.RELEASE and e.round == "round-3" and e.text == "jun"]
+    assert gong and all(e.counted == e.hit for e in gong)  # 不以樂志, and 公則釋獲: pierced or not
+    assert any(e.hit and not e.pierced for e in gong)
 
 
 def test_same_options_same_timeline_and_seed_changes_shots(repertoire):

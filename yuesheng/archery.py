@@ -17,7 +17,8 @@ How a round with music is laid out (鄭注 6-12b: 鄉射之鼓五節，歌五終
   (鄉射 6-13a, 大射 10-23a), so the second round's 不貫不釋 (5-33a, 10-6a) still
   holds. The reading that counts every hit on the drum, pierced or not, passes
   ``pierce=False``. Performers exempt from the music (大射: 公 不以樂志, 10-23a)
-  need not be on the drum; they still must pierce.
+  need not be on the drum; those of a round's ``any_hit`` need not pierce (大射:
+  中離維綱揚觸梱復公則釋獲, 10-5a).
 
 A round without music is an action of a given length: the pairs shoot one after
 another, the eight arrows of a pair evenly spread over its share. The first
@@ -56,18 +57,20 @@ class Release:
     counted: bool
 
 
-def counts(rnd: Round, arrow: Arrow, *, tolerance: Fraction, exempt: bool, pierce: bool = True) -> bool:
-    """Whether *arrow* is counted (釋獲) in *rnd*.
+def counts(rnd: Round, arrow: Arrow, performer: str, *, tolerance: Fraction, pierce: bool = True) -> bool:
+    """Whether *arrow* of *performer* is counted (釋獲) in *rnd*.
 
     NONE counts nothing; PIERCE counts hits that pierce (不貫不釋); DRUM counts hits on
-    the drum (不鼓不釋) that also pierce unless *pierce* is False (釋獲如初). *exempt*
-    performers need not be on the drum (不以樂志).
+    the drum (不鼓不釋) that also pierce unless *pierce* is False (釋獲如初). The round's
+    ``exempt`` performers need not be on the drum (不以樂志), its ``any_hit`` performers
+    need not pierce (公則釋獲).
     """
     if rnd.count is Count.NONE or not arrow.hit:
         return False
+    pierced = arrow.pierce or performer in rnd.any_hit
     if rnd.count is Count.PIERCE:
-        return arrow.pierce
-    return (arrow.pierce or not pierce) and (exempt or abs(arrow.offset) <= tolerance)
+        return pierced
+    return (pierced or not pierce) and (performer in rnd.exempt or abs(arrow.offset) <= tolerance)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,10 +123,9 @@ def shoot_with_music(archery: Archery, rnd: Round, pair: Pair, start: Fraction, 
         jie = listen + 1 + n // 2
         target = start + (jie - 1) * zhong_length + (zhong_length / 2 if n % 2 else 0)
         archer, performer = _archer(pair, n)
-        exempt = performer in rnd.exempt
         releases.append(Release(rnd.id, pair.id, archer, performer, n + 1, max(start, target + arrow.offset), target,
                                 jie, arrow.hit, arrow.pierce,
-                                counts(rnd, arrow, tolerance=archery.tolerance, exempt=exempt, pierce=pierce)))
+                                counts(rnd, arrow, performer, tolerance=archery.tolerance, pierce=pierce)))
     return strokes, releases
 
 
@@ -135,7 +137,7 @@ def shoot_without_music(archery: Archery, rnd: Round, pair: Pair, start: Fractio
     for n, arrow in enumerate(arrows(archery, rnd, pair, seed=seed)):
         archer, performer = _archer(pair, n)
         out.append(Release(rnd.id, pair.id, archer, performer, n + 1, start + slot * n + slot / 2, None, 0,
-                           arrow.hit, arrow.pierce, counts(rnd, arrow, tolerance=archery.tolerance, exempt=False)))
+                           arrow.hit, arrow.pierce, counts(rnd, arrow, performer, tolerance=archery.tolerance)))
     return out
 
 

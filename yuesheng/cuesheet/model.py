@@ -183,7 +183,8 @@ class Round:
     count: Count
     cite: Cite
     music: PieceRef | None = None
-    exempt: tuple[str, ...] = ()
+    exempt: tuple[str, ...] = ()  # need not be on the drum (大射: 公 不以樂志, 10-23a)
+    any_hit: tuple[str, ...] = ()  # every hit counts, pierced or not (大射: 公則釋獲, 10-5a)
 
 
 @dataclass(frozen=True, slots=True)

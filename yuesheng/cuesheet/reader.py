@@ -306,7 +306,7 @@ class _Reader(Checker):
     def round(self, raw: Any, path: PathKey) -> Round | None:
         if (raw := self.mapping(raw, path, "{id, cue, pairs, count, cite}")) is None:
             return None
-        self.keys(raw, path, ("id", "cue", "pairs", "count", "cite", "music", "exempt", "note"))
+        self.keys(raw, path, ("id", "cue", "pairs", "count", "cite", "music", "exempt", "any_hit", "note"))
         count_text = self.field(raw, path, "count", str)
         count = None
         if count_text is not None:
@@ -321,7 +321,8 @@ class _Reader(Checker):
         cues = self.id_list(raw, path, "cue") if isinstance(cue, list) else ((one,) if one else ())
         if not (rid and cues and cite and count):
             return None
-        return Round(rid, cues, self.id_list(raw, path, "pairs"), count, cite, music, self.id_list(raw, path, "exempt"))
+        return Round(rid, cues, self.id_list(raw, path, "pairs"), count, cite, music, self.id_list(raw, path, "exempt"),
+                     self.id_list(raw, path, "any_hit"))
 
     def script(self, raw: Any, path: PathKey) -> dict[tuple[str, str], tuple[Arrow, ...]]:
         out = {}
