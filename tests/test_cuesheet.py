@@ -270,3 +270,23 @@ def test_dashe_gong_stepping_on_the_mark_before_the_music_is_an_error(repertoire
     code, out, _ = run("validate", str(path))
     assert code == 1 and "[gong-after-music]" in out
     assert f"{path}:{music + 1}:" in out
+
+
+def test_yanli_archery_rules_apply_under_its_variant(tmp_path, run):
+    text = (data_dir("cues") / "yanli.yaml").read_text(encoding="utf-8")
+    old = "      count: pierce\n      cite: {page: 5-33a"
+    assert text.count(old) == 1
+    path = tmp_path / "yanli.yaml"
+    path.write_text(text.replace(old, "      count: none\n      cite: {page: 5-33a"), encoding="utf-8")
+    code, out, _ = run("validate", str(path))
+    assert code == 1 and "[three-rounds]" in out and "(with variant yan-she)" in out
+    assert f"{path}:{_line_of(text, '  rounds:')}:" in out
+
+
+def test_a_round_with_music_under_a_variant_needs_its_music(tmp_path, run):
+    text = (data_dir("cues") / "yanli.yaml").read_text(encoding="utf-8")
+    old = "      music: {piece: zouyu-huangzhong-yu, zhong: 5}\n"
+    path = tmp_path / "yanli.yaml"
+    path.write_text(text.replace(old, ""), encoding="utf-8")
+    code, out, _ = run("validate", str(path))
+    assert code == 1 and "[archery-reference]" in out

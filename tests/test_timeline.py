@@ -337,3 +337,49 @@ def test_sanfen_cents_on_notes(repertoire):
     tl = build_timeline(_sheet(repertoire, "golden"), Options(realization=Realization(60, Tuning.SANFEN)))
     cents = {(e.key % 12, e.cents) for e in tl.events if e.kind is EventKind.NOTE}
     assert (9, 5.87) in cents and (0, 0.0) in cents  # 南吕 +5.87, 黄鍾 0
+
+
+@pytest.fixture(scope="module")
+def yan_she(repertoire):
+    return build_timeline(_sheet(repertoire, "yanli"), Options(variants=frozenset({"yan-she"})))
+
+
+def test_yanli_shoots_only_with_variant_yan_she(repertoire, yan_she):
+    plain = build_timeline(_sheet(repertoire, "yanli"))
+    assert not [e for e in plain.events if e.kind in (EventKind.RELEASE, EventKind.CALL)] and not plain.tallies
+    assert not [t for t in plain.cues if t.cue.id.startswith("yan-")]
+    rounds = {e.round for e in yan_she.events if e.kind is EventKind.RELEASE}
+    assert rounds == {"yan-round-1", "yan-round-2", "yan-round-3"}
+    assert [t.round for t in yan_she.tallies] == ["yan-round-2", "yan-round-3"]  # 獲而未釋獲 in the first
+    pieces = {e.piece for e in yan_she.events if e.kind is EventKind.NOTE and e.cue == "yan-she-san"}
+    assert pieces == {"zouyu-huangzhong-yu"}  # 如鄉射之禮: 騶虞
+
+
+def test_yanli_she_round_three_five_jie_per_pair_and_hit_calls(yan_she):
+    strokes = [e for e in yan_she.events if e.kind is EventKind.DRUM and e.round == "yan-round-3" and e.velocity > 80]
+    assert sorted(Counter(e.pair for e in strokes).values()) == [5] * 5  # 五節, begun again for each 耦
+    hits = [e for e in yan_she.events if e.kind is EventKind.RELEASE and e.hit]
+    calls = [e for e in yan_she.events if e.kind is EventKind.CALL and e.text == "獲"]
+    assert len(calls) == 2 * len(hits) and {e.degree for e in calls} == {"宫", "商"}
+
+
+def test_yanli_she_xunuo_is_unbroken_and_held_to_the_end_of_the_walk(yan_she):
+    timing = {t.cue.id: t for t in yan_she.cues}
+    xunuo = [e for e in yan_she.events if e.kind is EventKind.CALL and e.text == "諾"]
+    assert len(xunuo) == 6 and {e.degree for e in xunuo} == {"不絶"}
+    for e in xunuo:
+        walk = timing[e.cue].cue.hold_until
+        assert e.start_tick == timing[walk].start_tick and e.start_tick + e.length_ticks == timing[walk].end_tick
+
+
+def test_yanli_jun_steps_on_after_the_music_looses_first_and_is_exempt(yan_she):
+    # 記 8-26b–27a: 君與射則爲下射 … 樂作而后就物 … 不以樂志
+    timing = {t.cue.id: t for t in yan_she.cues}
+    third = [e for e in yan_she.events if e.kind is EventKind.RELEASE and e.round == "yan-round-3" and e.pair == "jun-bin"]
+    first_stroke = min(e.start_tick for e in yan_she.events if e.kind is EventKind.DRUM and e.pair == "jun-bin")
+    assert timing["yan-jun-jiu-wu"].start_tick >= first_stroke >= timing["yan-she-san"].start_tick
+    assert min(e.start_tick for e in third) > timing["yan-jun-jiu-wu"].start_tick
+    by_arrow = {e.arrow: e for e in third}
+    assert (by_arrow[1].text, by_arrow[1].archer) == ("jun", "下射")
+    assert by_arrow[3].text == "jun" and by_arrow[3].counted  # 1.5 s off the 節: 不以樂志
+    assert by_arrow[4].text == "bin" and by_arrow[4].hit and not by_arrow[4].counted  # 400 ms off: 不鼓不釋
