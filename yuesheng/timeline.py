@@ -10,7 +10,8 @@ action). An action lasts its estimate. Music lasts its pieces × 終 × syllable
 × seconds per syllable; music that runs until an action (樂闋) repeats its pieces
 and stops at the end of the phrase (four notes) in progress when that action
 starts. A 射節 runs per 耦 (see ``archery``) and the action it runs until waits
-for it.
+for it. A 唱聲 cue sounds its calls a second apart; with ``hold`` its last call
+lasts until the named action ends (大射: 又諾以商至乏聲止) or for the given time.
 
 Tempo: ``defaults.syllable`` of the cue sheet (1.5 s when absent), a piece's own
 ``syllable``, or the ``syllable`` option. 1.5 s is a slow, even declamation,
