@@ -383,3 +383,18 @@ def test_yanli_jun_steps_on_after_the_music_looses_first_and_is_exempt(yan_she):
     assert (by_arrow[1].text, by_arrow[1].archer) == ("jun", "下射")
     assert by_arrow[3].text == "jun" and by_arrow[3].counted  # 1.5 s off the 節: 不以樂志
     assert by_arrow[4].text == "bin" and by_arrow[4].hit and not by_arrow[4].counted  # 400 ms off: 不鼓不釋
+
+
+def test_every_release_in_the_json_has_pierced_and_the_reading_is_chosen_on_the_command_line(run):
+    import json
+
+    counted = {}
+    for reading in ("ru-chu", "drum-only"):
+        code, out, _ = run("timeline", "xiangshe", "--format", "json", "--reading", f"shihuo={reading}")
+        data = json.loads(out)
+        releases = [e for e in data["events"] if e["kind"] == "release"]
+        assert code == 0 and releases and all(isinstance(e["pierced"], bool) for e in releases)
+        third = [e for e in releases if e["round"] == "round-3"]
+        counted[reading] = sum(e["counted"] for e in third)
+        assert data["readings"]["shihuo"] == reading
+    assert counted["drum-only"] > counted["ru-chu"]
