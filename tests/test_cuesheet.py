@@ -240,6 +240,16 @@ def test_load_cuesheet_raises_with_every_error(repertoire, tmp_path):
         load_cuesheet(path, repertoire)
 
 
+def test_a_call_held_until_a_cue_of_another_programme_is_an_error(tmp_path, run):
+    text = _mutated("s", "    calls: [不絶]\n", "    calls: [不絶]\n    hold: {until: bin-chu}\n")
+    text = text.replace("    action: 賓出\n", "    action: 賓出\n    variant: caipin\n")
+    path = tmp_path / "held.yaml"
+    path.write_text(text, encoding="utf-8")
+    code, out, _ = run("validate", str(path))
+    assert code == 1 and "not in every programme" in out and "[reference]" in out
+    assert f"{path}:{_line_of(text, 'hold: {until: bin-chu}')}:" in out
+
+
 @pytest.mark.parametrize(("old", "new", "rule", "marker"), [
     ("    hold: {until: fuhou-zhi-fa}\n", "", "calls", "    calls: [商]"),  # 至乏聲止: the 商 is held
     ("    start: {with: fuhou-qu-fa-2}\n    hold: {until: fuhou-qu-fa-2}\n", "    hold: 20s\n", "xunuo-sounds",

@@ -443,6 +443,9 @@ def _check_references(r: _Reader, sheet: CueSheet) -> None:
             elif sheet.cue(cue.hold_until).is_music:
                 r.error(path + ("hold", "until"), f"call held until {cue.hold_until!r}, which is music: name the "
                         "action (the walk) at whose end the voice stops (聲止)", "reference")
+            elif any(cue.active(v) and not sheet.cue(cue.hold_until).active(v) for v in variant_configurations(sheet)):
+                r.error(path + ("hold", "until"), f"call held until {cue.hold_until!r}, which is not in every programme "
+                        "the call is in (check variant and unless)", "reference")
     for kind, table in (("instruments", sheet.instruments), ("performers", sheet.performers)):
         for member in table.values():
             if member.player and member.player not in sheet.performers:
