@@ -160,6 +160,12 @@ CASES = [
     ("shihuo-unknown-option", "s", "performers:\n", "readings:\n  shihuo:\n    name: 釋獲如初\n    chosen: ru-chu\n"
      "    options:\n      ru-chu: {text: a}\n      drum-ony: {text: b}\nperformers:\n", "archery-reference",
      "    options:"),
+    ("pair-cue-not-a-pair", "s", "      pairs: [san-ou, bin-zhuren]\n      count: pierce",
+     "      pairs: [san-ou, bin-zhuren]\n      pair_cues: {san-ouu: she-yi}\n      count: pierce", "archery-reference",
+     "pair_cues: {san-ouu"),
+    ("pair-cue-music", "s", "      pairs: [san-ou, bin-zhuren]\n      count: pierce",
+     "      pairs: [san-ou, bin-zhuren]\n      pair_cues: {bin-zhuren: she-san}\n      count: pierce", "archery-reference",
+     "pair_cues: {bin-zhuren"),
     ("xunuo-only-words", "s", "    action: 三耦射\n    who: [a1, a2]", "    action: 三耦射 獲者許諾\n    who: [a1, a2, huozhe]",
      "xunuo-sounds", "  - id: she-yi"),
 ]

@@ -398,3 +398,20 @@ def test_every_release_in_the_json_has_pierced_and_the_reading_is_chosen_on_the_
         counted[reading] = sum(e["counted"] for e in third)
         assert data["readings"]["shihuo"] == reading
     assert counted["drum-only"] > counted["ru-chu"]
+
+
+def test_dashe_pairs_shoot_within_their_own_actions(dashe):
+    # round 2: 三耦 (10-6a), then 公與賓 (10-9a), 卿大夫繼射 (10-9b), 衆皆繼射 (10-9b); round 1: 三耦卒射亦如之 (9-33a)
+    timing = {t.cue.id: t for t in dashe.cues}
+    expected = {("round-1", "shang-ou"): "shang-ou-she", ("round-1", "ci-ou"): "sanou-zu-she",
+                ("round-2", "xia-ou"): "sanou-she-2", ("round-2", "gong-bin"): "gong-bin-she",
+                ("round-2", "dafu-shi-ou"): "qing-dafu-ji-she", ("round-2", "zhong-ou-2"): "zhong-ji-she"}
+    for (rnd, pair), cue in expected.items():
+        shots = [e for e in dashe.events if e.kind is EventKind.RELEASE and e.round == rnd and e.pair == pair]
+        assert len(shots) == 8 and {e.cue for e in shots} == {cue}
+        assert all(timing[cue].start_tick <= e.start_tick < timing[cue].end_tick for e in shots)
+    second = [e for e in dashe.events if e.kind is EventKind.RELEASE and e.round == "round-2"]
+    calls = [e for e in dashe.events if e.kind is EventKind.CALL and e.round == "round-2"]
+    assert len(calls) == 2 * sum(e.hit for e in second)
+    assert all(timing["gong-bin-she"].start_tick <= c.start_tick < timing["gong-bin-she"].end_tick
+               for c in calls if c.pair == "gong-bin")

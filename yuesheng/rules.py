@@ -144,6 +144,13 @@ def archery_references(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Findi
         for pid in rnd.exempt:
             if pid not in sheet.performers:
                 yield ("archery", "rounds", n, "exempt"), f"unknown performer {pid!r}"
+        for pid, cid in rnd.pair_cues:
+            if pid not in rnd.pairs:
+                yield ("archery", "rounds", n, "pair_cues", pid), f"pair {pid!r} is not one of the round's pairs"
+            elif cid not in by_id or by_id[cid].is_music:
+                yield ("archery", "rounds", n, "pair_cues", pid), f"{cid!r} is not an action cue: a pair shoots in an action"
+            elif by_id[cid].variant != (by_id[rnd.cues[0]].variant if rnd.cues and rnd.cues[0] in by_id else ""):
+                yield ("archery", "rounds", n, "pair_cues", pid), f"{cid!r} is not in the same programme as the round's cue"
         if rnd.count is Count.DRUM and rnd.music is None:
             yield ("archery", "rounds", n), "a round counted on the drum needs its music (不鼓不釋)"
     for pair in archery.pairs.values():

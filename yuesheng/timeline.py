@@ -187,7 +187,7 @@ class _Builder:
         self.times: dict[tuple[str, str], Fraction] = {}
         self.events: list[Event] = []
         self.releases: dict[str, list[Release]] = {}  # by round
-        self.cue_of_release: dict[str, str] = {}  # round → the cue its arrows were loosed in
+        self.cue_of_release: dict[tuple[str, str], str] = {}  # (round, pair) → the cue its arrows were loosed in
         self.notices: dict[str, None] = {}
         self.phrases: dict[str, list[Fraction]] = {}
         self.jie_total = self.archery.jie_total if self.archery else 0
@@ -214,7 +214,7 @@ class _Builder:
                         if r.id in self.releases and r.count is not Count.NONE)
         for t in tallies:
             last = max(self.releases[t.round], key=lambda r: r.time)
-            self.add(EventKind.MARKER, last.time + 1, Fraction(0), self.cue_of_release[t.round],
+            self.add(EventKind.MARKER, last.time + 1, Fraction(0), self.cue_of_release[(t.round, last.pair)],
                      text=f"釋獲 {t.round}: {t.announcement} (右 {t.right} 算, 左 {t.left} 算)")
         programs = {p.name: m.program for m in self.sheet.instruments.values()
                     if m.program is not None and (p := part_for(m.name))}
@@ -398,13 +398,17 @@ class _Builder:
     def shots(self, cue_id: str, rnd: Round, releases: list[Release]) -> None:
         """Record a pair's releases in its round and emit them."""
         self.releases.setdefault(rnd.id, []).extend(releases)
-        self.cue_of_release[rnd.id] = cue_id
+        for r in releases[:1]:
+            self.cue_of_release[(rnd.id, r.pair)] = cue_id
         for r in releases:
             self.add(EventKind.RELEASE, r.time, Fraction(0), cue_id, round=r.round, pair=r.pair, jie=r.jie,
                      archer=r.archer, arrow=r.arrow, hit=r.hit, pierced=r.pierce, counted=r.counted, text=r.performer)
 
     def silent_rounds(self) -> None:
-        """Rounds that are actions: the pairs shoot one after another across the action."""
+        """Rounds that are actions: the pairs of each action shoot one after another across it.
+
+        A pair shoots in the round's cue unless the round gives it its own (pair_cues: the 公's pair in 大射).
+        """
         archery = self.archery
         if archery is None:
             return
@@ -412,11 +416,15 @@ class _Builder:
             cue = self.round_cue(rnd)
             if cue is None or cue.is_music or not rnd.pairs:
                 continue
-            start, end = self.times[(cue.id, "start")], self.times[(cue.id, "end")]
-            share = (end - start) / len(rnd.pairs)
-            for n, pid in enumerate(rnd.pairs):
-                self.shots(cue.id, rnd, shoot_without_music(archery, rnd, archery.pairs[pid], start + n * share, share,
-                                                            seed=self.seed))
+            groups: dict[str, list[str]] = {}
+            for pid in rnd.pairs:
+                groups.setdefault(rnd.cue_of_pair(pid) or cue.id, []).append(pid)
+            for cue_id, pids in groups.items():
+                start, end = self.times[(cue_id, "start")], self.times[(cue_id, "end")]
+                share = (end - start) / len(pids)
+                for n, pid in enumerate(pids):
+                    self.shots(cue_id, rnd, shoot_without_music(archery, rnd, archery.pairs[pid], start + n * share,
+                                                                share, seed=self.seed))
 
     # -- calls ---------------------------------------------------------------------------------------
 

@@ -185,6 +185,11 @@ class Round:
     music: PieceRef | None = None
     exempt: tuple[str, ...] = ()  # need not be on the drum (大射: 公 不以樂志, 10-23a)
     any_hit: tuple[str, ...] = ()  # every hit counts, pierced or not (大射: 公則釋獲, 10-5a)
+    pair_cues: tuple[tuple[str, str], ...] = ()  # (pair, action cue) where a pair shoots in its own action
+
+    def cue_of_pair(self, pair: str) -> str:
+        """The action a pair of a round without music shoots in: its own, if given, else ''."""
+        return dict(self.pair_cues).get(pair, "")
 
 
 @dataclass(frozen=True, slots=True)

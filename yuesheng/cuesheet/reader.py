@@ -306,7 +306,7 @@ class _Reader(Checker):
     def round(self, raw: Any, path: PathKey) -> Round | None:
         if (raw := self.mapping(raw, path, "{id, cue, pairs, count, cite}")) is None:
             return None
-        self.keys(raw, path, ("id", "cue", "pairs", "count", "cite", "music", "exempt", "any_hit", "note"))
+        self.keys(raw, path, ("id", "cue", "pairs", "count", "cite", "music", "exempt", "any_hit", "pair_cues", "note"))
         count_text = self.field(raw, path, "count", str)
         count = None
         if count_text is not None:
@@ -321,8 +321,10 @@ class _Reader(Checker):
         cues = self.id_list(raw, path, "cue") if isinstance(cue, list) else ((one,) if one else ())
         if not (rid and cues and cite and count):
             return None
+        pair_cues = tuple((pid, cid) for pid, cid in (self.field(raw, path, "pair_cues", dict, required=False) or {}).items()
+                          if self.ident(pid, path + ("pair_cues", pid)) and self.ident(cid, path + ("pair_cues", pid)))
         return Round(rid, cues, self.id_list(raw, path, "pairs"), count, cite, music, self.id_list(raw, path, "exempt"),
-                     self.id_list(raw, path, "any_hit"))
+                     self.id_list(raw, path, "any_hit"), pair_cues)
 
     def script(self, raw: Any, path: PathKey) -> dict[tuple[str, str], tuple[Arrow, ...]]:
         out = {}
