@@ -258,7 +258,7 @@ def test_a_call_held_until_a_cue_of_another_programme_is_an_error(tmp_path, run)
 
 @pytest.mark.parametrize(("old", "new", "rule", "marker"), [
     ("    hold: {until: fuhou-zhi-fa}\n", "", "calls", "    calls: [商]"),  # 至乏聲止: the 商 is held
-    ("    start: {with: fuhou-qu-fa-2}\n    hold: {until: fuhou-qu-fa-2}\n", "    hold: 20s\n", "xunuo-sounds",
+    ("    calls: [宫]\n    start: {with: fuhou-qu-fa-2}\n", "    calls: [宫]\n", "xunuo-sounds",
      "  - id: fuhou-qu-fa-2"),  # the 許諾如初 of 10-4a no longer sounds with its walk
 ])
 def test_dashe_xunuo_must_sound_and_hold_its_shang(tmp_path, run, old, new, rule, marker):

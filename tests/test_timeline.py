@@ -182,10 +182,10 @@ def dashe(repertoire):
 DASHE_XUNUO = [
     ("9-31b", ("xunuo-gong", "xunuo-shang"), "fuhou-zhi-fa"),
     ("9-33b", ("xunuo-qu-shi",), "fuhou-xunuo-qu-shi"),
-    ("10-4a", ("xunuo-2",), "fuhou-qu-fa-2"),
-    ("10-7b", ("xunuo-jun",), "fuhou-qu-fa-jun"),
+    ("10-4a", ("xunuo-gong-2", "xunuo-shang-2"), "fuhou-zhi-fa-2"),
+    ("10-7b", ("xunuo-gong-jun", "xunuo-shang-jun"), "fuhou-zhi-fa-jun"),
     ("10-10a", ("xunuo-qu-shi-2",), "fuhou-fu-hou-2"),
-    ("10-21b", ("xunuo-3",), "fuhou-qu-fa-3"),
+    ("10-21b", ("xunuo-gong-3", "xunuo-shang-3"), "fuhou-zhi-fa-3"),
     ("10-23b", ("xunuo-qu-shi-3",), "fuhou-fu-hou-3"),
 ]
 
@@ -201,22 +201,25 @@ def test_every_dashe_xunuo_sounds_and_its_shang_is_held_to_the_end_of_the_walk(d
     calls = sorted((e for e in dashe.events if e.kind is EventKind.CALL and e.cue in cues), key=lambda e: e.start_tick)
     assert [e.degree for e in calls] == ["宫", "商"] and all(e.part == "負侯者" for e in calls)
     gong, shang = calls
-    assert timing[cues[-1]].cue.cite.page == page
+    assert timing[cues[0]].cue.cite.page == page
     assert gong.length_ticks == ticks(Fraction(4, 5))  # a short answer on 宫
     assert shang.start_tick > gong.start_tick
     assert shang.start_tick + shang.length_ticks == timing[walk].end_tick  # 至乏聲止
     assert shang.length_ticks >= ticks(Fraction(5))  # held, not a short note
 
 
-def test_dashe_first_xunuo_places_the_shang_after_the_run(dashe):
-    # 許諾以宫 趨直西及乏南 又諾以商 至乏聲止 (9-31b)
+@pytest.mark.parametrize(("suffix", "then"), [("", "shou-huozhe"), ("-2", "sima-jiang-2"), ("-jun", "sima-jiang-jun"),
+                                              ("-3", "sima-jiang-3")])
+def test_dashe_xunuo_to_the_fa_places_the_shang_after_the_run(dashe, suffix, then):
+    # 許諾以宫 趨直西及乏南 又諾以商 至乏聲止 (9-31b), and 如初 at each later 去侯
     timing = {t.cue.id: t for t in dashe.cues}
-    gong = next(e for e in dashe.events if e.kind is EventKind.CALL and e.cue == "xunuo-gong")
-    shang = next(e for e in dashe.events if e.kind is EventKind.CALL and e.cue == "xunuo-shang")
-    assert gong.start_tick == timing["fuhou-qu-fa"].start_tick
-    assert shang.start_tick == timing["fuhou-qu-fa"].end_tick == timing["fuhou-zhi-fa"].start_tick
-    assert shang.start_tick + shang.length_ticks == timing["fuhou-zhi-fa"].end_tick
-    assert timing["shou-huozhe"].start_tick == timing["fuhou-zhi-fa"].end_tick
+    run = "fuhou-qu-fa" + suffix
+    gong = next(e for e in dashe.events if e.kind is EventKind.CALL and e.cue == "xunuo-gong" + suffix)
+    shang = next(e for e in dashe.events if e.kind is EventKind.CALL and e.cue == "xunuo-shang" + suffix)
+    assert gong.start_tick == timing[run].start_tick
+    assert shang.start_tick == timing[run].end_tick == timing["fuhou-zhi-fa" + suffix].start_tick
+    assert shang.start_tick + shang.length_ticks == timing["fuhou-zhi-fa" + suffix].end_tick
+    assert timing[then].start_tick == timing["fuhou-zhi-fa" + suffix].end_tick
 
 
 def test_dashe_fushe_sounds_a_call_pair_for_every_hit(repertoire, dashe):
