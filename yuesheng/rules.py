@@ -144,27 +144,34 @@ def archery_references(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Findi
         for pid in rnd.exempt:
             if pid not in sheet.performers:
                 yield ("archery", "rounds", n, "exempt"), f"unknown performer {pid!r}"
-        for pid, cid in rnd.pair_cues:
-            if pid not in rnd.pairs:
-                yield ("archery", "rounds", n, "pair_cues", pid), f"pair {pid!r} is not one of the round's pairs"
-            elif cid not in by_id or by_id[cid].is_music:
-                yield ("archery", "rounds", n, "pair_cues", pid), f"{cid!r} is not an action cue: a pair shoots in an action"
-            elif by_id[cid].variant != (by_id[rnd.cues[0]].variant if rnd.cues and rnd.cues[0] in by_id else ""):
-                yield ("archery", "rounds", n, "pair_cues", pid), f"{cid!r} is not in the same programme as the round's cue"
+        yield from _pair_cues(rnd, n, by_id)
         if rnd.count is Count.DRUM and rnd.music is None:
             yield ("archery", "rounds", n), "a round counted on the drum needs its music (不鼓不釋)"
     for pair in archery.pairs.values():
         for who in (pair.upper, pair.lower):
             if who not in sheet.performers:
                 yield ("archery", "pairs", pair.id), f"unknown performer {who!r}"
-    if "shihuo" in sheet.readings and set(sheet.readings["shihuo"].options) - set(SHIHUO_OPTIONS):
-        unknown = ", ".join(sorted(set(sheet.readings["shihuo"].options) - set(SHIHUO_OPTIONS)))
-        yield ("readings", "shihuo", "options"), (f"reading shihuo has option(s) {unknown}; the sequencer knows "
-                                                  f"{', '.join(SHIHUO_OPTIONS)}")
+    unknown = set(sheet.readings["shihuo"].options) - set(SHIHUO_OPTIONS) if "shihuo" in sheet.readings else set()
+    if unknown:
+        yield ("readings", "shihuo", "options"), (f"reading shihuo has option(s) {', '.join(sorted(unknown))}; the "
+                                                  f"sequencer knows {', '.join(SHIHUO_OPTIONS)}")
     rounds = {r.id: r for r in archery.rounds}
     for rid, pid in archery.script:
         if rid not in rounds or pid not in rounds[rid].pairs:
             yield ("archery", "shots", "script", rid), f"script for {rid}/{pid}: no such pair in that round"
+
+
+def _pair_cues(rnd: Round, n: int, by_id: dict[str, Cue]) -> Iterator[Finding]:
+    """A round's pair_cues name its pairs and action cues of the round's programme."""
+    variant = by_id[rnd.cues[0]].variant if rnd.cues and rnd.cues[0] in by_id else ""
+    for pid, cid in rnd.pair_cues:
+        path = ("archery", "rounds", n, "pair_cues", pid)
+        if pid not in rnd.pairs:
+            yield path, f"pair {pid!r} is not one of the round's pairs"
+        elif cid not in by_id or by_id[cid].is_music:
+            yield path, f"{cid!r} is not an action cue: a pair shoots in an action"
+        elif by_id[cid].variant != variant:
+            yield path, f"{cid!r} is not in the same programme as the round's cue"
 
 
 def jie_rule(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
@@ -181,15 +188,16 @@ def jie_rule(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
 
 def music_round(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
     """The music of a drum round: one 終 per 節, begun again for every 耦; 鄉射 sings 騶虞 or 采蘋."""
-    if _archery(sheet, cues) is None or sheet.archery is None:
+    archery = _archery(sheet, cues)
+    if archery is None:
         return
-    for n, rnd in enumerate(sheet.archery.rounds):
+    for n, rnd in enumerate(archery.rounds):
         active = [c for c in cues if c.id in rnd.cues]
         refs = [p for c in active for p in c.pieces] or ([rnd.music] if rnd.music else [])
         for ref in refs:
-            if ref.zhong != sheet.archery.jie_total:
+            if ref.zhong != archery.jie_total:
                 yield ("archery", "rounds", n), (f"{ref.piece.title} sung {ref.zhong} 終 per 耦, but the drum gives "
-                                                 f"{sheet.archery.jie_total} 節 (鼓五節歌五終; 每一耦射歌五終)")
+                                                 f"{archery.jie_total} 節 (鼓五節歌五終; 每一耦射歌五終)")
             if XIANGSHE in sheet.rite_name and ref.piece.id not in ZOUYU_OR_CAIPIN:
                 yield ("archery", "rounds", n), f"鄉射 shoots to 騶虞 or 采蘋, not {ref.piece.title}"
 
