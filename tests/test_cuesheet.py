@@ -166,6 +166,8 @@ CASES = [
     ("pair-cue-music", "s", "      pairs: [san-ou, bin-zhuren]\n      count: pierce",
      "      pairs: [san-ou, bin-zhuren]\n      pair_cues: {bin-zhuren: she-san}\n      count: pierce", "archery-reference",
      "pair_cues: {bin-zhuren"),
+    ("any-hit-unknown-performer", "s", "      count: drum\n", "      count: drum\n      any_hit: [gongg]\n",
+     "archery-reference", "any_hit: [gongg]"),
     ("xunuo-only-words", "s", "    action: 三耦射\n    who: [a1, a2]", "    action: 三耦射 獲者許諾\n    who: [a1, a2, huozhe]",
      "xunuo-sounds", "  - id: she-yi"),
 ]

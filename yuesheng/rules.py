@@ -141,9 +141,10 @@ def archery_references(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Findi
         for pid in rnd.pairs:
             if pid not in archery.pairs:
                 yield ("archery", "rounds", n, "pairs"), f"unknown pair {pid!r}"
-        for pid in rnd.exempt:
-            if pid not in sheet.performers:
-                yield ("archery", "rounds", n, "exempt"), f"unknown performer {pid!r}"
+        for key, ids in (("exempt", rnd.exempt), ("any_hit", rnd.any_hit)):
+            for pid in ids:
+                if pid not in sheet.performers:
+                    yield ("archery", "rounds", n, key), f"unknown performer {pid!r}"
         yield from _pair_cues(rnd, n, by_id)
         if rnd.count is Count.DRUM and rnd.music is None:
             yield ("archery", "rounds", n), "a round counted on the drum needs its music (不鼓不釋)"
