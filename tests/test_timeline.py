@@ -418,3 +418,18 @@ def test_dashe_pairs_shoot_within_their_own_actions(dashe):
     assert len(calls) == 2 * sum(e.hit for e in second)
     assert all(timing["gong-bin-she"].start_tick <= c.start_tick < timing["gong-bin-she"].end_tick
                for c in calls if c.pair == "gong-bin")
+
+
+def test_a_call_held_for_a_duration(repertoire, tmp_path):
+    text = (DATA / "mini_xiangshe.yaml").read_text(encoding="utf-8")
+    old = "    calls: [不絶]\n    end: {at: she-yi}\n"
+    assert old in text
+    path = tmp_path / "held.yaml"
+    text = text.replace(old, "    calls: [宫, 商]\n    hold: 12s\n").replace("  name: 鄉射禮", "  name: 試射")  # not 鄉射's 聲不絶
+    path.write_text(text, encoding="utf-8")
+    tl = build_timeline(load_cuesheet(path, repertoire))
+    timing = next(t for t in tl.cues if t.cue.id == "xunuo")
+    gong, shang = sorted((e for e in tl.events if e.kind is EventKind.CALL and e.cue == "xunuo"), key=lambda e: e.start_tick)
+    assert (gong.degree, gong.length_ticks) == ("宫", ticks(Fraction(4, 5)))
+    assert (shang.degree, shang.start_tick - gong.start_tick, shang.length_ticks) == ("商", ticks(Fraction(1)), ticks(Fraction(12)))
+    assert timing.end_tick == shang.start_tick + shang.length_ticks
