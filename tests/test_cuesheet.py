@@ -141,6 +141,35 @@ CASES = [
     ("hit-call-outside-rounds", "s", "    end: {at: she-er}\n", "", "calls-hits", "  - id: huo-1"),
     ("drum-round-without-music", "s", "      music: {piece: zouyu-huangzhong-yu, zhong: 5}\n", "", "archery-reference",
      "  - id: round-3"),
+    # held calls, the shooting order, an archery section under a variant, reading shihuo
+    ("hold-on-music", "s", "    performers: [gong]\n    cite: {page: 5-15b", "    performers: [gong]\n    hold: 3s\n"
+     "    cite: {page: 5-15b", "schema", "hold: 3s"),
+    ("hold-until-unknown", "s", "    calls: [不絶]\n", "    calls: [不絶]\n    hold: {until: she-yii}\n", "reference",
+     "hold: {until: she-yii}"),
+    ("hold-until-music", "s", "    calls: [不絶]\n", "    calls: [不絶]\n    hold: {until: she-san}\n", "reference",
+     "hold: {until: she-san}"),
+    ("hold-zero", "s", "    calls: [不絶]\n", "    calls: [不絶]\n    hold: 0s\n", "duration", "hold: 0s"),
+    ("hold-bare-number", "s", "    calls: [不絶]\n", "    calls: [不絶]\n    hold: 5\n", "duration", "hold: 5"),
+    ("hold-unknown-key", "s", "    calls: [不絶]\n", "    calls: [不絶]\n    hold: {untill: she-yi}\n", "schema",
+     "hold: {untill"),
+    ("pair-first-bad", "s", "upper: a1, lower: a2}", "upper: a1, lower: a2, first: a2}", "schema", "    san-ou: {"),
+    ("archery-variant-unknown", "s", "  tolerance: 250ms", "  variant: shee\n  tolerance: 250ms", "reference",
+     "variant: shee"),
+    ("archery-variant-cue-not-of-it", "s", "  tolerance: 250ms", "  variant: caipin\n  tolerance: 250ms",
+     "archery-reference", "cue: she-yi"),
+    ("shihuo-unknown-option", "s", "performers:\n", "readings:\n  shihuo:\n    name: 釋獲如初\n    chosen: ru-chu\n"
+     "    options:\n      ru-chu: {text: a}\n      drum-ony: {text: b}\nperformers:\n", "archery-reference",
+     "    options:"),
+    ("pair-cue-not-a-pair", "s", "      pairs: [san-ou, bin-zhuren]\n      count: pierce",
+     "      pairs: [san-ou, bin-zhuren]\n      pair_cues: {san-ouu: she-yi}\n      count: pierce", "archery-reference",
+     "pair_cues: {san-ouu"),
+    ("pair-cue-music", "s", "      pairs: [san-ou, bin-zhuren]\n      count: pierce",
+     "      pairs: [san-ou, bin-zhuren]\n      pair_cues: {bin-zhuren: she-san}\n      count: pierce", "archery-reference",
+     "pair_cues: {bin-zhuren"),
+    ("any-hit-unknown-performer", "s", "      count: drum\n", "      count: drum\n      any_hit: [gongg]\n",
+     "archery-reference", "any_hit: [gongg]"),
+    ("xunuo-only-words", "s", "    action: 三耦射\n    who: [a1, a2]", "    action: 三耦射 獲者許諾\n    who: [a1, a2, huozhe]",
+     "xunuo-sounds", "  - id: she-yi"),
 ]
 
 
@@ -219,6 +248,32 @@ def test_load_cuesheet_raises_with_every_error(repertoire, tmp_path):
         load_cuesheet(path, repertoire)
 
 
+def test_a_call_held_until_a_cue_of_another_programme_is_an_error(tmp_path, run):
+    text = _mutated("s", "    calls: [不絶]\n", "    calls: [不絶]\n    hold: {until: bin-chu}\n")
+    text = text.replace("    action: 賓出\n", "    action: 賓出\n    variant: caipin\n")
+    path = tmp_path / "held.yaml"
+    path.write_text(text, encoding="utf-8")
+    code, out, _ = run("validate", str(path))
+    assert code == 1 and "not in every programme" in out and "[reference]" in out
+    assert f"{path}:{_line_of(text, 'hold: {until: bin-chu}')}:" in out
+
+
+@pytest.mark.parametrize(("old", "new", "rule", "marker"), [
+    ("    hold: {until: fuhou-zhi-fa}\n", "", "calls", "    calls: [商]"),  # 至乏聲止: the 商 is held
+    ("    calls: [宫]\n    start: {with: fuhou-qu-fa-2}\n", "    calls: [宫]\n", "xunuo-sounds",
+     "  - id: fuhou-qu-fa-2"),  # the 許諾如初 of 10-4a no longer sounds with its walk
+])
+def test_dashe_xunuo_must_sound_and_hold_its_shang(tmp_path, run, old, new, rule, marker):
+    text = (data_dir("cues") / "dashe.yaml").read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    text = text.replace(old, new)
+    path = tmp_path / "dashe.yaml"
+    path.write_text(text, encoding="utf-8")
+    code, out, _ = run("validate", str(path))
+    assert code == 1 and f"[{rule}]" in out
+    assert f"{path}:{_line_of(text, marker)}:" in out, out
+
+
 def test_dashe_gong_stepping_on_the_mark_before_the_music_is_an_error(repertoire, tmp_path, run):
     text = (data_dir("cues") / "dashe.yaml").read_text(encoding="utf-8")
     lines = text.splitlines(keepends=True)
@@ -233,3 +288,23 @@ def test_dashe_gong_stepping_on_the_mark_before_the_music_is_an_error(repertoire
     code, out, _ = run("validate", str(path))
     assert code == 1 and "[gong-after-music]" in out
     assert f"{path}:{music + 1}:" in out
+
+
+def test_yanli_archery_rules_apply_under_its_variant(tmp_path, run):
+    text = (data_dir("cues") / "yanli.yaml").read_text(encoding="utf-8")
+    old = "      count: pierce\n      cite: {page: 5-33a"
+    assert text.count(old) == 1
+    path = tmp_path / "yanli.yaml"
+    path.write_text(text.replace(old, "      count: none\n      cite: {page: 5-33a"), encoding="utf-8")
+    code, out, _ = run("validate", str(path))
+    assert code == 1 and "[three-rounds]" in out and "(with variant yan-she)" in out
+    assert f"{path}:{_line_of(text, '  rounds:')}:" in out
+
+
+def test_a_round_with_music_under_a_variant_needs_its_music(tmp_path, run):
+    text = (data_dir("cues") / "yanli.yaml").read_text(encoding="utf-8")
+    old = "      music: {piece: zouyu-huangzhong-yu, zhong: 5}\n"
+    path = tmp_path / "yanli.yaml"
+    path.write_text(text.replace(old, ""), encoding="utf-8")
+    code, out, _ = run("validate", str(path))
+    assert code == 1 and "[archery-reference]" in out

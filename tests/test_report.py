@@ -38,7 +38,7 @@ def test_tally_wording(right, left, words):
 def test_text_run_sheet(golden):
     text = run_sheet_text(golden)
     assert "total 2:56" in text
-    assert "round-3: 右 2 算, 左 3 算 — 左賢于右1奇" in text
+    assert "round-3: 右 1 算, 左 2 算 — 左賢于右1奇" in text
     assert "0:10     0:05    迎賓" in text and "主人, 賓" in text
 
 
@@ -63,12 +63,15 @@ def test_json_contract(golden):
     drum = next(e for e in data["events"] if e["kind"] == "drum" and e["round"])
     assert {"round", "pair", "jie"} <= set(drum)
     release = next(e for e in data["events"] if e["kind"] == "release")
-    assert {"round", "pair", "archer", "arrow", "hit", "counted"} <= set(release)
+    assert {"round", "pair", "archer", "arrow", "hit", "pierced", "counted"} <= set(release)
+    releases = [e for e in data["events"] if e["kind"] == "release"]
+    assert all(isinstance(e["pierced"], bool) for e in releases)
+    assert all(not e["counted"] or (e["hit"] and e["pierced"]) for e in releases)  # 釋獲如初: 不貫不釋
     call = next(e for e in data["events"] if e["kind"] == "call")
     assert call["degree"] in ("宫", "商") and call["midi"] in (60, 62) and call["part"] == "獲者"
     action = next(e for e in data["events"] if e["kind"] == "action")
     assert action["text"] == "賓入" and action["cite"].startswith("5-4a")
-    assert data["tally"] == {"round-3": {"right": 2, "left": 3, "announcement": "左賢于右1奇"}}
+    assert data["tally"] == {"round-3": {"right": 1, "left": 2, "announcement": "左賢于右1奇"}}
 
 
 def _with_private_use(golden):

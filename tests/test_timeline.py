@@ -32,6 +32,7 @@ def dump(timeline: Timeline) -> str:
         fields = [f"{seconds(e.start_tick):9.3f}", f"{seconds(e.length_ticks):7.3f}", e.kind.value, e.cue, e.part,
                   str(e.key or ""), e.text, e.round, e.pair, f"節{e.jie}" if e.jie else "", e.archer,
                   f"矢{e.arrow}" if e.arrow else "", {True: "中", False: "不中", None: ""}[e.hit],
+                  {True: "貫", False: "不貫", None: ""}[e.pierced] if e.hit else "",
                   {True: "釋", False: "", None: ""}[e.counted], e.degree]
         lines.append(" ".join(f for f in fields if f))
     counts = Counter((e.cue, e.part) for e in timeline.events if e.kind is EventKind.NOTE)
@@ -82,13 +83,46 @@ def test_shejie_arrows_alternate_and_skip_the_listening_jie(xiangshe):
         assert [r.jie for r in rs] == [2, 2, 3, 3, 4, 4, 5, 5]
 
 
-def test_only_releases_on_the_drum_count_in_round_three(repertoire, xiangshe):
-    sheet = _sheet(repertoire, "xiangshe")
+def _on_drum(sheet, timeline: Timeline) -> dict[tuple[str, int], bool]:
+    """(pair, arrow) → whether the round-3 release falls within the tolerance of a drum stroke of its 耦."""
     tolerance = ticks(sheet.archery.tolerance)
-    strokes = {(e.pair, e.start_tick) for e in _round3(xiangshe) if e.kind is EventKind.DRUM}
-    for r in (e for e in _round3(xiangshe) if e.kind is EventKind.RELEASE):
-        on_drum = any(p == r.pair and abs(t - r.start_tick) <= tolerance for p, t in strokes)
-        assert r.counted == (r.hit and on_drum)
+    strokes = {(e.pair, e.start_tick) for e in _round3(timeline) if e.kind is EventKind.DRUM}
+    return {(r.pair, r.arrow): any(p == r.pair and abs(t - r.start_tick) <= tolerance for p, t in strokes)
+            for r in _round3(timeline) if r.kind is EventKind.RELEASE}
+
+
+def test_round_three_counts_hits_that_pierce_and_fall_on_the_drum(repertoire, xiangshe):
+    # 釋獲如初 (6-13a): 不貫不釋 (5-33a) still holds, and 不鼓不釋 (6-12b)
+    on_drum = _on_drum(_sheet(repertoire, "xiangshe"), xiangshe)
+    releases = [e for e in _round3(xiangshe) if e.kind is EventKind.RELEASE]
+    for r in releases:
+        assert r.counted == bool(r.hit and r.pierced and on_drum[(r.pair, r.arrow)])
+    assert any(r.hit and on_drum[(r.pair, r.arrow)] and not r.pierced for r in releases)  # the case that matters
+
+
+def test_the_drum_only_reading_counts_unpierced_hits_on_the_drum(repertoire):
+    sheet = _sheet(repertoire, "xiangshe")
+    tl = build_timeline(sheet, Options(readings={"shihuo": "drum-only"}))
+    on_drum = _on_drum(sheet, tl)
+    for r in (e for e in _round3(tl) if e.kind is EventKind.RELEASE):
+        assert r.counted == bool(r.hit and on_drum[(r.pair, r.arrow)])
+    # script round-3 shang-ou arrow 5 is h on the drum: counted only under drum-only
+    arrow5 = {t.readings["shihuo"]: next(e for e in _round3(t) if e.kind is EventKind.RELEASE and e.pair == "shang-ou"
+                                         and e.arrow == 5) for t in (tl, build_timeline(sheet))}
+    assert arrow5["drum-only"].counted and not arrow5["ru-chu"].counted and not arrow5["ru-chu"].pierced
+
+
+@pytest.mark.parametrize(("rite", "pair", "arrow"), [("xiangshe", "shang-ou", 5), ("dashe", "shang-ou", 6)])
+def test_the_unpierced_hit_of_the_music_round_is_not_counted(repertoire, rite, pair, arrow):
+    # the audit's cases: 鄉射 上耦 arrow 5, 大射 上耦 arrow 6 are h on the drum
+    tl = build_timeline(_sheet(repertoire, rite))
+    r = next(e for e in tl.events if e.kind is EventKind.RELEASE and e.round == "round-3" and e.pair == pair
+             and e.arrow == arrow)
+    assert r.hit and r.pierced is False and not r.counted
+    tally = next(t for t in tl.tallies if t.round == "round-3")
+    third = [e for e in tl.events if e.kind is EventKind.RELEASE and e.round == "round-3"]
+    assert (tally.right, tally.left) == (sum(e.counted for e in third if e.archer == "上射"),
+                                         sum(e.counted for e in third if e.archer == "下射"))
 
 
 def test_the_scripted_arrow_off_the_drum_is_not_counted(xiangshe):
@@ -139,10 +173,94 @@ def test_xiangshe_xunuo_is_one_unbroken_call_not_on_gong_or_shang(xiangshe):
     assert all(e.length_ticks >= ticks(Fraction(10)) for e in xunuo)  # held from 侯 to 乏
 
 
-def test_dashe_target_bearers_answer_on_gong_then_shang(repertoire):
-    tl = build_timeline(_sheet(repertoire, "dashe"))
-    nuo = [(e.degree, e.part, e.key) for e in tl.events if e.kind is EventKind.CALL and e.text == "諾"]
-    assert nuo == [("宫", "負侯者", 60), ("商", "負侯者", 62)]
+@pytest.fixture(scope="module")
+def dashe(repertoire):
+    return build_timeline(_sheet(repertoire, "dashe"))
+
+
+# every 負侯許諾 of 大射: the 唱聲 cue(s) and the walk whose end stops the voice (聲止)
+DASHE_XUNUO = [
+    ("9-31b", ("xunuo-gong", "xunuo-shang"), "fuhou-zhi-fa"),
+    ("9-33b", ("xunuo-qu-shi",), "fuhou-xunuo-qu-shi"),
+    ("10-4a", ("xunuo-gong-2", "xunuo-shang-2"), "fuhou-zhi-fa-2"),
+    ("10-7b", ("xunuo-gong-jun", "xunuo-shang-jun"), "fuhou-zhi-fa-jun"),
+    ("10-10a", ("xunuo-qu-shi-2",), "fuhou-fu-hou-2"),
+    ("10-21b", ("xunuo-gong-3", "xunuo-shang-3"), "fuhou-zhi-fa-3"),
+    ("10-23b", ("xunuo-qu-shi-3",), "fuhou-fu-hou-3"),
+]
+
+
+def test_dashe_target_bearers_answer_on_gong_then_shang(dashe):
+    nuo = [(e.degree, e.part, e.key) for e in dashe.events if e.kind is EventKind.CALL and e.text == "諾"]
+    assert nuo == [("宫", "負侯者", 60), ("商", "負侯者", 62)] * len(DASHE_XUNUO)
+
+
+@pytest.mark.parametrize(("page", "cues", "walk"), DASHE_XUNUO, ids=[x[0] for x in DASHE_XUNUO])
+def test_every_dashe_xunuo_sounds_and_its_shang_is_held_to_the_end_of_the_walk(dashe, page, cues, walk):
+    timing = {t.cue.id: t for t in dashe.cues}
+    calls = sorted((e for e in dashe.events if e.kind is EventKind.CALL and e.cue in cues), key=lambda e: e.start_tick)
+    assert [e.degree for e in calls] == ["宫", "商"] and all(e.part == "負侯者" for e in calls)
+    gong, shang = calls
+    assert timing[cues[0]].cue.cite.page == page
+    assert gong.length_ticks == ticks(Fraction(4, 5))  # a short answer on 宫
+    assert shang.start_tick > gong.start_tick
+    assert shang.start_tick + shang.length_ticks == timing[walk].end_tick  # 至乏聲止
+    assert shang.length_ticks >= ticks(Fraction(5))  # held, not a short note
+
+
+@pytest.mark.parametrize(("suffix", "then"), [("", "shou-huozhe"), ("-2", "sima-jiang-2"), ("-jun", "sima-jiang-jun"),
+                                              ("-3", "sima-jiang-3")])
+def test_dashe_xunuo_to_the_fa_places_the_shang_after_the_run(dashe, suffix, then):
+    # 許諾以宫 趨直西及乏南 又諾以商 至乏聲止 (9-31b), and 如初 at each later 去侯
+    timing = {t.cue.id: t for t in dashe.cues}
+    run = "fuhou-qu-fa" + suffix
+    gong = next(e for e in dashe.events if e.kind is EventKind.CALL and e.cue == "xunuo-gong" + suffix)
+    shang = next(e for e in dashe.events if e.kind is EventKind.CALL and e.cue == "xunuo-shang" + suffix)
+    assert gong.start_tick == timing[run].start_tick
+    assert shang.start_tick == timing[run].end_tick == timing["fuhou-zhi-fa" + suffix].start_tick
+    assert shang.start_tick + shang.length_ticks == timing["fuhou-zhi-fa" + suffix].end_tick
+    assert timing[then].start_tick == timing["fuhou-zhi-fa" + suffix].end_tick
+
+
+def test_dashe_fushe_sounds_a_call_pair_for_every_hit(repertoire, dashe):
+    assert not [e for e in dashe.events if e.round == "fu-she"]
+    tl = build_timeline(_sheet(repertoire, "dashe"), Options(variants=frozenset({"fu-she"})))
+    timing = {t.cue.id: t for t in tl.cues}
+    shots = [e for e in tl.events if e.kind is EventKind.RELEASE and e.round == "fu-she"]
+    assert len(shots) == 3 * 8 and not any(e.counted for e in shots)  # 皆獲: called, no 釋獲 is written
+    assert all(timing["fu-she-she"].start_tick <= e.start_tick < timing["fu-she-she"].end_tick for e in shots)
+    calls = [e for e in tl.events if e.kind is EventKind.CALL and e.cue == "huo-chang-fu"]
+    assert len(calls) == 2 * sum(e.hit for e in shots) > 0
+    assert [e.degree for e in calls] == ["宫", "商"] * (len(calls) // 2)
+
+
+XIANGSHE_XUNUO = ["5-25a", "5-27a", "5-32a", "6-2b", "6-12a", "6-13b"]
+
+
+def test_every_xiangshe_xunuo_sounds_unbroken(xiangshe):
+    calls = [e for e in xiangshe.events if e.kind is EventKind.CALL and e.text == "諾"]
+    pages = [next(t.cue.cite.page for t in xiangshe.cues if t.cue.id == e.cue) for e in calls]
+    assert pages == XIANGSHE_XUNUO
+    assert {(e.degree, e.part) for e in calls} == {("不絶", "獲者")}
+
+
+def test_the_gong_looses_first_in_his_pair(dashe):
+    for rnd in ("round-2", "round-3"):
+        gong = sorted((e for e in dashe.events if e.kind is EventKind.RELEASE and e.round == rnd and e.pair == "gong-bin"),
+                      key=lambda e: e.arrow)
+        assert [(e.archer, e.text) for e in gong[:2]] == [("下射", "jun"), ("上射", "bin")]  # 公下射也而先發 (10-9a)
+        assert [e.archer for e in gong] == ["下射", "上射"] * 4
+    drum = {e.start_tick for e in dashe.events if e.kind is EventKind.DRUM and e.pair == "gong-bin" and e.velocity > 80}
+    bin_third = [e for e in dashe.events if e.kind is EventKind.RELEASE and e.round == "round-3" and e.pair == "gong-bin"
+                 and e.text == "bin"]
+    assert not any(e.start_tick in drum for e in bin_third)  # the 賓 looses on the half-節 stroke
+
+
+def test_the_gongs_unpierced_hits_count_gong_ze_shi_huo(dashe):
+    # 中離維綱揚觸梱復公則釋獲衆則不與 (10-5a)
+    second = [e for e in dashe.events if e.kind is EventKind.RELEASE and e.round == "round-2" and e.pair == "gong-bin"]
+    assert any(e.text == "jun" and e.hit and not e.pierced and e.counted for e in second)
+    assert not any(e.text == "bin" and e.hit and not e.pierced and e.counted for e in second)
 
 
 def test_jinzou_stops_at_the_phrase_end_after_its_action(repertoire):
@@ -197,10 +315,10 @@ def test_lishou_reading_five_jie(repertoire):
     assert (jie(seven), jie(five)) == (7, 5)
 
 
-def test_dashe_gong_is_exempt_from_the_drum(repertoire):
-    tl = build_timeline(_sheet(repertoire, "dashe"))
-    gong = [e for e in tl.events if e.kind is EventKind.RELEASE and e.round == "round-3" and e.text == "jun"]
-    assert gong and all(e.counted == e.hit for e in gong)
+def test_dashe_gong_is_exempt_from_the_drum(dashe):
+    gong = [e for e in dashe.events if e.kind is EventKind.RELEASE and e.round == "round-3" and e.text == "jun"]
+    assert gong and all(e.counted == e.hit for e in gong)  # 不以樂志, and 公則釋獲: pierced or not
+    assert any(e.hit and not e.pierced for e in gong)
 
 
 def test_same_options_same_timeline_and_seed_changes_shots(repertoire):
@@ -222,3 +340,96 @@ def test_sanfen_cents_on_notes(repertoire):
     tl = build_timeline(_sheet(repertoire, "golden"), Options(realization=Realization(60, Tuning.SANFEN)))
     cents = {(e.key % 12, e.cents) for e in tl.events if e.kind is EventKind.NOTE}
     assert (9, 5.87) in cents and (0, 0.0) in cents  # 南吕 +5.87, 黄鍾 0
+
+
+@pytest.fixture(scope="module")
+def yan_she(repertoire):
+    return build_timeline(_sheet(repertoire, "yanli"), Options(variants=frozenset({"yan-she"})))
+
+
+def test_yanli_shoots_only_with_variant_yan_she(repertoire, yan_she):
+    plain = build_timeline(_sheet(repertoire, "yanli"))
+    assert not [e for e in plain.events if e.kind in (EventKind.RELEASE, EventKind.CALL)] and not plain.tallies
+    assert not [t for t in plain.cues if t.cue.id.startswith("yan-")]
+    rounds = {e.round for e in yan_she.events if e.kind is EventKind.RELEASE}
+    assert rounds == {"yan-round-1", "yan-round-2", "yan-round-3"}
+    assert [t.round for t in yan_she.tallies] == ["yan-round-2", "yan-round-3"]  # 獲而未釋獲 in the first
+    pieces = {e.piece for e in yan_she.events if e.kind is EventKind.NOTE and e.cue == "yan-she-san"}
+    assert pieces == {"zouyu-huangzhong-yu"}  # 如鄉射之禮: 騶虞
+
+
+def test_yanli_she_round_three_five_jie_per_pair_and_hit_calls(yan_she):
+    strokes = [e for e in yan_she.events if e.kind is EventKind.DRUM and e.round == "yan-round-3" and e.velocity > 80]
+    assert sorted(Counter(e.pair for e in strokes).values()) == [5] * 5  # 五節, begun again for each 耦
+    hits = [e for e in yan_she.events if e.kind is EventKind.RELEASE and e.hit]
+    calls = [e for e in yan_she.events if e.kind is EventKind.CALL and e.text == "獲"]
+    assert len(calls) == 2 * len(hits) and {e.degree for e in calls} == {"宫", "商"}
+
+
+def test_yanli_she_xunuo_is_unbroken_and_held_to_the_end_of_the_walk(yan_she):
+    timing = {t.cue.id: t for t in yan_she.cues}
+    xunuo = [e for e in yan_she.events if e.kind is EventKind.CALL and e.text == "諾"]
+    assert len(xunuo) == 6 and {e.degree for e in xunuo} == {"不絶"}
+    for e in xunuo:
+        walk = timing[e.cue].cue.hold_until
+        assert e.start_tick == timing[walk].start_tick and e.start_tick + e.length_ticks == timing[walk].end_tick
+
+
+def test_yanli_jun_steps_on_after_the_music_looses_first_and_is_exempt(yan_she):
+    # 記 8-26b–27a: 君與射則爲下射 … 樂作而后就物 … 不以樂志
+    timing = {t.cue.id: t for t in yan_she.cues}
+    third = [e for e in yan_she.events if e.kind is EventKind.RELEASE and e.round == "yan-round-3" and e.pair == "jun-bin"]
+    first_stroke = min(e.start_tick for e in yan_she.events if e.kind is EventKind.DRUM and e.pair == "jun-bin")
+    assert timing["yan-jun-jiu-wu"].start_tick >= first_stroke >= timing["yan-she-san"].start_tick
+    assert min(e.start_tick for e in third) > timing["yan-jun-jiu-wu"].start_tick
+    by_arrow = {e.arrow: e for e in third}
+    assert (by_arrow[1].text, by_arrow[1].archer) == ("jun", "下射")
+    assert by_arrow[3].text == "jun" and by_arrow[3].counted  # 1.5 s off the 節: 不以樂志
+    assert by_arrow[4].text == "bin" and by_arrow[4].hit and not by_arrow[4].counted  # 400 ms off: 不鼓不釋
+
+
+def test_every_release_in_the_json_has_pierced_and_the_reading_is_chosen_on_the_command_line(run):
+    import json
+
+    counted = {}
+    for reading in ("ru-chu", "drum-only"):
+        code, out, _ = run("timeline", "xiangshe", "--format", "json", "--reading", f"shihuo={reading}")
+        data = json.loads(out)
+        releases = [e for e in data["events"] if e["kind"] == "release"]
+        assert code == 0 and releases and all(isinstance(e["pierced"], bool) for e in releases)
+        third = [e for e in releases if e["round"] == "round-3"]
+        counted[reading] = sum(e["counted"] for e in third)
+        assert data["readings"]["shihuo"] == reading
+    assert counted["drum-only"] > counted["ru-chu"]
+
+
+def test_dashe_pairs_shoot_within_their_own_actions(dashe):
+    # round 2: 三耦 (10-6a), then 公與賓 (10-9a), 卿大夫繼射 (10-9b), 衆皆繼射 (10-9b); round 1: 三耦卒射亦如之 (9-33a)
+    timing = {t.cue.id: t for t in dashe.cues}
+    expected = {("round-1", "shang-ou"): "shang-ou-she", ("round-1", "ci-ou"): "sanou-zu-she",
+                ("round-2", "xia-ou"): "sanou-she-2", ("round-2", "gong-bin"): "gong-bin-she",
+                ("round-2", "dafu-shi-ou"): "qing-dafu-ji-she", ("round-2", "zhong-ou-2"): "zhong-ji-she"}
+    for (rnd, pair), cue in expected.items():
+        shots = [e for e in dashe.events if e.kind is EventKind.RELEASE and e.round == rnd and e.pair == pair]
+        assert len(shots) == 8 and {e.cue for e in shots} == {cue}
+        assert all(timing[cue].start_tick <= e.start_tick < timing[cue].end_tick for e in shots)
+    second = [e for e in dashe.events if e.kind is EventKind.RELEASE and e.round == "round-2"]
+    calls = [e for e in dashe.events if e.kind is EventKind.CALL and e.round == "round-2"]
+    assert len(calls) == 2 * sum(e.hit for e in second)
+    assert all(timing["gong-bin-she"].start_tick <= c.start_tick < timing["gong-bin-she"].end_tick
+               for c in calls if c.pair == "gong-bin")
+
+
+def test_a_call_held_for_a_duration(repertoire, tmp_path):
+    text = (DATA / "mini_xiangshe.yaml").read_text(encoding="utf-8")
+    old = "    calls: [不絶]\n    end: {at: she-yi}\n"
+    assert old in text
+    path = tmp_path / "held.yaml"
+    text = text.replace(old, "    calls: [宫, 商]\n    hold: 12s\n").replace("  name: 鄉射禮", "  name: 試射")  # not 鄉射's 聲不絶
+    path.write_text(text, encoding="utf-8")
+    tl = build_timeline(load_cuesheet(path, repertoire))
+    timing = next(t for t in tl.cues if t.cue.id == "xunuo")
+    gong, shang = sorted((e for e in tl.events if e.kind is EventKind.CALL and e.cue == "xunuo"), key=lambda e: e.start_tick)
+    assert (gong.degree, gong.length_ticks) == ("宫", ticks(Fraction(4, 5)))
+    assert (shang.degree, shang.start_tick - gong.start_tick, shang.length_ticks) == ("商", ticks(Fraction(1)), ticks(Fraction(12)))
+    assert timing.end_tick == shang.start_tick + shang.length_ticks

@@ -7,13 +7,18 @@ How a round with music is laid out (鄭注 6-12b: 鄉射之鼓五節，歌五終
   again for the next 耦, after the round's changeover time;
 - the 節 fall at the start of each 終, evenly spaced (間若一者，重節, 6-13a);
 - in the first ``jie_listen`` 節 nobody shoots; in each later 節 the pair loose one
-  arrow each, 上射 then 下射 (拾發). The texts do not say where in the 節 each
-  arrow falls: yuesheng aims the 上射's arrow at the 節's drum stroke and the
-  下射's at the half-節 stroke, which the drum also sounds, so that both arrows
-  can answer the drum (皆應鼓與歌之節乃釋算, 6-13a);
+  arrow each, 上射 then 下射 (拾發), or 下射 first where the pair says so (大射:
+  the 公 is 下射 but looses first, 鄭注 10-9a 公下射也而先發不留尊也). The texts
+  do not say where in the 節 each arrow falls: yuesheng aims the first archer's
+  arrow at the 節's drum stroke and the second's at the half-節 stroke, which the
+  drum also sounds, so that both arrows can answer the drum (皆應鼓與歌之節乃釋算, 6-13a);
 - a release counts in such a round only if it hits within ``tolerance`` of its
-  stroke (不鼓不釋, 6-12b); pierced or not does not matter there. Performers
-  exempt from the music (大射: 公 不以樂志, 10-23a) count every hit.
+  stroke (不鼓不釋, 6-12b) and, by default, pierces: the round's counting is 釋獲如初
+  (鄉射 6-13a, 大射 10-23a), so the second round's 不貫不釋 (5-33a, 10-6a) still
+  holds. The reading that counts every hit on the drum, pierced or not, passes
+  ``pierce=False``. Performers exempt from the music (大射: 公 不以樂志, 10-23a)
+  need not be on the drum; those of a round's ``any_hit`` need not pierce (大射:
+  中離維綱揚觸梱復公則釋獲, 10-5a).
 
 A round without music is an action of a given length: the pairs shoot one after
 another, the eight arrows of a pair evenly spread over its share. The first
@@ -52,6 +57,22 @@ class Release:
     counted: bool
 
 
+def counts(rnd: Round, arrow: Arrow, performer: str, *, tolerance: Fraction, pierce: bool = True) -> bool:
+    """Whether *arrow* of *performer* is counted (釋獲) in *rnd*.
+
+    NONE counts nothing; PIERCE counts hits that pierce (不貫不釋); DRUM counts hits on
+    the drum (不鼓不釋) that also pierce unless *pierce* is False (釋獲如初). The round's
+    ``exempt`` performers need not be on the drum (不以樂志), its ``any_hit`` performers
+    need not pierce (公則釋獲).
+    """
+    if rnd.count is Count.NONE or not arrow.hit:
+        return False
+    pierced = arrow.pierce or performer in rnd.any_hit
+    if rnd.count is Count.PIERCE:
+        return pierced
+    return (pierced or not pierce) and (performer in rnd.exempt or abs(arrow.offset) <= tolerance)
+
+
 @dataclass(frozen=True, slots=True)
 class Tally:
     """The 釋獲 count of a round: 算 on the right (上射) and left (下射), and the announcement."""
@@ -83,20 +104,14 @@ def arrows(archery: Archery, rnd: Round, pair: Pair, *, seed: int) -> tuple[Arro
     return tuple(out)
 
 
-def _counts(rnd: Round, arrow: Arrow, *, tolerance: Fraction, exempt: bool) -> bool:
-    if rnd.count is Count.NONE or not arrow.hit:
-        return False
-    if rnd.count is Count.PIERCE:
-        return arrow.pierce
-    return exempt or abs(arrow.offset) <= tolerance
-
-
 def _archer(pair: Pair, n: int) -> tuple[str, str]:
-    return ("上射", pair.upper) if n % 2 == 0 else ("下射", pair.lower)
+    """Who looses the *n*-th arrow (from 0): the pair alternate, 上射 first unless the pair says lower."""
+    upper_turn = (n % 2 == 0) == (pair.first == "upper")
+    return ("上射", pair.upper) if upper_turn else ("下射", pair.lower)
 
 
 def shoot_with_music(archery: Archery, rnd: Round, pair: Pair, start: Fraction, zhong_length: Fraction, *,
-                     jie_total: int, seed: int) -> tuple[list[tuple[int, Fraction, bool]], list[Release]]:
+                     jie_total: int, seed: int, pierce: bool = True) -> tuple[list[tuple[int, Fraction, bool]], list[Release]]:
     """Drum strokes (節 number, time, accented) and releases of one 耦 whose song starts at *start*."""
     strokes: list[tuple[int, Fraction, bool]] = []
     for jie in range(1, jie_total + 1):
@@ -108,10 +123,9 @@ def shoot_with_music(archery: Archery, rnd: Round, pair: Pair, start: Fraction, 
         jie = listen + 1 + n // 2
         target = start + (jie - 1) * zhong_length + (zhong_length / 2 if n % 2 else 0)
         archer, performer = _archer(pair, n)
-        exempt = performer in rnd.exempt
         releases.append(Release(rnd.id, pair.id, archer, performer, n + 1, max(start, target + arrow.offset), target,
                                 jie, arrow.hit, arrow.pierce,
-                                _counts(rnd, arrow, tolerance=archery.tolerance, exempt=exempt)))
+                                counts(rnd, arrow, performer, tolerance=archery.tolerance, pierce=pierce)))
     return strokes, releases
 
 
@@ -123,7 +137,7 @@ def shoot_without_music(archery: Archery, rnd: Round, pair: Pair, start: Fractio
     for n, arrow in enumerate(arrows(archery, rnd, pair, seed=seed)):
         archer, performer = _archer(pair, n)
         out.append(Release(rnd.id, pair.id, archer, performer, n + 1, start + slot * n + slot / 2, None, 0,
-                           arrow.hit, arrow.pierce, _counts(rnd, arrow, tolerance=archery.tolerance, exempt=False)))
+                           arrow.hit, arrow.pierce, counts(rnd, arrow, performer, tolerance=archery.tolerance)))
     return out
 
 

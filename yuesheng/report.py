@@ -7,7 +7,7 @@ The JSON form is the machine contract::
 Every event has ``t`` (seconds), ``dur``, ``kind`` (action, marker, note, drum,
 release, call) and ``cue``; notes add ``part``, ``midi``, ``cents``, ``text`` (the
 syllable), ``piece``, ``zhong``; drums add ``round``, ``pair``, ``jie``; releases
-add ``round``, ``pair``, ``archer``, ``arrow``, ``hit``, ``counted``; calls add
+add ``round``, ``pair``, ``archer``, ``arrow``, ``hit``, ``pierced``, ``counted``; calls add
 ``part``, ``degree``, ``midi``, ``text``; actions add ``text``, ``cite``, ``who``,
 ``where``, ``words`` and ``section``.
 
@@ -145,7 +145,7 @@ def run_sheet_csv(timeline: Timeline) -> str:
 _EVENT_FIELDS = {
     EventKind.NOTE: ("part", "midi", "cents", "text", "piece", "zhong"),
     EventKind.DRUM: ("part", "midi", "round", "pair", "jie", "piece"),
-    EventKind.RELEASE: ("round", "pair", "jie", "archer", "arrow", "hit", "counted", "text"),
+    EventKind.RELEASE: ("round", "pair", "jie", "archer", "arrow", "hit", "pierced", "counted", "text"),
     EventKind.CALL: ("part", "degree", "midi", "cents", "text", "round", "pair", "arrow"),
     EventKind.MARKER: ("text",),
     EventKind.ACTION: ("text",),

@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from yuesheng.cuesheet import Count, Cue, CueSheet, MusicKind, rounds_called, variant_configurations
+from yuesheng.cuesheet import Archery, Count, Cue, CueSheet, MusicKind, Round, rounds_called, variant_configurations
 from yuesheng.errors import Problem
 from yuesheng.yamlload import PathKey
 
 Finding = tuple[PathKey, str]
 XIANGYIN, XIANGSHE, YANLI, DASHE = "鄉飲酒禮", "鄉射禮", "燕禮", "大射儀"
 ZOUYU_OR_CAIPIN = {"zouyu-huangzhong-yu", "zouyu-jiazhong-jue", "caipin"}
+SHIHUO_OPTIONS = ("ru-chu", "drum-only")  # the options of reading shihuo the sequencer knows
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,48 +96,88 @@ def jinzou_que(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
                                    "or end: {zhong: true} where the text names none")
 
 
+def _archery(sheet: CueSheet, cues: tuple[Cue, ...]) -> Archery | None:
+    """The archery section if it is in the programme *cues* (a section under a variant needs one of its cues)."""
+    archery = sheet.archery
+    if archery is None or not archery.variant:
+        return archery
+    return archery if any(c.variant == archery.variant for c in cues) else None
+
+
+def _active_rounds(archery: Archery, cues: tuple[Cue, ...]) -> list[Round]:
+    ids = {c.id for c in cues}
+    return [r for r in archery.rounds if any(cid in ids for cid in r.cues)]
+
+
 def three_rounds(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
-    """Three rounds: hits not counted, counted if pierced, counted on the drum."""
-    if sheet.archery is None:
-        yield ("archery",), "an archery rite needs its archery section (rounds, pairs, 節)"
+    """Three rounds first: hits not counted, counted if pierced, counted on the drum; a 復射 may follow."""
+    archery = _archery(sheet, cues)
+    if archery is None:
+        if sheet.archery is None and (XIANGSHE in sheet.rite_name or DASHE in sheet.rite_name):
+            yield ("archery",), "an archery rite needs its archery section (rounds, pairs, 節)"
         return
-    counts = [r.count for r in sheet.archery.rounds]
-    if counts != [Count.NONE, Count.PIERCE, Count.DRUM]:
+    counts = [r.count for r in _active_rounds(archery, cues)]
+    if counts[:3] != [Count.NONE, Count.PIERCE, Count.DRUM]:
         yield ("archery", "rounds"), (f"rounds count {', '.join(c.value for c in counts)}; expected none, pierce, "
                                       "drum (始射獲而未釋獲；復，釋獲；復，用樂行之)")
 
 
 def archery_references(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
-    """Rounds name existing cues and pairs; pairs name performers; the script names rounds and pairs."""
+    """Rounds name existing cues and pairs; pairs name performers; the script names rounds and pairs.
+
+    A section under a variant names cues of that variant; reading shihuo has the options the sequencer knows.
+    """
     archery = sheet.archery
     if archery is None:
         return
-    ids = {c.id for c in sheet.cues}
+    by_id = {c.id: c for c in sheet.cues}
     for n, rnd in enumerate(archery.rounds):
         for cid in rnd.cues:
-            if cid not in ids:
+            if cid not in by_id:
                 yield ("archery", "rounds", n, "cue"), f"unknown cue {cid!r}"
+            elif archery.variant and by_id[cid].variant != archery.variant:
+                yield ("archery", "rounds", n, "cue"), (f"cue {cid!r} is not of variant {archery.variant!r}, "
+                                                        "which the archery section applies under")
         for pid in rnd.pairs:
             if pid not in archery.pairs:
                 yield ("archery", "rounds", n, "pairs"), f"unknown pair {pid!r}"
-        for pid in rnd.exempt:
-            if pid not in sheet.performers:
-                yield ("archery", "rounds", n, "exempt"), f"unknown performer {pid!r}"
+        for key, ids in (("exempt", rnd.exempt), ("any_hit", rnd.any_hit)):
+            for pid in ids:
+                if pid not in sheet.performers:
+                    yield ("archery", "rounds", n, key), f"unknown performer {pid!r}"
+        yield from _pair_cues(rnd, n, by_id)
         if rnd.count is Count.DRUM and rnd.music is None:
             yield ("archery", "rounds", n), "a round counted on the drum needs its music (不鼓不釋)"
     for pair in archery.pairs.values():
         for who in (pair.upper, pair.lower):
             if who not in sheet.performers:
                 yield ("archery", "pairs", pair.id), f"unknown performer {who!r}"
+    unknown = set(sheet.readings["shihuo"].options) - set(SHIHUO_OPTIONS) if "shihuo" in sheet.readings else set()
+    if unknown:
+        yield ("readings", "shihuo", "options"), (f"reading shihuo has option(s) {', '.join(sorted(unknown))}; the "
+                                                  f"sequencer knows {', '.join(SHIHUO_OPTIONS)}")
     rounds = {r.id: r for r in archery.rounds}
     for rid, pid in archery.script:
         if rid not in rounds or pid not in rounds[rid].pairs:
             yield ("archery", "shots", "script", rid), f"script for {rid}/{pid}: no such pair in that round"
 
 
+def _pair_cues(rnd: Round, n: int, by_id: dict[str, Cue]) -> Iterator[Finding]:
+    """A round's pair_cues name its pairs and action cues of the round's programme."""
+    variant = by_id[rnd.cues[0]].variant if rnd.cues and rnd.cues[0] in by_id else ""
+    for pid, cid in rnd.pair_cues:
+        path = ("archery", "rounds", n, "pair_cues", pid)
+        if pid not in rnd.pairs:
+            yield path, f"pair {pid!r} is not one of the round's pairs"
+        elif cid not in by_id or by_id[cid].is_music:
+            yield path, f"{cid!r} is not an action cue: a pair shoots in an action"
+        elif by_id[cid].variant != variant:
+            yield path, f"{cid!r} is not in the same programme as the round's cue"
+
+
 def jie_rule(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
     """Four 節 carry the eight arrows (四節四拾); the rest are for listening; 鄉射 has five."""
-    archery = sheet.archery
+    archery = _archery(sheet, cues)
     if archery is None:
         return
     if archery.jie_total - archery.jie_listen != 4:
@@ -148,15 +189,16 @@ def jie_rule(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
 
 def music_round(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
     """The music of a drum round: one 終 per 節, begun again for every 耦; 鄉射 sings 騶虞 or 采蘋."""
-    if sheet.archery is None:
+    archery = _archery(sheet, cues)
+    if archery is None:
         return
-    for n, rnd in enumerate(sheet.archery.rounds):
+    for n, rnd in enumerate(archery.rounds):
         active = [c for c in cues if c.id in rnd.cues]
         refs = [p for c in active for p in c.pieces] or ([rnd.music] if rnd.music else [])
         for ref in refs:
-            if ref.zhong != sheet.archery.jie_total:
+            if ref.zhong != archery.jie_total:
                 yield ("archery", "rounds", n), (f"{ref.piece.title} sung {ref.zhong} 終 per 耦, but the drum gives "
-                                                 f"{sheet.archery.jie_total} 節 (鼓五節歌五終; 每一耦射歌五終)")
+                                                 f"{archery.jie_total} 節 (鼓五節歌五終; 每一耦射歌五終)")
             if XIANGSHE in sheet.rite_name and ref.piece.id not in ZOUYU_OR_CAIPIN:
                 yield ("archery", "rounds", n), f"鄉射 shoots to 騶虞 or 采蘋, not {ref.piece.title}"
 
@@ -175,11 +217,26 @@ def calls_on_gong_shang(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Find
             yield _cue_path(cue, "calls"), f"鄉射's 許諾 is {calls}; expected [不絶] (聲不絶, 不以宫商)"
         elif "諾" in cue.words and DASHE in sheet.rite_name and "不絶" in calls:
             yield _cue_path(cue, "calls"), "大射's 許諾 is on 宫 and 商 (許諾以宫…又諾以商), not 聲不絶"
+        elif "諾" in cue.words and DASHE in sheet.rite_name and calls[-1] == "商" and not (cue.hold_until or cue.hold):
+            yield _cue_path(cue, "calls"), ("大射's 諾 on 商 is held until the 負侯者 reach the 乏 (至乏聲止): give "
+                                            "hold: {until: WALK} or hold: DURATION")
+
+
+def xunuo_sounds(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
+    """Every 許諾 of the 負侯者 or 獲者 sounds: an action that says it has a 唱聲 cue with it or held until it."""
+    callers = {pid for pid, m in sheet.performers.items() if "負侯" in m.name or m.name == "獲者"}
+    sounding = {c.start.cue for c in cues if c.music is MusicKind.CHANGSHENG and c.start and c.start.anchor == "with"}
+    sounding |= {c.hold_until for c in cues if c.music is MusicKind.CHANGSHENG and c.hold_until}
+    for cue in cues:
+        if not cue.is_music and "許諾" in cue.action and set(cue.who) & callers and cue.id not in sounding:
+            yield _cue_path(cue), (f"{cue.action}: the 許諾 is only words; add a 唱聲 cue that starts with this cue "
+                                   "(start: {with: …}) so that it sounds")
 
 
 def calls_belong_to_hits(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
     """A hit call (獲) runs over a round of shooting: it answers hits."""
-    rounds = sheet.archery.rounds if sheet.archery else ()
+    archery = _archery(sheet, cues)
+    rounds = archery.rounds if archery else ()
     for cue in cues:
         if cue.music is MusicKind.CHANGSHENG and "獲" in cue.words and not rounds_called(cue, sheet.cues, rounds):
             yield _cue_path(cue), ("a hit call (獲) must run over a round of shooting: start it with the round, "
@@ -187,10 +244,11 @@ def calls_belong_to_hits(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Fin
 
 
 def gong_after_music(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
-    """大射: the 公 steps on the mark only after the music starts (樂作而后就物)."""
-    if sheet.archery is None:
+    """大射, 燕禮: the 公 steps on the mark only after the music starts (樂作而后就物)."""
+    archery = _archery(sheet, cues)
+    if archery is None:
         return
-    for rnd in sheet.archery.rounds:
+    for rnd in archery.rounds:
         music = [c for c in cues if c.id in rnd.cues and c.is_music]
         if rnd.count is not Count.DRUM or not music or not rnd.exempt:
             continue
@@ -204,13 +262,16 @@ RULES: tuple[Rule, ...] = (
     Rule("xiangshe-bu-ge", "儀禮集釋 5-15b 鄭注 不歌不笙不閒志在射略於樂也", (XIANGSHE,), xiangshe_bu_ge),
     Rule("jiange-alternation", "儀禮集釋 4-23b 乃間歌魚麗笙由庚…; 鄭注 一歌則一吹", (), jiange_alternation),
     Rule("jinzou-que", "儀禮集釋 8-24a 奏肆夏…而樂闋", (), jinzou_que),
-    Rule("three-rounds", "儀禮集釋 6-31a 記 始射獲而未釋獲復釋獲復用樂行之", (XIANGSHE, DASHE), three_rounds),
+    Rule("three-rounds", "儀禮集釋 6-31a 記 始射獲而未釋獲復釋獲復用樂行之", (XIANGSHE, DASHE, YANLI), three_rounds),
     Rule("archery-reference", "the archery section names declared cues, pairs and performers", (), archery_references),
-    Rule("jie", "儀禮集釋 6-12b 鄭注 鄉射之鼓五節…四節四拾其一節先以聽也", (XIANGSHE, DASHE), jie_rule),
-    Rule("music-round", "儀禮集釋 6-34b 記 歌騶虞若采蘋皆五終 鄭注 每一耦射歌五終也", (XIANGSHE, DASHE), music_round),
+    Rule("jie", "儀禮集釋 6-12b 鄭注 鄉射之鼓五節…四節四拾其一節先以聽也", (XIANGSHE, DASHE, YANLI), jie_rule),
+    Rule("music-round", "儀禮集釋 6-34b 記 歌騶虞若采蘋皆五終 鄭注 每一耦射歌五終也", (XIANGSHE, DASHE, YANLI),
+         music_round),
     Rule("calls", "儀禮集釋 5-25a 聲不絶; 5-26a 舉旌以宫偃旌以商; 9-31b 許諾以宫…又諾以商", (), calls_on_gong_shang),
     Rule("calls-hits", "儀禮集釋 5-26a 獲者坐而獲", (), calls_belong_to_hits),
-    Rule("gong-after-music", "儀禮集釋 10-23a 公樂作而後就物…不以樂志", (DASHE,), gong_after_music),
+    Rule("xunuo-sounds", "儀禮集釋 9-31b 負侯皆許諾以宫…又諾以商至乏聲止; 5-25a 獲者執旌許諾聲不絶", (), xunuo_sounds),
+    Rule("gong-after-music", "儀禮集釋 10-23a 公樂作而後就物…不以樂志; 8-26b 樂作而后就物", (DASHE, YANLI),
+         gong_after_music),
 )
 
 

@@ -10,7 +10,8 @@ action). An action lasts its estimate. Music lasts its pieces × 終 × syllable
 × seconds per syllable; music that runs until an action (樂闋) repeats its pieces
 and stops at the end of the phrase (four notes) in progress when that action
 starts. A 射節 runs per 耦 (see ``archery``) and the action it runs until waits
-for it.
+for it. A 唱聲 cue sounds its calls a second apart; with ``hold`` its last call
+lasts until the named action ends (大射: 又諾以商至乏聲止) or for the given time.
 
 Tempo: ``defaults.syllable`` of the cue sheet (1.5 s when absent), a piece's own
 ``syllable``, or the ``syllable`` option. 1.5 s is a slow, even declamation,
@@ -75,6 +76,7 @@ class Event:
     archer: str = ""
     arrow: int = 0
     hit: bool | None = None
+    pierced: bool | None = None
     counted: bool | None = None
     degree: str = ""
 
@@ -177,18 +179,20 @@ class _Builder:
         self.variants, self.readings = _check_options(sheet, options)
         self.syllable = options.syllable or sheet.syllable or DEFAULT_SYLLABLE
         self.real = options.realization or Realization(sheet.huangzhong)
-        self.seed = options.seed if options.seed is not None else (sheet.archery.seed if sheet.archery else 0)
         self.cues = sheet.active_cues(self.variants)
+        self.archery = sheet.active_archery(self.variants)
+        self.seed = options.seed if options.seed is not None else (self.archery.seed if self.archery else 0)
+        # 釋獲如初 (6-13a, 10-23a): the round with music keeps 不貫不釋 unless the reading says drum only
+        self.pierce = self.readings.get("shihuo", "ru-chu") != "drum-only"
         self.by_id = {c.id: c for c in self.cues}
         self.deps = dependencies(self.cues)
         self.times: dict[tuple[str, str], Fraction] = {}
         self.events: list[Event] = []
         self.releases: dict[str, list[Release]] = {}  # by round
-        self.cue_of_release: dict[str, str] = {}  # round → the cue its arrows were loosed in
+        self.cue_of_release: dict[tuple[str, str], str] = {}  # (round, pair) → the cue its arrows were loosed in
         self.notices: dict[str, None] = {}
         self.phrases: dict[str, list[Fraction]] = {}
-        archery = sheet.archery
-        self.jie_total = archery.jie_total if archery else 0
+        self.jie_total = self.archery.jie_total if self.archery else 0
         if "lishou-jie" in self.readings and self.readings["lishou-jie"].isdigit():
             self.jie_total = int(self.readings["lishou-jie"])
 
@@ -207,12 +211,12 @@ class _Builder:
         self.calls()
         timings = tuple(sorted((CueTiming(c, ticks(self.times[(c.id, "start")]), ticks(self.times[(c.id, "end")]),
                                           self.estimate(c)) for c in self.cues), key=lambda t: (t.start_tick, t.cue.index)))
-        rounds = self.sheet.archery.rounds if self.sheet.archery else ()
+        rounds = self.archery.rounds if self.archery else ()
         tallies = tuple(tally(r.id, self.releases[r.id]) for r in rounds
                         if r.id in self.releases and r.count is not Count.NONE)
         for t in tallies:
             last = max(self.releases[t.round], key=lambda r: r.time)
-            self.add(EventKind.MARKER, last.time + 1, Fraction(0), self.cue_of_release[t.round],
+            self.add(EventKind.MARKER, last.time + 1, Fraction(0), self.cue_of_release[(t.round, last.pair)],
                      text=f"釋獲 {t.round}: {t.announcement} (右 {t.right} 算, 左 {t.left} 算)")
         programs = {p.name: m.program for m in self.sheet.instruments.values()
                     if m.program is not None and (p := part_for(m.name))}
@@ -258,7 +262,7 @@ class _Builder:
                 self.notices[f"{ref.piece.title} ({ref.piece.id}) is lost ({ref.piece.lost.get('cite') if ref.piece.lost else ''}); "
                              f"what sounds is a {ref.piece.realization.label}: {ref.piece.realization.rule}"] = None
         if cue.music is MusicKind.CHANGSHENG:
-            return stop if stop is not None else start + CALL_LENGTH * 2
+            return self.calls_end(cue, start, stop)
         if cue.music is MusicKind.SHEJIE:
             return self.shejie(cue, start)
         segments = self.segments(cue)
@@ -374,13 +378,13 @@ class _Builder:
         return next((self.by_id[c] for c in rnd.cues if c in self.by_id), None)
 
     def rounds_of(self, cue: Cue) -> list[Round]:
-        rounds = self.sheet.archery.rounds if self.sheet.archery else ()
+        rounds = self.archery.rounds if self.archery else ()
         return [r for r in rounds if cue.id in r.cues]
 
     def shejie(self, cue: Cue, start: Fraction) -> Fraction:
         """A round with music: per 耦, the piece for each 節, the drum, and the releases."""
         rounds = self.rounds_of(cue)
-        archery = self.sheet.archery
+        archery = self.archery
         if not rounds or archery is None or not cue.pieces:
             return start
         rnd, ref = rounds[0], cue.pieces[0]
@@ -394,7 +398,8 @@ class _Builder:
             pair = archery.pairs[pid]
             for zhong in range(1, self.jie_total + 1):
                 self.play_piece(cue, ref, parts, t + (zhong - 1) * length, zhong, None)
-            strokes, releases = shoot_with_music(archery, rnd, pair, t, length, jie_total=self.jie_total, seed=self.seed)
+            strokes, releases = shoot_with_music(archery, rnd, pair, t, length, jie_total=self.jie_total, seed=self.seed,
+                                                 pierce=self.pierce)
             for jie, at, accent in strokes:
                 self.drum(cue.id, drum, at, ref.piece.id, jie, accent=accent, rnd=rnd.id, pair=pid, jie=jie)
             self.shots(cue.id, rnd, releases)
@@ -404,25 +409,33 @@ class _Builder:
     def shots(self, cue_id: str, rnd: Round, releases: list[Release]) -> None:
         """Record a pair's releases in its round and emit them."""
         self.releases.setdefault(rnd.id, []).extend(releases)
-        self.cue_of_release[rnd.id] = cue_id
+        for r in releases[:1]:
+            self.cue_of_release[(rnd.id, r.pair)] = cue_id
         for r in releases:
             self.add(EventKind.RELEASE, r.time, Fraction(0), cue_id, round=r.round, pair=r.pair, jie=r.jie,
-                     archer=r.archer, arrow=r.arrow, hit=r.hit, counted=r.counted, text=r.performer)
+                     archer=r.archer, arrow=r.arrow, hit=r.hit, pierced=r.pierce, counted=r.counted, text=r.performer)
 
     def silent_rounds(self) -> None:
-        """Rounds that are actions: the pairs shoot one after another across the action."""
-        archery = self.sheet.archery
+        """Rounds that are actions: the pairs of each action shoot one after another across it.
+
+        A pair shoots in the round's cue unless the round gives it its own (pair_cues: the 公's pair in 大射).
+        """
+        archery = self.archery
         if archery is None:
             return
         for rnd in archery.rounds:
             cue = self.round_cue(rnd)
             if cue is None or cue.is_music or not rnd.pairs:
                 continue
-            start, end = self.times[(cue.id, "start")], self.times[(cue.id, "end")]
-            share = (end - start) / len(rnd.pairs)
-            for n, pid in enumerate(rnd.pairs):
-                self.shots(cue.id, rnd, shoot_without_music(archery, rnd, archery.pairs[pid], start + n * share, share,
-                                                            seed=self.seed))
+            groups: dict[str, list[str]] = {}
+            for pid in rnd.pairs:
+                groups.setdefault(rnd.cue_of_pair(pid) or cue.id, []).append(pid)
+            for cue_id, pids in groups.items():
+                start, end = self.times[(cue_id, "start")], self.times[(cue_id, "end")]
+                share = (end - start) / len(pids)
+                for n, pid in enumerate(pids):
+                    self.shots(cue_id, rnd, shoot_without_music(archery, rnd, archery.pairs[pid], start + n * share,
+                                                                share, seed=self.seed))
 
     # -- calls ---------------------------------------------------------------------------------------
 
@@ -443,15 +456,29 @@ class _Builder:
             else:
                 syllable = "諾" if "諾" in cue.words else cue.words[:1]
                 for n, degree in enumerate(cue.calls):
-                    length = max(end - start, CALL_LENGTH) if degree == "不絶" else CALL_LENGTH
+                    held = degree == "不絶" or (n == len(cue.calls) - 1 and self.held(cue))
+                    length = max(end - start - n, CALL_LENGTH) if held else CALL_LENGTH
                     self.call(cue.id, caller, degrees[degree], degree, syllable, start + n, length, None)
         if any(c.music is MusicKind.CHANGSHENG and "不絶" in c.calls for c in self.cues):
             self.notices["鄉射's 許諾 is one unbroken sound, not on 宫 or 商 (聲不絶, 5-25a): yuesheng holds it on "
                          "徵 of the calls' 均, a choice of its own."] = None
 
+    @staticmethod
+    def held(cue: Cue) -> bool:
+        """Whether the cue's last call is held (hold: until a walk ends, or a duration)."""
+        return bool(cue.hold_until) or cue.hold is not None
+
+    def calls_end(self, cue: Cue, start: Fraction, stop: Fraction | None) -> Fraction:
+        """When a 唱聲 cue ends: its calls a second apart, the last held until its walk ends or for its hold."""
+        if cue.hold_until:
+            return max(self.times[(cue.hold_until, "end")], start + len(cue.calls) - 1 + CALL_LENGTH)
+        if cue.hold is not None:
+            return start + max(len(cue.calls) - 1, 0) + cue.hold
+        return stop if stop is not None else start + CALL_LENGTH * 2
+
     def covered_hits(self, cue: Cue) -> list[Release]:
         """The hits of the rounds a hit-call cue answers."""
-        rounds = self.sheet.archery.rounds if self.sheet.archery else ()
+        rounds = self.archery.rounds if self.archery else ()
         return [r for rnd in rounds_called(cue, self.cues, rounds) for r in self.releases.get(rnd.id, []) if r.hit]
 
     def call(self, cue_id: str, caller: str, pitch: Pitch, degree: str, syllable: str, t: Fraction, length: Fraction,

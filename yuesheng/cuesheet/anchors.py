@@ -20,7 +20,8 @@ def dependencies(cues: tuple[Cue, ...]) -> dict[Point, list[Point]]:
     starts, if that is music running until an action). A cue that starts *with*
     another runs alongside it and is skipped when finding "the previous cue". Music
     that runs until an action (樂闋) ends after that action starts; an action that a
-    射節 runs until waits for the shooting to finish.
+    射節 runs until waits for the shooting to finish; a call held until an action
+    ends with it.
     """
     by_id = {c.id: c for c in cues}
     deps: dict[Point, list[Point]] = {}
@@ -36,6 +37,8 @@ def dependencies(cues: tuple[Cue, ...]) -> dict[Point, list[Point]]:
         if not (cue.start and cue.start.anchor == "with"):
             previous = cue
     for cue in cues:
+        if cue.hold_until in by_id:  # a call held until a walk ends (聲止)
+            deps[(cue.id, "end")].append((cue.hold_until, "end"))
         if cue.end_at in by_id:
             if cue.music is MusicKind.SHEJIE:
                 deps[(cue.end_at, "start")].append((cue.id, "end"))

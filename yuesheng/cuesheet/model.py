@@ -40,7 +40,7 @@ class Count(Enum):
 
     NONE = "none"  # 始射獲而未釋獲: hits are called, not counted
     PIERCE = "pierce"  # 復，釋獲; 不貫不釋 (5-33a)
-    DRUM = "drum"  # 復，用樂行之; 不鼓不釋 (6-12b)
+    DRUM = "drum"  # 復，用樂行之; 不鼓不釋 (6-12b), and 釋獲如初 (6-13a): 不貫不釋 still holds
 
 
 CALLS = ("宫", "商", "不絶")
@@ -116,6 +116,8 @@ class Cue:
     end_at: str = ""
     end_on_zhong: bool = False  # the sheet says explicitly: ends when its 終 are done
     calls: tuple[str, ...] = ()
+    hold_until: str = ""  # 唱聲: the last call is held until this cue ends (聲止)
+    hold: Fraction | None = None  # 唱聲: or held this long
 
     @property
     def is_music(self) -> bool:
@@ -168,6 +170,7 @@ class Pair:
     name: str
     upper: str
     lower: str
+    first: str = "upper"  # who looses first: "upper", or "lower" (大射: the 公, 鄭注 10-9a)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +183,13 @@ class Round:
     count: Count
     cite: Cite
     music: PieceRef | None = None
-    exempt: tuple[str, ...] = ()
+    exempt: tuple[str, ...] = ()  # need not be on the drum (大射: 公 不以樂志, 10-23a)
+    any_hit: tuple[str, ...] = ()  # every hit counts, pierced or not (大射: 公則釋獲, 10-5a)
+    pair_cues: tuple[tuple[str, str], ...] = ()  # (pair, action cue) where a pair shoots in its own action
+
+    def cue_of_pair(self, pair: str) -> str:
+        """The action a pair of a round without music shoots in: its own, if given, else ''."""
+        return dict(self.pair_cues).get(pair, "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +217,11 @@ class Archery:
     offset_sd: Fraction = Fraction(3, 20)
     change: Fraction = Fraction(0)  # between one 耦 and the next in a round with music
     script: dict[tuple[str, str], tuple[Arrow, ...]] = field(default_factory=dict)
+    variant: str = ""  # the section applies only with this variant on (燕禮: 若射)
+
+    def active(self, variants: frozenset[str]) -> bool:
+        """Whether the shooting is in the programme with *variants* switched on."""
+        return not self.variant or self.variant in variants
 
 
 @dataclass(frozen=True)
@@ -245,6 +259,10 @@ class CueSheet:
     def active_cues(self, variants: frozenset[str] = frozenset()) -> tuple[Cue, ...]:
         """The programme with *variants* switched on, in order."""
         return tuple(c for c in self.cues if c.active(variants))
+
+    def active_archery(self, variants: frozenset[str] = frozenset()) -> Archery | None:
+        """The archery section if the shooting is in the programme with *variants* switched on."""
+        return self.archery if self.archery is not None and self.archery.active(variants) else None
 
 
 def variant_configurations(sheet: CueSheet) -> list[frozenset[str]]:

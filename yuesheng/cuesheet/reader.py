@@ -48,7 +48,7 @@ _TOP_KEYS = ("format", "rite", "defaults", "estimates", "readings", "performers"
              "variants", "cues", "archery")
 _COMMON_CUE_KEYS = ("id", "section", "who", "where", "words", "cite", "start", "variant", "unless", "note")
 _ACTION_KEYS = _COMMON_CUE_KEYS + ("action", "duration")
-_MUSIC_KEYS = _COMMON_CUE_KEYS + ("music", "pieces", "performers", "instruments", "end", "calls")
+_MUSIC_KEYS = _COMMON_CUE_KEYS + ("music", "pieces", "performers", "instruments", "end", "calls", "hold")
 
 
 class _Reader(Checker):
@@ -235,11 +235,29 @@ class _Reader(Checker):
         for n, call in enumerate(calls):
             if call not in CALLS:
                 self.error(path + ("calls", n), f"call {call!r}, expected one of {', '.join(CALLS)}", "schema")
+        hold_until, hold = self.hold(raw, path, kind)
         if not (cue_id and cite):
             return None
         return Cue(cue_id, index, cite=cite, music=kind, pieces=pieces, performers=self.id_list(raw, path, "performers"),
                    instruments=self.id_list(raw, path, "instruments"), end_at=end_at, end_on_zhong=end_on_zhong,
-                   calls=calls, **common)
+                   calls=calls, hold_until=hold_until, hold=hold, **common)
+
+    def hold(self, raw: dict[str, Any], path: PathKey, kind: MusicKind) -> tuple[str, Fraction | None]:
+        """A 唱聲 cue's held last call: ``hold: {until: CUE}`` (聲止 when that cue ends) or ``hold: 12s``."""
+        value = raw.get("hold")
+        if value is None:
+            return "", None
+        if kind is not MusicKind.CHANGSHENG:
+            self.error(path + ("hold",), f"hold is for a 唱聲 cue's last call, not for {kind.value}", "schema")
+            return "", None
+        if isinstance(value, dict):
+            self.keys(value, path + ("hold",), ("until",))
+            return self.ident(value.get("until"), path + ("hold", "until")) or "", None
+        hold = self.duration(raw, path, "hold", required=True)
+        if hold is not None and hold <= 0:
+            self.error(path + ("hold",), "hold must be longer than 0s", "duration")
+            return "", None
+        return "", hold
 
     # -- archery ---------------------------------------------------------------------------------
 
@@ -247,7 +265,7 @@ class _Reader(Checker):
         path: PathKey = ("archery",)
         if (raw := self.mapping(raw, path, "{jie, tolerance, pairs, rounds, shots}")) is None:
             return None
-        self.keys(raw, path, ("jie", "tolerance", "change", "pairs", "rounds", "shots", "note"))
+        self.keys(raw, path, ("jie", "tolerance", "change", "pairs", "rounds", "shots", "variant", "note"))
         jie = self.mapping(raw.get("jie"), path + ("jie",), "{total, listen, cite}") or {}
         self.keys(jie, path + ("jie",), ("total", "listen", "cite", "note"))
         total = self.field(jie, path + ("jie",), "total", int)
@@ -258,9 +276,13 @@ class _Reader(Checker):
         for pid, item in (self.field(raw, path, "pairs", dict) or {}).items():
             ppath = path + ("pairs", pid)
             if self.ident(pid, ppath) and (item := self.mapping(item, ppath, "{name, upper, lower}")) is not None:
-                self.keys(item, ppath, ("name", "upper", "lower", "note"))
+                self.keys(item, ppath, ("name", "upper", "lower", "first", "note"))
+                first = self.text(item, ppath, "first") or "upper"
+                if first not in ("upper", "lower"):
+                    self.error(ppath + ("first",), f"first {first!r}, expected upper or lower (who looses first)", "schema")
                 pairs[pid] = Pair(pid, self.text(item, ppath, "name", required=True),
-                                  self.text(item, ppath, "upper", required=True), self.text(item, ppath, "lower", required=True))
+                                  self.text(item, ppath, "upper", required=True), self.text(item, ppath, "lower", required=True),
+                                  first)
         rounds = tuple(rd for n, item in enumerate(self.field(raw, path, "rounds", list) or [])
                        if (rd := self.round(item, path + ("rounds", n))))
         shots = self.mapping(raw.get("shots") or {}, path + ("shots",), "{seed, hit, pierce, offset_sd, script}") or {}
@@ -278,12 +300,13 @@ class _Reader(Checker):
                        hit_rate=rates["hit"] if rates["hit"] is not None else 0.5,
                        pierce_rate=rates["pierce"] if rates["pierce"] is not None else 0.8,
                        offset_sd=self.duration(shots, spath, "offset_sd", required=False) or Fraction(3, 20),
-                       change=self.duration(raw, path, "change", required=False) or Fraction(0), script=script)
+                       change=self.duration(raw, path, "change", required=False) or Fraction(0), script=script,
+                       variant=self.text(raw, path, "variant"))
 
     def round(self, raw: Any, path: PathKey) -> Round | None:
         if (raw := self.mapping(raw, path, "{id, cue, pairs, count, cite}")) is None:
             return None
-        self.keys(raw, path, ("id", "cue", "pairs", "count", "cite", "music", "exempt", "note"))
+        self.keys(raw, path, ("id", "cue", "pairs", "count", "cite", "music", "exempt", "any_hit", "pair_cues", "note"))
         count_text = self.field(raw, path, "count", str)
         count = None
         if count_text is not None:
@@ -298,7 +321,10 @@ class _Reader(Checker):
         cues = self.id_list(raw, path, "cue") if isinstance(cue, list) else ((one,) if one else ())
         if not (rid and cues and cite and count):
             return None
-        return Round(rid, cues, self.id_list(raw, path, "pairs"), count, cite, music, self.id_list(raw, path, "exempt"))
+        pair_cues = tuple((pid, cid) for pid, cid in (self.field(raw, path, "pair_cues", dict, required=False) or {}).items()
+                          if self.ident(pid, path + ("pair_cues", pid)) and self.ident(cid, path + ("pair_cues", pid)))
+        return Round(rid, cues, self.id_list(raw, path, "pairs"), count, cite, music, self.id_list(raw, path, "exempt"),
+                     self.id_list(raw, path, "any_hit"), pair_cues)
 
     def script(self, raw: Any, path: PathKey) -> dict[tuple[str, str], tuple[Arrow, ...]]:
         out = {}
@@ -410,15 +436,26 @@ def _check_references(r: _Reader, sheet: CueSheet) -> None:
                 r.error(path + ("end", "at"), _unknown(cue.end_at, "cue", seen), "reference")
             elif seen[cue.end_at] <= cue.index:
                 r.error(path + ("end", "at"), f"樂闋 at {cue.end_at!r}, which comes before the music starts", "reference")
-            elif next(c for c in sheet.cues if c.id == cue.end_at).is_music:
+            elif sheet.cue(cue.end_at).is_music:
                 r.error(path + ("end", "at"), f"樂闋 at {cue.end_at!r}, which is music: name the action that stops it "
                         "(on the day the operator's GO for that action ends the music)", "reference")
+        if cue.hold_until:
+            if cue.hold_until not in seen:
+                r.error(path + ("hold", "until"), _unknown(cue.hold_until, "cue", seen), "reference")
+            elif sheet.cue(cue.hold_until).is_music:
+                r.error(path + ("hold", "until"), f"call held until {cue.hold_until!r}, which is music: name the "
+                        "action (the walk) at whose end the voice stops (聲止)", "reference")
+            elif any(cue.active(v) and not sheet.cue(cue.hold_until).active(v) for v in variant_configurations(sheet)):
+                r.error(path + ("hold", "until"), f"call held until {cue.hold_until!r}, which is not in every programme "
+                        "the call is in (check variant and unless)", "reference")
     for kind, table in (("instruments", sheet.instruments), ("performers", sheet.performers)):
         for member in table.values():
             if member.player and member.player not in sheet.performers:
                 r.error((kind, member.id, "player"), _unknown(member.player, "performer", sheet.performers), "reference")
             if member.position and member.position not in sheet.positions:
                 r.error((kind, member.id, "position"), _unknown(member.position, "position", sheet.positions), "reference")
+    if sheet.archery and sheet.archery.variant and sheet.archery.variant not in sheet.variants:
+        r.error(("archery", "variant"), _unknown(sheet.archery.variant, "variant", sheet.variants), "reference")
     for variant in sheet.variants.values():
         for n, needed in enumerate(variant.requires):
             if needed not in sheet.variants:
