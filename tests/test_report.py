@@ -37,7 +37,7 @@ def test_tally_wording(right, left, words):
 
 def test_text_run_sheet(golden):
     text = run_sheet_text(golden)
-    assert "total 2:56" in text
+    assert "total 3:48" in text
     assert "round-3: 右 2 算, 左 3 算 — 左賢于右1奇" in text
     assert "0:10     0:05    迎賓" in text and "主人, 賓" in text
 
@@ -55,7 +55,7 @@ def test_csv(golden):
 def test_json_contract(golden):
     data = json.loads(run_sheet_json(golden))
     assert {"rite", "duration_s", "events", "tally"} <= set(data)
-    assert data["rite"] == "鄉射禮" and data["duration_s"] == 176.0
+    assert data["rite"] == "鄉射禮" and data["duration_s"] == 228.0
     kinds = {e["kind"] for e in data["events"]}
     assert kinds == {"action", "marker", "note", "drum", "release", "call"}
     note = next(e for e in data["events"] if e["kind"] == "note" and e["part"] == "歌")

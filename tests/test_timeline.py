@@ -215,7 +215,7 @@ def test_syllable_option_scales_the_music(repertoire):
     sheet = _sheet(repertoire, "golden")
     slow = build_timeline(sheet, Options(syllable=Fraction(2)))
     ge = next(t for t in slow.cues if t.cue.id == "ge")
-    assert ge.end_tick - ge.start_tick == ticks(Fraction(52))  # 26 syllables × 2 s
+    assert ge.end_tick - ge.start_tick == ticks(Fraction(156))  # 3 終 × 26 syllables × 2 s
 
 
 def test_sanfen_cents_on_notes(repertoire):

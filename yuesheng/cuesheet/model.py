@@ -32,6 +32,7 @@ class MusicKind(Enum):
     WU = "舞"
     SHEJIE = "射節"
     WUSUAN = "無算樂"
+    FANGZHONG = "房中"
     CHANGSHENG = "唱聲"
 
 
