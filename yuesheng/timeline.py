@@ -277,7 +277,9 @@ class _Builder:
         segments = self.segments(cue)
         if cue.music is MusicKind.JINZOU:
             self.notices["金奏 pattern (a modern realization): the 鐘 strike every note of the piece, the 鑮 each "
-                         "phrase, the drums answer each stroke half a syllable later, the 磬 close each phrase."] = None
+                         "phrase, the drums answer each stroke half a syllable later, the 磬 close each phrase. 鄭注 "
+                         "9-4a 奏樂以鼓鑮為節 has the drums and 鑮 keep the beat, and 9-4b–5b the 鼗 and the small "
+                         "drums (朔鼙, then 應鼙) sound first: all enter at once here."] = None
         if not segments:
             return stop if stop is not None else start
         t, passed = start, 0
@@ -329,7 +331,9 @@ class _Builder:
         names = list(dict.fromkeys((["歌"] if sung else []) + [p.name for p in found]))
         if not found:
             names = list(defaults)
-        return tuple(PARTS[n] for n in names)
+        if cue.music is MusicKind.HEYUE and "zhong-qing" in (self.readings.get("xian"), self.readings.get("xuan")):
+            names.insert(names.index("磬") if "磬" in names else len(names), "鐘")  # 堂下鍾磬合奏 (4-25b; 5-16a)
+        return tuple(PARTS[n] for n in dict.fromkeys(names))
 
     def play_group(self, cue: Cue, group: list[tuple[PieceRef, tuple[Part, ...]]], start: Fraction, zhong: int,
                    stop: Fraction | None) -> tuple[Fraction, bool]:
