@@ -124,6 +124,12 @@ CASES = [
     # ritual rules
     ("zhengge-before-jiange", "x", "  - id: jiange\n", "  - id: jiange\n    variant: da-shi\n", "zhengge-bei", "- id: zhengge-bei"),
     ("shengge-two-zhong", "x", "      - {piece: simu}\n", "", "zhengge-bei", "- id: shengge>>pieces:"),
+    # six odes are three 終 only as three 周南+召南 pairs: two pairs and two odes of one side are four
+    ("heyue-four-zhong", "x", "      - {piece: caipin}\n", "      - {piece: guanju}\n", "zhengge-bei", "- id: heyue>>pieces:"),
+    ("heyue-two-zhong", "x", "      - {piece: juaner}\n      - {piece: queshao}\n      - {piece: caifan}\n      - {piece: caipin}\n",
+     "      - {piece: queshao}\n      - {piece: caifan}\n", "zhengge-bei", "- id: heyue>>pieces:"),
+    ("xiangshe-heyue-one-zhong", "s", "      - {piece: guanju, zhong: 3}", "      - {piece: guanju}", "zhengge-bei",
+     "- id: heyue>>pieces:"),
     ("jiange-not-alternating", "x", "      - {piece: yougeng, part: 笙}", "      - {piece: yougeng, part: 歌}", "jiange-alternation",
      "- id: jiange>>pieces:"),
     ("jinzou-without-que", "x", "    end: {at: bin-chu}\n", "", "jinzou-que", "  - id: gai"),

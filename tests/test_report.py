@@ -69,3 +69,19 @@ def test_json_contract(golden):
     action = next(e for e in data["events"] if e["kind"] == "action")
     assert action["text"] == "賓入" and action["cite"].startswith("5-4a")
     assert data["tally"] == {"round-3": {"right": 2, "left": 3, "announcement": "左賢于右1奇"}}
+
+
+def test_que_only_where_the_text_writes_it(repertoire):
+    from yuesheng.repertoire import data_dir
+    text = run_sheet_csv(build_timeline(load_cuesheet(data_dir("cues") / "dashe.yaml", repertoire)))
+    what = {r["cue"]: r["action_or_music"] for r in csv.DictReader(io.StringIO(text))}
+    assert what["sixia-bin"].endswith("至 yue-que-bin (樂闋)") and what["sixia-gong"].endswith("(樂闋)")  # 9-12a, 9-14b
+    assert what["zou-gai"].endswith("至 gong-ru (music ends)") and what["wu-suan-yue"].endswith("(music ends)")
+    assert [c for c, w in what.items() if "樂闋" in w and w.startswith("♪")] == ["sixia-bin", "sixia-gong"]
+
+
+def test_the_run_sheet_shows_the_pieces_by_zhong(repertoire):
+    from yuesheng.repertoire import data_dir
+    text = run_sheet_csv(build_timeline(load_cuesheet(data_dir("cues") / "xiangyinjiu.yaml", repertoire)))
+    row = next(r for r in csv.DictReader(io.StringIO(text)) if r["cue"] == "heyue")
+    assert row["action_or_music"] == "♪合樂 關雎+鵲巢 葛覃+采蘩 卷耳+采蘋"

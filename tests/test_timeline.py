@@ -222,3 +222,55 @@ def test_sanfen_cents_on_notes(repertoire):
     tl = build_timeline(_sheet(repertoire, "golden"), Options(realization=Realization(60, Tuning.SANFEN)))
     cents = {(e.key % 12, e.cents) for e in tl.events if e.kind is EventKind.NOTE}
     assert (9, 5.87) in cents and (0, 0.0) in cents  # 南吕 +5.87, 黄鍾 0
+
+
+def test_heyue_default_sounds_each_pair_in_turn_and_counts_three_zhong(repertoire):
+    tl = build_timeline(_sheet(repertoire, "xiangyinjiu"))
+    notes = [e for e in tl.events if e.cue == "heyue" and e.kind is EventKind.NOTE]
+    zhong = {e.piece: e.zhong for e in notes}
+    assert zhong == {"guanju": 1, "queshao": 1, "getan": 2, "caifan": 2, "juaner": 3, "caipin": 3}
+    span = {p: (min(e.start_tick for e in notes if e.piece == p), max(e.start_tick for e in notes if e.piece == p))
+            for p in zhong}
+    assert span["guanju"][1] < span["queshao"][0] < span["queshao"][1] < span["getan"][0]  # in turn, pair by pair
+    assert {e.part for e in notes if e.piece == "queshao"} == {"歌", "瑟", "笙", "和", "磬"}  # 衆聲俱作 on every ode
+
+
+def test_wusuanyue_starts_with_the_cups_or_where_the_jing_writes_it(repertoire):
+    sheet = _sheet(repertoire, "yanli")
+    def start(tl, cue):
+        return next(t for t in tl.cues if t.cue.id == cue)
+    default = build_timeline(sheet)
+    jing = build_timeline(sheet, Options(readings={"wusuanyue": "jing-ci"}))
+    assert start(default, "wusuan-yue").start_tick == start(default, "wusuan-jue").start_tick
+    assert start(jing, "wusuan-yue").start_tick == start(jing, "shi-zhong-lv").end_tick
+    assert default.duration_ticks == jing.duration_ticks  # the drinking is the same; only the music moves
+    for tl in (default, jing):  # it stops as the 賓 rises, either way
+        assert start(tl, "bin-zui").start_tick <= start(tl, "wusuan-yue").end_tick
+
+
+def test_wusuan_yue_sounds_sheng_ge_jian_and_he_with_their_own_parts(repertoire):
+    tl = build_timeline(_sheet(repertoire, "dashe"))
+    parts: dict[str, set[str]] = {}
+    for e in tl.events:
+        if e.cue == "wu-suan-yue" and e.kind is EventKind.NOTE:
+            parts.setdefault(e.piece, set()).add(e.part)
+    assert parts["luming"] == {"歌", "瑟"}  # 升歌
+    assert parts["yougeng"] == {"笙"}  # 間: the 笙 answers (lost: no words)
+    assert parts["guanju"] == {"歌", "瑟", "笙", "鐘", "磬"}  # 合
+
+
+def test_fangzhong_is_strings_and_voices_without_bells_or_stones(repertoire):
+    tl = build_timeline(_sheet(repertoire, "yanli"), Options(variants=frozenset({"fangzhong"})))
+    assert "si-fang-zhi-bin" in tl.variants
+    parts = {e.part for e in tl.events if e.cue == "fangzhong-yue" and e.kind is EventKind.NOTE}
+    assert parts == {"歌", "瑟"}
+    cues = {t.cue.id for t in tl.cues}
+    assert "wusuan-yue-fangzhong" in cues and "wusuan-yue" not in cues
+
+
+def test_xuan_zhong_qing_adds_the_bells_to_heyue(repertoire):
+    sheet = _sheet(repertoire, "xiangshe")
+    def parts(tl):
+        return {e.part for e in tl.events if e.cue == "he-yue" and e.kind is EventKind.NOTE}
+    assert "鐘" not in parts(build_timeline(sheet))
+    assert "鐘" in parts(build_timeline(sheet, Options(readings={"xuan": "zhong-qing"})))
