@@ -23,7 +23,7 @@ from typing import Any
 
 from yuesheng.cuesheet import Cue
 from yuesheng.timeline import CueTiming, Event, EventKind, Timeline, seconds
-from yuesheng.zhong import zhong_of
+from yuesheng.zhong import programme
 
 
 def clock(tick: int) -> str:
@@ -97,18 +97,6 @@ def _what(timeline_cue: CueTiming, by_id: dict[str, Cue]) -> str:
 
 def _cues_by_id(timeline: Timeline) -> dict[str, Cue]:
     return {t.cue.id: t.cue for t in timeline.cues}
-
-
-def programme(cue: Cue) -> str:
-    """The pieces of a music cue by 終: '鹿鳴 四牡 皇皇者華', '鹿鳴×3', '關雎+鵲巢 葛覃+采蘩 卷耳+采蘋'."""
-    names = ["+".join(ref.piece.title for ref in zhong.pieces) for zhong in zhong_of(cue)]
-    runs: list[list] = []  # [name, times in a row]
-    for name in names:
-        if runs and runs[-1][0] == name:
-            runs[-1][1] += 1
-        else:
-            runs.append([name, 1])
-    return " ".join(name + (f"×{n}" if n > 1 else "") for name, n in runs)
 
 
 def run_sheet_text(timeline: Timeline) -> str:

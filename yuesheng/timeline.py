@@ -32,7 +32,7 @@ from yuesheng.errors import UnknownNameError
 from yuesheng.instruments import PARTS, Part, part_for
 from yuesheng.lulu import Degree, Lu, Pitch, Realization, suggest
 from yuesheng.score import Piece
-from yuesheng.zhong import BLOWN, SUNG, zhong_of
+from yuesheng.zhong import BLOWN, SUNG, programme, zhong_of
 
 TICKS_PER_SECOND = 960
 PHRASE = 4  # notes: the four-syllable line of the 詩
@@ -270,6 +270,10 @@ class _Builder:
             if ref.piece.realization:
                 self.notices[f"{ref.piece.title} ({ref.piece.id}) is lost ({ref.piece.lost.get('cite') if ref.piece.lost else ''}); "
                              f"what sounds is a {ref.piece.realization.label}: {ref.piece.realization.rule}"] = None
+        if cue.music in FREE_MUSIC and cue.pieces:
+            self.notices[f"{cue.music.value} ({cue.id}, {cue.cite.page}): the text sets no programme (which pieces, in what order); what sounds is the "
+                         f"cue sheet's choice{', begun again until ' + cue.end_at if cue.end_at else ''}: "
+                         f"{programme(cue)} (see the cue's note)"] = None
         if cue.music is MusicKind.CHANGSHENG:
             return stop if stop is not None else start + CALL_LENGTH * 2
         if cue.music is MusicKind.SHEJIE:
