@@ -271,9 +271,10 @@ class _Builder:
                 self.notices[f"{ref.piece.title} ({ref.piece.id}) is lost ({ref.piece.lost.get('cite') if ref.piece.lost else ''}); "
                              f"what sounds is a {ref.piece.realization.label}: {ref.piece.realization.rule}"] = None
         if cue.music in FREE_MUSIC and cue.pieces:
-            self.notices[f"{cue.music.value} ({cue.id}, {cue.cite.page}): the text sets no programme (which pieces, in what order); what sounds is the "
-                         f"cue sheet's choice{', begun again until ' + cue.end_at if cue.end_at else ''}: "
-                         f"{programme(cue)} (see the cue's note)"] = None
+            until = f", begun again until {cue.end_at}" if cue.end_at else ""
+            self.notices[f"{cue.music.value} ({cue.id}, {cue.cite.page}): the text sets no programme (which pieces, "
+                         f"in what order); what sounds is the cue sheet's choice{until}: {programme(cue)} "
+                         "(see the cue's note)"] = None
         if cue.music is MusicKind.CHANGSHENG:
             return stop if stop is not None else start + CALL_LENGTH * 2
         if cue.music is MusicKind.SHEJIE:
@@ -302,14 +303,15 @@ class _Builder:
         two groups in turn, or one group when reading heyue sounds the 合 pair together (李如圭)."""
         parts = self.parts(cue)
         together = self.readings.get("heyue") == "li-rugui"
+        zhongs = zhong_of(cue)
         out: list[tuple[int, list[tuple[PieceRef, tuple[Part, ...]]]]] = []
-        for n, zhong in enumerate(zhong_of(cue), 1):
+        for n, zhong in enumerate(zhongs, 1):
             if zhong.he and together:
                 sung = _only(parts, ("歌", "瑟"))
                 out.append((n, [(zhong.pieces[0], sung), (zhong.pieces[1], tuple(p for p in parts if p not in sung))]))
             else:
                 out += [(n, [(ref, self.role_parts(ref, parts))]) for ref in zhong.pieces]
-        if any(z.he for z in zhong_of(cue)):
+        if any(z.he for z in zhongs):
             self.notices[HEYUE_NOTICES["li-rugui" if together else "zheng"]] = None
         return out
 
