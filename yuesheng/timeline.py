@@ -12,6 +12,12 @@ and stops at the end of the phrase (four notes) in progress when that action
 starts. A 射節 runs per 耦 (see ``archery``) and the action it runs until waits
 for it.
 
+終 (``zhong``): every note carries the 終 of its cue, counted as the texts count
+them — an ode and its answering 笙 piece are one 終, a 周南 ode with its 召南 ode
+one 終 — and counted on through repeats. Readings acted on here: ``heyue`` (the two
+odes of a 合 in turn, or together), ``wusuanyue`` (the 無算樂 with the 無算爵, or
+after the clause before it), ``xian``/``xuan`` (the 鍾 in 合樂), ``lishou-jie``.
+
 Tempo: ``defaults.syllable`` of the cue sheet (1.5 s when absent), a piece's own
 ``syllable``, or the ``syllable`` option. 1.5 s is a slow, even declamation,
 one syllable to a 瑟 stroke, as 一字一音 scores imply: 鹿鳴's 103 syllables take
