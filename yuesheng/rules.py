@@ -87,14 +87,15 @@ def jiange_alternation(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Findi
 
 
 def jinzou_que(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
-    """金奏 runs from one ritual action until another: it needs its 樂闋 (end: {at: CUE}).
+    """金奏 runs from one ritual action until another: it needs the action that stops it (end: {at: CUE}) —
+    樂闋 where the text writes it (肆夏), our reading of the text elsewhere (陔).
 
     Where the text names no action that stops it, the sheet must say so with end: {zhong: true}.
     """
     for cue in cues:
         if cue.music is MusicKind.JINZOU and not (cue.end_at or cue.end_on_zhong):
-            yield _cue_path(cue), ("金奏 without its 樂闋: give end: {at: CUE} (the action that stops it), "
-                                   "or end: {zhong: true} where the text names none")
+            yield _cue_path(cue), ("金奏 without its end: give end: {at: CUE} (the action that stops it: 樂闋 "
+                                   "where the text writes it), or end: {zhong: true} where the text names none")
 
 
 def three_rounds(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
