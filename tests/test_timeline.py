@@ -274,3 +274,14 @@ def test_xuan_zhong_qing_adds_the_bells_to_heyue(repertoire):
         return {e.part for e in tl.events if e.cue == "he-yue" and e.kind is EventKind.NOTE}
     assert "鐘" not in parts(build_timeline(sheet))
     assert "鐘" in parts(build_timeline(sheet, Options(readings={"xuan": "zhong-qing"})))
+
+
+def test_dashe_jinzou_begins_with_the_tao_then_shuopi_then_yingpi(repertoire):
+    tl = build_timeline(_sheet(repertoire, "dashe"))
+    events = [e for e in tl.events if e.cue == "sixia-bin" and e.kind in (EventKind.NOTE, EventKind.DRUM)]
+    first_bell = min(e.start_tick for e in events if e.part == "鐘")
+    onset = [(e.part, e.start_tick - events[0].start_tick) for e in events if e.start_tick < first_bell]
+    assert onset == [("鼗", 0), ("鼗", 320), ("鼗", 640), ("鼙", 960), ("鼙", 1920)]  # 9-5b; 9-4b 朔鼙, 應鼙應之
+    assert first_bell - events[0].start_tick == 3 * 960
+    gong = [e for e in tl.events if e.cue == "sixia-gong" and e.kind is EventKind.DRUM]
+    assert "鼗" not in {e.part for e in gong[:2]}  # the 鼗 greets the 賓 only (賓至摇之)

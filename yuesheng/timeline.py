@@ -51,6 +51,7 @@ HEYUE_NOTICES = {
     "li-rugui": "合樂 (reading heyue=li-rugui, 4-26a): three 終, each 召南 ode sounding together with its 周南 ode, "
                 "歌 and 瑟 on the 周南 ode, the instruments below on the 召南 ode.",
 }
+ONSET = (("鼗", 3), ("朔鼙", 1), ("應鼙", 1))  # 9-5b 鼗…賓至摇之以奏樂; 9-4b 先擊朔鼙應鼙應之: (instrument, strokes)
 FREE_MUSIC = (MusicKind.WUSUAN, MusicKind.FANGZHONG)  # the music of the 無算爵 (reading wusuanyue places it)
 
 
@@ -288,9 +289,11 @@ class _Builder:
         segments = self.segments(cue)
         if cue.music is MusicKind.JINZOU:
             self.notices["金奏 pattern (a modern realization): the 鐘 strike every note of the piece, the 鑮 each "
-                         "phrase, the drums answer each stroke half a syllable later, the 磬 close each phrase. 鄭注 "
-                         "9-4a 奏樂以鼓鑮為節 has the drums and 鑮 keep the beat, and 9-4b–5b the 鼗 and the small "
-                         "drums (朔鼙, then 應鼙) sound first: all enter at once here."] = None
+                         "phrase, the drums answer each stroke half a syllable later, the 磬 close each phrase (鄭注 "
+                         "9-4a 奏樂以鼓鑮為節 has the drums and 鑮 keep the beat: here the bells lead). Where the cue "
+                         "has them, the 鼗 is shaken, the 朔鼙 struck and the 應鼙 answers, a second each, before the "
+                         "bells (9-5b 鼗…賓至摇之以奏樂也; 9-4b 先擊朔鼙應鼙應之)."] = None
+            start = self.onset(cue, start)
         if not segments:
             return stop if stop is not None else start
         t, passed = start, 0
@@ -302,6 +305,19 @@ class _Builder:
             passed += segments[-1][0]
             if stop is None or t >= stop:
                 return t
+
+    def onset(self, cue: Cue, start: Fraction) -> Fraction:
+        """The 金奏's onset drums the cue has (鼗 shaken, 朔鼙, then 應鼙), a second each; when the bells begin."""
+        names = [self.sheet.instruments[i].name for i in cue.instruments]
+        t = start
+        for name, strokes in ONSET:
+            part = part_for(name)
+            if part is None or not any(name in n for n in names):
+                continue
+            for k in range(strokes):
+                self.drum(cue.id, part, t + Fraction(k, strokes), accent=k == 0)
+            t += 1
+        return t
 
     def segments(self, cue: Cue) -> list[tuple[int, list[tuple[PieceRef, tuple[Part, ...]]]]]:
         """The music once through, as groups played one after another, each with the 終 (1-based) it belongs
