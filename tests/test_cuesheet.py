@@ -111,6 +111,8 @@ CASES = [
     ("unknown-position", "x", "    where: tang", "    where: tangg", "reference", "where: tangg"),
     ("unknown-player", "x", "player: gong, position", "player: gongren, position", "reference", "player: gongren"),
     ("unknown-variant", "x", "    variant: da-shi", "    variant: dashi", "reference", "variant: dashi"),
+    ("unknown-cue-reading", "x", "    variant: da-shi", "    reading: heyue=zhu", "reference", "reading: heyue=zhu"),
+    ("cue-reading-unknown-id", "x", "    variant: da-shi", "    reading: heyu=zheng", "reference", "reading: heyu=zheng"),
     ("unknown-anchor", "x", "start: {after: bin-xing, delay: 2s}", "start: {after: bin-xin, delay: 2s}", "reference", "bin-xin,"),
     ("unknown-end-anchor", "x", "    end: {at: bin-chu}", "    end: {at: bin-chuu}", "reference", "bin-chuu"),
     ("end-before-start", "x", "    end: {at: bin-chu}", "    end: {at: gong-ru}", "reference", "end: {at: gong-ru}"),

@@ -285,3 +285,14 @@ def test_dashe_jinzou_begins_with_the_tao_then_shuopi_then_yingpi(repertoire):
     assert first_bell - events[0].start_tick == 3 * 960
     gong = [e for e in tl.events if e.cue == "sixia-gong" and e.kind is EventKind.DRUM]
     assert "鼗" not in {e.part for e in gong[:2]}  # the 鼗 greets the 賓 only (賓至摇之)
+
+
+def test_a_cue_belongs_to_its_reading_option(repertoire):
+    sheet = _sheet(repertoire, "yanli")
+    on = frozenset({"yi-yue-na-bin"})
+    def luming(tl):
+        return [(t.cue.id, max(e.zhong for e in tl.events if e.cue == t.cue.id)) for t in tl.cues
+                if t.cue.id.startswith("shengge-luming")]
+    assert luming(build_timeline(sheet, Options(variants=on))) == [("shengge-luming", 1)]
+    san = build_timeline(sheet, Options(variants=on, readings={"yiyue-luming": "san-zhong"}))
+    assert luming(san) == [("shengge-luming-san", 3)]  # 鹿鳴三終, as 大射 9-23b

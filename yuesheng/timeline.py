@@ -207,7 +207,7 @@ class _Builder:
         self.syllable = options.syllable or sheet.syllable or DEFAULT_SYLLABLE
         self.real = options.realization or Realization(sheet.huangzhong)
         self.seed = options.seed if options.seed is not None else (sheet.archery.seed if sheet.archery else 0)
-        self.cues = _placed(sheet.active_cues(self.variants), self.readings)
+        self.cues = _placed(sheet.active_cues(self.variants, self.readings), self.readings)
         self.by_id = {c.id: c for c in self.cues}
         self.deps = dependencies(self.cues)
         self.times: dict[tuple[str, str], Fraction] = {}
