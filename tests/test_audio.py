@@ -46,7 +46,7 @@ def test_a_short_rite_renders_with_sound_and_the_expected_length(repertoire, tmp
     rendered = render_wav(timeline, out, progress=seen.append)
     samples, rate = _samples(out)
     assert len(samples) == rendered.frames == expected_frames(timeline)
-    assert len(samples) / rate == pytest.approx(176 + float(TAIL))
+    assert len(samples) / rate == pytest.approx(228 + float(TAIL))
     assert np.sqrt(np.mean(samples[: rate * 20] ** 2)) > 100  # 肆夏 on the bells, not silence
     assert seen[-1] == 1.0
 

@@ -111,6 +111,8 @@ CASES = [
     ("unknown-position", "x", "    where: tang", "    where: tangg", "reference", "where: tangg"),
     ("unknown-player", "x", "player: gong, position", "player: gongren, position", "reference", "player: gongren"),
     ("unknown-variant", "x", "    variant: da-shi", "    variant: dashi", "reference", "variant: dashi"),
+    ("unknown-cue-reading", "x", "    variant: da-shi", "    reading: heyue=zhu", "reference", "reading: heyue=zhu"),
+    ("cue-reading-unknown-id", "x", "    variant: da-shi", "    reading: heyu=zheng", "reference", "reading: heyu=zheng"),
     ("unknown-anchor", "x", "start: {after: bin-xing, delay: 2s}", "start: {after: bin-xin, delay: 2s}", "reference", "bin-xin,"),
     ("unknown-end-anchor", "x", "    end: {at: bin-chu}", "    end: {at: bin-chuu}", "reference", "bin-chuu"),
     ("end-before-start", "x", "    end: {at: bin-chu}", "    end: {at: gong-ru}", "reference", "end: {at: gong-ru}"),
@@ -124,6 +126,12 @@ CASES = [
     # ritual rules
     ("zhengge-before-jiange", "x", "  - id: jiange\n", "  - id: jiange\n    variant: da-shi\n", "zhengge-bei", "- id: zhengge-bei"),
     ("shengge-two-zhong", "x", "      - {piece: simu}\n", "", "zhengge-bei", "- id: shengge>>pieces:"),
+    # six odes are three 終 only as three 周南+召南 pairs: two pairs and two odes of one side are four
+    ("heyue-four-zhong", "x", "      - {piece: caipin}\n", "      - {piece: guanju}\n", "zhengge-bei", "- id: heyue>>pieces:"),
+    ("heyue-two-zhong", "x", "      - {piece: juaner}\n      - {piece: queshao}\n      - {piece: caifan}\n      - {piece: caipin}\n",
+     "      - {piece: queshao}\n      - {piece: caifan}\n", "zhengge-bei", "- id: heyue>>pieces:"),
+    ("xiangshe-heyue-one-zhong", "s", "      - {piece: guanju, zhong: 3}", "      - {piece: guanju}", "zhengge-bei",
+     "- id: heyue>>pieces:"),
     ("jiange-not-alternating", "x", "      - {piece: yougeng, part: 笙}", "      - {piece: yougeng, part: 歌}", "jiange-alternation",
      "- id: jiange>>pieces:"),
     ("jinzou-without-que", "x", "    end: {at: bin-chu}\n", "", "jinzou-que", "  - id: gai"),

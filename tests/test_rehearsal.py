@@ -59,18 +59,26 @@ def test_a_log_written_under_kill_9_has_only_whole_lines(tmp_path):
     assert monos == [float(n) for n in range(len(monos))]
 
 
+def _beyond(timeline, action: str, following: str) -> float:
+    """What the plan puts between *action*'s end and the *following* action's start (music that follows it)."""
+    t = {c.cue.id: c for c in timeline.cues}
+    return (t[following].start_tick - t[action].end_tick) / 960
+
+
 def test_retime_gives_each_actions_median_over_the_logs(tmp_path, sheet):
     timeline = build_timeline(sheet)
+    music = _beyond(timeline, "bai-zhi", "zhengge-bei")  # bai-zhi's GO interval holds the 合樂 too
     logs = [read_log(_log(tmp_path / f"{n}.jsonl", [("go", "bin-ru", 100.0), ("go", "bai-zhi", 100.0 + a),
-                                                      ("go", "zhengge-bei", 100.0 + a + b)]), sheet)
-            for n, (a, b) in enumerate([(12.0, 31.5), (14.0, 32.5), (30.0, 30.0)])]
-    measured = retime(timeline, logs)  # bai-zhi's GO interval holds the 合樂 too: 26 s planned beyond its 5 s
+                                                      ("go", "zhengge-bei", 100.0 + a + b + music)]), sheet)
+            for n, (a, b) in enumerate([(12.0, 5.5), (14.0, 6.5), (30.0, 4.0)])]
+    measured = retime(timeline, logs)
     assert measured == {"bin-ru": (Fraction(14), 3), "bai-zhi": (Fraction("5.5"), 3)}
 
 
 def test_a_jump_breaks_a_measurement(tmp_path, sheet):
+    music = _beyond(build_timeline(sheet), "bai-zhi", "zhengge-bei")
     log = read_log(_log(tmp_path / "j.jsonl", [("go", "bin-ru", 0.0), ("goto", "bai-zhi", 5.0), ("go", "bai-zhi", 9.0),
-                                                ("go", "zhengge-bei", 41.0)]), sheet)
+                                                ("go", "zhengge-bei", 15.0 + music)]), sheet)
     assert retime(build_timeline(sheet), [log]) == {"bai-zhi": (Fraction(6), 1)}
 
 

@@ -37,7 +37,7 @@ def test_tally_wording(right, left, words):
 
 def test_text_run_sheet(golden):
     text = run_sheet_text(golden)
-    assert "total 2:56" in text
+    assert "total 3:48" in text
     assert "round-3: 右 1 算, 左 2 算 — 左賢于右1奇" in text
     assert "0:10     0:05    迎賓" in text and "主人, 賓" in text
 
@@ -55,7 +55,7 @@ def test_csv(golden):
 def test_json_contract(golden):
     data = json.loads(run_sheet_json(golden))
     assert {"rite", "duration_s", "events", "tally"} <= set(data)
-    assert data["rite"] == "鄉射禮" and data["duration_s"] == 176.0
+    assert data["rite"] == "鄉射禮" and data["duration_s"] == 228.0
     kinds = {e["kind"] for e in data["events"]}
     assert kinds == {"action", "marker", "note", "drum", "release", "call"}
     note = next(e for e in data["events"] if e["kind"] == "note" and e["part"] == "歌")
@@ -95,3 +95,19 @@ def test_run_sheets_show_private_use_codes_as_characters(golden):
     first = data["cues"][0]
     assert first["words"] == "當楣" and first["cite"] == "5-4b 主人阼階上當&KR0925;北面再拜"  # the data keeps the code
     assert "&KR" not in json.dumps([e.get("text") for e in data["events"]], ensure_ascii=False)
+
+
+def test_que_only_where_the_text_writes_it(repertoire):
+    from yuesheng.repertoire import data_dir
+    text = run_sheet_csv(build_timeline(load_cuesheet(data_dir("cues") / "dashe.yaml", repertoire)))
+    what = {r["cue"]: r["action_or_music"] for r in csv.DictReader(io.StringIO(text))}
+    assert what["sixia-bin"].endswith("至 yue-que-bin (樂闋)") and what["sixia-gong"].endswith("(樂闋)")  # 9-12a, 9-14b
+    assert what["zou-gai"].endswith("至 gong-ru (music ends)") and what["wu-suan-yue"].endswith("(music ends)")
+    assert [c for c, w in what.items() if "樂闋" in w and w.startswith("♪")] == ["sixia-bin", "sixia-gong"]
+
+
+def test_the_run_sheet_shows_the_pieces_by_zhong(repertoire):
+    from yuesheng.repertoire import data_dir
+    text = run_sheet_csv(build_timeline(load_cuesheet(data_dir("cues") / "xiangyinjiu.yaml", repertoire)))
+    row = next(r for r in csv.DictReader(io.StringIO(text)) if r["cue"] == "heyue")
+    assert row["action_or_music"] == "♪合樂 關雎+鵲巢 葛覃+采蘩 卷耳+采蘋"

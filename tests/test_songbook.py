@@ -36,7 +36,8 @@ def test_songbook_pieces_in_the_order_first_heard_with_their_cues() -> None:
     titles = [e.piece.title for e in book.entries]
     assert titles[:12] == ["鹿鳴", "四牡", "皇皇者華", "南陔", "白華", "華黍",
                            "魚麗", "由庚", "南有嘉魚", "崇丘", "南山有臺", "由儀"]
-    assert titles[12:18] == ["關雎", "葛覃", "卷耳", "鵲巢", "采蘩", "采蘋"] and titles[-1] == "陔夏"
+    # 合樂: each 周南 ode with its 召南 ode is one 終 (4-26a), sung in turn: 關雎 鵲巢, 葛覃 采蘩, 卷耳 采蘋
+    assert titles[12:18] == ["關雎", "鵲巢", "葛覃", "采蘩", "卷耳", "采蘋"] and titles[-1] == "陔夏"
     guanju = next(e for e in book.entries if e.piece.title == "關雎")
     assert [h.cue for h in guanju.hearings][:2] == ["heyue", "wusuanyue"]
     first = guanju.hearings[0]

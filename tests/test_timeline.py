@@ -333,7 +333,7 @@ def test_syllable_option_scales_the_music(repertoire):
     sheet = _sheet(repertoire, "golden")
     slow = build_timeline(sheet, Options(syllable=Fraction(2)))
     ge = next(t for t in slow.cues if t.cue.id == "ge")
-    assert ge.end_tick - ge.start_tick == ticks(Fraction(52))  # 26 syllables × 2 s
+    assert ge.end_tick - ge.start_tick == ticks(Fraction(156))  # 3 終 × 26 syllables × 2 s
 
 
 def test_sanfen_cents_on_notes(repertoire):
@@ -433,3 +433,75 @@ def test_a_call_held_for_a_duration(repertoire, tmp_path):
     assert (gong.degree, gong.length_ticks) == ("宫", ticks(Fraction(4, 5)))
     assert (shang.degree, shang.start_tick - gong.start_tick, shang.length_ticks) == ("商", ticks(Fraction(1)), ticks(Fraction(12)))
     assert timing.end_tick == shang.start_tick + shang.length_ticks
+def test_heyue_default_sounds_each_pair_in_turn_and_counts_three_zhong(repertoire):
+    tl = build_timeline(_sheet(repertoire, "xiangyinjiu"))
+    notes = [e for e in tl.events if e.cue == "heyue" and e.kind is EventKind.NOTE]
+    zhong = {e.piece: e.zhong for e in notes}
+    assert zhong == {"guanju": 1, "queshao": 1, "getan": 2, "caifan": 2, "juaner": 3, "caipin": 3}
+    span = {p: (min(e.start_tick for e in notes if e.piece == p), max(e.start_tick for e in notes if e.piece == p))
+            for p in zhong}
+    assert span["guanju"][1] < span["queshao"][0] < span["queshao"][1] < span["getan"][0]  # in turn, pair by pair
+    assert {e.part for e in notes if e.piece == "queshao"} == {"歌", "瑟", "笙", "和", "磬"}  # 衆聲俱作 on every ode
+
+
+def test_wusuanyue_starts_with_the_cups_or_where_the_jing_writes_it(repertoire):
+    sheet = _sheet(repertoire, "yanli")
+    def start(tl, cue):
+        return next(t for t in tl.cues if t.cue.id == cue)
+    default = build_timeline(sheet)
+    jing = build_timeline(sheet, Options(readings={"wusuanyue": "jing-ci"}))
+    assert start(default, "wusuan-yue").start_tick == start(default, "wusuan-jue").start_tick
+    assert start(jing, "wusuan-yue").start_tick == start(jing, "shi-zhong-lv").end_tick
+    assert default.duration_ticks == jing.duration_ticks  # the drinking is the same; only the music moves
+    for tl in (default, jing):  # it stops as the 賓 rises, either way
+        assert start(tl, "bin-zui").start_tick <= start(tl, "wusuan-yue").end_tick
+
+
+def test_wusuan_yue_sounds_sheng_ge_jian_and_he_with_their_own_parts(repertoire):
+    tl = build_timeline(_sheet(repertoire, "dashe"))
+    parts: dict[str, set[str]] = {}
+    for e in tl.events:
+        if e.cue == "wu-suan-yue" and e.kind is EventKind.NOTE:
+            parts.setdefault(e.piece, set()).add(e.part)
+    assert parts["luming"] == {"歌", "瑟"}  # 升歌
+    assert parts["yougeng"] == {"笙"}  # 間: the 笙 answers (lost: no words)
+    assert parts["guanju"] == {"歌", "瑟", "笙", "鐘", "磬"}  # 合
+
+
+def test_fangzhong_is_strings_and_voices_without_bells_or_stones(repertoire):
+    tl = build_timeline(_sheet(repertoire, "yanli"), Options(variants=frozenset({"fangzhong"})))
+    assert "si-fang-zhi-bin" in tl.variants
+    parts = {e.part for e in tl.events if e.cue == "fangzhong-yue" and e.kind is EventKind.NOTE}
+    assert parts == {"歌", "瑟"}
+    cues = {t.cue.id for t in tl.cues}
+    assert "wusuan-yue-fangzhong" in cues and "wusuan-yue" not in cues
+
+
+def test_xuan_zhong_qing_adds_the_bells_to_heyue(repertoire):
+    sheet = _sheet(repertoire, "xiangshe")
+    def parts(tl):
+        return {e.part for e in tl.events if e.cue == "he-yue" and e.kind is EventKind.NOTE}
+    assert "鐘" not in parts(build_timeline(sheet))
+    assert "鐘" in parts(build_timeline(sheet, Options(readings={"xuan": "zhong-qing"})))
+
+
+def test_dashe_jinzou_begins_with_the_tao_then_shuopi_then_yingpi(repertoire):
+    tl = build_timeline(_sheet(repertoire, "dashe"))
+    events = [e for e in tl.events if e.cue == "sixia-bin" and e.kind in (EventKind.NOTE, EventKind.DRUM)]
+    first_bell = min(e.start_tick for e in events if e.part == "鐘")
+    onset = [(e.part, e.start_tick - events[0].start_tick) for e in events if e.start_tick < first_bell]
+    assert onset == [("鼗", 0), ("鼗", 320), ("鼗", 640), ("鼙", 960), ("鼙", 1920)]  # 9-5b; 9-4b 朔鼙, 應鼙應之
+    assert first_bell - events[0].start_tick == 3 * 960
+    gong = [e for e in tl.events if e.cue == "sixia-gong" and e.kind is EventKind.DRUM]
+    assert "鼗" not in {e.part for e in gong[:2]}  # the 鼗 greets the 賓 only (賓至摇之)
+
+
+def test_a_cue_belongs_to_its_reading_option(repertoire):
+    sheet = _sheet(repertoire, "yanli")
+    on = frozenset({"yi-yue-na-bin"})
+    def luming(tl):
+        return [(t.cue.id, max(e.zhong for e in tl.events if e.cue == t.cue.id)) for t in tl.cues
+                if t.cue.id.startswith("shengge-luming")]
+    assert luming(build_timeline(sheet, Options(variants=on))) == [("shengge-luming", 1)]
+    san = build_timeline(sheet, Options(variants=on, readings={"yiyue-luming": "san-zhong"}))
+    assert luming(san) == [("shengge-luming-san", 3)]  # 鹿鳴三終, as 大射 9-23b

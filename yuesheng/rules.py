@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from yuesheng.cuesheet import Archery, Count, Cue, CueSheet, MusicKind, Round, rounds_called, variant_configurations
 from yuesheng.errors import Problem
 from yuesheng.yamlload import PathKey
+from yuesheng.zhong import zhong_count
 
 Finding = tuple[PathKey, str]
 XIANGYIN, XIANGSHE, YANLI, DASHE = "鄉飲酒禮", "鄉射禮", "燕禮", "大射儀"
@@ -39,19 +40,22 @@ def _said(cue: Cue, text: str) -> bool:
     return text in cue.words or text in cue.action
 
 
-def _zhong(cue: Cue, part: str = "") -> int:
-    return sum(p.zhong for p in cue.pieces if not part or p.part == part)
-
-
 def zhengge_bei(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
-    """正歌備 only after the full programme: 升歌, 笙, 間歌, 合樂, three 終 each (or 升歌, 下管, 合樂 in the 記's)."""
+    """正歌備 only after the full programme: 升歌, 笙, 間歌, 合樂, three 終 each (鄉射: 合樂 alone; the 記's
+    以樂納賓: 升歌, 下管, 合樂).
+
+    The 終 are counted as ``zhong.zhong_of`` counts them: an ode and its 笙 piece are one 終 of 間歌, a 周南
+    ode with its 召南 ode one 終 of 合樂 (4-26a), so six odes of 合樂 are three 終, not six.
+    """
     announce = next((c for c in cues if not c.is_music and _said(c, "正歌備")), None)
     if announce is None:
         yield ("cues",), "no cue announces 正歌備 (工告于樂正曰正歌備)"
         return
     before = [c for c in cues if c.index < announce.index and c.is_music]
     kinds = {c.music for c in before}
-    if MusicKind.XIAGUAN in kinds:  # 記: 升歌鹿鳴，下管新宮，笙入三成，遂合鄉樂
+    if XIANGSHE in sheet.rite_name:  # 不歌不笙不閒 (5-15b): 合樂 alone
+        wanted = {MusicKind.HEYUE: 3}
+    elif MusicKind.XIAGUAN in kinds:  # 記: 升歌鹿鳴，下管新宮，笙入三成，遂合鄉樂
         wanted = {MusicKind.SHENGGE: 0, MusicKind.XIAGUAN: 3, MusicKind.HEYUE: 3}
     else:
         wanted = {MusicKind.SHENGGE: 3, MusicKind.SHENG: 3, MusicKind.JIANGE: 3, MusicKind.HEYUE: 3}
@@ -60,9 +64,7 @@ def zhengge_bei(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
         if not done:
             yield _cue_path(announce), f"正歌備 announced before any {kind.value}"
             continue
-        count = {MusicKind.JIANGE: lambda c: _zhong(c, "歌"), MusicKind.HEYUE: lambda c: len(c.pieces) // 2}.get(
-            kind, _zhong)
-        total = sum(count(c) for c in done)
+        total = sum(zhong_count(c) for c in done)
         if zhong and total != zhong:
             yield _cue_path(done[0], "pieces"), f"{kind.value} has {total} 終 before 正歌備, expected {zhong}"
 
@@ -86,14 +88,15 @@ def jiange_alternation(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Findi
 
 
 def jinzou_que(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
-    """金奏 runs from one ritual action until another: it needs its 樂闋 (end: {at: CUE}).
+    """金奏 runs from one ritual action until another: it needs the action that stops it (end: {at: CUE}) —
+    樂闋 where the text writes it (肆夏), our reading of the text elsewhere (陔).
 
     Where the text names no action that stops it, the sheet must say so with end: {zhong: true}.
     """
     for cue in cues:
         if cue.music is MusicKind.JINZOU and not (cue.end_at or cue.end_on_zhong):
-            yield _cue_path(cue), ("金奏 without its 樂闋: give end: {at: CUE} (the action that stops it), "
-                                   "or end: {zhong: true} where the text names none")
+            yield _cue_path(cue), ("金奏 without its end: give end: {at: CUE} (the action that stops it: 樂闋 "
+                                   "where the text writes it), or end: {zhong: true} where the text names none")
 
 
 def _archery(sheet: CueSheet, cues: tuple[Cue, ...]) -> Archery | None:
@@ -258,7 +261,8 @@ def gong_after_music(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding
 
 
 RULES: tuple[Rule, ...] = (
-    Rule("zhengge-bei", "儀禮集釋 4-26a 釋曰; 8-7a 鄭注 升歌及笙各三終閒歌三終合樂三終", (XIANGYIN, YANLI), zhengge_bei),
+    Rule("zhengge-bei", "儀禮集釋 4-26a 釋曰; 8-7a 鄭注 升歌及笙各三終閒歌三終合樂三終", (XIANGYIN, XIANGSHE, YANLI),
+         zhengge_bei),
     Rule("xiangshe-bu-ge", "儀禮集釋 5-15b 鄭注 不歌不笙不閒志在射略於樂也", (XIANGSHE,), xiangshe_bu_ge),
     Rule("jiange-alternation", "儀禮集釋 4-23b 乃間歌魚麗笙由庚…; 鄭注 一歌則一吹", (), jiange_alternation),
     Rule("jinzou-que", "儀禮集釋 8-24a 奏肆夏…而樂闋", (), jinzou_que),

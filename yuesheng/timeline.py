@@ -13,6 +13,12 @@ starts. A 射節 runs per 耦 (see ``archery``) and the action it runs until wai
 for it. A 唱聲 cue sounds its calls a second apart; with ``hold`` its last call
 lasts until the named action ends (大射: 又諾以商至乏聲止) or for the given time.
 
+終 (``zhong``): every note carries the 終 of its cue, counted as the texts count
+them — an ode and its answering 笙 piece are one 終, a 周南 ode with its 召南 ode
+one 終 — and counted on through repeats. Readings acted on here: ``heyue`` (the two
+odes of a 合 in turn, or together), ``wusuanyue`` (the 無算樂 with the 無算爵, or
+after the clause before it), ``xian``/``xuan`` (the 鍾 in 合樂), ``lishou-jie``.
+
 Tempo: ``defaults.syllable`` of the cue sheet (1.5 s when absent), a piece's own
 ``syllable``, or the ``syllable`` option. 1.5 s is a slow, even declamation,
 one syllable to a 瑟 stroke, as 一字一音 scores imply: 鹿鳴's 103 syllables take
@@ -21,7 +27,7 @@ one syllable to a 瑟 stroke, as 一字一音 scores imply: 鹿鳴's 103 syllabl
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from fractions import Fraction
 
@@ -33,12 +39,25 @@ from yuesheng.errors import UnknownNameError
 from yuesheng.instruments import PARTS, Part, part_for
 from yuesheng.lulu import Degree, Lu, Pitch, Realization, suggest
 from yuesheng.score import Piece
+from yuesheng.zhong import BLOWN, SUNG, programme, zhong_of
 
 TICKS_PER_SECOND = 960
 PHRASE = 4  # notes: the four-syllable line of the 詩
 DEFAULT_SYLLABLE = Fraction(3, 2)
 CALL_LENGTH = Fraction(4, 5)
 DRUM_LENGTH = Fraction(1, 8)
+HEYUE_NOTICES = {
+    "zheng": "合樂 (reading heyue=zheng): three 終 (鄭注 8-7a 合樂三終), each a 周南 ode with its 召南 ode "
+             "(4-26a 每合爲一終), the two in turn, each sung with all the instruments (鄭注 4-24b 歌樂與衆聲俱作).",
+    "li-rugui": "合樂 (reading heyue=li-rugui, 4-26a): three 終, each 召南 ode sounding together with its 周南 ode, "
+                "歌 and 瑟 on the 周南 ode, the instruments below on the 召南 ode.",
+}
+ONSET = (("鼗", 3), ("朔鼙", 1), ("應鼙", 1))  # 9-5b 鼗…賓至摇之以奏樂; 9-4b 先擊朔鼙應鼙應之: (instrument, strokes)
+FREE_MUSIC = (MusicKind.WUSUAN, MusicKind.FANGZHONG)  # the music of the 無算爵 (reading wusuanyue places it)
+
+
+def _only(parts: tuple[Part, ...], names: tuple[str, ...]) -> tuple[Part, ...]:
+    return tuple(p for p in parts if p.name in names)
 
 
 class EventKind(Enum):
@@ -168,6 +187,18 @@ def _check_options(sheet: CueSheet, options: Options) -> tuple[frozenset[str], d
     return sheet.with_requirements(options.variants), readings
 
 
+def _placed(cues: tuple[Cue, ...], readings: dict[str, str]) -> tuple[Cue, ...]:
+    """*cues* with the music of the 無算爵 placed as reading wusuanyue says.
+
+    ``yu-jue`` (as the sheets are written): it starts with the 無算爵 it accompanies. ``jing-ci``: it starts
+    where the 經 writes it, after the clause before it — its ``with`` anchor is dropped.
+    """
+    if readings.get("wusuanyue") != "jing-ci":
+        return cues
+    return tuple(replace(c, start=None) if c.music in FREE_MUSIC and c.start and c.start.anchor == "with" else c
+                 for c in cues)
+
+
 # --- building --------------------------------------------------------------------------------------
 
 
@@ -179,7 +210,7 @@ class _Builder:
         self.variants, self.readings = _check_options(sheet, options)
         self.syllable = options.syllable or sheet.syllable or DEFAULT_SYLLABLE
         self.real = options.realization or Realization(sheet.huangzhong)
-        self.cues = sheet.active_cues(self.variants)
+        self.cues = _placed(sheet.active_cues(self.variants, self.readings), self.readings)
         self.archery = sheet.active_archery(self.variants)
         self.seed = options.seed if options.seed is not None else (self.archery.seed if self.archery else 0)
         # 釋獲如初 (6-13a, 10-23a): the round with music keeps 不貫不釋 unless the reading says drum only
@@ -261,6 +292,11 @@ class _Builder:
             if ref.piece.realization:
                 self.notices[f"{ref.piece.title} ({ref.piece.id}) is lost ({ref.piece.lost.get('cite') if ref.piece.lost else ''}); "
                              f"what sounds is a {ref.piece.realization.label}: {ref.piece.realization.rule}"] = None
+        if cue.music in FREE_MUSIC and cue.pieces:
+            until = f", begun again until {cue.end_at}" if cue.end_at else ""
+            self.notices[f"{cue.music.value} ({cue.id}, {cue.cite.page}): the text sets no programme (which pieces, "
+                         f"in what order); what sounds is the cue sheet's choice{until}: {programme(cue)} "
+                         "(see the cue's note)"] = None
         if cue.music is MusicKind.CHANGSHENG:
             return self.calls_end(cue, start, stop)
         if cue.music is MusicKind.SHEJIE:
@@ -268,62 +304,88 @@ class _Builder:
         segments = self.segments(cue)
         if cue.music is MusicKind.JINZOU:
             self.notices["金奏 pattern (a modern realization): the 鐘 strike every note of the piece, the 鑮 each "
-                         "phrase, the drums answer each stroke half a syllable later, the 磬 close each phrase."] = None
+                         "phrase, the drums answer each stroke half a syllable later, the 磬 close each phrase (鄭注 "
+                         "9-4a 奏樂以鼓鑮為節 has the drums and 鑮 keep the beat: here the bells lead). Where the cue "
+                         "has them, the 鼗 is shaken, the 朔鼙 struck and the 應鼙 answers, a second each, before the "
+                         "bells (9-5b 鼗…賓至摇之以奏樂也; 9-4b 先擊朔鼙應鼙應之)."] = None
+            start = self.onset(cue, start)
         if not segments:
             return stop if stop is not None else start
-        t = start
+        t, passed = start, 0
         while True:
-            for group in segments:
-                t, stopped = self.play_group(cue, group, t, stop)
+            for zhong, group in segments:
+                t, stopped = self.play_group(cue, group, t, passed + zhong, stop)
                 if stopped:
                     return t
+            passed += segments[-1][0]
             if stop is None or t >= stop:
                 return t
 
-    def segments(self, cue: Cue) -> list[list[tuple[PieceRef, tuple[Part, ...]]]]:
-        """The music as groups played one after another; the pieces of a group sound together."""
+    def onset(self, cue: Cue, start: Fraction) -> Fraction:
+        """The 金奏's onset drums the cue has (鼗 shaken, 朔鼙, then 應鼙), a second each; when the bells begin."""
+        names = [self.sheet.instruments[i].name for i in cue.instruments]
+        t = start
+        for name, strokes in ONSET:
+            part = part_for(name)
+            if part is None or not any(name in n for n in names):
+                continue
+            for k in range(strokes):
+                self.drum(cue.id, part, t + Fraction(k, strokes), accent=k == 0)
+            t += 1
+        return t
+
+    def segments(self, cue: Cue) -> list[tuple[int, list[tuple[PieceRef, tuple[Part, ...]]]]]:
+        """The music once through, as groups played one after another, each with the 終 (1-based) it belongs
+        to; the pieces of a group sound together. A 終 of two pieces (間; a 周南 ode with its 召南 ode) is
+        two groups in turn, or one group when reading heyue sounds the 合 pair together (李如圭)."""
         parts = self.parts(cue)
-        if cue.music is MusicKind.JIANGE:
-            sung = tuple(p for p in parts if p.name in ("歌", "瑟")) or (PARTS["歌"], PARTS["瑟"])
-            blown = tuple(p for p in parts if p.name in ("笙", "和", "管")) or (PARTS["笙"], PARTS["和"])
-            return [[(ref, blown if ref.part == "笙" else sung)] for ref in cue.pieces]
-        if cue.music is MusicKind.HEYUE and len(cue.pieces) == 6:
-            reading = self.readings.get("heyue", "zheng")
-            zhounan, shaonan = cue.pieces[:3], cue.pieces[3:]
-            if reading == "li-rugui":  # each 召南 ode with its 周南 ode, together: one 終 per pair
-                self.notices["合樂 after 李如圭 (4-26a): each 召南 ode sounds with its 周南 ode, 歌 and 瑟 on the "
-                             "周南, 笙 and 磬 on the 召南; three 終."] = None
-                sung = tuple(p for p in parts if p.name in ("歌", "瑟"))
-                rest = tuple(p for p in parts if p.name not in ("歌", "瑟"))
-                return [[(z, sung), (s, rest)] for z, s in zip(zhounan, shaonan)]
-            if reading == "zhu-zaiyu":  # the pairs one after the other
-                return [[(ref, parts)] for pair in zip(zhounan, shaonan) for ref in pair]
-        return [[(ref, parts)] for ref in cue.pieces]
+        together = self.readings.get("heyue") == "li-rugui"
+        zhongs = zhong_of(cue)
+        out: list[tuple[int, list[tuple[PieceRef, tuple[Part, ...]]]]] = []
+        for n, zhong in enumerate(zhongs, 1):
+            if zhong.he and together:
+                sung = _only(parts, ("歌", "瑟"))
+                out.append((n, [(zhong.pieces[0], sung), (zhong.pieces[1], tuple(p for p in parts if p not in sung))]))
+            else:
+                out += [(n, [(ref, self.role_parts(ref, parts))]) for ref in zhong.pieces]
+        if any(z.he for z in zhongs):
+            self.notices[HEYUE_NOTICES["li-rugui" if together else "zheng"]] = None
+        return out
+
+    @staticmethod
+    def role_parts(ref: PieceRef, parts: tuple[Part, ...]) -> tuple[Part, ...]:
+        """The parts that sound *ref*: an ode sung (歌: voices and 瑟), a 笙 piece (笙, 和, pipes), or all."""
+        if ref.part == SUNG:
+            return _only(parts, ("歌", "瑟")) or (PARTS["歌"], PARTS["瑟"])
+        if ref.part == BLOWN:
+            return _only(parts, ("笙", "和", "管")) or (PARTS["笙"], PARTS["和"])
+        return parts
 
     def parts(self, cue: Cue) -> tuple[Part, ...]:
         found = [p for i in cue.instruments if (p := part_for(self.sheet.instruments[i].name))]
-        sung = cue.music in (MusicKind.SHENGGE, MusicKind.JIANGE, MusicKind.HEYUE, MusicKind.SHEJIE, MusicKind.WUSUAN)
+        sung = cue.music in (MusicKind.SHENGGE, MusicKind.JIANGE, MusicKind.HEYUE, MusicKind.SHEJIE, MusicKind.WUSUAN,
+                             MusicKind.FANGZHONG)
         defaults = {
             MusicKind.SHENGGE: ("歌", "瑟"), MusicKind.SHENG: ("笙", "和"), MusicKind.JIANGE: ("歌", "瑟", "笙", "和"),
             MusicKind.HEYUE: ("歌", "瑟", "笙", "和", "磬"), MusicKind.JINZOU: ("鐘", "鑮", "鼓", "磬"),
             MusicKind.XIAGUAN: ("管",), MusicKind.WUSUAN: ("歌", "瑟", "笙"), MusicKind.WU: ("管", "鼓"),
-            MusicKind.SHEJIE: ("歌", "瑟"),
+            MusicKind.SHEJIE: ("歌", "瑟"), MusicKind.FANGZHONG: ("歌", "瑟"),
         }.get(cue.music, ()) if cue.music else ()
         names = list(dict.fromkeys((["歌"] if sung else []) + [p.name for p in found]))
         if not found:
             names = list(defaults)
-        return tuple(PARTS[n] for n in names)
+        if cue.music is MusicKind.HEYUE and "zhong-qing" in (self.readings.get("xian"), self.readings.get("xuan")):
+            names.insert(names.index("磬") if "磬" in names else len(names), "鐘")  # 堂下鍾磬合奏 (4-25b; 5-16a)
+        return tuple(PARTS[n] for n in dict.fromkeys(names))
 
-    def play_group(self, cue: Cue, group: list[tuple[PieceRef, tuple[Part, ...]]], start: Fraction,
+    def play_group(self, cue: Cue, group: list[tuple[PieceRef, tuple[Part, ...]]], start: Fraction, zhong: int,
                    stop: Fraction | None) -> tuple[Fraction, bool]:
-        """Play the pieces of *group* together, each for its 終; stop at a phrase end after *stop*."""
+        """Play the pieces of *group* together, once each, as 終 *zhong*; stop at a phrase end after *stop*."""
         end = start
         for ref, parts in group:
-            t = start
-            for zhong in range(1, ref.zhong + 1):
-                t, stopped = self.play_piece(cue, ref, parts, t, zhong, stop)
-                if stopped:
-                    return t, True
+            t, stopped = self.play_piece(cue, ref, parts, start, zhong, stop)
+            if stopped:
+                return t, True
             end = max(end, t)
         return end, False
 

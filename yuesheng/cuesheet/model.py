@@ -32,6 +32,7 @@ class MusicKind(Enum):
     WU = "舞"
     SHEJIE = "射節"
     WUSUAN = "無算樂"
+    FANGZHONG = "房中"
     CHANGSHENG = "唱聲"
 
 
@@ -107,6 +108,7 @@ class Cue:
     start: Start | None = None
     variant: str = ""
     unless: str = ""
+    reading: str = ""  # 'ID=OPTION': in the programme only when that option of that reading is chosen
     action: str = ""
     duration: Fraction | None = None
     music: MusicKind | None = None
@@ -256,19 +258,26 @@ class CueSheet:
             out |= missing
         return frozenset(out)
 
-    def active_cues(self, variants: frozenset[str] = frozenset()) -> tuple[Cue, ...]:
-        """The programme with *variants* switched on, in order."""
-        return tuple(c for c in self.cues if c.active(variants))
+    def active_cues(self, variants: frozenset[str] = frozenset(),
+                    readings: dict[str, str] | None = None) -> tuple[Cue, ...]:
+        """The programme with *variants* switched on and *readings* chosen (else each reading's default), in order."""
+        chosen = {r.id: r.chosen for r in self.readings.values()} | (readings or {})
+        return tuple(c for c in self.cues if c.active(variants) and _reads(c, chosen))
 
     def active_archery(self, variants: frozenset[str] = frozenset()) -> Archery | None:
         """The archery section if the shooting is in the programme with *variants* switched on."""
         return self.archery if self.archery is not None and self.archery.active(variants) else None
 
 
+def _reads(cue: Cue, chosen: dict[str, str]) -> bool:
+    """Whether *cue* belongs to the chosen readings (a cue without ``reading`` always does)."""
+    rid, _, option = cue.reading.partition("=")
+    return not cue.reading or chosen.get(rid) == option
+
+
 def variant_configurations(sheet: CueSheet) -> list[frozenset[str]]:
     """The programme as written, then each variant on (with what it requires)."""
     return [frozenset()] + [sheet.with_requirements(frozenset({v})) for v in sorted(sheet.variants)]
-
 
 
 def rounds_called(call: Cue, cues: tuple[Cue, ...], rounds: tuple[Round, ...]) -> list[Round]:

@@ -46,7 +46,7 @@ _PAGE = re.compile(r"(?:周禮注疏 )?\d{1,2}-\d{1,2}[ab]")
 
 _TOP_KEYS = ("format", "rite", "defaults", "estimates", "readings", "performers", "instruments", "positions",
              "variants", "cues", "archery")
-_COMMON_CUE_KEYS = ("id", "section", "who", "where", "words", "cite", "start", "variant", "unless", "note")
+_COMMON_CUE_KEYS = ("id", "section", "who", "where", "words", "cite", "start", "variant", "unless", "reading", "note")
 _ACTION_KEYS = _COMMON_CUE_KEYS + ("action", "duration")
 _MUSIC_KEYS = _COMMON_CUE_KEYS + ("music", "pieces", "performers", "instruments", "end", "calls", "hold")
 
@@ -198,6 +198,7 @@ class _Reader(Checker):
             section=self.text(raw, path, "section", required=True), who=self.id_list(raw, path, "who"),
             where=self.text(raw, path, "where"), words=self.text(raw, path, "words"), note=self.text(raw, path, "note"),
             variant=self.text(raw, path, "variant"), unless=self.text(raw, path, "unless"),
+            reading=self.text(raw, path, "reading"),
             start=self.start(raw["start"], path + ("start",)) if raw.get("start") is not None else None,
         )
         if not is_music:
@@ -429,6 +430,14 @@ def _check_references(r: _Reader, sheet: CueSheet) -> None:
         for key in ("variant", "unless"):
             if getattr(cue, key) and getattr(cue, key) not in sheet.variants:
                 r.error(path + (key,), _unknown(getattr(cue, key), "variant", sheet.variants), "reference")
+        if cue.reading:
+            rid, _, option = cue.reading.partition("=")
+            if rid not in sheet.readings:
+                r.error(path + ("reading",), _unknown(rid, "reading", sheet.readings) + " (write reading: ID=OPTION)",
+                        "reference")
+            elif option not in sheet.readings[rid].options:
+                options = dict.fromkeys(sheet.readings[rid].options)
+                r.error(path + ("reading",), _unknown(option, f"option of reading {rid}", options), "reference")
         if cue.start and cue.start.cue not in seen:
             r.error(path + ("start", cue.start.anchor), _unknown(cue.start.cue, "cue", seen), "reference")
         if cue.end_at:
