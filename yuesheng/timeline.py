@@ -77,6 +77,7 @@ class Event:
     hit: bool | None = None
     counted: bool | None = None
     degree: str = ""
+    pierced: bool | None = None
 
     @property
     def sort_key(self) -> tuple[int, int, str, int, str]:
@@ -399,7 +400,7 @@ class _Builder:
         self.cue_of_release[rnd.id] = cue_id
         for r in releases:
             self.add(EventKind.RELEASE, r.time, Fraction(0), cue_id, round=r.round, pair=r.pair, jie=r.jie,
-                     archer=r.archer, arrow=r.arrow, hit=r.hit, counted=r.counted, text=r.performer)
+                     archer=r.archer, arrow=r.arrow, hit=r.hit, counted=r.counted, text=r.performer, pierced=r.pierce)
 
     def silent_rounds(self) -> None:
         """Rounds that are actions: the pairs shoot one after another across the action."""

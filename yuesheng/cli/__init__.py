@@ -1,7 +1,7 @@
 """The ``yuesheng`` command: argparse subcommands, ``main(argv) -> int``.
 
 One module per command group — ``score`` (lu, score), ``rite`` (validate,
-timeline, render), ``audio``, ``live`` (play) — each with a ``register``;
+timeline, render), ``audio``, ``live`` (play), ``web`` (sheet) — each with a ``register``;
 ``common`` holds what they share. Exit codes: 0 ok (warnings allowed),
 1 invalid input (bad file, unknown name, failed check), 2 usage error.
 """
@@ -12,7 +12,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from yuesheng.cli import audio, live, rite, score
+from yuesheng.cli import audio, live, rite, score, web
 from yuesheng.cli.common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Parser, UsageError
 from yuesheng.errors import InvalidInputError, YueshengError
 
@@ -22,7 +22,7 @@ __all__ = ["EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "UsageError", "build_parser"
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="yuesheng", description="樂聲: the music of the 儀禮 rites — scores, cue sheets, sequencer.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    for group in (score, rite, audio, live):
+    for group in (score, rite, audio, live, web):
         group.register(sub)
     return parser
 
