@@ -24,8 +24,7 @@ from yuesheng.cli.common import cue_path
 from yuesheng.repertoire import data_dir
 from yuesheng.timeline import Options, build_timeline
 from yuesheng.validate import load_cuesheet
-from yuesheng.web import sheet_html
-from yuesheng.web.sheet import _island
+from yuesheng.web.sheet import json_island, sheet_html
 
 RITES = ("xiangyinjiu", "xiangshe", "yanli", "dashe")
 MINI = Path(__file__).parent / "data" / "mini_xiangyin.yaml"
@@ -116,8 +115,8 @@ def test_the_page_fetches_nothing(pages):
     assert not re.search(r"<link\b|@import|@font-face|url\((?!#)|https?://(?!www\.w3\.org/2000/svg)", text)
 
 
-def test_the_json_island_cannot_close_its_script():
-    text = _island({"words": "</script><!-- & >"})
+def test_the_jsonjson_island_cannot_close_its_script():
+    text = json_island({"words": "</script><!-- & >"})
     assert "<" not in text and ">" not in text and "&" not in text
     assert text == '{"words":"\\u003c/script\\u003e\\u003c!-- \\u0026 \\u003e"}'
 

@@ -11,7 +11,7 @@ from yuesheng.cli.common import UsageError, emit, sequencer_options, timeline_of
 
 
 def cmd_sheet(args: argparse.Namespace) -> str:
-    from yuesheng.web import sheet_html, unplaced
+    from yuesheng.web.sheet import sheet_html, unplaced
 
     if args.output and Path(args.output).suffix.lower() not in (".html", ".htm"):
         raise UsageError(f"-o {args.output}: expected an .html file")

@@ -2,9 +2,10 @@
 
 The page is a view of the Timeline, like the MIDI file and the text run sheet:
 this module turns it into markup (Jinja2, autoescaped, templates in
-``templates/``) and a JSON island; the page's JavaScript (``static/sheet.js``)
+``templates/``) and a JSON island; the page's JavaScript
 only selects, highlights and zooms. Nothing is fetched when the page is opened:
-the style and script are inlined and the CJK text uses the system's fonts.
+the style and script (``sheet.css.j2``, ``sheet.js.j2``, plain CSS and JavaScript kept
+beside the page's template) are inlined and the CJK text uses the system's fonts.
 
 Contract for tests and tools: every cue's timeline element and table row carry
 ``data-cue="<cue id>"``; every position on the plan (or in the list of unplaced
@@ -20,7 +21,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from yuesheng.cuesheet import Cue, Member, MusicKind
@@ -34,7 +34,7 @@ LANE_HEIGHT = 24
 LABEL_WIDTH = 64
 PLOT_WIDTH = 1100  # the timeline's width before the page's script fits it to the window
 LABEL_STEPS = 0.45  # 步 an 11 px character takes on the plan's first view (about 25 px to the 步)
-SEGMENT_GAP = 1.0  # seconds: notes further apart than this start a new block
+SEGMENT_GAP = 10.0  # seconds: a part silent longer than this (more than a phrase) starts a new block
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,7 +301,7 @@ def _cue_data(timeline: Timeline, stations: dict[str, dict[str, Any]]) -> list[d
     return out
 
 
-def _island(data: Any) -> str:
+def json_island(data: Any) -> str:
     """JSON for a <script> element: no '<', '>' or '&' survives, so no '</script>' can end it early."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -313,10 +313,6 @@ def _environment() -> Any:
 
     return jinja2.Environment(loader=jinja2.PackageLoader("yuesheng.web", "templates"), autoescape=True,
                               undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-
-
-def _static(name: str) -> str:
-    return resources.files("yuesheng.web").joinpath("static", name).read_text(encoding="utf-8")
 
 
 def sheet_html(timeline: Timeline) -> str:
@@ -349,7 +345,7 @@ def sheet_html(timeline: Timeline) -> str:
         sections=[s for s, _ in groups], tallies=timeline.tallies, notices=timeline.notices,
         settings=f"variants: {', '.join(sorted(timeline.variants)) or 'none'}; readings: {readings}; "
                  f"tuning {real.tuning.value}, 黄鍾 = MIDI {real.huangzhong}; total {clock(timeline.duration_ticks)}",
-        data=Markup(_island(data)), style=Markup(_static("sheet.css")), script=Markup(_static("sheet.js")),
+        data=Markup(json_island(data)),
     )
 
 
