@@ -33,7 +33,7 @@ from fractions import Fraction
 
 from yuesheng.archery import Release, Tally, shoot_with_music, shoot_without_music, tally
 from yuesheng.cuesheet import (
-    Count, Cue, CueSheet, MusicKind, PieceRef, Round, dependencies, evaluation_order, rounds_called,
+    Count, Cue, CueSheet, Member, MusicKind, PieceRef, Round, dependencies, evaluation_order, rounds_called,
 )
 from yuesheng.errors import UnknownNameError
 from yuesheng.instruments import PARTS, Part, part_for
@@ -141,6 +141,9 @@ class Timeline:
     programs: dict[str, int] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)  # performer and position ids → their names
     holds: dict[str, Hold] = field(default_factory=dict)
+    cast: dict[str, Member] = field(default_factory=dict)  # performers, for the ground plan
+    layout: dict[str, Member] = field(default_factory=dict)  # positions with their places, for the ground plan
+    instruments: dict[str, Member] = field(default_factory=dict)
 
     @property
     def duration_ticks(self) -> int:
@@ -256,7 +259,7 @@ class _Builder:
                          tuple(ticks(t) for t in starts)) for c, starts in self.phrases.items()}
         return Timeline(self.sheet.rite_name, self.sheet.rite_id, tuple(sorted(self.events, key=lambda e: e.sort_key)),
                         timings, tallies, tuple(self.notices), self.real, self.variants, self.readings, programs, names,
-                        holds)
+                        holds, self.sheet.performers, self.sheet.positions, self.sheet.instruments)
 
     # -- time of each cue -------------------------------------------------------------------------
 

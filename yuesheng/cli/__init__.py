@@ -1,8 +1,8 @@
 """The ``yuesheng`` command: argparse subcommands, ``main(argv) -> int``.
 
 One module per command group — ``score`` (lu, score), ``rite`` (validate,
-timeline, render), ``source``, ``audio``, ``live`` (play), ``engrave``
-(songbook; ``score engrave``) — each with a ``register``;
+timeline, render), ``source``, ``audio``, ``live`` (play), ``console`` (console, retime),
+``engrave`` (songbook; ``score engrave``), ``web`` (sheet) — each with a ``register``;
 ``common`` holds what they share. Exit codes: 0 ok (warnings allowed),
 1 invalid input (bad file, unknown name, failed check), 2 usage error.
 """
@@ -21,6 +21,7 @@ from yuesheng.cli import (
     rite,
     score,
     source,
+    web,
 )
 from yuesheng.cli.common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Parser, UsageError
 from yuesheng.errors import InvalidInputError, YueshengError
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         live,
         console,
         engrave,
+        web,
     )
     for group in groups:
         group.register(sub)

@@ -141,6 +141,16 @@ class Member:
     position: str = ""
     note: str = ""
     program: int | None = None  # instruments: a General MIDI program overriding the part's
+    x: float | None = None  # positions: 步 east of the middle of the 堂's south edge (see docs/cuesheet.md)
+    y: float | None = None  # positions: 步 south of it
+    w: float | None = None  # positions with an extent (堂, 庭, 階, 侯…): east-west, in 步
+    h: float | None = None  # and north-south
+    estimate: bool = False  # the place is our estimate, not given by the text
+
+    @property
+    def placed(self) -> bool:
+        """Whether the position has coordinates on the ground plan."""
+        return self.x is not None and self.y is not None
 
 
 @dataclass(frozen=True, slots=True)

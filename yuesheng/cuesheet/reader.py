@@ -42,6 +42,7 @@ FORMAT = "yuesheng-cues/1"
 _ID = re.compile(r"[a-z0-9][a-z0-9-]*")
 _ARROW = re.compile(r"([HhM])(?:([+-])(\d+(?:\.\d+)?(?:ms|s)))?")
 _PAGE = re.compile(r"(?:周禮注疏 )?\d{1,2}-\d{1,2}[ab]")
+PLAN_LIMIT = 500.0  # 步 from the 堂: a 射宮's 大侯 stands 90 步 away; more is surely a slip of the unit
 
 
 _TOP_KEYS = ("format", "rite", "defaults", "estimates", "readings", "performers", "instruments", "positions",
@@ -120,8 +121,41 @@ class _Reader(Checker):
             if program is not None and not 0 <= program <= 127:
                 self.error(path + ("program",), f"program {program}, expected a General MIDI program 0..127", "schema")
             out[mid] = Member(mid, self.text(item, path, "name", required=True), count, self.text(item, path, "player"),
-                              self.text(item, path, "position"), self.text(item, path, "note"), program)
+                              self.text(item, path, "position"), self.text(item, path, "note"), program,
+                              **(self.place(item, path) if key == "positions" else {}))
         return out
+
+    def place(self, item: dict[str, Any], path: PathKey) -> dict[str, Any]:
+        """A position's place on the ground plan: x, y (and extent w, h) in 步, and whether it is an estimate."""
+        values = {k: self.measure(item, path, k) for k in ("x", "y", "w", "h")}
+        estimate = self.field(item, path, "estimate", bool, required=False)
+        for a, b in (("x", "y"), ("w", "h")):
+            if (item.get(a) is None) != (item.get(b) is None):
+                self.error(path, f"{a} and {b} go together: give both or neither", "plan")
+        if item.get("x") is None and item.get("y") is None:
+            if item.get("w") is not None or estimate is not None:
+                self.error(path, "w, h and estimate need the position's x and y", "plan")
+        return values | {"estimate": bool(estimate)}
+
+    def unplaced(self, positions: dict[str, Member]) -> None:
+        """Warn about positions left off the ground plan when others are on it (a sheet may have no plan at all)."""
+        if any(p.placed for p in positions.values()):
+            for p in positions.values():
+                if not p.placed:
+                    self.warn(("positions", p.id), f"position {p.id!r} has no x, y: the ground plan lists it beside "
+                              "the plan", "plan")
+
+    def measure(self, item: dict[str, Any], path: PathKey, key: str) -> float | None:
+        """A coordinate (x, y: -PLAN_LIMIT..PLAN_LIMIT 步) or an extent (w, h: more than 0, up to PLAN_LIMIT 步)."""
+        value = self.field(item, path, key, float, required=False)
+        if value is None:
+            return None
+        low = 0.0 if key in ("w", "h") else -PLAN_LIMIT
+        if not low <= value <= PLAN_LIMIT or (key in ("w", "h") and value == 0):
+            allowed = f"more than 0 and at most {PLAN_LIMIT:g}" if low == 0 else f"{-PLAN_LIMIT:g}..{PLAN_LIMIT:g}"
+            self.error(path + (key,), f"{key} {value:g} 步, expected {allowed} (1 步 = 6 尺)", "plan")
+            return None
+        return value
 
     def readings(self, data: dict[str, Any]) -> dict[str, Reading]:
         out = {}
@@ -388,8 +422,9 @@ def read_cuesheet(doc: Document, repertoire: Repertoire) -> tuple[CueSheet | Non
     members = {key: r.members(data, key, allowed) for key, allowed in (
         ("performers", ("name", "count", "position", "note")),
         ("instruments", ("name", "count", "player", "position", "note", "program")),
-        ("positions", ("name", "note")),
+        ("positions", ("name", "note", "x", "y", "w", "h", "estimate")),
     )}
+    r.unplaced(members["positions"])
     variants = {}
     for vid, item in (r.field(data, (), "variants", dict, required=False) or {}).items():
         if r.ident(vid, ("variants", vid)) and (item := r.mapping(item, ("variants", vid), "{name, cite, note}")):

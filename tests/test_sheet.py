@@ -1,0 +1,414 @@
+"""The director's page (yuesheng.web.sheet): the markup contract, escaping, the CLI, and the page in headless Chromium.
+
+The browser tests open the generated files in Debian's ``chromium`` through
+Playwright; they are skipped only where no Chromium is installed. A failing
+browser check saves a screenshot next to the test's temporary files and names it.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from yuesheng.cli import main
+from yuesheng.cli.common import cue_path
+from yuesheng.repertoire import data_dir
+from yuesheng.timeline import Options, build_timeline
+from yuesheng.validate import load_cuesheet
+from yuesheng.web.sheet import json_island, sheet_html
+
+RITES = ("xiangyinjiu", "xiangshe", "yanli", "dashe")
+MINI = Path(__file__).parent / "data" / "mini_xiangyin.yaml"
+A4_LANDSCAPE_PT = (841.89, 595.28)
+HOSTILE = "</script><script>window.pwned = 1</script><b>bold</b> & 'quotes\" <!--"
+
+
+class _Contract(HTMLParser):
+    """Collects the data-cue elements of the timeline and the table, the positions, and every script."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.where: list[str] = []
+        self.timeline: set[str] = set()
+        self.rows: list[str] = []
+        self.positions: list[str] = []
+        self.detail = 0
+        self.scripts: list[list[tuple[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "svg":
+            self.where.append(a.get("id") or "")
+        if tag == "script":
+            self.scripts.append(attrs)
+        if a.get("id") == "cue-detail":
+            self.detail += 1
+        if "data-position" in a:
+            self.positions.append(a["data-position"] or "")
+        if "data-cue" in a:
+            if tag == "tr":
+                self.rows.append(a["data-cue"] or "")
+            elif self.where and self.where[-1] == "timeline":
+                self.timeline.add(a["data-cue"] or "")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "svg" and self.where:
+            self.where.pop()
+
+
+@pytest.fixture(scope="module")
+def timelines(repertoire) -> dict[str, Any]:
+    return {rite: build_timeline(load_cuesheet(cue_path(rite), repertoire)) for rite in RITES}
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory, timelines) -> dict[str, Path]:
+    """The four rites' pages, written once through the command line."""
+    folder = tmp_path_factory.mktemp("pages")
+    out = {}
+    for rite in RITES:
+        out[rite] = folder / f"{rite}.html"
+        assert main(["sheet", rite, "-o", str(out[rite])]) == 0
+    return out
+
+
+def _hostile_sheet(tmp_path: Path) -> Path:
+    """The mini sheet with markup in its cue words, a cue's action and a position's name."""
+    data = MINI.read_text(encoding="utf-8")
+    data = data.replace("positions:\n  tang: {name: 西階上少東}", f"positions:\n  tang: {{name: {yaml.safe_dump(HOSTILE).strip()}}}")
+    path = tmp_path / "hostile.yaml"
+    doc = yaml.safe_load(data)
+    doc["cues"][0]["words"] = HOSTILE
+    doc["cues"][0]["action"] = "<img src=x onerror=\"window.pwned = 2\">工入"
+    path.write_text(yaml.safe_dump(doc, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    return path
+
+
+# --- the markup ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rite", RITES)
+def test_every_cue_is_in_the_timeline_and_the_table_and_every_position_on_the_page(rite, pages, timelines):
+    contract = _Contract()
+    contract.feed(pages[rite].read_text(encoding="utf-8"))
+    ids = [t.cue.id for t in timelines[rite].cues]
+    assert contract.rows == ids
+    assert contract.timeline == set(ids)
+    assert sorted(contract.positions) == sorted(timelines[rite].layout)
+    assert contract.detail == 1
+
+
+def test_the_page_fetches_nothing(pages):
+    text = pages["dashe"].read_text(encoding="utf-8")
+    contract = _Contract()
+    contract.feed(text)
+    assert all("src" not in dict(attrs) for attrs in contract.scripts)
+    assert not re.search(r"<link\b|@import|@font-face|url\((?!#)|https?://(?!www\.w3\.org/2000/svg)", text)
+
+
+def test_the_jsonjson_island_cannot_close_its_script():
+    text = json_island({"words": "</script><!-- & >"})
+    assert "<" not in text and ">" not in text and "&" not in text
+    assert text == '{"words":"\\u003c/script\\u003e\\u003c!-- \\u0026 \\u003e"}'
+
+
+def test_markup_from_the_cue_sheet_is_escaped(tmp_path, repertoire):
+    html = sheet_html(build_timeline(load_cuesheet(_hostile_sheet(tmp_path), repertoire)))
+    assert "<script>window.pwned" not in html and "<b>bold</b>" not in html and "<img" not in html
+    assert "&lt;/script&gt;&lt;script&gt;window.pwned = 1&lt;/script&gt;" in html
+    assert len(re.findall(r"<script\b", html)) == 2  # the JSON island and the page's own script
+
+
+def test_same_timeline_same_page(timelines):
+    assert sheet_html(timelines["xiangyinjiu"]) == sheet_html(timelines["xiangyinjiu"])
+
+
+# --- the command ----------------------------------------------------------------------------------------
+
+
+def test_sheet_writes_the_page(run, tmp_path, repertoire):
+    out = tmp_path / "yanli.html"
+    code, stdout, stderr = run("sheet", "yanli", "--variant", "yi-yue-na-bin", "-o", str(out))
+    cues = build_timeline(load_cuesheet(cue_path("yanli"), repertoire), Options(frozenset({"yi-yue-na-bin"}))).cues
+    assert (code, stdout, stderr) == (0, f"wrote {out}: the page of 燕禮, {len(cues)} cues\n", "")
+    contract = _Contract()
+    contract.feed(text := out.read_text(encoding="utf-8"))
+    assert contract.rows == [t.cue.id for t in cues] and "variants: yi-yue-na-bin;" in text
+
+
+def test_sheet_without_places_warns_and_lists_them(run, tmp_path):
+    out = tmp_path / "mini.html"
+    code, stdout, stderr = run("sheet", str(MINI), "-o", str(out))
+    assert code == 0
+    assert stderr == ("warning: 1 position(s) have no place on the plan (no x, y in the cue sheet), listed beside it: "
+                      "tang\n")
+    assert '<li data-position="tang">西階上少東 <code>tang</code>' in out.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("argv", "code", "message"), [
+    (("sheet", "dashe", "-o", "dashe.pdf"), 2, "usage error: -o dashe.pdf: expected an .html file"),
+    (("sheet", "dashe", "--variant", "nope"), 2, "usage error: unknown variant 'nope'"),
+    (("sheet", "dashe", "--reading", "lishou-jie"), 2, "usage error: --reading 'lishou-jie': expected ID=OPTION"),
+    (("sheet", "no-such-rite.yaml"), 1, "no-such-rite.yaml"),
+])
+def test_sheet_bad_command_lines(run, tmp_path, monkeypatch, argv, code, message):
+    monkeypatch.chdir(tmp_path)
+    got, _, stderr = run(*argv)
+    assert got == code and message in stderr and "Traceback" not in stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_sheet_output_folder_missing_is_an_error(run, tmp_path):
+    code, _, stderr = run("sheet", str(MINI), "-o", str(tmp_path / "no" / "such" / "x.html"))
+    assert code == 1 and "cannot write" in stderr
+
+
+# --- in the browser ----------------------------------------------------------------------------------------
+
+
+@contextmanager
+def _chromium(timeout_s: float = 60) -> Iterator[Any]:
+    """Headless Chromium through Playwright: started with a time limit, closed on every exit path."""
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        pytest.skip("no Chromium on this machine (apt-get install chromium): the browser tests cannot run")
+    from playwright.sync_api import Error, sync_playwright
+
+    with sync_playwright() as p:
+        try:
+            browser = p.chromium.launch(executable_path=exe, timeout=timeout_s * 1000)
+        except Error as exc:
+            pytest.fail(f"Chromium ({exe}) did not start: {exc}")
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with _chromium() as b:
+        yield b
+
+
+class Page:
+    """A page opened in the browser with its console errors collected; screenshots on failure."""
+
+    def __init__(self, browser: Any, path: Path, shots: Path, *, width: int = 1400) -> None:
+        self.page = browser.new_page(viewport={"width": width, "height": 1000})
+        self.errors: list[str] = []
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("dialog", lambda d: (self.errors.append(f"dialog: {d.message}"), d.dismiss()))
+        self.page.on("request", lambda r: None if r.url.startswith(("file:", "data:", "about:")) else
+                     self.errors.append(f"network request: {r.url}"))
+        self.page.goto(path.as_uri())
+        self.page.wait_for_selector("html[data-ready=true]", timeout=20_000)
+        self.shots = shots
+
+    @contextmanager
+    def checks(self, name: str) -> Iterator[Any]:
+        try:
+            yield self.page
+        except Exception as exc:
+            shot = self.shots / f"{name}.png"
+            self.page.screenshot(path=str(shot), full_page=True)
+            raise AssertionError(f"{type(exc).__name__}: {exc}\nscreenshot: {shot}") from None
+        finally:
+            self.page.close()
+
+
+@pytest.fixture
+def opened(browser, tmp_path):
+    def _open(path: Path, **kw: Any) -> Page:
+        return Page(browser, path, tmp_path, **kw)
+
+    return _open
+
+
+@pytest.mark.parametrize("rite", RITES)
+def test_each_rite_loads_and_draws_every_cue_without_errors(rite, pages, timelines, opened):
+    page = opened(pages[rite])
+    with page.checks(rite) as p:
+        drawn = p.eval_on_selector_all("#timeline [data-cue]", """els => [...new Set(els.filter(e => {
+            const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; }).map(e => e.dataset.cue))]""")
+        assert set(drawn) == {t.cue.id for t in timelines[rite].cues}
+        rows = p.eval_on_selector_all("#cues tr[data-cue]", "els => els.filter(e => e.offsetHeight > 0).length")
+        assert rows == len(timelines[rite].cues)
+        assert page.errors == []
+
+
+def test_clicking_a_cue_shows_its_page_and_quote_and_where_its_people_stand(pages, timelines, opened):
+    timeline = timelines["dashe"]
+    timing = next(t for t in timeline.cues if t.cue.id == "she-fa")  # 量人設乏: where fa
+    page = opened(pages["dashe"])
+    with page.checks("click") as p:
+        p.select_option("#zoom", label=next(o for o in p.eval_on_selector_all(
+            "#zoom option", "os => os.map(o => o.textContent)") if o.startswith(f"section {timing.cue.section}")))
+        p.locator(f'#timeline .block.action[data-cue="{timing.cue.id}"] rect').click()
+        detail = p.inner_text("#cue-detail")
+        assert timing.cue.cite.page in detail and timing.cue.cite.quote in detail
+        assert "量人" in detail and "乏" in detail and timing.cue.action in detail
+        assert p.get_attribute('#plan [data-position="fa"]', "class").split().count("here") == 1
+        assert p.eval_on_selector_all("#plan .here", "els => els.map(e => e.dataset.position)") == ["fa"]
+        assert p.eval_on_selector_all("[data-cue].selected", "els => [...new Set(els.map(e => e.dataset.cue))]") == \
+            [timing.cue.id]
+        assert "selected" in p.get_attribute(f'#cues tr[data-cue="{timing.cue.id}"]', "class")
+        # its person walks from where the cue before put him to the 乏
+        moves = p.eval_on_selector_all("#moves line", "els => els.map(e => e.dataset.who)")
+        assert moves == ["liangren"]
+        assert page.errors == []
+
+
+def test_a_music_cue_shows_its_pieces_and_the_instruments_places(pages, timelines, opened):
+    page = opened(pages["xiangyinjiu"])
+    with page.checks("music") as p:
+        p.click('#cues tr[data-cue="shengge"]')
+        detail = p.inner_text("#cue-detail")
+        assert "鹿鳴" in detail and "四牡" in detail and "皇皇者華" in detail and "4-20" in detail
+        here = p.eval_on_selector_all("#plan .here", "els => els.map(e => e.dataset.position)")
+        assert "tang-lian" in here  # the 工 and their 瑟 on the 堂廉
+
+
+def test_arrow_keys_step_through_the_cues_in_order(pages, timelines, opened):
+    ids = [t.cue.id for t in timelines["xiangshe"].cues]
+    page = opened(pages["xiangshe"])
+    with page.checks("keys") as p:
+        p.keyboard.press("ArrowRight")
+        p.keyboard.press("ArrowRight")
+        p.keyboard.press("ArrowDown")
+        p.keyboard.press("ArrowLeft")
+        assert p.eval_on_selector("#cues tr.selected", "e => e.dataset.cue") == ids[1]
+        assert ids[1] in p.inner_text("#cue-detail")
+
+
+@pytest.mark.parametrize("rite", RITES)
+def test_the_plan_puts_each_position_where_the_cue_sheet_does(rite, pages, opened):
+    raw = yaml.safe_load((data_dir("cues") / f"{rite}.yaml").read_text(encoding="utf-8"))["positions"]
+    page = opened(pages[rite])
+    with page.checks(f"plan-{rite}") as p:
+        scale = float(p.get_attribute("#plan", "data-scale"))
+        drawn = p.eval_on_selector_all("#plan [data-position]", """els => Object.fromEntries(els.map(e => {
+            const c = e.querySelector(':scope > circle'), r = e.querySelector(':scope > rect');
+            return [e.dataset.position, c ? {x: +c.getAttribute('cx'), y: +c.getAttribute('cy')}
+              : {x: +r.getAttribute('x') + r.getAttribute('width') / 2, y: +r.getAttribute('y') + r.getAttribute('height') / 2,
+                 w: +r.getAttribute('width'), h: +r.getAttribute('height')}];
+        }))""")
+        assert set(drawn) == set(raw)
+        for pid, item in raw.items():
+            assert drawn[pid]["x"] == pytest.approx(item["x"] * scale, abs=1e-6), pid
+            assert drawn[pid]["y"] == pytest.approx(item["y"] * scale, abs=1e-6), pid
+            if "w" in item:
+                assert (drawn[pid]["w"], drawn[pid]["h"]) == pytest.approx((item["w"] * scale, item["h"] * scale)), pid
+
+
+def test_the_chinese_text_is_drawn_with_a_cjk_font(pages, opened):
+    page = opened(pages["dashe"])
+    with page.checks("cjk") as p:
+        cdp = p.context.new_cdp_session(p)
+        cdp.send("DOM.enable")
+        cdp.send("CSS.enable")
+        root = cdp.send("DOM.getDocument")["root"]["nodeId"]
+        fonts = {}
+        for selector in ("h1", "#cues tbody tr td:nth-child(6)", "#plan .position .name"):
+            node = cdp.send("DOM.querySelector", {"nodeId": root, "selector": selector})["nodeId"]
+            fonts[selector] = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
+        for selector, used in fonts.items():
+            cjk = [f for f in used if "CJK" in f["familyName"] or "Han" in f["familyName"]]
+            assert cjk and sum(f["glyphCount"] for f in cjk) >= 2, (selector, used)
+        # and not tofu: a common character is as wide as the font's em, a private-use one is not drawn alike
+        widths = p.evaluate("""() => {
+            const c = document.createElement('canvas').getContext('2d');
+            c.font = '40px ' + getComputedStyle(document.body).fontFamily;
+            return [c.measureText('堂').width, c.measureText('\\u4e00\\u4e8c').width];
+        }""")
+        assert widths == [pytest.approx(40, abs=0.5), pytest.approx(80, abs=1)]
+
+
+def test_print_is_a4_landscape_with_a_page_break_between_sections(pages, timelines, opened, tmp_path):
+    from pypdf import PdfReader
+
+    page = opened(pages["xiangyinjiu"], width=1047)  # 297 mm less 2 × 10 mm margins, at 96 px an inch
+    with page.checks("print") as p:
+        p.emulate_media(media="print")
+        assert p.evaluate("document.documentElement.scrollWidth") <= 1047
+        assert p.evaluate("document.querySelector('#cues').getBoundingClientRect().width") <= 1047
+        breaks = p.eval_on_selector_all("#cues tbody.section", "els => els.map(e => getComputedStyle(e).breakBefore)")
+        assert breaks[0] != "page" and set(breaks[1:]) == {"page"}
+        pdf = tmp_path / "xiangyinjiu.pdf"
+        p.pdf(path=str(pdf), format="A4", landscape=True, print_background=True)
+        reader = PdfReader(str(pdf))
+        for pg in reader.pages:  # Chromium rounds the sheet to whole pixels
+            assert (float(pg.mediabox.width), float(pg.mediabox.height)) == pytest.approx(A4_LANDSCAPE_PT, abs=1.5)
+        sections = list(dict.fromkeys(t.cue.section for t in timelines["xiangyinjiu"].cues))
+        header = "start dur cue who where action / music words cite"
+        texts = [unicodedata.normalize("NFKC", pg.extract_text()).strip().split("\n") for pg in reader.pages]
+        starts = [lines[1] for lines in texts if lines[0] == header]  # PDF text may give radicals: NFKC
+        assert starts == sections[1:]  # each section's table begins a page, under the repeated header
+
+
+def test_the_table_filters_by_person_and_section(pages, timelines, opened):
+    timeline = timelines["xiangshe"]
+    huozhe = [t.cue.id for t in timeline.cues if "huozhe" in (t.cue.who or t.cue.performers)]
+    page = opened(pages["xiangshe"])
+    with page.checks("filter") as p:
+        p.select_option("#filter-person", "huozhe")
+        shown = p.eval_on_selector_all("#cues tr[data-cue]", "els => els.filter(e => e.offsetHeight).map(e => e.dataset.cue)")
+        assert shown == huozhe and len(huozhe) > 3
+        section = timeline.cues[0].cue.section
+        p.select_option("#filter-person", "")
+        p.select_option("#filter-section", section)
+        shown = p.eval_on_selector_all("#cues tr[data-cue]", "els => els.filter(e => e.offsetHeight).map(e => e.dataset.cue)")
+        assert shown == [t.cue.id for t in timeline.cues if t.cue.section == section]
+
+
+def test_zoom_goes_from_the_whole_rite_to_one_pairs_jie(pages, opened):
+    page = opened(pages["xiangshe"])
+    with page.checks("zoom") as p:
+        def spacing() -> float:
+            xs = p.eval_on_selector_all('#timeline .mark.jie[data-t] line',
+                                        "els => els.map(e => +e.getAttribute('x1')).sort((a, b) => a - b)")
+            return min(b - a for a, b in zip(xs, xs[1:]))
+        whole = spacing()
+        options = p.eval_on_selector_all("#zoom option", "os => os.map(o => o.textContent)")
+        p.select_option("#zoom", label=next(o for o in options if o.startswith("耦 round-3")))
+        pair = spacing()
+        p.select_option("#zoom", label=next(o for o in options if o.startswith("節 round-3")))
+        axis = p.eval_on_selector_all("#axis text", "els => els.map(e => e.textContent)")
+        assert pair > 100 and pair > 30 * whole
+        assert all(re.fullmatch(r"\d+:\d\d:\d\d", a) for a in axis) and len(axis) >= 3
+
+
+def test_markup_in_a_cue_sheet_stays_text_in_the_browser(tmp_path, repertoire, opened):
+    path = tmp_path / "hostile.html"
+    path.write_text(sheet_html(build_timeline(load_cuesheet(_hostile_sheet(tmp_path), repertoire))), encoding="utf-8")
+    page = opened(path)
+    with page.checks("hostile") as p:
+        p.click('#cues tr[data-cue="gong-ru"]')
+        assert p.evaluate("window.pwned") is None
+        assert p.eval_on_selector('#cues tr[data-cue="gong-ru"] td:nth-child(7)', "e => e.textContent") == HOSTILE
+        assert HOSTILE in p.inner_text("#cue-detail")
+        assert p.eval_on_selector_all("b, img", "els => els.filter(e => e.tagName === 'IMG' || e.textContent === 'bold')"
+                                      ".length") == 0
+        assert page.errors == []
+
+
+def test_a_sheet_without_places_lists_its_positions_beside_the_plan(tmp_path, repertoire, opened):
+    path = tmp_path / "mini.html"
+    path.write_text(sheet_html(build_timeline(load_cuesheet(MINI, repertoire), Options())), encoding="utf-8")
+    page = opened(path)
+    with page.checks("unplaced") as p:
+        p.click('#cues tr[data-cue="gong-ru"]')
+        assert p.eval_on_selector_all("#unplaced [data-position].here", "els => els.map(e => e.dataset.position)") == \
+            ["tang"]
+        assert "工" in p.inner_text('#unplaced [data-position="tang"]')
+        assert page.errors == []

@@ -1,0 +1,31 @@
+"""``yuesheng sheet``: the director's page of a rite — timeline, ground plan and run sheet in one HTML file."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from yuesheng.cli.common import UsageError, emit, sequencer_options, timeline_of
+
+
+def cmd_sheet(args: argparse.Namespace) -> str:
+    from yuesheng.web.sheet import sheet_html, unplaced
+
+    if args.output and Path(args.output).suffix.lower() not in (".html", ".htm"):
+        raise UsageError(f"-o {args.output}: expected an .html file")
+    timeline = timeline_of(args)
+    args.output = args.output or f"{timeline.rite_id}.html"
+    missing = unplaced(timeline)
+    if missing:
+        print(f"warning: {len(missing)} position(s) have no place on the plan (no x, y in the cue sheet), listed "
+              f"beside it: {', '.join(p.id for p in missing)}", file=sys.stderr)
+    return emit(args, sheet_html(timeline), f"the page of {timeline.rite}, {len(timeline.cues)} cues")
+
+
+def register(sub: Any) -> None:
+    """Add ``sheet`` to the top-level subparsers."""
+    p = sub.add_parser("sheet", help="the director's page: timeline, ground plan and run sheet in one HTML file")
+    sequencer_options(p)
+    p.set_defaults(func=cmd_sheet)

@@ -1,0 +1,368 @@
+"""Timeline → the director's page: one self-contained HTML file with the rite's timeline, ground plan and run sheet.
+
+The page is a view of the Timeline, like the MIDI file and the text run sheet:
+this module turns it into markup (Jinja2, autoescaped, templates in
+``templates/``) and a JSON island; the page's JavaScript
+only selects, highlights and zooms. Nothing is fetched when the page is opened:
+the style and script (``sheet.css.j2``, ``sheet.js.j2``, plain CSS and JavaScript kept
+beside the page's template) are inlined and the CJK text uses the system's fonts.
+
+Contract for tests and tools: every cue's timeline element and table row carry
+``data-cue="<cue id>"``; every position on the plan (or in the list of unplaced
+positions beside it) carries ``data-position="<position id>"``; the details
+panel has ``id="cue-detail"``.
+
+The plan is drawn in 步 (6 尺) from the middle of the 堂's south edge, x east
+and y south (see docs/cuesheet.md), ``PLAN_SCALE`` SVG units to the 步.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Any
+
+from yuesheng.cuesheet import Cue, Member, MusicKind
+from yuesheng.instruments import PARTS
+from yuesheng.report import clock, sections
+from yuesheng.timeline import CueTiming, Event, EventKind, Timeline, seconds
+
+PLAN_SCALE = 24  # SVG units per 步
+HALL_VIEW = (-14.0, -9.0, 28.0, 24.0)  # 步: the 堂 and the near 庭, the plan's first view
+LANE_HEIGHT = 24
+LABEL_WIDTH = 64
+PLOT_WIDTH = 1100  # the timeline's width before the page's script fits it to the window
+LABEL_STEPS = 0.45  # 步 an 11 px character takes on the plan's first view (about 25 px to the 步)
+SEGMENT_GAP = 10.0  # seconds: a part silent longer than this (more than a phrase) starts a new block
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A span on a timeline lane."""
+
+    lane: int
+    t0: float
+    t1: float
+    cue: str
+    label: str
+    title: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """A moment on a timeline lane: a 節 stroke, an arrow, a call."""
+
+    lane: int
+    t: float
+    cue: str
+    label: str
+    title: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """A placed position in SVG units, with what stands there."""
+
+    id: str
+    name: str
+    x: float
+    y: float
+    w: float
+    h: float
+    estimate: bool
+    note: str
+    region: bool
+    small: bool
+    instruments: str
+    crowded: bool = False  # its label would cover another's in the first view: shown on hover and when selected
+
+
+# --- the timeline -----------------------------------------------------------------------------------
+
+
+def _music_text(cue: Cue) -> str:
+    pieces = " ".join(p.piece.title + (f"×{p.zhong}" if p.zhong > 1 else "") for p in cue.pieces)
+    until = f" 至 {cue.end_at} (樂闋)" if cue.end_at else ""
+    return f"♪{cue.music.value if cue.music else ''} {pieces}{until}".strip()
+
+
+def _what(timing: CueTiming) -> str:
+    return _music_text(timing.cue) if timing.cue.is_music else timing.cue.action
+
+
+def _segments(events: list[Event]) -> list[tuple[Event, float, float]]:
+    """Runs of one part's notes of one cue, piece and 終, split where the music pauses."""
+    runs: dict[tuple[str, str, str, int], list[list[Any]]] = {}
+    for e in events:
+        key = (e.part, e.cue, e.piece, e.zhong)
+        t0, t1 = seconds(e.start_tick), seconds(e.start_tick + e.length_ticks)
+        spans = runs.setdefault(key, [])
+        if spans and t0 <= spans[-1][2] + SEGMENT_GAP:
+            spans[-1][2] = max(spans[-1][2], t1)
+        else:
+            spans.append([e, t0, t1])
+    return sorted(((e, t0, t1) for spans in runs.values() for e, t0, t1 in spans), key=lambda s: (s[1], s[0].part))
+
+
+def _lanes(timeline: Timeline) -> tuple[list[str], list[Block], list[Mark]]:
+    """The lanes and what is drawn on them: sections, actions, music cues, each part's pieces and 終, each 耦's
+    turn, its 節 strokes and arrows, the calls."""
+    played = {e.part for e in timeline.events if e.kind in (EventKind.NOTE, EventKind.DRUM) and not e.jie}
+    parts = [p for p in PARTS if p in played]
+    archery = any(e.kind is EventKind.RELEASE for e in timeline.events)
+    calls = any(e.kind is EventKind.CALL for e in timeline.events)
+    lanes = ["節次", "儀", "樂"] + parts + (["耦", "節", "矢"] if archery else []) + (["唱"] if calls else [])
+    lane = {name: n for n, name in enumerate(lanes)}
+    blocks = [Block(lane["節次"], seconds(s.start_tick), seconds(s.end_tick), "", s.name,
+                    f"{s.name} {clock(s.start_tick)}–{clock(s.end_tick)} ({s.cues} cues)", "section")
+              for s in sections(timeline)]
+    for t in timeline.cues:
+        cue = t.cue
+        blocks.append(Block(lane["樂" if cue.is_music else "儀"], seconds(t.start_tick), seconds(t.end_tick), cue.id,
+                            _what(t), f"{clock(t.start_tick)} {cue.id}: {_what(t)}", "music" if cue.is_music else "action"))
+    pieces = {p.piece.id: p.piece.title for t in timeline.cues for p in t.cue.pieces}
+    music = [e for e in timeline.events if e.kind in (EventKind.NOTE, EventKind.DRUM) and not e.jie]
+    for e, t0, t1 in _segments(music):
+        title = pieces.get(e.piece, e.piece)
+        blocks.append(Block(lane[e.part], t0, t1, e.cue, f"{title} {e.zhong}終" if e.zhong else title,
+                            f"{e.part}: {title}, 終 {e.zhong} ({e.cue})", "part"))
+    marks: list[Mark] = []
+    if archery:
+        blocks += _pairs(timeline, lane["耦"])
+        marks += _strokes_and_arrows(timeline, lane["節"], lane["矢"])
+    if calls:
+        marks += [Mark(lane["唱"], seconds(e.start_tick), e.cue, e.text, f"{e.part} {e.text} on {e.degree}"
+                       + (f" (arrow {e.arrow} of {e.pair}, {e.round})" if e.pair else ""), "call")
+                  for e in timeline.events if e.kind is EventKind.CALL]
+    return lanes, blocks, marks
+
+
+def _pairs(timeline: Timeline, lane: int) -> list[Block]:
+    """Each 耦's turn in each round: from its first stroke or arrow to its last."""
+    spans: dict[tuple[str, str], list[Any]] = {}
+    for e in timeline.events:
+        if e.pair and e.kind in (EventKind.RELEASE, EventKind.DRUM):
+            t0, t1 = seconds(e.start_tick), seconds(e.start_tick + e.length_ticks)
+            span = spans.setdefault((e.round, e.pair), [t0, t1, e.cue, set()])
+            span[0], span[1] = min(span[0], t0), max(span[1], t1)
+            if e.kind is EventKind.RELEASE:
+                span[3].add(timeline.names.get(e.text, e.text))
+    return [Block(lane, t0, t1, cue, f"{rnd} {pair}", f"{rnd}, {pair}: {' '.join(sorted(who))}", "pair")
+            for (rnd, pair), (t0, t1, cue, who) in spans.items()]
+
+
+def _strokes_and_arrows(timeline: Timeline, jie_lane: int, arrow_lane: int) -> list[Mark]:
+    marks = []
+    seen: set[tuple[str, str, int]] = set()
+    for e in timeline.events:
+        if e.kind is EventKind.DRUM and e.jie:
+            first = (e.round, e.pair, e.jie) not in seen
+            seen.add((e.round, e.pair, e.jie))
+            marks.append(Mark(jie_lane, seconds(e.start_tick), e.cue, f"{e.jie}節" if first else "",
+                              f"{e.round} {e.pair}: 節 {e.jie}" + ("" if first else ", the half-節 stroke"),
+                              "jie" if first else "half"))
+        elif e.kind is EventKind.RELEASE:
+            state = ("hit" if e.hit else "miss") + (" pierced" if e.hit and e.pierced else "") + \
+                    (" counted" if e.counted else "")
+            who = timeline.names.get(e.text, e.text)
+            marks.append(Mark(arrow_lane, seconds(e.start_tick), e.cue, "",
+                              f"{e.round} {e.pair} arrow {e.arrow}: {e.archer} {who} — {state}", "arrow " + state))
+    return marks
+
+
+# --- the plan ---------------------------------------------------------------------------------------
+
+
+def _places(timeline: Timeline) -> list[Place]:
+    """Placed positions in SVG units, largest regions first so points and small regions stay on top."""
+    held: dict[str, list[str]] = {}
+    for m in timeline.instruments.values():
+        if m.position:
+            held.setdefault(m.position, []).append(m.name + (f"×{m.count}" if m.count > 1 else ""))
+    out = []
+    for p in timeline.layout.values():
+        if p.x is None or p.y is None:
+            continue
+        w, h = p.w or 0.0, p.h or 0.0
+        out.append(Place(p.id, p.name, p.x * PLAN_SCALE, p.y * PLAN_SCALE, w * PLAN_SCALE, h * PLAN_SCALE, p.estimate,
+                         p.note, bool(w), bool(w) and w * h < 1, " ".join(held.get(p.id, []))))
+    return _declutter(sorted(out, key=lambda p: (-(p.w * p.h), p.id)))
+
+
+def _declutter(places: list[Place]) -> list[Place]:
+    """Mark the point labels that would overlap a label already placed (text-derived places first)."""
+    unit = LABEL_STEPS
+    taken: list[tuple[float, float, float, float]] = []
+    for p in places:
+        if p.region and not p.small:
+            taken.append((p.x - p.w / 2, p.y - p.h / 2, p.x - p.w / 2 + len(p.name) * unit * PLAN_SCALE,
+                          p.y - p.h / 2 + unit * 1.2 * PLAN_SCALE))
+    out = {}
+    for p in sorted((p for p in places if not p.region or p.small), key=lambda p: (p.estimate, p.id)):
+        width = (len(p.name) + 1.5) * unit * PLAN_SCALE
+        box = (p.x + 0.2 * PLAN_SCALE, p.y - 0.5 * unit * PLAN_SCALE, p.x + 0.2 * PLAN_SCALE + width,
+               p.y + 0.6 * unit * PLAN_SCALE)
+        crowded = any(box[0] < t[2] and t[0] < box[2] and box[1] < t[3] and t[1] < box[3] for t in taken)
+        if not crowded:
+            taken.append(box)
+        out[p.id] = crowded
+    return [replace(p, crowded=out.get(p.id, False)) for p in places]
+
+
+def unplaced(timeline: Timeline) -> list[Member]:
+    """The positions the cue sheet gives no place on the plan."""
+    return [p for p in timeline.layout.values() if not p.placed]
+
+
+def _view_box(places: list[Place], *, hall: bool) -> str:
+    if hall:
+        x, y, w, h = HALL_VIEW
+        return " ".join(f"{v * PLAN_SCALE:g}" for v in (x, y, w, h))
+    if not places:
+        return "0 0 100 100"
+    margin = 2 * PLAN_SCALE
+    x0 = min(p.x - p.w / 2 for p in places) - margin
+    y0 = min(p.y - p.h / 2 for p in places) - margin
+    x1 = max(p.x + p.w / 2 for p in places) + margin
+    y1 = max(p.y + p.h / 2 for p in places) + margin
+    return f"{x0:g} {y0:g} {x1 - x0:g} {y1 - y0:g}"
+
+
+# --- who is where -----------------------------------------------------------------------------------
+
+
+def _stations(timeline: Timeline) -> dict[str, dict[str, Any]]:
+    """For each cue: its people's moves (from → to) and where everyone placed so far stands.
+
+    A performer starts at the cast's ``position``; a cue with ``where`` puts its
+    people (``who``, or a music cue's performers) there.
+    """
+    place = {p.id: p.position for p in timeline.cast.values() if p.position}
+    out = {}
+    for t in timeline.cues:
+        cue = t.cue
+        people = cue.who or cue.performers
+        moves = []
+        if cue.where:
+            for person in people:
+                if place.get(person) != cue.where:
+                    moves.append({"who": person, "from": place.get(person, ""), "to": cue.where})
+                place[person] = cue.where
+        at: dict[str, list[str]] = {}
+        for person, pos in place.items():
+            at.setdefault(pos, []).append(person)
+        here = sorted({cue.where} if cue.where else {place[p] for p in people if p in place})
+        here += sorted({m.position for i in cue.instruments if (m := timeline.instruments.get(i)) and m.position})
+        out[cue.id] = {"moves": moves, "at": at, "here": list(dict.fromkeys(here))}
+    return out
+
+
+# --- the page ---------------------------------------------------------------------------------------
+
+
+def _basis(cue: Cue, jie_total: int) -> str:
+    if not cue.is_music:
+        return "estimated (the cue sheet's estimate)"
+    if cue.end_at:
+        return f"until {cue.end_at} starts (樂闋), at the end of the phrase in progress"
+    if cue.music is MusicKind.SHEJIE:
+        return f"per 耦, the piece once for each of {jie_total} 節 (from the score)"
+    return "from the score: pieces × 終 × syllables × seconds a syllable"
+
+
+def _cue_data(timeline: Timeline, stations: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    names = timeline.names
+    jie_total = max((e.jie for e in timeline.events if e.kind is EventKind.DRUM and e.jie), default=0)
+    parts: dict[str, set[str]] = {}
+    for e in timeline.events:
+        if e.kind in (EventKind.NOTE, EventKind.DRUM, EventKind.CALL) and e.part:
+            parts.setdefault(e.cue, set()).add(e.part)
+    out = []
+    for t in timeline.cues:
+        cue = t.cue
+        people = cue.who or cue.performers
+        out.append({
+            "id": cue.id, "section": cue.section, "t0": seconds(t.start_tick), "t1": seconds(t.end_tick),
+            "start": clock(t.start_tick), "end": clock(t.end_tick), "dur": clock(t.end_tick - t.start_tick),
+            "basis": _basis(cue, jie_total), "what": _what(t), "words": cue.words, "note": cue.note,
+            "who": [names.get(p, p) for p in people], "who_ids": list(people),
+            "where": names.get(cue.where, cue.where), "where_id": cue.where,
+            "music": cue.music.value if cue.music else "",
+            "pieces": [{"title": p.piece.title, "id": p.piece.id, "zhong": p.zhong,
+                        "lost": bool(p.piece.realization)} for p in cue.pieces],
+            "parts": sorted(parts.get(cue.id, ()), key=lambda p: list(PARTS).index(p) if p in PARTS else 99),
+            "instruments": [timeline.instruments[i].name for i in cue.instruments if i in timeline.instruments],
+            "page": cue.cite.page, "quote": cue.cite.quote, "cite": str(cue.cite),
+            **stations[cue.id],
+        })
+    return out
+
+
+def json_island(data: Any) -> str:
+    """JSON for a <script> element: no '<', '>' or '&' survives, so no '</script>' can end it early."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+@lru_cache(maxsize=1)
+def _environment() -> Any:
+    import jinja2
+
+    return jinja2.Environment(loader=jinja2.PackageLoader("yuesheng.web", "templates"), autoescape=True,
+                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+
+
+def sheet_html(timeline: Timeline) -> str:
+    """The page of *timeline*: timeline, ground plan, cue details and run sheet, in one HTML file."""
+    from markupsafe import Markup
+
+    lanes, blocks, marks = _lanes(timeline)
+    duration = max(seconds(timeline.duration_ticks), 1.0)
+    stations = _stations(timeline)
+    places = _places(timeline)
+    names = timeline.names
+    performers = sorted({p for t in timeline.cues for p in (t.cue.who or t.cue.performers)},
+                        key=lambda p: (names.get(p, p), p))
+    groups: list[tuple[str, list[CueTiming]]] = []
+    for t in timeline.cues:
+        if not groups or groups[-1][0] != t.cue.section:
+            groups.append((t.cue.section, []))
+        groups[-1][1].append(t)
+    real = timeline.realization
+    readings = ", ".join(f"{k}={v}" for k, v in sorted(timeline.readings.items())) or "none"
+    data = {"rite": timeline.rite, "duration": duration, "cues": _cue_data(timeline, stations), "names": names,
+            "scale": PLAN_SCALE,
+            "zooms": _zooms(timeline, blocks)}
+    return _environment().get_template("sheet.html.j2").render(
+        timeline=timeline, lanes=lanes, blocks=blocks, marks=marks, duration=duration, lane_height=LANE_HEIGHT,
+        label_width=LABEL_WIDTH, plot_width=PLOT_WIDTH, x_of=lambda t: LABEL_WIDTH + t / duration * PLOT_WIDTH,
+        places=places, unplaced=unplaced(timeline), scale=PLAN_SCALE,
+        hall_box=_view_box(places, hall=True), whole_box=_view_box(places, hall=False),
+        groups=groups, names=names, performers=performers, what=_what, clock=clock,
+        sections=[s for s, _ in groups], tallies=timeline.tallies, notices=timeline.notices,
+        settings=f"variants: {', '.join(sorted(timeline.variants)) or 'none'}; readings: {readings}; "
+                 f"tuning {real.tuning.value}, 黄鍾 = MIDI {real.huangzhong}; total {clock(timeline.duration_ticks)}",
+        data=Markup(json_island(data)),
+    )
+
+
+def _zooms(timeline: Timeline, blocks: list[Block]) -> list[dict[str, Any]]:
+    """The views the zoom menu offers: the whole rite, each section, each 耦's turn, each 節 of it."""
+    views = [{"label": "the whole rite", "t0": 0.0, "t1": max(seconds(timeline.duration_ticks), 1.0)}]
+    views += [{"label": f"section {b.label}", "t0": b.t0, "t1": b.t1} for b in blocks if b.kind == "section"]
+    for b in blocks:
+        if b.kind == "pair":
+            views.append({"label": f"耦 {b.label}", "t0": b.t0, "t1": b.t1})
+    jie: dict[tuple[str, str, int], list[float]] = {}
+    for e in timeline.events:
+        if e.kind is EventKind.DRUM and e.jie:
+            jie.setdefault((e.round, e.pair, e.jie), []).append(seconds(e.start_tick))
+    starts = sorted(jie.items(), key=lambda kv: min(kv[1]))
+    for n, ((rnd, pair, j), times) in enumerate(starts):
+        following = [min(v) for k, v in starts[n + 1:] if k[:2] == (rnd, pair)]
+        end = following[0] if following else max(times) + (max(times) - min(times)) * 2 + 1
+        views.append({"label": f"節 {rnd} {pair} {j}", "t0": min(times), "t1": end})
+    return views
