@@ -162,7 +162,9 @@ def test_the_page_drives_the_rite(served, browser):
     page.wait_for_function("document.getElementById('current').dataset.cue === 'zhengge-bei'")
     now_x = float(page.get_attribute("#now", "x1"))
     assert now_x > 0  # the now-line moved to the jumped-to cue's place in the plan
-    assert page.locator("#timeline rect[data-cue]").count() == 7
+    drawn = set(page.eval_on_selector_all("#timeline [data-cue]", "els => els.map(e => e.dataset.cue)"))
+    assert drawn == {t.cue.id for t in served.player.timeline.cues}  # the director's timeline, every cue
+    assert page.eval_on_selector_all("#timeline .selected", "els => els.map(e => e.dataset.cue)") == ["zhengge-bei"]
     assert not errors
     page.close()
 

@@ -26,7 +26,6 @@ import time
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from jinja2 import Environment, PackageLoader
 from starlette.applications import Starlette
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
@@ -38,6 +37,7 @@ from yuesheng.control import Command, Control
 from yuesheng.live import Player
 from yuesheng.report import clock as show_clock
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Timeline
+from yuesheng.web.sheet import environment, timeline_view
 
 PUSH = 0.2  # seconds between state pushes
 COOKIE = "yuesheng-token"
@@ -74,8 +74,7 @@ class Console:
                  wall: Any = time.time) -> None:
         self.timeline, self.player, self.control, self.token, self.wall = timeline, player, control, token, wall
         self.by_id = {t.cue.id: t for t in timeline.cues}
-        env = Environment(loader=PackageLoader("yuesheng.web", "templates"), autoescape=True)
-        self.template = env.get_template("console.html.j2")
+        self.template = environment().get_template("console.html.j2")
 
     # -- state ---------------------------------------------------------------------------------------
 
@@ -155,14 +154,8 @@ class Console:
     async def page(self, request: Request) -> Response:
         actions = [{"id": t.cue.id, "label": f"{show_clock(t.start_tick)} {t.cue.id} {t.cue.action}"}
                    for t in self.player.points]
-        begin = self.player.begin
-        total = max(1, self.timeline.duration_ticks - begin)
-        spans = [{"id": t.cue.id, "x": round(1000 * (t.start_tick - begin) / total, 2), "music": t.cue.is_music,
-                  "w": round(max(0.6, 1000 * (t.end_tick - t.start_tick) / total), 2),
-                  "title": f"{show_clock(t.start_tick)} {t.cue.id} {t.cue.action or (t.cue.music.value if t.cue.music else '')}"}
-                 for t in self.timeline.cues if t.start_tick >= begin]
-        html = self.template.render(rite=self.timeline.rite, actions=actions, spans=spans,
-                                    total_s=total / TICKS_PER_SECOND)
+        html = self.template.render(rite=self.timeline.rite, actions=actions, begin_s=self.player.begin / TICKS_PER_SECOND,
+                                    **timeline_view(self.timeline), now_line=True)
         response = HTMLResponse(html)
         if self.token and request.query_params.get("token"):
             response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict")

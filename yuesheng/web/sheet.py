@@ -308,19 +308,29 @@ def json_island(data: Any) -> str:
 
 
 @lru_cache(maxsize=1)
-def _environment() -> Any:
+def environment() -> Any:
+    """The Jinja2 environment of the web templates (autoescaped, strict), made once."""
     import jinja2
 
     return jinja2.Environment(loader=jinja2.PackageLoader("yuesheng.web", "templates"), autoescape=True,
                               undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 
 
+def timeline_view(timeline: Timeline) -> dict[str, Any]:
+    """What ``timeline.svg.j2`` draws: the lanes, blocks and marks, and the scale from seconds to x."""
+    lanes, blocks, marks = _lanes(timeline)
+    duration = max(seconds(timeline.duration_ticks), 1.0)
+    return {"lanes": lanes, "blocks": blocks, "marks": marks, "duration": duration, "lane_height": LANE_HEIGHT,
+            "label_width": LABEL_WIDTH, "plot_width": PLOT_WIDTH,
+            "x_of": lambda t: LABEL_WIDTH + t / duration * PLOT_WIDTH}
+
+
 def sheet_html(timeline: Timeline) -> str:
     """The page of *timeline*: timeline, ground plan, cue details and run sheet, in one HTML file."""
     from markupsafe import Markup
 
-    lanes, blocks, marks = _lanes(timeline)
-    duration = max(seconds(timeline.duration_ticks), 1.0)
+    view = timeline_view(timeline)
+    blocks, duration = view["blocks"], view["duration"]
     stations = _stations(timeline)
     places = _places(timeline)
     names = timeline.names
@@ -336,10 +346,8 @@ def sheet_html(timeline: Timeline) -> str:
     data = {"rite": timeline.rite, "duration": duration, "cues": _cue_data(timeline, stations), "names": names,
             "scale": PLAN_SCALE,
             "zooms": _zooms(timeline, blocks)}
-    return _environment().get_template("sheet.html.j2").render(
-        timeline=timeline, lanes=lanes, blocks=blocks, marks=marks, duration=duration, lane_height=LANE_HEIGHT,
-        label_width=LABEL_WIDTH, plot_width=PLOT_WIDTH, x_of=lambda t: LABEL_WIDTH + t / duration * PLOT_WIDTH,
-        places=places, unplaced=unplaced(timeline), scale=PLAN_SCALE,
+    return environment().get_template("sheet.html.j2").render(
+        timeline=timeline, **view, now_line=False, places=places, unplaced=unplaced(timeline), scale=PLAN_SCALE,
         hall_box=_view_box(places, hall=True), whole_box=_view_box(places, hall=False),
         groups=groups, names=names, performers=performers, what=_what, clock=clock,
         sections=[s for s, _ in groups], tallies=timeline.tallies, notices=timeline.notices,
