@@ -463,14 +463,14 @@ def _write(audio: Any, synth: FluidSynth, target: Plan, progress: Callable[[floa
 
 
 def _why(exc: BaseException, path: Path) -> str:
-    """A write error in words: libsndfile says 'System error' for a full disk."""
-    text = str(exc.strerror if isinstance(exc, OSError) and exc.strerror else exc)
+    """A write error in words (libsndfile says only 'System error' for a full disk), with the space left."""
+    text = str(exc.strerror if isinstance(exc, OSError) and exc.strerror else exc).strip().rstrip(".")
     try:
-        if shutil.disk_usage(path.parent if str(path.parent) else ".").free < 1 << 20:
-            return f"no space left on the device ({text})"
+        free = shutil.disk_usage(path.parent if str(path.parent) else ".").free
     except OSError:
-        pass
-    return text
+        return text
+    return f"no space left on the device ({text})" if free < 1 << 20 else \
+        f"{text} (a full disk or a file-size limit; {_size(free)} free there now)"
 
 
 def describe(rendered: Rendered, timeline: Timeline) -> str:
