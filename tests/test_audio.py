@@ -321,7 +321,7 @@ def test_a_disk_that_fills_during_the_render_is_an_error_and_leaves_nothing(tmp_
         "import yuesheng.audio as audio\n"
         "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
         "resource.setrlimit(resource.RLIMIT_FSIZE, (300_000, resource.RLIM_INFINITY))\n"
-        "audio._die_with_parent = lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (-1, -1))\n"
+        "audio._die_with_parent = lambda _parent: resource.setrlimit(resource.RLIMIT_FSIZE, (-1, -1))\n"
         "from yuesheng.cli import main\n"
         "sys.exit(main(sys.argv[1:]))\n"
     )

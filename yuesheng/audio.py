@@ -35,6 +35,7 @@ Install on Debian: ``apt-get install fluidsynth fluid-soundfont-gm``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import shutil
 import signal
@@ -273,11 +274,10 @@ def segments(cuts: tuple[Cut, ...], sample_rate: int, frames: int) -> list[tuple
     return out
 
 
-def check_space(target: Plan, folder: Path | None = None) -> None:
+def check_space(target: Plan) -> None:
     """OutputError if the output's file system has less free space than the file may take."""
-    where = folder or target.path.parent
     try:
-        free = shutil.disk_usage(where if str(where) else ".").free
+        free = shutil.disk_usage(target.path.parent).free
     except OSError as exc:
         raise OutputError(f"cannot write {target.path}: {exc.strerror or exc}") from None
     if free < target.size_bytes:
@@ -294,12 +294,14 @@ def _size(count: int) -> str:
 # --- FluidSynth ----------------------------------------------------------------------------------------
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
-    """In the child: receive SIGKILL when the parent dies (Linux PR_SET_PDEATHSIG)."""
+def _die_with_parent(parent: int) -> None:  # pragma: no cover - runs in the child before exec
+    """In the child: receive SIGKILL when the parent dies (Linux PR_SET_PDEATHSIG), or go now if it already has."""
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 class FluidSynth:
@@ -323,7 +325,8 @@ class FluidSynth:
         try:
             self.process = subprocess.Popen(
                 self.arguments, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self.errors,
-                start_new_session=True, preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+                start_new_session=True,
+                preexec_fn=functools.partial(_die_with_parent, os.getpid()) if sys.platform == "linux" else None)
         except OSError as exc:
             self.errors.close()
             raise AudioError(f"cannot start FluidSynth ({self.arguments[0]}): {exc.strerror or exc}") from None
@@ -466,7 +469,7 @@ def _why(exc: BaseException, path: Path) -> str:
     """A write error in words (libsndfile says only 'System error' for a full disk), with the space left."""
     text = str(exc.strerror if isinstance(exc, OSError) and exc.strerror else exc).strip().rstrip(".")
     try:
-        free = shutil.disk_usage(path.parent if str(path.parent) else ".").free
+        free = shutil.disk_usage(path.parent).free
     except OSError:
         return text
     return f"no space left on the device ({text})" if free < 1 << 20 else \
