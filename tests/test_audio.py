@@ -19,7 +19,7 @@ import soundfile
 
 import yuesheng.audio as audio
 from yuesheng.audio import (
-    ENCODINGS, RIFF_LIMIT, SOUNDFONTS, TAIL, AudioError, container_for, expected_frames, find_soundfont, plan, render,
+    ENCODINGS, RIFF_LIMIT, SOUNDFONTS, TAIL, AudioError, FluidSynth, container_for, expected_frames, find_soundfont, plan, render,
     segments,
 )
 from yuesheng.errors import OutputError
@@ -331,6 +331,40 @@ def test_a_disk_that_fills_during_the_render_is_an_error_and_leaves_nothing(tmp_
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and f"cannot write {existing}" in done.stderr and "Traceback" not in done.stderr
     assert [p.name for p in tmp_path.iterdir()] == ["g.wav"] and existing.read_bytes() == b"the previous render"
+
+
+def _fake_fluidsynth(tmp_path: Path, script: str) -> str:
+    command = tmp_path / "fluidsynth"
+    command.write_text("#!/bin/sh\n" + script + "\n")
+    command.chmod(0o755)
+    return str(command)
+
+
+@needs_fluidsynth
+def test_a_render_that_stops_short_is_an_error_not_padded_with_silence(monkeypatch, tmp_path):
+    fake = _fake_fluidsynth(tmp_path, "head -c 80000 /dev/zero; echo 'Audio file write error' >&2; exit 0")
+    monkeypatch.setattr(audio, "find_fluidsynth", lambda: fake)
+    out = tmp_path / "out" / "t.flac"
+    out.parent.mkdir()
+    with pytest.raises(AudioError, match="FluidSynth: Audio file write error"):
+        render(_sound_and_silence(), out)
+    fake = _fake_fluidsynth(tmp_path, "head -c 80000 /dev/zero")
+    monkeypatch.setattr(audio, "find_fluidsynth", lambda: fake)
+    with pytest.raises(AudioError, match="FluidSynth stopped after 10000 frames of its render, 65536 expected"):
+        render(_sound_and_silence(), out)
+    assert list(out.parent.iterdir()) == []
+
+
+@needs_fluidsynth
+def test_a_fluidsynth_that_hangs_is_stopped_at_its_time_limit(monkeypatch, tmp_path):
+    fake = _fake_fluidsynth(tmp_path, "exec sleep 30")
+    monkeypatch.setattr(audio, "find_fluidsynth", lambda: fake)
+    monkeypatch.setattr(audio, "FluidSynth", lambda arguments, _limit: FluidSynth(arguments, 0.5))
+    start = time.monotonic()
+    with pytest.raises(AudioError, match="FluidSynth took longer than 0 s and was stopped"):
+        render(_sound_and_silence(), tmp_path / "t.flac")
+    assert time.monotonic() - start < 10
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fluidsynth"]
 
 
 # --- interruption -------------------------------------------------------------------------------------------
