@@ -84,6 +84,17 @@ def test_a_twelve_hour_rite_is_planned_without_rendering_it():
     assert opus.sample_rate == 48000 and opus.frames == (12 * 3600 + 4) * 48000
 
 
+@pytest.mark.parametrize(("rite", "container"), [("xiangyinjiu", "WAV"), ("xiangshe", "WAV"), ("yanli", "WAV"),
+                                                ("dashe", "RF64")])
+def test_every_shipped_rite_has_a_wav_that_holds_it_and_little_to_render(repertoire, rite, container):
+    from yuesheng.repertoire import data_dir
+
+    timeline = build_timeline(load_cuesheet(data_dir("cues") / f"{rite}.yaml", repertoire))
+    wav, _ = plan(timeline, f"{rite}.wav")
+    assert wav.container == container and (wav.size_bytes > RIFF_LIMIT) == (container == "RF64")
+    assert wav.sound_frames < wav.frames / 4  # a rite is mostly silence: FluidSynth renders under a quarter of it
+
+
 def test_too_little_free_space_is_refused_before_rendering(monkeypatch, tmp_path):
     long_wait = Event(0, 8 * 3600 * S, EventKind.ACTION, "wait", text="拜")
     timeline = _timeline(long_wait)
