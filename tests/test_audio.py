@@ -1,29 +1,174 @@
-"""Audio through FluidSynth: not silent, the expected length, 三分損益 audible within ±3 cents, clear errors."""
+"""Audio through FluidSynth: formats, length, sound where music sounds and silence where not, the RIFF limit,
+free space, clean interruption, clear errors, 三分損益 audible within ±3 cents."""
 
 from __future__ import annotations
 
+import os
 import shutil
-import wave
+import signal
+import subprocess
+import sys
+import time
+from collections import namedtuple
 from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 import pytest
+import soundfile
 
-from yuesheng.audio import SOUNDFONTS, TAIL, AudioError, expected_frames, find_soundfont, render_wav
-from yuesheng.validate import load_cuesheet
+import yuesheng.audio as audio
+from yuesheng.audio import (
+    ENCODINGS, RIFF_LIMIT, SOUNDFONTS, TAIL, AudioError, FluidSynth, container_for, expected_frames, find_soundfont, plan, render,
+    segments,
+)
+from yuesheng.errors import OutputError
 from yuesheng.lulu import LU, Pitch, Realization, Tuning, cents_offset
+from yuesheng.report import clock as show_clock
 from yuesheng.timeline import Event, EventKind, Timeline, build_timeline, ticks
+from yuesheng.validate import load_cuesheet
 
+ROOT = Path(__file__).parent.parent
 DATA = Path(__file__).parent / "data"
 has_fluidsynth = shutil.which("fluidsynth") is not None and any(p.is_file() for p in SOUNDFONTS)
 needs_fluidsynth = pytest.mark.skipif(not has_fluidsynth, reason="fluidsynth and fluid-soundfont-gm not installed")
+S = ticks(Fraction(1))
 
 
-def _samples(path: Path) -> tuple[np.ndarray, int]:
-    with wave.open(str(path)) as w:
-        data = np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16).reshape(-1, w.getnchannels())
-        return data[:, 0].astype(float), w.getframerate()
+def _timeline(*events: Event, rite: str = "t") -> Timeline:
+    return Timeline(rite, rite, tuple(sorted(events, key=lambda e: e.sort_key)), (), (), (), Realization())
+
+
+def _phrase(at: int, part: str = "瑟") -> list[Event]:
+    """Two seconds of notes from *at* seconds."""
+    return [Event((at * 4 + n) * S // 4, S // 4, EventKind.NOTE, "m", part=part, key=60 + n, velocity=100)
+            for n in range(8)]
+
+
+def _sound_and_silence() -> Timeline:
+    """Music 0–2 s and 30–32 s, silence between (an action), the end at 32 s: 34 s of audio with the tail."""
+    action = Event(2 * S, 28 * S, EventKind.ACTION, "wait", text="拜")
+    return _timeline(*_phrase(0), action, *_phrase(30, "笙"))
+
+
+def _rms(samples: np.ndarray, rate: int, start: float, end: float) -> float:
+    part = samples[int(start * rate): int(end * rate)].astype(float)
+    return float(np.sqrt(np.mean(part ** 2)))
+
+
+# --- the plan: format, RIFF limit, free space (no rendering) ----------------------------------------------
+
+
+def test_a_wav_past_the_riff_limit_becomes_rf64_and_compact_formats_stay_as_they_are():
+    wav = ENCODINGS[".wav"]
+    fits = (RIFF_LIMIT - 44) // 4
+    assert container_for(wav, fits) == "WAV"
+    assert container_for(wav, fits + 1) == "RF64"
+    assert container_for(ENCODINGS[".flac"], fits * 3) == "FLAC"
+    assert container_for(ENCODINGS[".opus"], fits * 3) == "OGG"
+
+
+def test_a_twelve_hour_rite_is_planned_without_rendering_it():
+    """A synthetic rite longer than a RIFF WAV can hold: RF64, its exact size, and only its sound to render."""
+    long_wait = Event(2 * S, 12 * 3600 * S, EventKind.ACTION, "wait", text="拜")
+    timeline = _timeline(*_phrase(0), long_wait, *_phrase(12 * 3600))
+    wav, _ = plan(timeline, "rite.wav")
+    frames = expected_frames(timeline)
+    assert wav.container == "RF64" and wav.frames == frames == (12 * 3600 + 2 + 2) * 44100
+    assert wav.size_bytes > RIFF_LIMIT and wav.size_bytes == frames * 4 + 80
+    assert wav.sound_frames < 60 * 44100  # the notes and their release, not twelve hours
+    assert sum(n for _, n in segments(wav.cuts, 44100, frames)) == frames
+    flac, condensed = plan(timeline, "rite.flac")
+    assert flac.container == "FLAC" and flac.size_bytes < 100_000_000
+    assert condensed.duration_ticks < 60 * S  # what FluidSynth is given
+    opus, _ = plan(timeline, "rite.opus")
+    assert opus.sample_rate == 48000 and opus.frames == (12 * 3600 + 4) * 48000
+
+
+@pytest.mark.parametrize(("rite", "container"), [("xiangyinjiu", "WAV"), ("xiangshe", "WAV"), ("yanli", "WAV"),
+                                                ("dashe", "RF64")])
+def test_every_shipped_rite_has_a_wav_that_holds_it_and_little_to_render(repertoire, rite, container):
+    from yuesheng.repertoire import data_dir
+
+    timeline = build_timeline(load_cuesheet(data_dir("cues") / f"{rite}.yaml", repertoire))
+    wav, _ = plan(timeline, f"{rite}.wav")
+    assert wav.container == container and (wav.size_bytes > RIFF_LIMIT) == (container == "RF64")
+    assert wav.sound_frames < wav.frames / 2  # a rite is mostly silence: FluidSynth renders under half of it
+
+
+def test_too_little_free_space_is_refused_before_rendering(monkeypatch, tmp_path):
+    long_wait = Event(0, 8 * 3600 * S, EventKind.ACTION, "wait", text="拜")
+    timeline = _timeline(long_wait)
+    Usage = namedtuple("Usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda _path: Usage(10**9, 10**9 - 10**8, 10**8))
+    monkeypatch.setattr(audio, "FluidSynth", None)  # rendering would fail differently
+    with pytest.raises(OutputError, match=r"not enough space for .*rite\.wav: .* needs up to 5\.08 GB, 0\.10 GB free; "
+                                          r"try \.flac, \.ogg or \.opus"):
+        render(timeline, tmp_path / "rite.wav")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_cli_reports_a_full_disk_as_an_error(run, monkeypatch, tmp_path):
+    Usage = namedtuple("Usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda _path: Usage(10**9, 10**9, 1000))
+    code, _, err = run("audio", str(DATA / "golden.yaml"), "-o", str(tmp_path / "g.flac"))
+    assert code == 1 and "not enough space" in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- rendering ----------------------------------------------------------------------------------------------
+
+
+@needs_fluidsynth
+@pytest.mark.parametrize("suffix", [".wav", ".flac", ".ogg", ".opus"])
+def test_each_format_renders_with_sound_where_music_sounds_and_silence_where_not(tmp_path, suffix):
+    timeline = _sound_and_silence()
+    out = tmp_path / f"t{suffix}"
+    rendered = render(timeline, out)
+    info = soundfile.info(str(out))
+    rate = 48000 if suffix == ".opus" else 44100
+    assert info.samplerate == rate == rendered.sample_rate and info.channels == 2
+    assert info.duration == pytest.approx(32 + float(TAIL), abs=0.03)
+    samples, _ = soundfile.read(str(out), dtype="int16")
+    assert _rms(samples, rate, 0, 2) > 300 and _rms(samples, rate, 30, 32) > 300
+    quiet = _rms(samples, rate, 12, 26)
+    assert (quiet == 0) if suffix in (".wav", ".flac") else quiet < 3
+    assert [p.name for p in tmp_path.iterdir()] == [out.name]  # no temporary file left
+
+
+@needs_fluidsynth
+def test_rendering_only_the_sound_gives_the_straight_render_sample_for_sample(tmp_path, monkeypatch):
+    """Dry (no reverb, chorus): bit-identical. Wet, only their modulation's phase differs: same loudness."""
+    timeline = _sound_and_silence()
+    for effects in (False, True):
+        cut = tmp_path / f"cut{effects}.wav"
+        render(timeline, cut, effects=effects)
+        with monkeypatch.context() as patch:
+            patch.setattr(audio, "RING", Fraction(10**6))  # every silence rings: nothing is cut
+            assert plan(timeline, cut)[0].cuts == ()
+            render(timeline, tmp_path / "straight.wav", effects=effects)
+        a, rate = soundfile.read(str(cut), dtype="int16")
+        b, _ = soundfile.read(str(tmp_path / "straight.wav"), dtype="int16")
+        assert len(a) == len(b)
+        if not effects:
+            assert np.array_equal(a, b)
+        else:
+            for second in range(34):
+                assert _rms(a, rate, second, second + 1) == pytest.approx(_rms(b, rate, second, second + 1),
+                                                                       rel=0.05, abs=2)
+
+
+@needs_fluidsynth
+def test_a_short_rite_renders_with_sound_and_the_expected_length(repertoire, tmp_path):
+    timeline = build_timeline(load_cuesheet(DATA / "golden.yaml", repertoire))
+    out = tmp_path / "golden.flac"
+    seen: list[float] = []
+    rendered = render(timeline, out, progress=seen.append)
+    samples, rate = soundfile.read(str(out), dtype="int16")
+    assert len(samples) == rendered.frames == expected_frames(timeline)
+    assert len(samples) / rate == pytest.approx(228 + float(TAIL))
+    assert _rms(samples, rate, 0, 20) > 100  # 肆夏 on the bells, not silence
+    assert seen[-1] == 1.0 and seen == sorted(seen)
 
 
 def _pitch_hz(samples: np.ndarray, rate: int, around: float) -> float:
@@ -39,19 +184,6 @@ def _pitch_hz(samples: np.ndarray, rate: int, around: float) -> float:
 
 
 @needs_fluidsynth
-def test_a_short_rite_renders_with_sound_and_the_expected_length(repertoire, tmp_path):
-    timeline = build_timeline(load_cuesheet(DATA / "golden.yaml", repertoire))
-    out = tmp_path / "golden.wav"
-    seen: list[float] = []
-    rendered = render_wav(timeline, out, progress=seen.append)
-    samples, rate = _samples(out)
-    assert len(samples) == rendered.frames == expected_frames(timeline)
-    assert len(samples) / rate == pytest.approx(228 + float(TAIL))
-    assert np.sqrt(np.mean(samples[: rate * 20] ** 2)) > 100  # 肆夏 on the bells, not silence
-    assert seen[-1] == 1.0
-
-
-@needs_fluidsynth
 @pytest.mark.parametrize("name", ["仲", "林", "夾"])
 def test_sanfen_tuning_is_audible_within_three_cents(tmp_path, name):
     the_lu = next(l for l in LU if l.short == name)
@@ -59,9 +191,9 @@ def test_sanfen_tuning_is_audible_within_three_cents(tmp_path, name):
     key, _ = real.midi(Pitch(the_lu))
     note = Event(0, ticks(Fraction(4)), EventKind.NOTE, "tone", part="歌", key=key, velocity=100)
     out = tmp_path / "tone.wav"
-    render_wav(Timeline("tone", "tone", (note,), (), (), (), real), out)
-    samples, rate = _samples(out)
-    measured = _pitch_hz(samples, rate, real.frequency(Pitch(the_lu)))
+    render(Timeline("tone", "tone", (note,), (), (), (), real), out)
+    samples, rate = soundfile.read(str(out), dtype="int16")
+    measured = _pitch_hz(samples[:, 0].astype(float), rate, real.frequency(Pitch(the_lu)))
     equal = 440 * 2 ** ((key - 69) / 12)
     cents = 1200 * np.log2(measured / equal)
     assert cents == pytest.approx(cents_offset(the_lu, Tuning.SANFEN), abs=3)
@@ -71,28 +203,249 @@ def test_sanfen_tuning_is_audible_within_three_cents(tmp_path, name):
 def test_a_ringing_instrument_does_not_make_the_render_run_on(tmp_path):
     bells = tuple(Event(ticks(Fraction(n, 4)), ticks(Fraction(1, 4)), EventKind.NOTE, "b", part="鐘", key=60 + n,
                         velocity=127) for n in range(8))
-    timeline = Timeline("bells", "bells", bells, (), (), (), Realization())
     out = tmp_path / "bells.wav"
-    rendered = render_wav(timeline, out)
+    rendered = render(Timeline("bells", "bells", bells, (), (), (), Realization()), out)
     assert rendered.seconds == pytest.approx(2 + float(TAIL))
     assert out.stat().st_size < 1_000_000
 
 
-def test_a_missing_soundfont_says_how_to_get_one(tmp_path):
-    with pytest.raises(AudioError, match="not found"):
-        find_soundfont(tmp_path / "none.sf2")
+# --- the command ---------------------------------------------------------------------------------------------
 
 
-def test_missing_fluidsynth_says_how_to_install_it(monkeypatch, tmp_path):
-    monkeypatch.setattr("shutil.which", lambda _name: None)
-    timeline = Timeline("t", "t", (), (), (), (), Realization())
-    with pytest.raises(AudioError, match="apt-get install fluidsynth fluid-soundfont-gm"):
-        render_wav(timeline, tmp_path / "x.wav")
-    assert not (tmp_path / "x.wav").exists()
+@needs_fluidsynth
+def test_music_only_with_labels_lands_every_mark_on_its_cue(run, tmp_path):
+    out = tmp_path / "mini.flac"
+    code, text, err = run("audio", str(DATA / "mini_xiangshe.yaml"), "--music-only", "--gap", "3s", "--labels",
+                          "-o", str(out))
+    assert code == 0, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mini.cue", "mini.flac", "mini.labels.txt",
+                                                          "mini.runsheet.txt"]
+    samples, rate = soundfile.read(str(out), dtype="int16")
+    labels = [line.split("\t") for line in (tmp_path / "mini.labels.txt").read_text(encoding="utf-8").splitlines()]
+    runsheet = (tmp_path / "mini.runsheet.txt").read_text(encoding="utf-8")
+    assert "music only: every silence longer than 3 s shortened to 3 s" in runsheet
+    assert len(samples) / rate == pytest.approx(float(labels[-1][1]) + 2, abs=0.01)  # the condensed rite + tail
+    for start, end, what in labels:
+        cue_id = what.split(":")[0]
+        clock = show_clock(round(float(start) * 960))
+        assert any(line.startswith(clock) and f" {cue_id} " in line for line in runsheet.splitlines()), what
+        if "♪" in what and "唱聲" not in what:  # music: it sounds from its mark on, and not before
+            assert _rms(samples, rate, float(start), float(start) + 2) > 100, what
+            if float(start) > 0:
+                assert _rms(samples, rate, float(start) - 0.3, float(start)) < _rms(samples, rate, float(start),
+                                                                                   float(start) + 0.3), what
+    cue = (tmp_path / "mini.cue").read_text(encoding="utf-8-sig")
+    music = [float(start) for start, _, what in labels if "♪" in what]
+    for line in cue.splitlines():
+        if line.strip().startswith("INDEX 01"):
+            m, s, f = map(int, line.split()[-1].split(":"))
+            assert any(0 <= start - (m * 60 + s + f / 75) < 1 / 75 for start in music)
 
 
-def test_audio_command_usage_and_errors(run, tmp_path, monkeypatch):
+@needs_fluidsynth
+def test_stems_are_one_file_a_part_and_sum_to_those_parts_together(run, tmp_path):
+    stems = tmp_path / "stems"
+    stems.mkdir()
+    code, text, err = run("audio", str(DATA / "golden.yaml"), "--stems", str(stems), "--part", "鍾", "--part", "鼓",
+                          "--format", "wav", "--dry")
+    assert code == 0, err
+    assert sorted(f.name for f in stems.iterdir()) == ["golden-鐘.wav", "golden-鼓.wav"]
+    code, text, _ = run("audio", str(DATA / "golden.yaml"), "--part", "鐘", "--part", "建鼓", "-o",
+                        str(tmp_path / "both.wav"), "--dry")
+    assert code == 0 and text.rstrip().endswith("— 鐘 鼓")
+    both, _ = soundfile.read(str(tmp_path / "both.wav"), dtype="int16")
+    bells, rate = soundfile.read(str(stems / "golden-鐘.wav"), dtype="int16")
+    drum, _ = soundfile.read(str(stems / "golden-鼓.wav"), dtype="int16")
+    assert both.shape == bells.shape == drum.shape
+    assert _rms(bells, rate, 0, 20) > 100 and _rms(drum, rate, 0, 20) > 100
+    residue = bells.astype(int) + drum - both  # FluidSynth mixes linearly; only a few attacks differ by a click
+    assert _rms(residue, rate, 0, 178) < 0.02 * _rms(both, rate, 0, 178)
+
+
+def test_an_unknown_or_silent_part_is_a_usage_error(run, tmp_path):
+    code, _, err = run("audio", str(DATA / "golden.yaml"), "--part", "琵琶", "-o", str(tmp_path / "x.flac"))
+    assert code == 2 and "unknown part '琵琶'" in err
+    code, _, err = run("audio", str(DATA / "golden.yaml"), "--part", "管", "-o", str(tmp_path / "x.flac"))
+    assert code == 2 and "管 does not sound in" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_audio_command_usage_errors(run, tmp_path):
     assert run("audio", "xiangyinjiu", "-o", str(tmp_path / "x.mp3"))[0] == 2
+    assert run("audio", "xiangyinjiu", "--gap", "3s")[0] == 2
+    assert run("audio", "xiangyinjiu", "--stems", str(tmp_path / "none"))[0] == 2
+    assert run("audio", "xiangyinjiu", "--format", "ogg", "-o", str(tmp_path / "x.flac"))[0] == 2
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_missing_fluidsynth_says_how_to_install_it(monkeypatch, run, tmp_path):
     monkeypatch.setattr("shutil.which", lambda _name: None)
+    with pytest.raises(AudioError, match="apt-get install fluidsynth fluid-soundfont-gm"):
+        render(_timeline(), tmp_path / "x.wav")
     code, _, err = run("audio", "xiangyinjiu", "-o", str(tmp_path / "x.wav"))
     assert code == 1 and "apt-get install" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- SoundFonts and unwritable outputs ----------------------------------------------------------------------
+
+
+def test_a_missing_soundfont_is_an_error(run, tmp_path):
+    with pytest.raises(AudioError, match="not found"):
+        find_soundfont(tmp_path / "none.sf2")
+    code, _, err = run("audio", str(DATA / "golden.yaml"), "--soundfont", str(tmp_path / "none.sf2"),
+                       "-o", str(tmp_path / "g.flac"))
+    assert code == 1 and f"SoundFont {tmp_path / 'none.sf2'} not found" in err
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b"not a soundfont at all", "is not a SoundFont"),
+    (b"RIFF" + (10**6).to_bytes(4, "little") + b"sfbkLIST", "is truncated"),
+])
+def test_a_file_that_is_not_a_whole_soundfont_is_refused(tmp_path, content, message):
+    font = tmp_path / "bad.sf2"
+    font.write_bytes(content)
+    with pytest.raises(AudioError, match=message):
+        find_soundfont(font)
+
+
+@needs_fluidsynth
+def test_a_soundfont_fluidsynth_cannot_load_is_an_error_not_silence(run, tmp_path):
+    font = tmp_path / "garbled.sf2"
+    body = b"LIST" + (12).to_bytes(4, "little") + b"junkjunkjunk"
+    font.write_bytes(b"RIFF" + (4 + len(body)).to_bytes(4, "little") + b"sfbk" + body)
+    out = tmp_path / "g.flac"
+    code, _, err = run("audio", str(DATA / "golden.yaml"), "--soundfont", str(font), "-o", str(out))
+    assert code == 1 and "FluidSynth:" in err and "error" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["garbled.sf2"]
+
+
+def test_an_unwritable_output_is_an_error(run, tmp_path):
+    code, _, err = run("audio", str(DATA / "golden.yaml"), "-o", str(tmp_path / "no" / "such" / "g.flac"))
+    assert code == 1 and "cannot write" in err
+
+
+@needs_fluidsynth
+def test_a_disk_that_fills_during_the_render_is_an_error_and_leaves_nothing(tmp_path):
+    """A file-size limit makes the writes fail part-way, as a full disk does (FluidSynth itself is exempt)."""
+    code = (
+        "import resource, signal, sys\n"
+        "import yuesheng.audio as audio\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (300_000, resource.RLIM_INFINITY))\n"
+        "audio._die_with_parent = lambda _parent: resource.setrlimit(resource.RLIMIT_FSIZE, (-1, -1))\n"
+        "from yuesheng.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    existing = tmp_path / "g.wav"
+    existing.write_bytes(b"the previous render")
+    done = subprocess.run([sys.executable, "-c", code, "audio", str(DATA / "golden.yaml"), "-o", str(existing)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and f"cannot write {existing}" in done.stderr and "Traceback" not in done.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["g.wav"] and existing.read_bytes() == b"the previous render"
+
+
+def _fake_fluidsynth(tmp_path: Path, script: str) -> str:
+    command = tmp_path / "fluidsynth"
+    command.write_text("#!/bin/sh\n" + script + "\n")
+    command.chmod(0o755)
+    return str(command)
+
+
+@needs_fluidsynth
+def test_a_render_that_stops_short_is_an_error_not_padded_with_silence(monkeypatch, tmp_path):
+    fake = _fake_fluidsynth(tmp_path, "head -c 80000 /dev/zero; echo 'Audio file write error' >&2; exit 0")
+    monkeypatch.setattr(audio, "find_fluidsynth", lambda: fake)
+    out = tmp_path / "out" / "t.flac"
+    out.parent.mkdir()
+    with pytest.raises(AudioError, match="FluidSynth: Audio file write error"):
+        render(_sound_and_silence(), out)
+    fake = _fake_fluidsynth(tmp_path, "head -c 80000 /dev/zero")
+    monkeypatch.setattr(audio, "find_fluidsynth", lambda: fake)
+    with pytest.raises(AudioError, match="FluidSynth stopped after 10000 frames of its render, 65536 expected"):
+        render(_sound_and_silence(), out)
+    assert list(out.parent.iterdir()) == []
+
+
+@needs_fluidsynth
+def test_a_fluidsynth_that_hangs_is_stopped_at_its_time_limit(monkeypatch, tmp_path):
+    fake = _fake_fluidsynth(tmp_path, "exec sleep 30")
+    monkeypatch.setattr(audio, "find_fluidsynth", lambda: fake)
+    monkeypatch.setattr(audio, "FluidSynth", lambda arguments, _limit: FluidSynth(arguments, 0.5))
+    start = time.monotonic()
+    with pytest.raises(AudioError, match="FluidSynth took longer than 0 s and was stopped"):
+        render(_sound_and_silence(), tmp_path / "t.flac")
+    assert time.monotonic() - start < 10
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fluidsynth"]
+
+
+# --- interruption -------------------------------------------------------------------------------------------
+
+
+def _fluidsynth_children(pid: int) -> list[int]:
+    """The fluidsynth processes whose parent is *pid*."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            name, rest = stat[stat.index("(") + 1: stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
+            if name == "fluidsynth" and int(rest[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _start_render(tmp_path: Path) -> tuple[subprocess.Popen[str], int]:
+    """`python -m yuesheng audio` on a half-hour rite, once its FluidSynth is running."""
+    process = subprocess.Popen([sys.executable, "-m", "yuesheng", "audio", str(DATA / "mini_xiangyin.yaml"), "-o",
+                                str(tmp_path / "out" / "x.flac")], cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(tmp_path / "tmp")})
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        children = _fluidsynth_children(process.pid)
+        if children and any((tmp_path / "out").iterdir()):
+            time.sleep(0.5)  # well into the render
+            return process, children[0]
+        time.sleep(0.05)
+    process.kill()
+    raise AssertionError("FluidSynth did not start")
+
+
+def _gone(pid: int, within: float = 5) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            state = (Path("/proc") / str(pid) / "stat").read_text().split(")")[1].split()[0]
+        except OSError:
+            return True
+        if state == "Z":  # dead, not yet reaped by its parent
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@needs_fluidsynth
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_an_interrupted_render_leaves_no_temporary_file_and_no_fluidsynth(tmp_path, signum):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "tmp").mkdir()
+    process, synth = _start_render(tmp_path)
+    process.send_signal(signum)
+    _, err = process.communicate(timeout=20)
+    assert process.returncode == 1 and "interrupted" in err and "Traceback" not in err
+    assert _gone(synth)
+    assert list((tmp_path / "out").iterdir()) == [] and list((tmp_path / "tmp").iterdir()) == []
+
+
+@needs_fluidsynth
+@pytest.mark.skipif(sys.platform != "linux", reason="PR_SET_PDEATHSIG is Linux's")
+def test_fluidsynth_dies_with_a_killed_yuesheng(tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "tmp").mkdir()
+    process, synth = _start_render(tmp_path)
+    process.kill()
+    process.communicate(timeout=20)
+    assert _gone(synth)

@@ -1,13 +1,31 @@
-"""``yuesheng audio``: the rite rendered through FluidSynth."""
+"""``yuesheng audio``: the rite rendered through FluidSynth, to WAV, FLAC, Ogg Vorbis or Opus.
+
+``--music-only`` condenses the silences between the music (``--gap``) and writes
+the run sheet of what was rendered beside the audio; ``--labels`` writes an
+Audacity label track and a CUE sheet beside it; ``--part`` renders some parts,
+``--stems DIR`` one file per part.
+"""
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 from yuesheng.cli.common import UsageError, sequencer_options, timeline_of
+from yuesheng.timeline import Timeline, ticks
+
+FORMATS = ("flac", "wav", "ogg", "opus")
+
+
+class Stopped(Exception):
+    """SIGTERM: stop like Ctrl-C."""
+
+
+def _stop(_signum: int, _frame: object) -> None:
+    raise Stopped
 
 
 def _progress_bar(fraction: float) -> None:
@@ -19,20 +37,87 @@ def _progress_bar(fraction: float) -> None:
         sys.stderr.flush()
 
 
-def cmd_audio(args: argparse.Namespace) -> str:
-    from yuesheng.audio import describe, render_wav
+def _outputs(args: argparse.Namespace, timeline: Timeline, parts: list[str]) -> tuple[list[tuple[Path, frozenset[str]]], Path]:
+    """The files to write, each with the parts it holds (empty: all), and the base name of the files beside them."""
+    if args.stems:
+        if args.output:
+            raise UsageError("give either -o FILE or --stems DIR, not both")
+        folder = Path(args.stems)
+        if not folder.is_dir():
+            raise UsageError(f"--stems {folder}: no such folder")
+        suffix = "-music" if args.music_only else ""
+        base = folder / f"{timeline.rite_id}{suffix}"
+        return [(folder / f"{timeline.rite_id}{suffix}-{p}.{args.format or 'flac'}", frozenset([p])) for p in parts], base
+    output = Path(args.output or f"{timeline.rite_id}{'-music' if args.music_only else ''}.{args.format or 'flac'}")
+    extension = output.suffix.lower().lstrip(".")
+    if extension not in FORMATS:
+        raise UsageError(f"-o {output}: expected a .{', .'.join(FORMATS)} file")
+    if args.format and args.format != extension:
+        raise UsageError(f"--format {args.format} and -o {output} disagree")
+    return [(output, frozenset(parts) if args.part else frozenset())], output.with_suffix("")
 
+
+def cmd_audio(args: argparse.Namespace) -> str:
+    from yuesheng.audio import AudioError, describe, only_parts, part_names, render, sounding_parts
+    from yuesheng.condense import condense
+    from yuesheng.cuesheet import parse_duration
+    from yuesheng.files import write_atomic
+    from yuesheng.markers import audacity_labels, cue_sheet
+    from yuesheng.report import run_sheet_text
+
+    if args.gap is not None and not args.music_only:
+        raise UsageError("--gap goes with --music-only")
+    try:
+        gap = parse_duration(args.gap or "3s")
+    except ValueError as exc:
+        raise UsageError(f"--gap: {exc}") from None
     timeline = timeline_of(args)
-    output = args.output or f"{timeline.rite_id}.wav"
-    if Path(output).suffix.lower() != ".wav":
-        raise UsageError(f"-o {output}: expected a .wav file")
-    rendered = render_wav(timeline, output, soundfont=args.soundfont, progress=_progress_bar)
-    return describe(rendered, timeline) + "\n"
+    if args.music_only:
+        timeline = condense(timeline, gap_ticks=ticks(gap)).timeline
+    try:
+        parts = sorted(part_names(args.part, timeline)) if args.part else sounding_parts(timeline)
+    except AudioError as exc:
+        raise UsageError(f"--part: {exc}") from None
+    outputs, base = _outputs(args, timeline, parts)
+    lines: list[str] = []
+    written: list[str] = []
+    previous = signal.signal(signal.SIGTERM, _stop)
+    try:
+        for path, held in outputs:
+            rendered = render(only_parts(timeline, held) if held else timeline, path, soundfont=args.soundfont,
+                              effects=not args.dry, progress=_progress_bar)
+            lines.append(describe(rendered, timeline) + (f" — {' '.join(sorted(held))}" if held else ""))
+            written.append(str(path))
+            if args.labels:
+                write_atomic(path.with_suffix(".cue"), cue_sheet(timeline, path.name))
+    except (KeyboardInterrupt, Stopped):
+        done = f"; finished before it: {', '.join(written)}" if written else ""
+        raise AudioError(f"interrupted: the file being rendered was not written, FluidSynth was stopped{done}") from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if args.labels:
+        write_atomic(f"{base}.labels.txt", audacity_labels(timeline))
+        lines.append(f"wrote {base}.labels.txt (Audacity labels) and a .cue sheet beside each file")
+    if args.music_only:
+        note = f"music only: every silence longer than {float(gap):g} s shortened to {float(gap):g} s\n\n"
+        write_atomic(f"{base}.runsheet.txt", note + run_sheet_text(timeline))
+        lines.append(f"wrote {base}.runsheet.txt (the run sheet of this condensed render)")
+    return "\n".join(lines) + "\n"
 
 
 def register(sub: Any) -> None:
     """Add ``audio`` to the top-level subparsers."""
-    p = sub.add_parser("audio", help="a WAV of the rite through FluidSynth and a General MIDI SoundFont")
+    p = sub.add_parser("audio", help="the rite as audio (WAV, FLAC, Ogg Vorbis, Opus) through FluidSynth")
     sequencer_options(p)
     p.add_argument("--soundfont", metavar="PATH", help="a .sf2/.sf3 SoundFont (default: Debian's fluid-soundfont-gm)")
+    p.add_argument("--format", choices=FORMATS, help="the format when no -o names it (default flac)")
+    p.add_argument("--music-only", action="store_true",
+                   help="shorten the silences between the music (see --gap); write the run sheet of it beside the audio")
+    p.add_argument("--gap", metavar="DURATION", help="with --music-only: the longest silence kept, e.g. 3s (default)")
+    p.add_argument("--labels", action="store_true",
+                   help="write an Audacity label track (.labels.txt) and a CUE sheet (.cue) beside the audio")
+    p.add_argument("--part", action="append", default=[], metavar="PART",
+                   help="render only this part (歌 瑟 笙 和 鐘 鑮 磬 管 鼓 鼙 獲者 …); repeatable")
+    p.add_argument("--stems", metavar="DIR", help="one file per part in DIR (of the --part ones, if given)")
+    p.add_argument("--dry", action="store_true", help="without FluidSynth's reverb and chorus (for a mix of your own)")
     p.set_defaults(func=cmd_audio)

@@ -1,0 +1,48 @@
+"""Audacity labels and CUE sheets: one label per cue, one track per music cue, each at its cue's time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from yuesheng.markers import audacity_labels, cue_sheet, cue_time, tracks
+from yuesheng.timeline import TICKS_PER_SECOND, build_timeline
+from yuesheng.validate import load_cuesheet
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="module")
+def timeline(repertoire):
+    return build_timeline(load_cuesheet(DATA / "mini_xiangshe.yaml", repertoire))
+
+
+def test_a_label_per_cue_at_its_start_and_end(timeline):
+    lines = audacity_labels(timeline).splitlines()
+    assert len(lines) == len(timeline.cues)
+    for line, t in zip(lines, timeline.cues):
+        start, end, text = line.split("\t")
+        assert float(start) == pytest.approx(t.start_tick / TICKS_PER_SECOND, abs=1e-6)
+        assert float(end) == pytest.approx(t.end_tick / TICKS_PER_SECOND, abs=1e-6)
+        assert text.startswith(f"{t.cue.id}: ")
+    assert "heyue: ♪合樂 關雎" in lines[0]
+
+
+@pytest.mark.parametrize(("tick", "text"), [(0, "00:00:00"), (TICKS_PER_SECOND * 61 + 960 // 2, "01:01:37"),
+                                            (TICKS_PER_SECOND * 12 * 3600, "720:00:00"), (12, "00:00:00"),
+                                            (13, "00:00:01")])
+def test_cue_times_are_minutes_seconds_and_75ths_never_before_the_cue(tick, text):
+    assert cue_time(tick) == text
+
+
+def test_a_cue_sheet_has_a_track_per_music_cue_at_its_start(timeline):
+    text = cue_sheet(timeline, "mini.flac")
+    assert text.startswith("\ufeff") and 'FILE "mini.flac" WAVE' in text and 'TITLE "鄉射禮"' in text
+    groups = tracks(timeline)
+    music = [t for t in timeline.cues if t.cue.is_music]
+    assert [t for g in groups for t in g] == music
+    indexes = [line.split()[-1] for line in text.splitlines() if line.strip().startswith("INDEX 01")]
+    assert indexes == [cue_time(g[0].start_tick) for g in groups]
+    assert len(set(indexes)) == len(indexes)  # cues starting together share a track: none is empty
+    assert text.count("TRACK ") == len(groups) and "TRACK 01 AUDIO" in text
