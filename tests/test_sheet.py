@@ -412,3 +412,28 @@ def test_a_sheet_without_places_lists_its_positions_beside_the_plan(tmp_path, re
             ["tang"]
         assert "工" in p.inner_text('#unplaced [data-position="tang"]')
         assert page.errors == []
+
+
+def test_the_page_shows_measured_durations_beside_the_estimates(repertoire):
+    from fractions import Fraction
+
+    from yuesheng.timeline import Options
+    from yuesheng.validate import load_cuesheet
+    from yuesheng.web.sheet import sheet_html
+
+    sheet = load_cuesheet(Path(__file__).parent / "data" / "golden.yaml", repertoire)
+    html = sheet_html(build_timeline(sheet, Options(timing={"bin-ru": Fraction(14)})))
+    assert ">est.</th>" in html
+    row = html[html.index('<tr data-cue="bin-ru"'):]
+    row = row[:row.index("</tr>")]
+    assert '<td class="time">0:14</td>' in row and '<td class="time">0:10</td>' in row
+    assert "measured in rehearsal (--timing); the cue sheet's estimate was 0:10" in html  # the JSON island
+    assert ">est.</th>" not in sheet_html(build_timeline(sheet))
+
+
+def test_que_is_named_only_where_the_text_writes_it(repertoire):
+    from yuesheng.validate import load_cuesheet
+    from yuesheng.web.sheet import sheet_html
+
+    html = sheet_html(build_timeline(load_cuesheet(Path(__file__).parent / "data" / "golden.yaml", repertoire)))
+    assert "至 bai-zhi (樂闋)" in html  # golden's 肆夏 quotes 8-24a, where the text writes 樂闋 for it

@@ -92,7 +92,8 @@ def says_que(cue: Cue, ender: Cue | None) -> bool:
     return any("樂闋" in text for text in (cue.cite.quote, ender.action if ender else "", ender.cite.quote if ender else ""))
 
 
-def _what(timeline_cue: CueTiming, by_id: dict[str, Cue]) -> str:
+def what_of(timeline_cue: CueTiming, by_id: dict[str, Cue]) -> str:
+    """A cue as the run sheets name it: the action, or the music with its 終 and what stops it."""
     cue = timeline_cue.cue
     if cue.is_music:
         until = ""
@@ -102,13 +103,13 @@ def _what(timeline_cue: CueTiming, by_id: dict[str, Cue]) -> str:
     return cue.action
 
 
-def _cues_by_id(timeline: Timeline) -> dict[str, Cue]:
+def cues_by_id(timeline: Timeline) -> dict[str, Cue]:
     return {t.cue.id: t.cue for t in timeline.cues}
 
 
 def run_sheet_text(timeline: Timeline) -> str:
     """The run sheet a director rehearses from."""
-    by_cue = _cues_by_id(timeline)
+    by_cue = cues_by_id(timeline)
     names = timeline.names
     real = timeline.realization
     lines = [f"{timeline.rite} ({timeline.rite_id}) — run sheet",
@@ -129,7 +130,7 @@ def run_sheet_text(timeline: Timeline) -> str:
         est = f"{_cell(clock(t.estimate_ticks) if t.estimate_ticks is not None else '', 7)} " if measured else ""
         lines.append(f"{_cell(clock(t.start_tick), 8)} {_cell(clock(t.end_tick - t.start_tick), 7)} {est}"
                      f"{_cell(cue.section, 10)} {_cell(cue.id, 22)} {_cell(who, 22)} {_cell(names.get(cue.where, cue.where), 12)} "
-                     f"{_cell(_what(t, by_cue), 40)} {_cell(cue.words, 16)} {cue.cite.page} {display(cue.cite.quote)}")
+                     f"{_cell(what_of(t, by_cue), 40)} {_cell(cue.words, 16)} {cue.cite.page} {display(cue.cite.quote)}")
     lines += ["", "sections"]
     for s in sections(timeline):
         lines.append(f"  {_cell(s.name, 12)} {_cell(clock(s.start_tick), 8)} → {_cell(clock(s.end_tick), 8)} "
@@ -145,7 +146,7 @@ def run_sheet_text(timeline: Timeline) -> str:
 
 def run_sheet_csv(timeline: Timeline) -> str:
     """One row per cue."""
-    by_cue = _cues_by_id(timeline)
+    by_cue = cues_by_id(timeline)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["start", "start_s", "duration_s", "section", "cue", "kind", "who", "where", "action_or_music",
@@ -155,7 +156,7 @@ def run_sheet_csv(timeline: Timeline) -> str:
         estimate = f"{seconds(t.estimate_ticks):.3f}" if t.estimate_ticks is not None else ""
         writer.writerow([display(str(v)) for v in (clock(t.start_tick), f"{seconds(t.start_tick):.3f}", f"{seconds(t.end_tick - t.start_tick):.3f}",
                          cue.section, cue.id, cue.music.value if cue.music else "action", " ".join(cue.who or cue.performers),
-                         cue.where, _what(t, by_cue), cue.words, cue.cite.page, cue.cite.quote, estimate)])
+                         cue.where, what_of(t, by_cue), cue.words, cue.cite.page, cue.cite.quote, estimate)])
     return buffer.getvalue()
 
 
@@ -186,7 +187,7 @@ def event_json(event: Event, cue: CueTiming | None = None) -> dict[str, Any]:
 def run_sheet_json(timeline: Timeline) -> str:
     """The machine contract (see the module docstring)."""
     by_id = {t.cue.id: t for t in timeline.cues}
-    by_cue = _cues_by_id(timeline)
+    by_cue = cues_by_id(timeline)
     real = timeline.realization
     data = {
         "rite": timeline.rite, "rite_id": timeline.rite_id, "duration_s": round(seconds(timeline.duration_ticks), 3),
@@ -195,7 +196,7 @@ def run_sheet_json(timeline: Timeline) -> str:
         "sections": [{"section": s.name, "start_s": round(seconds(s.start_tick), 3),
                       "duration_s": round(seconds(s.end_tick - s.start_tick), 3)} for s in sections(timeline)],
         "cues": [{"cue": t.cue.id, "section": t.cue.section, "start_s": round(seconds(t.start_tick), 3),
-                  "duration_s": round(seconds(t.end_tick - t.start_tick), 3), "what": display(_what(t, by_cue)), "words": display(t.cue.words),
+                  "duration_s": round(seconds(t.end_tick - t.start_tick), 3), "what": display(what_of(t, by_cue)), "words": display(t.cue.words),
                   "cite": f"{t.cue.cite.page} {t.cue.cite.quote}"}
                  | ({"estimate_s": round(seconds(t.estimate_ticks), 3)} if t.estimate_ticks is not None else {})
                  for t in timeline.cues],

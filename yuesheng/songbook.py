@@ -19,6 +19,7 @@ from yuesheng.engrave import Setting, Slot, book_source, cents_legend, lily_stri
 from yuesheng.errors import UnknownNameError
 from yuesheng.instruments import PARTS, part_for
 from yuesheng.lulu import Tuning, suggest
+from yuesheng.report import says_que
 from yuesheng.score import Piece
 from yuesheng.timeline import CueTiming, Event, EventKind, Timeline
 
@@ -87,7 +88,8 @@ def _zhong(timeline: Timeline, timing: CueTiming, events: list[Event], piece: Pi
         until = next((t.cue for t in timeline.cues if t.cue.id == cue.end_at), None)
         action = until.action if until else ""
         words = f"{action[:14]}…" if len(action) > 15 else action
-        return f"repeated until {words} ({cue.end_at}): 樂闋"
+        ending = "樂闋" if says_que(cue, until) else "the music ends"
+        return f"repeated until {words} ({cue.end_at}): {ending}"
     return f"{ref.zhong if ref else most} 終"
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from yuesheng.cuesheet import Cue, Member, MusicKind
 from yuesheng.instruments import PARTS
-from yuesheng.report import clock, sections
+from yuesheng.report import clock, cues_by_id, says_que, sections, what_of
 from yuesheng.timeline import CueTiming, Event, EventKind, Timeline, seconds
 
 PLAN_SCALE = 24  # SVG units per 步
@@ -83,16 +83,6 @@ class Place:
 # --- the timeline -----------------------------------------------------------------------------------
 
 
-def _music_text(cue: Cue) -> str:
-    pieces = " ".join(p.piece.title + (f"×{p.zhong}" if p.zhong > 1 else "") for p in cue.pieces)
-    until = f" 至 {cue.end_at} (樂闋)" if cue.end_at else ""
-    return f"♪{cue.music.value if cue.music else ''} {pieces}{until}".strip()
-
-
-def _what(timing: CueTiming) -> str:
-    return _music_text(timing.cue) if timing.cue.is_music else timing.cue.action
-
-
 def _segments(events: list[Event]) -> list[tuple[Event, float, float]]:
     """Runs of one part's notes of one cue, piece and 終, split where the music pauses."""
     runs: dict[tuple[str, str, str, int], list[list[Any]]] = {}
@@ -119,10 +109,11 @@ def _lanes(timeline: Timeline) -> tuple[list[str], list[Block], list[Mark]]:
     blocks = [Block(lane["節次"], seconds(s.start_tick), seconds(s.end_tick), "", s.name,
                     f"{s.name} {clock(s.start_tick)}–{clock(s.end_tick)} ({s.cues} cues)", "section")
               for s in sections(timeline)]
+    by_id = cues_by_id(timeline)
     for t in timeline.cues:
-        cue = t.cue
+        cue, what = t.cue, what_of(t, by_id)
         blocks.append(Block(lane["樂" if cue.is_music else "儀"], seconds(t.start_tick), seconds(t.end_tick), cue.id,
-                            _what(t), f"{clock(t.start_tick)} {cue.id}: {_what(t)}", "music" if cue.is_music else "action"))
+                            what, f"{clock(t.start_tick)} {cue.id}: {what}", "music" if cue.is_music else "action"))
     pieces = {p.piece.id: p.piece.title for t in timeline.cues for p in t.cue.pieces}
     music = [e for e in timeline.events if e.kind in (EventKind.NOTE, EventKind.DRUM) and not e.jie]
     for e, t0, t1 in _segments(music):
@@ -263,11 +254,15 @@ def _stations(timeline: Timeline) -> dict[str, dict[str, Any]]:
 # --- the page ---------------------------------------------------------------------------------------
 
 
-def _basis(cue: Cue, jie_total: int) -> str:
+def _basis(timing: CueTiming, jie_total: int, by_id: dict[str, Cue]) -> str:
+    cue = timing.cue
     if not cue.is_music:
+        if timing.estimate_ticks is not None:
+            return f"measured in rehearsal (--timing); the cue sheet's estimate was {clock(timing.estimate_ticks)}"
         return "estimated (the cue sheet's estimate)"
     if cue.end_at:
-        return f"until {cue.end_at} starts (樂闋), at the end of the phrase in progress"
+        que = " (樂闋)" if says_que(cue, by_id.get(cue.end_at)) else ""
+        return f"until {cue.end_at} starts{que}, at the end of the phrase in progress"
     if cue.music is MusicKind.SHEJIE:
         return f"per 耦, the piece once for each of {jie_total} 節 (from the score)"
     return "from the score: pieces × 終 × syllables × seconds a syllable"
@@ -281,13 +276,14 @@ def _cue_data(timeline: Timeline, stations: dict[str, dict[str, Any]]) -> list[d
         if e.kind in (EventKind.NOTE, EventKind.DRUM, EventKind.CALL) and e.part:
             parts.setdefault(e.cue, set()).add(e.part)
     out = []
+    by_id = cues_by_id(timeline)
     for t in timeline.cues:
         cue = t.cue
         people = cue.who or cue.performers
         out.append({
             "id": cue.id, "section": cue.section, "t0": seconds(t.start_tick), "t1": seconds(t.end_tick),
             "start": clock(t.start_tick), "end": clock(t.end_tick), "dur": clock(t.end_tick - t.start_tick),
-            "basis": _basis(cue, jie_total), "what": _what(t), "words": cue.words, "note": cue.note,
+            "basis": _basis(t, jie_total, by_id), "what": what_of(t, by_id), "words": cue.words, "note": cue.note,
             "who": [names.get(p, p) for p in people], "who_ids": list(people),
             "where": names.get(cue.where, cue.where), "where_id": cue.where,
             "music": cue.music.value if cue.music else "",
@@ -331,6 +327,7 @@ def sheet_html(timeline: Timeline) -> str:
 
     view = timeline_view(timeline)
     blocks, duration = view["blocks"], view["duration"]
+    by_id = cues_by_id(timeline)
     stations = _stations(timeline)
     places = _places(timeline)
     names = timeline.names
@@ -349,7 +346,8 @@ def sheet_html(timeline: Timeline) -> str:
     return environment().get_template("sheet.html.j2").render(
         timeline=timeline, **view, now_line=False, places=places, unplaced=unplaced(timeline), scale=PLAN_SCALE,
         hall_box=_view_box(places, hall=True), whole_box=_view_box(places, hall=False),
-        groups=groups, names=names, performers=performers, what=_what, clock=clock,
+        groups=groups, names=names, performers=performers, what=lambda t: what_of(t, by_id), clock=clock,
+        measured=any(t.estimate_ticks is not None for t in timeline.cues),
         sections=[s for s, _ in groups], tallies=timeline.tallies, notices=timeline.notices,
         settings=f"variants: {', '.join(sorted(timeline.variants)) or 'none'}; readings: {readings}; "
                  f"tuning {real.tuning.value}, 黄鍾 = MIDI {real.huangzhong}; total {clock(timeline.duration_ticks)}",
