@@ -155,7 +155,8 @@ def test_broken_cue_sheet_reports_rule_and_line(repertoire, tmp_path, run, case,
     text = _mutated(base, old, new)
     path = tmp_path / f"{case}.yaml"
     path.write_text(text, encoding="utf-8")
-    code, out, _ = run("validate", str(path))
+    code, report, problems = run("validate", str(path))
+    out = problems + report  # problems on stderr, the verdict on stdout
     assert code == 1, out
     line = _line_of(text, marker.split("\n")[0]) if "\n" not in marker else text[: text.index(marker)].count("\n") + 1
     errors = [l for l in out.splitlines() if l.startswith(f"{path}:") and "warning:" not in l and "INVALID" not in l]
@@ -173,7 +174,8 @@ def test_every_problem_of_a_file_is_reported_in_one_run(run, tmp_path):
     text = text.replace("      - {piece: simu}", "      - {piece: simuu}").replace("    duration: 30s", "    duration: 30")
     path = tmp_path / "many.yaml"
     path.write_text(text, encoding="utf-8")
-    code, out, _ = run("validate", str(path))
+    code, report, problems = run("validate", str(path))
+    out = problems + report  # problems on stderr, the verdict on stdout
     assert code == 1
     for expected in ("unknown piece 'simuu'", "unknown performer 'gongg'", "bare number 30"):
         assert expected in out
@@ -187,18 +189,21 @@ def test_a_lost_piece_without_realization_is_a_warning_only(run, tmp_path, shipp
     bare = "\n".join(l for l in shipped_score_text("gaixia").splitlines()
                      if not l.startswith(("mode:", "realization:", "  label", "  rule", "    Placeholder", "stanzas:", "  - lu", "    suzi")))
     (scores / "gaixia.yaml").write_text(bare + "\n", encoding="utf-8")
-    code, out, _ = run("validate", str(DATA / "mini_xiangyin.yaml"), "--scores", str(scores))
+    code, report, problems = run("validate", str(DATA / "mini_xiangyin.yaml"), "--scores", str(scores))
+    out = problems + report  # problems on stderr, the verdict on stdout
     assert code == 0, out
     assert "warning:" in out and "[lost-realization]" in out and "1 warning(s)" in out
 
 
 def test_missing_file_exits_1(run, tmp_path):
-    code, out, _ = run("validate", str(tmp_path / "none.yaml"))
+    code, report, problems = run("validate", str(tmp_path / "none.yaml"))
+    out = problems + report  # problems on stderr, the verdict on stdout
     assert code == 1 and "cannot read file" in out
 
 
 def test_validate_json(run):
-    code, out, _ = run("validate", str(DATA / "mini_xiangshe.yaml"), "--format", "json")
+    code, report, problems = run("validate", str(DATA / "mini_xiangshe.yaml"), "--format", "json")
+    out = problems + report  # problems on stderr, the verdict on stdout
     (result,) = json.loads(out)
     assert code == 0 and result["valid"] and result["rite"] == "鄉射禮" and result["errors"] == []
 
@@ -230,6 +235,7 @@ def test_dashe_gong_stepping_on_the_mark_before_the_music_is_an_error(repertoire
     lines[music:music] = block
     path = tmp_path / "dashe.yaml"
     path.write_text("".join(lines), encoding="utf-8")
-    code, out, _ = run("validate", str(path))
+    code, report, problems = run("validate", str(path))
+    out = problems + report  # problems on stderr, the verdict on stdout
     assert code == 1 and "[gong-after-music]" in out
     assert f"{path}:{music + 1}:" in out

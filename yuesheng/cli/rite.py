@@ -10,6 +10,7 @@ from yuesheng.cli.common import (
     EXIT_INVALID, EXIT_OK, UsageError, cue_path, dump_json, emit, format_option, scores_option, sequencer_options,
     timeline_of,
 )
+from yuesheng.cli.streams import say
 from yuesheng.errors import Problem
 from yuesheng.repertoire import load_repertoire
 from yuesheng.timeline import EventKind, seconds
@@ -34,7 +35,9 @@ def cmd_validate(args: argparse.Namespace) -> tuple[str, int]:
         results.append({"file": path, "valid": not errors and sheet is not None, "rite": sheet.rite_name if sheet else None,
                         "cues": len(sheet.cues) if sheet else 0,
                         "errors": [_problem_json(p) for p in errors], "warnings": [_problem_json(p) for p in warnings]})
-        out.extend(str(p) for p in problems)
+        if args.format == "text":
+            for problem in problems:
+                say(str(problem))
         verdict = "valid" if not errors and sheet else "INVALID"
         out.append(f"{path}: {verdict} — {len(sheet.cues) if sheet else 0} cues, {len(errors)} error(s), "
                    f"{len(warnings)} warning(s)")

@@ -11,11 +11,13 @@ from yuesheng.cli.common import (
     EXIT_INVALID, EXIT_OK, Parser, UsageError, dump_json, format_option, note_name, pitch_options, positive,
     realization, scores_option,
 )
+from yuesheng.cli.streams import say
 from yuesheng.errors import InvalidInputError
 from yuesheng.lulu import LU, Pitch, Realization, Register, Tuning, suzi_of
 from yuesheng.report import pad
 from yuesheng.repertoire import Repertoire, load_repertoire, score_paths
 from yuesheng.score import Piece, load_piece
+from yuesheng.yamlload import load as load_yaml
 
 
 def cmd_lu(args: argparse.Namespace) -> str:
@@ -121,18 +123,39 @@ def cmd_score_show(args: argparse.Namespace) -> str:
     return "\n".join(out) + "\n"
 
 
+def _declared_id(path: Path) -> str | None:
+    """The ``id:`` a score file gives, if its YAML reads at all."""
+    try:
+        data = load_yaml(path).data
+    except InvalidInputError:
+        return None
+    return data.get("id") if isinstance(data, dict) and isinstance(data.get("id"), str) else None
+
+
 def _check_targets(names: list[str], extra: list[str]) -> list[Path]:
-    """Score files to check: all of them, or those named (by path, id or title)."""
+    """Score files to check: all of them, or those named (by path, id or title).
+
+    A user's file replaces the shipped piece of its id even when it fails its checks (then it is
+    the one checked, and fails); a user's file whose id cannot be read is always checked.
+    """
     paths = score_paths(extra)
     if not names:
         return paths
-    repertoire = Repertoire()
+    repertoire, chosen, unreadable = Repertoire(), {}, []
     for path in paths:
         try:
-            repertoire.add(load_piece(path))
+            piece = load_piece(path)
         except InvalidInputError:
-            continue  # still reachable by its path
-    return [Path(n) if Path(n).is_file() else Path(repertoire.find(n).path) for n in names]
+            pid = _declared_id(path)
+            if pid is None:
+                unreadable.append(path)
+            elif pid in repertoire.pieces:
+                chosen[pid] = path
+            continue
+        repertoire.add(piece)
+        chosen[piece.id] = path
+    named = [Path(n) if Path(n).is_file() else chosen[repertoire.find(n).id] for n in names]
+    return list(dict.fromkeys(named + unreadable))
 
 
 def cmd_score_check(args: argparse.Namespace) -> tuple[str, int]:
@@ -144,7 +167,8 @@ def cmd_score_check(args: argparse.Namespace) -> tuple[str, int]:
             p = load_piece(path)
         except InvalidInputError as exc:
             failed += 1
-            out.extend(str(problem) for problem in exc.problems)
+            for problem in exc.problems:
+                say(str(problem))
             continue
         out.append(f"{p.id} {p.title}: ok — {len(p.stanzas)} stanzas, {len(p.notes)} notes, {p.provenance_label}, "
                    f"emendations {len(p.emendations)}, recorded irregularities {len(p.irregularities)}")
