@@ -65,3 +65,7 @@ class ScheduleError(YueshengError, ValueError):
 
 class InputClosedError(YueshengError):
     """An input the program waits on ended (standard input at end of file in manual playback)."""
+
+
+class ExportError(YueshengError):
+    """A piece that cannot be written in the format asked for (a note value MusicXML cannot express)."""

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from yuesheng.errors import UnknownNameError
+from yuesheng.errors import InputClosedError, UnknownNameError
 from yuesheng.lulu import suggest
 from yuesheng.midi import live_messages, panic_messages
 from yuesheng.report import clock as show_clock
@@ -72,19 +72,31 @@ class StdinGo:
 
     def __init__(self, clock: Clock, lines: Iterable[str]) -> None:
         self.clock = clock
-        self.presses: queue.Queue[float] = queue.Queue()
+        self.presses: queue.Queue[float | None] = queue.Queue()  # None: the input has ended
         threading.Thread(target=self._read, args=(lines,), daemon=True).start()
 
     def _read(self, lines: Iterable[str]) -> None:
-        for _ in lines:
-            self.presses.put(self.clock.now())
+        try:
+            for _ in lines:
+                self.presses.put(self.clock.now())
+        finally:
+            self.presses.put(None)
 
     def wait_until(self, deadline: float | None) -> float | None:
+        """As GoSource; InputClosedError when it would wait for a GO that can no longer come."""
         timeout = None if deadline is None else max(0.0, deadline - self.clock.now() - SPIN)
         try:
-            return self.presses.get(timeout=timeout)
+            pressed = self.presses.get(timeout=timeout)
         except queue.Empty:
             return None
+        if pressed is not None:
+            return pressed
+        self.presses.put(None)  # ended for good
+        if timeout is None:
+            raise InputClosedError("standard input ended (end of file): no GO can come; manual mode reads Enter "
+                                   "from a terminal")
+        time.sleep(timeout)
+        return None
 
 
 @dataclass(order=True)

@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from yuesheng.cli.common import UsageError, sequencer_options, timeline_of
+from yuesheng.cli.common import UsageError, check_output_arg, sequencer_options, timeline_of
+from yuesheng.cli.streams import say
+from yuesheng.files import writes_directly
 
 
 def _progress_bar(fraction: float) -> None:
@@ -22,11 +24,16 @@ def _progress_bar(fraction: float) -> None:
 def cmd_audio(args: argparse.Namespace) -> str:
     from yuesheng.audio import describe, render_wav
 
+    if args.output and Path(args.output).suffix.lower() != ".wav" and not writes_directly(args.output):
+        raise UsageError(f"-o {args.output}: expected a .wav file")
+    check_output_arg(args)
     timeline = timeline_of(args)
     output = args.output or f"{timeline.rite_id}.wav"
-    if Path(output).suffix.lower() != ".wav":
-        raise UsageError(f"-o {output}: expected a .wav file")
+    check_output_arg(args, output)  # before the minutes of rendering, not after
     rendered = render_wav(timeline, output, soundfont=args.soundfont, progress=_progress_bar)
+    if writes_directly(output):
+        say(describe(rendered, timeline))
+        return ""
     return describe(rendered, timeline) + "\n"
 
 

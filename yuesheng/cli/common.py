@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.errors import UnknownNameError, YueshengError
-from yuesheng.files import check_output, write_atomic
+from yuesheng.cli.streams import say
+from yuesheng.files import check_output, write_atomic, writes_directly
 from yuesheng.lulu import DEFAULT_HUANGZHONG, Realization, Tuning, lu, parse_huangzhong
 from yuesheng.repertoire import data_dir, load_repertoire, score_paths
 from yuesheng.timeline import Options, Timeline, build_timeline
@@ -150,8 +151,17 @@ def check_output_arg(args: argparse.Namespace, output: str | None = None) -> Non
         check_output(target, inputs_of(args))
 
 
+def wrote(path: str, what: str) -> str:
+    """The line saying what was written: the result on stdout, or on stderr if stdout may be the output itself."""
+    line = f"wrote {path}: {what}\n"
+    if writes_directly(path):
+        say(line.rstrip("\n"))
+        return ""
+    return line
+
+
 def emit(args: argparse.Namespace, data: str | bytes, what: str) -> str:
     if args.output:
         write_atomic(args.output, data)
-        return f"wrote {args.output}: {what}\n"
+        return wrote(args.output, what)
     return data if isinstance(data, str) else ""

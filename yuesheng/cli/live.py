@@ -9,6 +9,7 @@ from typing import Any
 
 from yuesheng.cli.common import UsageError, positive, sequencer_options, timeline_of
 from yuesheng.errors import UnknownNameError
+from yuesheng.lulu import suggest
 
 
 class Stopped(Exception):
@@ -29,6 +30,9 @@ def cmd_play(args: argparse.Namespace) -> str:
     if not args.cue:
         raise UsageError("play: give a CUE (or --list-ports)")
     timeline = timeline_of(args)
+    cue_ids = [t.cue.id for t in timeline.cues]
+    if args.start is not None and args.start not in cue_ids:  # before a port is opened
+        raise UsageError(str(UnknownNameError("cue", args.start, suggest(args.start, cue_ids))))
     port = open_output(args.port)
     clock = RealClock()
     go = StdinGo(clock, sys.stdin) if args.manual else None
