@@ -135,6 +135,18 @@ def _scalar(node: ScalarNode) -> Any:
     return text
 
 
+def _expanded_size(node: Node, memo: dict[int, int], depth: int) -> int:
+    """How many values *node* becomes once every alias is expanded (each shared node counted once per use)."""
+    if depth > MAX_DEPTH or id(node) in memo:
+        return memo.get(id(node), 1)
+    memo[id(node)] = 1  # a recursive alias counts once
+    if isinstance(node, SequenceNode):
+        memo[id(node)] = 1 + sum(_expanded_size(item, memo, depth + 1) for item in node.value)
+    elif isinstance(node, MappingNode):
+        memo[id(node)] = 1 + sum(_expanded_size(value, memo, depth + 1) for _, value in node.value)
+    return memo[id(node)]
+
+
 class _Builder:
     """Turns a node graph into plain values, bounded and with marks."""
 
@@ -143,6 +155,7 @@ class _Builder:
         self.marks: dict[PathKey, tuple[int, int]] = {}
         self.key_marks: dict[PathKey, tuple[int, int]] = {}
         self.count = 0
+        self.checked: set[int] = set()
 
     def fail(self, node: Node, message: str, path: PathKey) -> InvalidInputError:
         mark = node.start_mark
@@ -158,8 +171,10 @@ class _Builder:
             raise self.fail(node, f"YAML tag {node.tag!r} is not allowed (only plain data)", path)
         self.marks[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
         if isinstance(node, ScalarNode):
-            if (why := _check_scalar(node)) is not None:
-                raise self.fail(node, why, path)
+            if id(node) not in self.checked:  # an alias repeats a node: check it once
+                if (why := _check_scalar(node)) is not None:
+                    raise self.fail(node, why, path)
+                self.checked.add(id(node))
             return _scalar(node)
         if isinstance(node, SequenceNode):
             return [self.build(item, path + (i,)) for i, item in enumerate(node.value)]
@@ -193,7 +208,10 @@ def loads(text: str, file: str = "<string>") -> Document:
         message = " ".join(part for part in (exc.context, exc.problem) if part)
         raise InvalidInputError([Problem(file, line, col, "", f"YAML syntax error: {message}", "yaml")]) from None
     except ReaderError as exc:  # a character YAML does not allow (NUL, ESC, BEL…), by its place in *text*
-        line, col = _line_col(text, exc.position)
+        # libyaml counts the position in bytes of UTF-8, PyYAML's own reader in characters
+        before = text.encode("utf-8")[: exc.position].decode("utf-8", "ignore") if _Loader is not _PureLoader else \
+            text[: exc.position]
+        line, col = _line_col(before, len(before))
         what = f"U+{exc.character:04X}" if isinstance(exc.character, int) else repr(exc.character)
         raise InvalidInputError([Problem(file, line, col, "", f"control character {what} is not allowed in YAML "
                                          f"({exc.reason})", "yaml")]) from None
@@ -201,6 +219,10 @@ def loads(text: str, file: str = "<string>") -> Document:
         raise InvalidInputError([Problem(file, None, None, "", f"YAML error: {exc}", "yaml")]) from None
     if node is None:
         return Document(file, None)
+    if (size := _expanded_size(node, {}, 0)) > MAX_NODES:  # an alias bomb fails before it is expanded
+        mark = node.start_mark
+        raise InvalidInputError([Problem(file, mark.line + 1, mark.column + 1, "", f"document too large: {size:,} "
+                                         f"values after alias expansion, more than {MAX_NODES}", "yaml")])
     builder = _Builder(file)
     data = builder.build(node, ())
     return Document(file, data, builder.marks, builder.key_marks)

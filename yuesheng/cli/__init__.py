@@ -11,7 +11,6 @@ SIGTERM. Errors and warnings go to stderr; results to stdout (``streams``).
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable, Sequence
 
 from yuesheng.cli import audio, live, rite, score
