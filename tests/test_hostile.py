@@ -435,3 +435,74 @@ def test_audio_checks_the_output_folder_before_rendering(run, tmp_path, monkeypa
     assert code == 1 and "no such folder" in err and rendered == []
     code, _, err = run("audio", "xiangyinjiu", "-o", str(tmp_path))
     assert code == 2 and "expected a .wav file" in err and rendered == []
+
+
+# --- properties: any value of a numeric option ends in 0, 1 or 2, never a traceback ------------------------------
+
+GOLDEN_PATH = str(ROOT / "tests" / "data" / "golden.yaml")
+_NUMBERISH = st.text(alphabet="0123456789.-+eEinfa ²٣#bCDG", max_size=10)
+_fast = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def _no_traceback(run, *argv: str) -> tuple[int, str, str]:
+    with time_limit(30):
+        code, out, err = run(*argv)
+    assert code in (0, 1, 2), (argv, err)
+    assert "Traceback" not in out + err
+    return code, out, err
+
+
+def _tiny_syllable(text: str) -> bool:
+    """A syllable under 50 ms asks for more events than a property test should build (a limit of its own)."""
+    from yuesheng.cuesheet import parse_duration
+
+    try:
+        return parse_duration(text) < 0.05
+    except ValueError:
+        return False
+
+
+@_fast
+@given(st.one_of(_NUMBERISH.map(lambda t: t + "s"), _NUMBERISH.map(lambda t: t + "ms"), _NUMBERISH))
+def test_any_syllable(run, text):
+    if _tiny_syllable(text):
+        return
+    code, out, err = _no_traceback(run, "timeline", GOLDEN_PATH, "--syllable", text)
+    assert code == 0 or "--syllable" in err
+
+
+@_fast
+@given(st.one_of(_NUMBERISH, st.tuples(st.sampled_from("CDEFGAB"), st.sampled_from(["", "#", "b"]),
+                                       st.integers(-3, 12)).map(lambda t: f"{t[0]}{t[1]}{t[2]}")))
+def test_any_huangzhong(run, text):
+    code, _, err = _no_traceback(run, "lu", "--huangzhong", text)
+    assert code == 0 or "--huangzhong" in err
+    _no_traceback(run, "timeline", GOLDEN_PATH, "--huangzhong", text)
+
+
+@_fast
+@given(st.one_of(_NUMBERISH, st.floats(allow_nan=True, allow_infinity=True).map(repr)))
+def test_any_note_value(run, tmp_path, text):
+    code, _, err = _no_traceback(run, "score", "export", "luming", "-o", str(tmp_path / "l.mid"), "--note-value", text)
+    assert code == 0 or "--note-value" in err
+
+
+@_fast
+@given(st.one_of(_NUMBERISH, st.integers(-2**70, 2**70).map(str)))
+def test_any_seed(run, text):
+    code, _, err = _no_traceback(run, "timeline", GOLDEN_PATH, "--seed", text)
+    assert code == 0 or "--seed" in err
+
+
+@_fast
+@given(st.one_of(_NUMBERISH, st.floats().map(repr)))
+def test_any_guard(run, text):
+    code, _, err = _no_traceback(run, "play", "--guard", text)
+    assert code == 2  # with no CUE, after --guard is parsed
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.one_of(_NUMBERISH, st.integers(-10, 10).map(str)))
+def test_any_jie_reading(run, text):
+    code, _, err = _no_traceback(run, "timeline", "dashe", "--reading", f"lishou-jie={text}")
+    assert code == 0 or "reading lishou-jie" in err

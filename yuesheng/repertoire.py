@@ -90,7 +90,10 @@ def _folder_scores(folder: Path) -> list[Path]:
 def score_paths(extra: Sequence[str | Path] = ()) -> list[Path]:
     """The shipped score files, then each extra file or every ``*.yaml`` of an extra folder."""
     paths = sorted(data_dir("scores").glob("*.yaml"))
-    for item in map(Path, extra):
+    for text in extra:
+        item = Path(text)
+        if not str(text).strip():
+            raise InvalidInputError([Problem("--scores", None, None, "", "an empty path (it would mean this folder)")])
         if not item.exists():
             raise InvalidInputError([Problem(str(item), None, None, "", "no such score file or folder")])
         paths += _folder_scores(item) if item.is_dir() else [item]

@@ -146,8 +146,10 @@ def inputs_of(args: argparse.Namespace) -> list[Path]:
 
 def check_output_arg(args: argparse.Namespace, output: str | None = None) -> None:
     """Refuse -o (or *output*) before any work if it cannot be written safely or names one of the inputs."""
-    target = output or args.output
-    if target:
+    target = output if output is not None else args.output
+    if target == "":
+        raise UsageError("-o: an empty file name")
+    if target is not None:
         check_output(target, inputs_of(args))
 
 

@@ -278,14 +278,14 @@ class _Reader(Checker):
                                   self.text(item, ppath, "upper", required=True), self.text(item, ppath, "lower", required=True))
         rounds = tuple(rd for n, item in enumerate(self.field(raw, path, "rounds", list) or [])
                        if (rd := self.round(item, path + ("rounds", n))))
-        shots = self.mapping(raw.get("shots") or {}, path + ("shots",), "{seed, hit, pierce, offset_sd, script}") or {}
+        shots = self.mapping(_given(raw, "shots"), path + ("shots",), "{seed, hit, pierce, offset_sd, script}") or {}
         self.keys(shots, path + ("shots",), ("seed", "hit", "pierce", "offset_sd", "script", "note"))
         spath = path + ("shots",)
         rates = {k: self.field(shots, spath, k, float, required=False) for k in ("hit", "pierce")}
         for key, value in rates.items():
             if value is not None and not 0 <= value <= 1:
                 self.error(spath + (key,), f"{key} rate {value}, expected a probability between 0 and 1", "schema")
-        script = self.script(shots.get("script") or {}, spath + ("script",))
+        script = self.script(_given(shots, "script"), spath + ("script",))
         if total is None or listen is None or jie_cite is None or tolerance is None:
             return None
         seed = self.field(shots, spath, "seed", int, required=False)
@@ -341,6 +341,12 @@ class _Reader(Checker):
         mark, sign, amount = match.groups()
         offset = parse_duration(amount) * (-1 if sign == "-" else 1) if amount else Fraction(0)
         return Arrow(mark in "Hh", mark == "H", offset)
+
+
+def _given(data: dict[str, Any], key: str) -> Any:
+    """``data[key]``, or an empty mapping if absent or null (a 0 or '' stays, to be reported)."""
+    value = data.get(key)
+    return {} if value is None else value
 
 
 def _defaults(r: _Reader, data: dict[str, Any]) -> tuple[Fraction, Lu, int]:
