@@ -249,12 +249,13 @@ def read_bytes(path: str | Path, limit: int = MAX_BYTES) -> bytes:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
         raise fail(f"cannot read file: {exc.strerror or exc}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"
+        raise fail(f"not a regular file ({kind}); yuesheng reads cue sheets and scores from files only")
+    os.set_blocking(fd, True)
     with os.fdopen(fd, "rb") as handle:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"
-            raise fail(f"not a regular file ({kind}); yuesheng reads cue sheets and scores from files only")
-        os.set_blocking(fd, True)
         try:
             return handle.read(limit + 1)
         except OSError as exc:

@@ -132,6 +132,8 @@ def timeline_of(args: argparse.Namespace) -> Timeline:
 
 def cue_path(name: str) -> Path:
     """A cue-sheet file, or the shipped sheet of a rite id (xiangyinjiu xiangshe yanli dashe)."""
+    if not name.strip():
+        raise UsageError("an empty cue-sheet name")
     path = Path(name)
     shipped = data_dir("cues") / f"{name}.yaml"
     return shipped if not path.exists() and shipped.exists() else path

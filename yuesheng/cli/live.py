@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from yuesheng.cli.common import UsageError, positive, sequencer_options, timeline_of
+from yuesheng.cli.streams import show
 from yuesheng.errors import UnknownNameError
 from yuesheng.lulu import suggest
 
@@ -38,7 +39,7 @@ def cmd_play(args: argparse.Namespace) -> str:
     go = StdinGo(clock, sys.stdin) if args.manual else None
     try:
         player = Player(timeline, port, clock, go=go, start=args.start, guard=args.guard,
-                        show=lambda line: print(line, flush=True), preroll=0.2)
+                        show=show, preroll=0.2)
     except UnknownNameError as exc:
         port.close()
         raise UsageError(str(exc)) from None

@@ -95,3 +95,21 @@ def write_stdout(text: str) -> int:
         _silence_stdout()
         return _EXIT_FAILED
     return 0
+
+
+def show(line: str) -> None:
+    """A line for the operator during playback: never stops the rite (a failing stdout is skipped,
+    characters it cannot encode are escaped)."""
+    stream = sys.stdout
+    if stream is None:
+        return
+    text = visible(line) + "\n"
+    try:
+        try:
+            stream.write(text)
+        except UnicodeEncodeError:
+            encoding = getattr(stream, "encoding", None) or "ascii"
+            stream.write(text.encode(encoding, "backslashreplace").decode(encoding))
+        stream.flush()
+    except (OSError, ValueError):
+        pass
