@@ -10,8 +10,8 @@ What ``-o FILE`` does, by what FILE is:
 - a symbolic link: written through to the file it points to (atomically, as
   above); the link itself stays a link.
 - a character device (``/dev/null``, ``/dev/full``, a terminal), a FIFO or
-  ``/dev/stdout`` (any path under ``/dev`` or ``/proc``): written directly, never
-  replaced — a FIFO is a legitimate place for a run sheet.
+  ``/dev/stdout`` (anything that exists under ``/dev`` or ``/proc``): written
+  directly, never replaced — a FIFO is a legitimate place for a run sheet.
 - a directory, a block device or a socket: refused.
 
 ``check_output`` makes these checks up front, so that a command can refuse a
@@ -52,12 +52,10 @@ def _existing(path: Path) -> os.stat_result | None:
 
 
 def writes_directly(path: str | Path) -> bool:
-    """True if *path* is written in place: a character device, a FIFO, or anything under /dev or /proc."""
-    target = Path(path)
-    if os.path.abspath(target).startswith(_DIRECT_ROOTS):
-        return True
-    info = _existing(target)
-    return info is not None and (stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode))
+    """True if *path* is written in place: an existing character device, FIFO, or anything under /dev or /proc."""
+    info = _existing(Path(path))
+    return info is not None and (stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode)
+                                 or os.path.abspath(path).startswith(_DIRECT_ROOTS))
 
 
 def check_output(path: str | Path, inputs: Iterable[str | Path] = ()) -> None:
