@@ -127,6 +127,15 @@ def test_overwriting_keeps_the_mode(run, tmp_path):
     assert code == 0 and stat.S_IMODE(out.stat().st_mode) == 0o640 and out.read_text(encoding="utf-8") != "old\n"
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file away")
+def test_overwriting_as_root_keeps_the_owner(tmp_path):
+    out = tmp_path / "run.txt"
+    out.write_text("old\n")
+    os.chown(out, 65534, 65534)
+    write_atomic(out, "new\n")
+    assert (out.stat().st_uid, out.stat().st_gid, out.read_text()) == (65534, 65534, "new\n")
+
+
 def test_a_new_file_follows_the_umask(tmp_path):
     old = os.umask(0o027)
     try:
