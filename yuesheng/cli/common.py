@@ -19,7 +19,7 @@ from yuesheng.repertoire import data_dir, load_repertoire, score_paths
 from yuesheng.timeline import Options, Timeline, build_timeline
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
-MAX_SECONDS = 3600.0  # the longest --guard or --note-value, and --syllable, that makes sense
+MAX_SECONDS = 3600.0  # the longest --guard or --syllable that makes sense
 NOTE_NAMES = ("C", "C#", "D", "Eb", "E", "F", "F#", "G", "G#", "A", "Bb", "B")
 
 

@@ -139,7 +139,7 @@ def _check_targets(names: list[str], extra: list[str]) -> list[Path]:
     """Score files to check: all of them, or those named (by path, id or title).
 
     A user's file replaces the shipped piece of its id even when it fails its checks (then it is
-    the one checked, and fails); a user's file whose id cannot be read is always checked.
+    the one checked, and fails); a failing file that replaces nothing is always checked.
     """
     paths = score_paths(extra)
     if not names:
@@ -150,10 +150,10 @@ def _check_targets(names: list[str], extra: list[str]) -> list[Path]:
             piece = load_piece(path)
         except InvalidInputError:
             pid = _declared_id(path)
-            if pid is None:
-                unreadable.append(path)
-            elif pid in repertoire.pieces:
+            if pid is not None and pid in repertoire.pieces:
                 chosen[pid] = path
+            else:
+                unreadable.append(path)
             continue
         repertoire.add(piece)
         chosen[piece.id] = path
