@@ -61,7 +61,11 @@ def test_a_fifo_receives_the_run_sheet(run, tmp_path):
     got: list[bytes] = []
     reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
     reader.start()
-    code, _, err = run("timeline", "xiangyinjiu", "--format", "csv", "-o", str(fifo))
+    signal.alarm(30)  # a hang fails the test (SIGALRM's default action ends the run) instead of blocking it
+    try:
+        code, _, err = run("timeline", "xiangyinjiu", "--format", "csv", "-o", str(fifo))
+    finally:
+        signal.alarm(0)
     reader.join(10)
     assert code == 0 and f"wrote {fifo}" in err
     assert got and got[0].decode("utf-8").startswith("start,")
