@@ -85,9 +85,9 @@ def test_score_check_is_clean(run):
 def test_score_check_a_broken_file_exits_1_and_names_it(run, tmp_path, shipped_score_text):
     bad = tmp_path / "simu.yaml"
     bad.write_text(shipped_score_text("simu").replace("lu: 黄姑蕤姑太黄", "lu: 黄姑蕤姑南黄"), encoding="utf-8")
-    code, out, _ = run("score", "check", str(bad))
+    code, out, err = run("score", "check", str(bad))
     assert code == 1
-    assert f"{bad}:" in out and "[agree]" in out and "0 of 1 scores pass" in out
+    assert f"{bad}:" in err and "[agree]" in err and "0 of 1 scores pass" in out
 
 
 def test_score_check_by_title(run):

@@ -192,7 +192,8 @@ def test_broken_cue_sheet_reports_rule_and_line(repertoire, tmp_path, run, case,
     text = _mutated(base, old, new)
     path = tmp_path / f"{case}.yaml"
     path.write_text(text, encoding="utf-8")
-    code, out, _ = run("validate", str(path))
+    code, report, problems = run("validate", str(path))
+    out = problems + report  # problems on stderr, the verdict on stdout
     assert code == 1, out
     line = _line_of(text, marker.split("\n")[0]) if "\n" not in marker else text[: text.index(marker)].count("\n") + 1
     errors = [l for l in out.splitlines() if l.startswith(f"{path}:") and "warning:" not in l and "INVALID" not in l]
@@ -210,7 +211,8 @@ def test_every_problem_of_a_file_is_reported_in_one_run(run, tmp_path):
     text = text.replace("      - {piece: simu}", "      - {piece: simuu}").replace("    duration: 30s", "    duration: 30")
     path = tmp_path / "many.yaml"
     path.write_text(text, encoding="utf-8")
-    code, out, _ = run("validate", str(path))
+    code, report, problems = run("validate", str(path))
+    out = problems + report  # problems on stderr, the verdict on stdout
     assert code == 1
     for expected in ("unknown piece 'simuu'", "unknown performer 'gongg'", "bare number 30"):
         assert expected in out
@@ -224,18 +226,21 @@ def test_a_lost_piece_without_realization_is_a_warning_only(run, tmp_path, shipp
     bare = "\n".join(l for l in shipped_score_text("gaixia").splitlines()
                      if not l.startswith(("mode:", "realization:", "  label", "  rule", "    Placeholder", "stanzas:", "  - lu", "    suzi")))
     (scores / "gaixia.yaml").write_text(bare + "\n", encoding="utf-8")
-    code, out, _ = run("validate", str(DATA / "mini_xiangyin.yaml"), "--scores", str(scores))
+    code, report, problems = run("validate", str(DATA / "mini_xiangyin.yaml"), "--scores", str(scores))
+    out = problems + report  # problems on stderr, the verdict on stdout
     assert code == 0, out
     assert "warning:" in out and "[lost-realization]" in out and "1 warning(s)" in out
 
 
 def test_missing_file_exits_1(run, tmp_path):
-    code, out, _ = run("validate", str(tmp_path / "none.yaml"))
+    code, report, problems = run("validate", str(tmp_path / "none.yaml"))
+    out = problems + report  # problems on stderr, the verdict on stdout
     assert code == 1 and "cannot read file" in out
 
 
 def test_validate_json(run):
-    code, out, _ = run("validate", str(DATA / "mini_xiangshe.yaml"), "--format", "json")
+    code, report, problems = run("validate", str(DATA / "mini_xiangshe.yaml"), "--format", "json")
+    out = problems + report  # problems on stderr, the verdict on stdout
     (result,) = json.loads(out)
     assert code == 0 and result["valid"] and result["rite"] == "鄉射禮" and result["errors"] == []
 
@@ -261,7 +266,8 @@ def test_a_call_held_until_a_cue_of_another_programme_is_an_error(tmp_path, run)
     text = text.replace("    action: 賓出\n", "    action: 賓出\n    variant: caipin\n")
     path = tmp_path / "held.yaml"
     path.write_text(text, encoding="utf-8")
-    code, out, _ = run("validate", str(path))
+    code, out, err = run("validate", str(path))
+    out += err  # problems on stderr, the verdict on stdout
     assert code == 1 and "not in every programme" in out and "[reference]" in out
     assert f"{path}:{_line_of(text, 'hold: {until: bin-chu}')}:" in out
 
@@ -277,7 +283,8 @@ def test_dashe_xunuo_must_sound_and_hold_its_shang(tmp_path, run, old, new, rule
     text = text.replace(old, new)
     path = tmp_path / "dashe.yaml"
     path.write_text(text, encoding="utf-8")
-    code, out, _ = run("validate", str(path))
+    code, out, err = run("validate", str(path))
+    out += err  # problems on stderr, the verdict on stdout
     assert code == 1 and f"[{rule}]" in out
     assert f"{path}:{_line_of(text, marker)}:" in out, out
 
@@ -293,7 +300,8 @@ def test_dashe_gong_stepping_on_the_mark_before_the_music_is_an_error(repertoire
     lines[music:music] = block
     path = tmp_path / "dashe.yaml"
     path.write_text("".join(lines), encoding="utf-8")
-    code, out, _ = run("validate", str(path))
+    code, report, problems = run("validate", str(path))
+    out = problems + report  # problems on stderr, the verdict on stdout
     assert code == 1 and "[gong-after-music]" in out
     assert f"{path}:{music + 1}:" in out
 
@@ -304,7 +312,8 @@ def test_yanli_archery_rules_apply_under_its_variant(tmp_path, run):
     assert text.count(old) == 1
     path = tmp_path / "yanli.yaml"
     path.write_text(text.replace(old, "      count: none\n      cite: {page: 5-33a"), encoding="utf-8")
-    code, out, _ = run("validate", str(path))
+    code, out, err = run("validate", str(path))
+    out += err  # problems on stderr, the verdict on stdout
     assert code == 1 and "[three-rounds]" in out and "(with variant yan-she)" in out
     assert f"{path}:{_line_of(text, '  rounds:')}:" in out
 
@@ -314,5 +323,6 @@ def test_a_round_with_music_under_a_variant_needs_its_music(tmp_path, run):
     old = "      music: {piece: zouyu-huangzhong-yu, zhong: 5}\n"
     path = tmp_path / "yanli.yaml"
     path.write_text(text.replace(old, ""), encoding="utf-8")
-    code, out, _ = run("validate", str(path))
+    code, out, err = run("validate", str(path))
+    out += err  # problems on stderr, the verdict on stdout
     assert code == 1 and "[archery-reference]" in out

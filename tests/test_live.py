@@ -342,3 +342,13 @@ def test_status_reports_the_current_and_next_cue_and_what_plays(golden):
     after_go = next(s for s in states if s["current"] == "bin-ru")
     assert after_go["next"] == "bai-zhi" and after_go["current_started"] == 0.0
     assert {"cue": "sixia", "until": "bai-zhi"} in after_go["playing"]
+
+
+def test_when_no_command_can_come_the_queued_music_plays_out_and_held_music_ends_at_its_phrase(golden):
+    clock = FakeClock()
+    port = Capture(clock)
+    player = Player(golden, port, clock, control=Script(clock, [(0.0, Command.GO, ""), (2.0, Command.QUIT, "closed")]))
+    player.run()
+    bells = _ons_on(port.sent, BELLS)
+    assert player.ended == "closed" and max(bells) == pytest.approx(3.0)  # the phrase in progress at 2 s ends at 4 s
+    assert not _ons_on(port.sent, SUNG)  # the next action never came

@@ -6,7 +6,7 @@ import pytest
 
 from yuesheng.errors import UnknownNameError
 from yuesheng.lulu import (
-    LU, Degree, Pitch, Realization, Register, Tuning, cents_offset, lu, parse_mode, parse_note_name,
+    LU, Degree, Pitch, Realization, Register, Tuning, cents_offset, lu, parse_huangzhong, parse_mode, parse_note_name,
     pitches_of_suzi, resolve, suzi_of,
 )
 
@@ -162,3 +162,18 @@ def test_twelve_lu_in_order():
 @pytest.mark.parametrize(("start", "up", "name"), [("黄", 2, "太"), ("應", 2, "大清"), ("南", 5, "太清"), ("黄", -1, "應倍")])
 def test_transposing_a_pitch_crosses_registers(start, up, name):
     assert Pitch(lu(start)).up(up).name == name
+
+
+@pytest.mark.parametrize("name, key", [("C0", 12), ("G#7", 104), ("C4", 60)])
+def test_huangzhong_keeps_every_pitch_a_midi_key(name, key):
+    assert parse_huangzhong(name) == key
+    real = Realization(key)
+    assert 0 <= real.midi(Pitch(LU[0], Register.BEI))[0] and real.midi(Pitch(LU[11], Register.QING))[0] <= 127
+
+
+@pytest.mark.parametrize("name", ["B-1", "A7", "G9", "C-1"])
+def test_huangzhong_outside_the_range_is_refused(name):
+    with pytest.raises(ValueError, match="outside the MIDI keys 0–127"):
+        parse_huangzhong(name)
+    with pytest.raises(ValueError, match="expected 12..104"):
+        Realization(parse_note_name(name))

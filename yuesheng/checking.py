@@ -12,6 +12,7 @@ from typing import Any
 from yuesheng.errors import Problem
 from yuesheng.yamlload import Document, PathKey
 
+MAX_INT = 2**63 - 1  # the largest integer any field takes (a seed; counts have their own, smaller limits)
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
                list: "a list", dict: "a mapping"}
 
@@ -42,6 +43,9 @@ class Checker:
                 self.error(path, f"missing key {key!r}", "schema")
             return None
         wrong_bool = isinstance(value, bool) and kind is not bool
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
+            self.error(path + (key,), f"number {value} is too large (at most {MAX_INT:,})", "schema")
+            return None
         if kind is float and isinstance(value, int) and not wrong_bool:
             return float(value)
         if not isinstance(value, kind) or wrong_bool:

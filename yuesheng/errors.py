@@ -57,3 +57,15 @@ class InvalidInputError(YueshengError):
     def __init__(self, problems: list[Problem] | tuple[Problem, ...]) -> None:
         self.problems = tuple(problems)
         super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class ScheduleError(YueshengError, ValueError):
+    """A cue sheet that reads but cannot be scheduled with the options chosen (an anchor cycle)."""
+
+
+class InputClosedError(YueshengError):
+    """An input the program waits on ended (standard input at end of file in manual playback)."""
+
+
+class ExportError(YueshengError):
+    """A piece that cannot be written in the format asked for (a note value MusicXML cannot express)."""

@@ -1,14 +1,35 @@
-"""Writing output files atomically: a failed run leaves no half-written file."""
+"""Writing output files safely: a failed or interrupted run leaves no half-written file, and nothing is destroyed.
+
+What ``-o FILE`` does, by what FILE is:
+
+- a new name, or an existing regular file: the data is written to a temporary
+  file beside it, flushed to disk, then renamed over it (atomic). An existing
+  file keeps its permission bits (and, for root, its owner); a file with other
+  hard links is refused, since renaming would leave the other names with the
+  old content.
+- a symbolic link: written through to the file it points to (atomically, as
+  above); the link itself stays a link.
+- a character device (``/dev/null``, ``/dev/full``, a terminal), a FIFO or
+  ``/dev/stdout`` (anything that exists under ``/dev`` or ``/proc``): written
+  directly, never replaced — a FIFO is a legitimate place for a run sheet.
+- a directory, a block device or a socket: refused.
+
+``check_output`` makes these checks up front, so that a command can refuse a
+bad ``-o`` (or one naming its own input) before it does any work.
+"""
 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from yuesheng.errors import OutputError
+
+_DIRECT_ROOTS = ("/dev/", "/proc/")
 
 
 def _umask() -> int:
@@ -17,30 +38,100 @@ def _umask() -> int:
     return mask
 
 
+def _error(target: str | Path, reason: str) -> OutputError:
+    return OutputError(f"cannot write {target}: {reason}")
+
+
+def _existing(path: Path) -> os.stat_result | None:
+    try:
+        return path.stat()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise _error(path, exc.strerror or str(exc)) from None
+
+
+def writes_directly(path: str | Path) -> bool:
+    """True if *path* is written in place: an existing character device, FIFO, or anything under /dev or /proc."""
+    info = _existing(Path(path))
+    return info is not None and (stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode)
+                                 or os.path.abspath(path).startswith(_DIRECT_ROOTS))
+
+
+def check_output(path: str | Path, inputs: Iterable[str | Path] = ()) -> None:
+    """Raise OutputError unless *path* can be written without destroying anything, *inputs* included."""
+    target = Path(path)
+    info = _existing(target)
+    if info is not None:
+        for item in inputs:
+            try:
+                same = os.path.samefile(target, item)
+            except OSError:
+                continue
+            if same:
+                raise _error(target, f"it is one of this command's inputs ({item}); choose another name")
+        if stat.S_ISDIR(info.st_mode):
+            raise _error(target, "it is a directory")
+        if stat.S_ISBLK(info.st_mode) or stat.S_ISSOCK(info.st_mode):
+            kind = "a block device" if stat.S_ISBLK(info.st_mode) else "a socket"
+            raise _error(target, f"it is {kind}, not a file")
+    if writes_directly(target):
+        return
+    if info is not None and info.st_nlink > 1:
+        raise _error(target, f"it has {info.st_nlink} hard links; replacing it would leave the other names with "
+                     "the old content: remove it first or choose another name")
+    folder = Path(os.path.realpath(target)).parent
+    if not folder.is_dir():
+        raise _error(target, f"no such folder {folder}")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise _error(target, f"folder {folder} is not writable")
+
+
+def _keep_owner_and_mode(tmp: str, info: os.stat_result | None) -> None:
+    if info is None:
+        os.chmod(tmp, 0o666 & ~_umask())  # as an ordinary open() would have made it
+        return
+    if os.geteuid() == 0:
+        os.chown(tmp, info.st_uid, info.st_gid)
+    os.chmod(tmp, stat.S_IMODE(info.st_mode))
+
+
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """A temporary path beside *path*; on success it replaces *path*, on failure it is removed."""
-    target = Path(path)
+    """A path to write the output to; on success it becomes *path*, on failure or interruption nothing is left.
+
+    A device, FIFO or /dev path is yielded itself and written in place (see the module docstring).
+    """
+    check_output(path)
+    if writes_directly(path):
+        try:
+            yield Path(path)
+        except OSError as exc:
+            raise _error(path, exc.strerror or str(exc)) from exc
+        return
+    target = Path(os.path.realpath(path))  # through a symbolic link to the file it names
+    info = _existing(target)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as exc:
-        raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
+        raise _error(path, exc.strerror or str(exc)) from None
     os.close(fd)
     try:
         yield Path(tmp)
         with open(tmp, "rb+") as handle:
             os.fsync(handle.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # as an ordinary open() would have made it
+        _keep_owner_and_mode(tmp, info)
         os.replace(tmp, target)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
-        raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from exc
+        raise _error(path, exc.strerror or str(exc)) from exc
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
 def write_atomic(path: str | Path, data: bytes | str) -> None:
-    """Write *data* to *path* through a temporary file in the same folder, then rename it."""
+    """Write *data* to *path* safely (atomically for a file; in place for a device or FIFO)."""
     with atomic_path(path) as tmp:
-        tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+        with open(tmp, "wb") as handle:
+            handle.write(data.encode("utf-8") if isinstance(data, str) else data)

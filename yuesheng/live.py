@@ -198,6 +198,7 @@ class Player:
         self.sent: list[tuple[float, float, Any]] = []  # (due, sent at, message), for checks and benchmarks
         self.priority = ""  # what ``realtime`` obtained from the OS, once playing
         self.ended = ""  # why the player stopped waiting for commands, if a source closed
+        self.closed = False  # no command can come: what is queued plays out
 
     # -- the loop ----------------------------------------------------------------------------------
 
@@ -231,7 +232,10 @@ class Player:
             if press is not None:
                 if press.command is Command.QUIT:
                     self.ended = press.cue
-                    return
+                    if self.stay or not self.heap:
+                        return
+                    self._play_out(press.at)
+                    continue
                 self._handle(press)
                 continue
             if due is None:
@@ -243,8 +247,17 @@ class Player:
             self.port.send(item.message)
             self.sent.append((item.due, self.clock.now(), item.message))
 
+    def _play_out(self, at: float) -> None:
+        """No command can come any more: let what is queued play out, held music to the end of its phrase."""
+        self.closed = True
+        for looping in self.looping.values():
+            if looping.cut is None:
+                looping.cut = self._phrase_end(looping, at)
+
     def _next_press(self, due: float | None) -> Press | None:
         """The next command if it comes before *due*: the operator's, or in auto mode the next action's time."""
+        if self.closed:
+            return None
         if self.control is None:
             if self.next_point >= len(self.points):
                 return None

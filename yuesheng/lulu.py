@@ -349,6 +349,17 @@ def parse_note_name(name: str) -> int:
 
 
 DEFAULT_HUANGZHONG = "C4"
+# 黄鍾's key must leave every pitch of the system, 倍黄鍾 (12 below) to 應鍾清 (23 above), a MIDI key 0..127.
+HUANGZHONG_KEYS = range(0 + 12, 127 - 23 + 1)
+
+
+def parse_huangzhong(name: str) -> int:
+    """MIDI key of 黄鍾 from a note name, within ``HUANGZHONG_KEYS`` (C0…G#7). Raises ValueError."""
+    key = parse_note_name(name)
+    if key not in HUANGZHONG_KEYS:
+        raise ValueError(f"黄鍾 = {name.strip()} (MIDI {key}) puts the 律 outside the MIDI keys 0–127 (倍黄鍾 is 12 "
+                         f"below, 應鍾清 23 above): choose a note from C0 to G#7")
+    return key
 
 
 @dataclass(frozen=True, slots=True)
@@ -357,6 +368,10 @@ class Realization:
 
     huangzhong: int = 60
     tuning: Tuning = Tuning.EQUAL
+
+    def __post_init__(self) -> None:
+        if self.huangzhong not in HUANGZHONG_KEYS:
+            raise ValueError(f"黄鍾 at MIDI key {self.huangzhong}: expected {HUANGZHONG_KEYS.start}..{HUANGZHONG_KEYS.stop - 1}")
 
     def midi(self, pitch: Pitch) -> tuple[int, float]:
         """MIDI key and cents offset (from that key in equal temperament, to 0.01) of *pitch*."""

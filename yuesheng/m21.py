@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from yuesheng.errors import ExportError
 from yuesheng.files import write_atomic
 from yuesheng.lulu import Realization
 from yuesheng.score import Piece
@@ -58,7 +59,11 @@ def piece_to_score(piece: Piece, *, realization: Realization = Realization(), no
 
 def write_musicxml(piece: Piece, path: str | Path, *, realization: Realization = Realization(), note_value: float = 1.0) -> None:
     """Export *piece* as MusicXML to *path*, atomically."""
+    from music21.exceptions21 import Music21Exception
     from music21.musicxml.m21ToXml import GeneralObjectExporter
 
-    score = piece_to_score(piece, realization=realization, note_value=note_value)
-    write_atomic(path, GeneralObjectExporter(score).parse())
+    try:
+        data = GeneralObjectExporter(piece_to_score(piece, realization=realization, note_value=note_value)).parse()
+    except Music21Exception as exc:
+        raise ExportError(f"{piece.id}: a note of {note_value:g} beats cannot be written in MusicXML ({exc})") from None
+    write_atomic(path, data)

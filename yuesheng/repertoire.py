@@ -71,28 +71,56 @@ class Repertoire:
         return len(self.pieces)
 
 
+def _folder_scores(folder: Path) -> list[Path]:
+    """The ``*.yaml`` files of a user's folder; an unreadable folder, or one with none, is an error."""
+    try:
+        names = sorted(folder.iterdir())
+    except OSError as exc:
+        raise InvalidInputError([Problem(str(folder), None, None, "", f"cannot read folder: {exc.strerror or exc}",
+                                         "io")]) from None
+    paths = [p for p in names if p.suffix == ".yaml"]
+    if not paths:
+        others = [p.name for p in names if p.suffix.lower() in (".yml", ".yaml")]
+        hint = f" (found {', '.join(others[:3])}: score files must be named *.yaml)" if others else ""
+        raise InvalidInputError([Problem(str(folder), None, None, "", f"no score files (*.yaml) in this folder{hint}",
+                                         "io")])
+    return paths
+
+
 def score_paths(extra: Sequence[str | Path] = ()) -> list[Path]:
     """The shipped score files, then each extra file or every ``*.yaml`` of an extra folder."""
     paths = sorted(data_dir("scores").glob("*.yaml"))
-    for item in map(Path, extra):
+    for text in extra:
+        item = Path(text)
+        if not str(text).strip():
+            raise InvalidInputError([Problem("--scores", None, None, "", "an empty path (it would mean this folder)")])
         if not item.exists():
             raise InvalidInputError([Problem(str(item), None, None, "", "no such score file or folder")])
-        paths += sorted(item.glob("*.yaml")) if item.is_dir() else [item]
+        paths += _folder_scores(item) if item.is_dir() else [item]
     return paths
 
 
 def load_repertoire(extra: Sequence[str | Path] = ()) -> Repertoire:
     """The shipped scores, then the extra ones (replacing by id).
 
-    Raises InvalidInputError holding the problems of every file that fails to load.
+    Raises InvalidInputError holding the problems of every file that fails to load, and of
+    two files of one folder (or the command line) that give the same id.
     """
     repertoire = Repertoire()
     problems: list[Problem] = []
+    shipped = data_dir("scores").resolve()
+    first: dict[tuple[Path, str], Path] = {}  # (folder, id) → the file that gave it
     for path in score_paths(extra):
         try:
-            repertoire.add(load_piece(path))
+            piece = load_piece(path)
         except InvalidInputError as exc:
             problems.extend(exc.problems)
+            continue
+        folder = path.resolve().parent
+        if folder != shipped and (other := first.setdefault((folder, piece.id), path)) != path:
+            problems.append(Problem(str(path), None, None, "id", f"duplicate piece id {piece.id!r}: {other} has it "
+                                    "too (only one of them would be used)", "reference"))
+        repertoire.add(piece)
     if problems:
         raise InvalidInputError(problems)
     return repertoire

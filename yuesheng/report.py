@@ -33,6 +33,14 @@ from yuesheng.timeline import CueTiming, Event, EventKind, Timeline, seconds
 from yuesheng.zhong import programme
 
 
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0))}
+
+
+def visible(text: str) -> str:
+    """*text* with every control character but tab and newline escaped (ESC → ``\\x1b``): safe for a terminal."""
+    return text.translate(_CONTROL)
+
+
 def clock(tick: int) -> str:
     """Ticks → m:ss, or h:mm:ss past an hour."""
     total = round(seconds(tick))

@@ -202,6 +202,8 @@ def read_piece(doc: Document) -> Piece:
         for i, raw in enumerate(stanza_data)
         if (s := _read_stanza(r, raw, i, mode, emendations, irregularities, instrumental=realization is not None))
     )
+    if provenance is Provenance.SOURCED and not r.problems and not any(s.notes for s in stanzas):
+        r.error(("stanzas",), "a sourced piece with no notes: nothing to sing (a lost piece says 'provenance: lost')")
     for e in emendations:
         if not 1 <= e.stanza <= len(stanza_data):
             r.error(("emendations",), f"emendation names stanza {e.stanza}; the piece has {len(stanza_data)}")

@@ -35,7 +35,7 @@ from yuesheng.archery import Release, Tally, shoot_with_music, shoot_without_mus
 from yuesheng.cuesheet import (
     Count, Cue, CueSheet, Member, MusicKind, PieceRef, Round, dependencies, evaluation_order, rounds_called,
 )
-from yuesheng.errors import UnknownNameError
+from yuesheng.errors import ScheduleError, UnknownNameError
 from yuesheng.instruments import PARTS, Part, part_for
 from yuesheng.lulu import Degree, Lu, Pitch, Realization, suggest
 from yuesheng.score import Piece
@@ -233,7 +233,7 @@ class _Builder:
     def build(self) -> Timeline:
         order, cycle = evaluation_order(self.deps)
         if cycle:
-            raise ValueError(f"anchors form a cycle: {' → '.join(cycle)}")
+            raise ScheduleError(f"{self.sheet.file}: anchors form a cycle: {' → '.join(cycle)}")
         for cue_id, point in order:
             cue = self.by_id[cue_id]
             self.times[(cue_id, point)] = self.start_of(cue) if point == "start" else self.end_of(cue)

@@ -8,13 +8,21 @@ Scores and cue sheets are YAML written by people. This loader
   string ``"1:30"`` (YAML 1.1 would read 90), ``yes``/``on`` stay strings;
 - rejects duplicate keys, files over ``MAX_BYTES``, and alias expansion beyond
   ``MAX_NODES`` nodes (an alias bomb fails at once instead of eating memory);
+- reads regular files only (a FIFO or device is refused without blocking), UTF-8
+  only (other encodings are reported at the line and column of the first bad byte);
+- refuses control characters in text (raw, or made by escapes such as ``"\\e"``)
+  and plain numbers longer than ``MAX_NUMBER_CHARS``;
 - keeps the line and column of every value, so that a problem can be reported
   as ``file:line:col: path: message``.
 """
 
 from __future__ import annotations
 
+import codecs
+import math
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +31,7 @@ import yaml
 from yaml.composer import Composer
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.parser import Parser
-from yaml.reader import Reader
+from yaml.reader import Reader, ReaderError
 from yaml.resolver import BaseResolver
 from yaml.scanner import Scanner
 
@@ -32,11 +40,13 @@ from yuesheng.errors import InvalidInputError, Problem
 MAX_BYTES = 1 << 20
 MAX_NODES = 200_000
 MAX_DEPTH = 64
+MAX_NUMBER_CHARS = 30  # a plain number longer than this is an error (Python refuses ints over 4,300 digits)
 
 PathKey = tuple[str | int, ...]
 
 _DEFAULT_TAGS = {BaseResolver.DEFAULT_SCALAR_TAG, BaseResolver.DEFAULT_SEQUENCE_TAG, BaseResolver.DEFAULT_MAPPING_TAG}
 _INT = re.compile(r"[-+]?[0-9]+")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
 
 
@@ -94,6 +104,19 @@ class Document:
         return Problem(self.file, line, col, format_path(path), message, rule, severity)
 
 
+def _check_scalar(node: ScalarNode) -> str | None:
+    """Why *node*'s text cannot be taken (a control character, a number too large), or None."""
+    bad = _CONTROL.search(node.value)
+    if bad:
+        return (f"control character U+{ord(bad.group()):04X} in text (only tab and newline are allowed; "
+                "escape sequences such as \\e or \\0 make them too)")
+    if node.style or len(node.value) <= MAX_NUMBER_CHARS:
+        return None
+    if _INT.fullmatch(node.value) or _FLOAT.fullmatch(node.value):
+        return f"number of {len(node.value)} characters is too large (at most {MAX_NUMBER_CHARS}): quote it if it is text"
+    return None
+
+
 def _scalar(node: ScalarNode) -> Any:
     if node.style:  # quoted or block scalar: always a string (plain is None, or "" from libyaml)
         return node.value
@@ -107,8 +130,21 @@ def _scalar(node: ScalarNode) -> Any:
     if _INT.fullmatch(text):
         return int(text)
     if _FLOAT.fullmatch(text):
-        return float(text)
+        value = float(text)
+        return value if math.isfinite(value) else text
     return text
+
+
+def _expanded_size(node: Node, memo: dict[int, int], depth: int) -> int:
+    """How many values *node* becomes once every alias is expanded (each shared node counted once per use)."""
+    if depth > MAX_DEPTH or id(node) in memo:
+        return memo.get(id(node), 1)
+    memo[id(node)] = 1  # a recursive alias counts once
+    if isinstance(node, SequenceNode):
+        memo[id(node)] = 1 + sum(_expanded_size(item, memo, depth + 1) for item in node.value)
+    elif isinstance(node, MappingNode):
+        memo[id(node)] = 1 + sum(_expanded_size(value, memo, depth + 1) for _, value in node.value)
+    return memo[id(node)]
 
 
 class _Builder:
@@ -119,6 +155,7 @@ class _Builder:
         self.marks: dict[PathKey, tuple[int, int]] = {}
         self.key_marks: dict[PathKey, tuple[int, int]] = {}
         self.count = 0
+        self.checked: set[int] = set()
 
     def fail(self, node: Node, message: str, path: PathKey) -> InvalidInputError:
         mark = node.start_mark
@@ -134,6 +171,10 @@ class _Builder:
             raise self.fail(node, f"YAML tag {node.tag!r} is not allowed (only plain data)", path)
         self.marks[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
         if isinstance(node, ScalarNode):
+            if id(node) not in self.checked:  # an alias repeats a node: check it once
+                if (why := _check_scalar(node)) is not None:
+                    raise self.fail(node, why, path)
+                self.checked.add(id(node))
             return _scalar(node)
         if isinstance(node, SequenceNode):
             return [self.build(item, path + (i,)) for i, item in enumerate(node.value)]
@@ -146,6 +187,8 @@ class _Builder:
             if not isinstance(key_node, ScalarNode):
                 raise self.fail(key_node, "a mapping key must be a plain string", path)
             key = str(key_node.value)
+            if (why := _check_scalar(key_node)) is not None:
+                raise self.fail(key_node, why, path)
             if key in out:
                 raise self.fail(key_node, f"duplicate key {key!r}", path + (key,))
             self.key_marks[path + (key,)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
@@ -164,28 +207,86 @@ def loads(text: str, file: str = "<string>") -> Document:
         line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
         message = " ".join(part for part in (exc.context, exc.problem) if part)
         raise InvalidInputError([Problem(file, line, col, "", f"YAML syntax error: {message}", "yaml")]) from None
+    except ReaderError as exc:  # a character YAML does not allow (NUL, ESC, BEL…), by its place in *text*
+        # libyaml counts the position in bytes of UTF-8, PyYAML's own reader in characters
+        before = text.encode("utf-8")[: exc.position].decode("utf-8", "ignore") if _Loader is not _PureLoader else \
+            text[: exc.position]
+        line, col = _line_col(before, len(before))
+        what = f"U+{exc.character:04X}" if isinstance(exc.character, int) else repr(exc.character)
+        raise InvalidInputError([Problem(file, line, col, "", f"control character {what} is not allowed in YAML "
+                                         f"({exc.reason})", "yaml")]) from None
     except yaml.YAMLError as exc:
         raise InvalidInputError([Problem(file, None, None, "", f"YAML error: {exc}", "yaml")]) from None
     if node is None:
         return Document(file, None)
+    if (size := _expanded_size(node, {}, 0)) > MAX_NODES:  # an alias bomb fails before it is expanded
+        mark = node.start_mark
+        raise InvalidInputError([Problem(file, mark.line + 1, mark.column + 1, "", f"document too large: {size:,} "
+                                         f"values after alias expansion, more than {MAX_NODES}", "yaml")])
     builder = _Builder(file)
     data = builder.build(node, ())
     return Document(file, data, builder.marks, builder.key_marks)
 
 
-def load(path: str | Path) -> Document:
-    """Read and load a YAML file; unreadable, oversized or non-UTF-8 files are InvalidInputError."""
+def _line_col(text: str, position: int) -> tuple[int, int]:
+    """1-based line and column of the character at *position* of *text*."""
+    before = text[:position]
+    return before.count("\n") + 1, position - (before.rfind("\n") + 1) + 1
+
+
+def read_bytes(path: str | Path, limit: int = MAX_BYTES) -> bytes:
+    """The bytes of a regular file, at most *limit* + 1 of them.
+
+    A FIFO, device, socket or directory is refused without blocking (it is opened non-blocking
+    and checked before anything is read). Raises InvalidInputError.
+    """
     name = str(path)
+
+    def fail(message: str) -> InvalidInputError:
+        return InvalidInputError([Problem(name, None, None, "", message, "io")])
+
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_BYTES + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
-        raise InvalidInputError([Problem(name, None, None, "", f"cannot read file: {exc.strerror or exc}", "io")]) from None
-    if len(raw) > MAX_BYTES:
-        raise InvalidInputError([Problem(name, None, None, "", f"file larger than {MAX_BYTES} bytes", "yaml")])
+        raise fail(f"cannot read file: {exc.strerror or exc}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"
+        raise fail(f"not a regular file ({kind}); yuesheng reads cue sheets and scores from files only")
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            return handle.read(limit + 1)
+        except OSError as exc:
+            raise fail(f"cannot read file: {exc.strerror or exc}") from None
+
+
+def _decode(raw: bytes, name: str) -> str:
+    """UTF-8 text of *raw*; anything else is reported at its line and column, with a hint at the encoding."""
+    head = raw[:32]
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or (len(head) > 1 and b"\0" * (len(head) // 2) in
+                                                                      (head[0::2], head[1::2])):
+        raise InvalidInputError([Problem(name, 1, 1, "", "not UTF-8 text: the file is UTF-16 (a byte-order mark or "
+                                         "a zero byte beside every letter); save it as UTF-8", "yaml")])
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise InvalidInputError([Problem(name, line, None, "", "not UTF-8 text", "yaml")]) from None
-    return loads(text, name)
+        good = raw[: exc.start].decode("utf-8")
+        line, col = _line_col(good, len(good))
+        bad = raw[exc.start:exc.start + 4].hex(" ")
+        raise InvalidInputError([Problem(name, line, col, "", f"not UTF-8 text (bytes {bad}; perhaps GBK or Big5): "
+                                         "save it as UTF-8", "yaml")]) from None
+    if (nul := text.find("\0")) >= 0:
+        line, col = _line_col(text, nul)
+        raise InvalidInputError([Problem(name, line, col, "", "NUL byte: not a text file; save it as UTF-8 text", "yaml")])
+    return text
+
+
+def load(path: str | Path) -> Document:
+    """Read and load a YAML file; unreadable, oversized, non-regular or non-UTF-8 files are InvalidInputError."""
+    name = str(path)
+    raw = read_bytes(path)
+    if len(raw) > MAX_BYTES:
+        raise InvalidInputError([Problem(name, None, None, "", f"file larger than {MAX_BYTES} bytes", "yaml")])
+    return loads(_decode(raw, name), name)

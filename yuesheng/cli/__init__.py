@@ -4,13 +4,14 @@ One module per command group — ``score`` (lu, score), ``rite`` (validate,
 timeline, render), ``source``, ``audio``, ``live`` (play), ``console`` (console, retime),
 ``engrave`` (songbook; ``score engrave``), ``web`` (sheet) — each with a ``register``;
 ``common`` holds what they share. Exit codes: 0 ok (warnings allowed),
-1 invalid input (bad file, unknown name, failed check), 2 usage error.
+1 invalid input (bad file, unknown name, failed check, an output that cannot
+be written), 2 usage error, 130 interrupted by Ctrl-C, 143 terminated by
+SIGTERM. Errors and warnings go to stderr; results to stdout (``streams``).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable, Sequence
 
 from yuesheng.cli import (
@@ -24,6 +25,9 @@ from yuesheng.cli import (
     web,
 )
 from yuesheng.cli.common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Parser, UsageError
+from yuesheng.cli.streams import (
+    EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, say, terminate_as_interrupt, write_stdout,
+)
 from yuesheng.errors import InvalidInputError, YueshengError
 
 __all__ = ["EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "UsageError", "build_parser", "main", "main_exit"]
@@ -48,28 +52,38 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit code (0 ok, 1 invalid input, 2 usage)."""
+    """Run the command line; return the exit code (0 ok, 1 invalid input, 2 usage, 130 Ctrl-C, 143 SIGTERM)."""
+    with terminate_as_interrupt():
+        try:
+            return _run(argv)
+        except KeyboardInterrupt:
+            say("interrupted (Ctrl-C): stopped, nothing half-written left behind")
+            return EXIT_INTERRUPTED
+        except Terminated:
+            say("terminated (SIGTERM): stopped, nothing half-written left behind")
+            return EXIT_TERMINATED
+
+
+def _run(argv: Sequence[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
         func: Callable[[argparse.Namespace], str | tuple[str, int]] = args.func
         result = func(args)
     except UsageError as exc:
-        print(f"usage error: {exc}", file=sys.stderr)
+        say(f"usage error: {exc}")
         return EXIT_USAGE
     except InvalidInputError as exc:
-        print(exc, file=sys.stderr)
+        say(str(exc))
         return EXIT_INVALID
     except YueshengError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        say(f"error: {exc}")
         return EXIT_INVALID
     except SystemExit as exc:  # --help and --version
         return int(exc.code or 0)
     text, code = result if isinstance(result, tuple) else (result, EXIT_OK)
-    sys.stdout.write(text)
-    return code
+    return write_stdout(text) or code
 
 
 def main_exit() -> None:
     """Console-script entry point."""
     raise SystemExit(main())
-

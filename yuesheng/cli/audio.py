@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from yuesheng.cli.common import UsageError, sequencer_options, timeline_of
+from yuesheng.cli.common import UsageError, check_output_arg, sequencer_options, timeline_of
 from yuesheng.timeline import Timeline, ticks
 
 FORMATS = ("flac", "wav", "ogg", "opus")
@@ -79,6 +79,8 @@ def cmd_audio(args: argparse.Namespace) -> str:
     except AudioError as exc:
         raise UsageError(f"--part: {exc}") from None
     outputs, base = _outputs(args, timeline, parts)
+    for path, _ in outputs:
+        check_output_arg(args, str(path))  # before the minutes of rendering, not after
     lines: list[str] = []
     written: list[str] = []
     previous = signal.signal(signal.SIGTERM, _stop)

@@ -12,12 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.errors import UnknownNameError, YueshengError
-from yuesheng.files import write_atomic
-from yuesheng.lulu import DEFAULT_HUANGZHONG, Realization, Tuning, lu, parse_note_name
-from yuesheng.repertoire import data_dir, load_repertoire
+from yuesheng.cli.streams import say
+from yuesheng.files import check_output, write_atomic, writes_directly
+from yuesheng.lulu import DEFAULT_HUANGZHONG, Realization, Tuning, lu, parse_huangzhong
+from yuesheng.repertoire import data_dir, load_repertoire, score_paths
 from yuesheng.timeline import Options, Timeline, build_timeline
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+MAX_SECONDS = 3600.0  # the longest --guard or --syllable that makes sense
 NOTE_NAMES = ("C", "C#", "D", "Eb", "E", "F", "F#", "G", "G#", "A", "Bb", "B")
 
 
@@ -44,7 +46,7 @@ def dump_json(data: Any) -> str:
 def realization(args: argparse.Namespace) -> Realization:
     """--huangzhong and --tuning as a Realization."""
     try:
-        key = parse_note_name(args.huangzhong)
+        key = parse_huangzhong(args.huangzhong)
     except ValueError as exc:
         raise UsageError(f"--huangzhong: {exc}") from None
     return Realization(key, Tuning(args.tuning))
@@ -67,13 +69,13 @@ def scores_option(parser: argparse.ArgumentParser) -> None:
 
 
 def positive(text: str) -> float:
-    """An argparse type: a number greater than 0."""
+    """An argparse type: a finite number greater than 0 (and at most MAX_SECONDS)."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text} must be greater than 0")
+    if not 0 < value <= MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"{text} must be greater than 0 and at most {MAX_SECONDS:g}")
     return value
 
 
@@ -110,14 +112,17 @@ def timeline_of(args: argparse.Namespace) -> Timeline:
             raise UsageError(f"--reading {item!r}: expected ID=OPTION, e.g. heyue=li-rugui")
         readings[rid] = option
     try:
-        syllable = parse_duration(args.syllable) if args.syllable else None
-        huangzhong = parse_note_name(args.huangzhong) if args.huangzhong else sheet.huangzhong
+        syllable = parse_duration(args.syllable) if args.syllable is not None else None
     except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    if syllable is not None and syllable <= 0:
-        raise UsageError("--syllable must be longer than 0s")
+        raise UsageError(f"--syllable: {exc}") from None
     try:
-        call_jun = lu(args.call_jun) if args.call_jun else None
+        huangzhong = parse_huangzhong(args.huangzhong) if args.huangzhong is not None else sheet.huangzhong
+    except ValueError as exc:
+        raise UsageError(f"--huangzhong: {exc}") from None
+    if syllable is not None and not 0 < syllable <= MAX_SECONDS:
+        raise UsageError(f"--syllable {args.syllable}: expected longer than 0s and at most {MAX_SECONDS:g}s")
+    try:
+        call_jun = lu(args.call_jun) if args.call_jun is not None else None
     except KeyError as exc:
         raise UsageError(f"--call-jun: {exc}") from None
     timing = load_timing(args.timing, sheet) if args.timing else {}
@@ -131,13 +136,40 @@ def timeline_of(args: argparse.Namespace) -> Timeline:
 
 def cue_path(name: str) -> Path:
     """A cue-sheet file, or the shipped sheet of a rite id (xiangyinjiu xiangshe yanli dashe)."""
+    if not name.strip():
+        raise UsageError("an empty cue-sheet name")
     path = Path(name)
     shipped = data_dir("cues") / f"{name}.yaml"
     return shipped if not path.exists() and shipped.exists() else path
 
 
+def inputs_of(args: argparse.Namespace) -> list[Path]:
+    """The files a command reads: its cue sheets, the score files under --scores, a SoundFont."""
+    cues = [args.cue] if getattr(args, "cue", None) else list(getattr(args, "cues", []))
+    paths = [cue_path(c) for c in cues] + score_paths(getattr(args, "scores", []))
+    return paths + ([Path(args.soundfont)] if getattr(args, "soundfont", None) else [])
+
+
+def check_output_arg(args: argparse.Namespace, output: str | None = None) -> None:
+    """Refuse -o (or *output*) before any work if it cannot be written safely or names one of the inputs."""
+    target = output if output is not None else args.output
+    if target == "":
+        raise UsageError("-o: an empty file name")
+    if target is not None:
+        check_output(target, inputs_of(args))
+
+
+def wrote(path: str, what: str) -> str:
+    """The line saying what was written: the result on stdout, or on stderr if stdout may be the output itself."""
+    line = f"wrote {path}: {what}\n"
+    if writes_directly(path):
+        say(line.rstrip("\n"))
+        return ""
+    return line
+
+
 def emit(args: argparse.Namespace, data: str | bytes, what: str) -> str:
     if args.output:
         write_atomic(args.output, data)
-        return f"wrote {args.output}: {what}\n"
+        return wrote(args.output, what)
     return data if isinstance(data, str) else ""

@@ -8,7 +8,8 @@ import sys
 from typing import Any
 
 from yuesheng.cli.common import UsageError, positive, sequencer_options, timeline_of
-from yuesheng.errors import UnknownNameError
+from yuesheng.cli.streams import show
+from yuesheng.errors import InputClosedError, UnknownNameError
 
 
 class Stopped(Exception):
@@ -36,7 +37,6 @@ def cmd_play(args: argparse.Namespace) -> str:
         raise UsageError(str(exc)) from None
     port = open_output(args.port)
     clock = RealClock()
-    show = lambda line: print(line, flush=True)  # noqa: E731
     control = Control(clock, guard=args.guard) if args.manual else None
     if control is not None:
         read_keyboard(control, sys.stdin, notify=show)
@@ -49,10 +49,13 @@ def cmd_play(args: argparse.Namespace) -> str:
     except (OSError, PortError, ValueError) as exc:
         raise PortError(f"the MIDI port failed ({exc}); all notes off sent where the port still answered") from None
     finally:
+        if player.ended:
+            player.panic()
         signal.signal(signal.SIGTERM, previous)
         port.close()
-    if player.ended:
-        return f"stopped after {len(player.sent)} messages: {player.ended}\n"
+    if player.ended:  # the terminal closed: what was playing has played out, and no GO can come
+        raise InputClosedError(f"standard input ended (end of file): no GO can come; manual mode reads Enter from a "
+                               f"terminal ({len(player.sent)} messages were played)")
     return f"played {timeline.rite}: {len(player.sent)} messages\n"
 
 

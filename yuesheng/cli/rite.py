@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.cli.common import (
-    EXIT_INVALID, EXIT_OK, UsageError, cue_path, dump_json, emit, format_option, scores_option, sequencer_options,
-    timeline_of,
+    EXIT_INVALID, EXIT_OK, UsageError, check_output_arg, cue_path, dump_json, emit, format_option, scores_option,
+    sequencer_options, timeline_of,
 )
+from yuesheng.cli.streams import say
 from yuesheng.errors import Problem
+from yuesheng.files import writes_directly
 from yuesheng.repertoire import load_repertoire
 from yuesheng.timeline import EventKind, seconds
 
@@ -34,7 +36,9 @@ def cmd_validate(args: argparse.Namespace) -> tuple[str, int]:
         results.append({"file": path, "valid": not errors and sheet is not None, "rite": sheet.rite_name if sheet else None,
                         "cues": len(sheet.cues) if sheet else 0,
                         "errors": [_problem_json(p) for p in errors], "warnings": [_problem_json(p) for p in warnings]})
-        out.extend(str(p) for p in problems)
+        if args.format == "text":
+            for problem in problems:
+                say(str(problem))
         verdict = "valid" if not errors and sheet else "INVALID"
         out.append(f"{path}: {verdict} — {len(sheet.cues) if sheet else 0} cues, {len(errors)} error(s), "
                    f"{len(warnings)} warning(s)")
@@ -47,6 +51,7 @@ def cmd_validate(args: argparse.Namespace) -> tuple[str, int]:
 def cmd_timeline(args: argparse.Namespace) -> str:
     from yuesheng.report import run_sheet_csv, run_sheet_json, run_sheet_text
 
+    check_output_arg(args)
     timeline = timeline_of(args)
     render = {"text": run_sheet_text, "csv": run_sheet_csv, "json": run_sheet_json}[args.format]
     return emit(args, render(timeline), f"run sheet of {timeline.rite}, {len(timeline.cues)} cues")
@@ -55,11 +60,13 @@ def cmd_timeline(args: argparse.Namespace) -> str:
 def cmd_render(args: argparse.Namespace) -> str:
     from yuesheng.midi import midi_bytes
 
+    if args.output and Path(args.output).suffix.lower() not in (".mid", ".midi") and not writes_directly(args.output):
+        raise UsageError(f"-o {args.output}: expected a .mid file")
+    check_output_arg(args)
     timeline = timeline_of(args)
     if not args.output:
         args.output = f"{timeline.rite_id}.mid"
-    if Path(args.output).suffix.lower() not in (".mid", ".midi"):
-        raise UsageError(f"-o {args.output}: expected a .mid file")
+        check_output_arg(args)
     data = midi_bytes(timeline)
     notes = sum(1 for e in timeline.events if e.kind is EventKind.NOTE)
     return emit(args, data, f"{timeline.rite}, {len(data)} bytes, {notes} notes, {seconds(timeline.duration_ticks) / 60:.1f} min")

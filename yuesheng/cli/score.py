@@ -8,15 +8,20 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.cli.common import (
-    EXIT_INVALID, EXIT_OK, Parser, UsageError, dump_json, format_option, note_name, pitch_options, positive,
-    realization, scores_option,
+    EXIT_INVALID, EXIT_OK, Parser, UsageError, check_output_arg, dump_json, format_option, note_name, pitch_options,
+    realization, scores_option, wrote,
 )
 from yuesheng.cli.engrave import add_score_engrave
+from yuesheng.cli.streams import say
 from yuesheng.errors import InvalidInputError
 from yuesheng.lulu import LU, Pitch, Realization, Register, Tuning, suzi_of
 from yuesheng.report import pad
 from yuesheng.repertoire import Repertoire, load_repertoire, score_paths
 from yuesheng.score import Piece, load_piece, source_problems
+from yuesheng.yamlload import load as load_yaml
+
+
+NOTE_VALUES = (1 / 64, 64.0)  # --note-value: the shortest and longest, in beats
 
 
 def cmd_lu(args: argparse.Namespace) -> str:
@@ -122,18 +127,39 @@ def cmd_score_show(args: argparse.Namespace) -> str:
     return "\n".join(out) + "\n"
 
 
+def _declared_id(path: Path) -> str | None:
+    """The ``id:`` a score file gives, if its YAML reads at all."""
+    try:
+        data = load_yaml(path).data
+    except InvalidInputError:
+        return None
+    return data.get("id") if isinstance(data, dict) and isinstance(data.get("id"), str) else None
+
+
 def _check_targets(names: list[str], extra: list[str]) -> list[Path]:
-    """Score files to check: all of them, or those named (by path, id or title)."""
+    """Score files to check: all of them, or those named (by path, id or title).
+
+    A user's file replaces the shipped piece of its id even when it fails its checks (then it is
+    the one checked, and fails); a failing file that replaces nothing is always checked.
+    """
     paths = score_paths(extra)
     if not names:
         return paths
-    repertoire = Repertoire()
+    repertoire, chosen, unreadable = Repertoire(), {}, []
     for path in paths:
         try:
-            repertoire.add(load_piece(path))
+            piece = load_piece(path)
         except InvalidInputError:
-            continue  # still reachable by its path
-    return [Path(n) if Path(n).is_file() else Path(repertoire.find(n).path) for n in names]
+            pid = _declared_id(path)
+            if pid is not None and pid in repertoire.pieces:
+                chosen[pid] = path
+            else:
+                unreadable.append(path)
+            continue
+        repertoire.add(piece)
+        chosen[piece.id] = path
+    named = [Path(n) if Path(n).is_file() else chosen[repertoire.find(n).id] for n in names]
+    return list(dict.fromkeys(named + unreadable))
 
 
 def cmd_score_check(args: argparse.Namespace) -> tuple[str, int]:
@@ -145,7 +171,8 @@ def cmd_score_check(args: argparse.Namespace) -> tuple[str, int]:
             p = load_piece(path)
         except InvalidInputError as exc:
             failed += 1
-            out.extend(str(problem) for problem in exc.problems)
+            for problem in exc.problems:
+                say(str(problem))
             continue
         if problems := source_problems(path):
             failed += 1
@@ -161,12 +188,28 @@ def cmd_score_check(args: argparse.Namespace) -> tuple[str, int]:
     return "\n".join(out) + "\n", EXIT_INVALID if failed else EXIT_OK
 
 
+def note_value(text: str) -> float:
+    """An argparse type: a number of beats from 1/64 to 64."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not NOTE_VALUES[0] <= value <= NOTE_VALUES[1]:
+        raise argparse.ArgumentTypeError(f"{text} beats: expected from 1/64 (a 256th note) to {NOTE_VALUES[1]:g}")
+    return value
+
+
 def cmd_score_export(args: argparse.Namespace) -> str:
+    suffix = Path(args.output).suffix.lower()
+    if suffix not in (".mid", ".midi", ".musicxml", ".xml"):
+        raise UsageError(f"-o {args.output}: expected a .musicxml, .xml or .mid file")
+    if suffix in (".musicxml", ".xml") and args.note_value > 4:
+        raise UsageError(f"--note-value {args.note_value:g}: a MusicXML note is at most a bar of 4/4 (4 beats)")
+    real = realization(args)
+    check_output_arg(args)
     p = load_repertoire(args.scores).find(args.piece)
     if not p.playable:
         raise UsageError(f"{p.id} has no notes to export")
-    suffix = Path(args.output).suffix.lower()
-    real = realization(args)
     if suffix in (".mid", ".midi"):
         from yuesheng.midi import write_midi
         from yuesheng.timeline import piece_timeline
@@ -176,10 +219,8 @@ def cmd_score_export(args: argparse.Namespace) -> str:
         from yuesheng.m21 import write_musicxml
 
         write_musicxml(p, args.output, realization=real, note_value=args.note_value)
-    else:
-        raise UsageError(f"-o {args.output}: expected a .musicxml, .xml or .mid file")
     label = f" ({p.provenance_label}: {p.realization.rule})" if p.realization else ""
-    return f"wrote {args.output}: {p.title}, {len(p.notes)} notes, one {args.note_value:g}-beat note per syllable{label}\n"
+    return wrote(args.output, f"{p.title}, {len(p.notes)} notes, one {args.note_value:g}-beat note per syllable{label}")
 
 
 def register(sub: Any) -> None:
@@ -208,7 +249,7 @@ def register(sub: Any) -> None:
     p = ssub.add_parser("export", help="MusicXML with the lyrics, 律 and 俗字 under the notes")
     p.add_argument("piece")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.musicxml or FILE.mid")
-    p.add_argument("--note-value", type=positive, default=1.0, metavar="BEATS",
+    p.add_argument("--note-value", type=note_value, default=1.0, metavar="BEATS",
                    help="length of each syllable's note in beats (the sources give none; default 1; a beat is "
                         "a crotchet in MusicXML and a second in MIDI)")
     pitch_options(p)

@@ -17,6 +17,7 @@ from yuesheng.score import Piece
 from yuesheng.yamlload import Document
 
 _DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)(h|min|ms|s))")
+MAX_DURATION = Fraction(24 * 3600)  # one duration of a cue sheet or option: at most a day
 _UNIT_SECONDS = {"h": Fraction(3600), "min": Fraction(60), "s": Fraction(1), "ms": Fraction(1, 1000)}
 
 
@@ -54,12 +55,17 @@ def parse_duration(text: str) -> Fraction:
     if not isinstance(text, str):
         raise ValueError(f"expected a duration string such as 90s or 1min30s, got {type_name(text)}")
     compact = text.replace(" ", "")
+    if len(compact) > 40:
+        raise ValueError(f"duration {text[:20]!r}… is {len(text)} characters long: expected e.g. 45s or 1min30s")
     if re.fullmatch(r"\d+:\d+(:\d+)?", compact):
         raise ValueError(f"{text!r} is ambiguous (YAML 1.1 reads 1:30 as 90): write it with units, e.g. 1min30s")
     parts = _DURATION.findall(compact)
     if not parts or "".join(n + u for n, u in parts) != compact:
         raise ValueError(f"bad duration {text!r}: expected number+unit parts (h, min, s, ms), e.g. 45s, 2min, 1min30s")
-    return sum((Fraction(n) * _UNIT_SECONDS[u] for n, u in parts), Fraction(0))
+    total = sum((Fraction(n) * _UNIT_SECONDS[u] for n, u in parts), Fraction(0))
+    if total > MAX_DURATION:
+        raise ValueError(f"duration {text!r} is longer than {MAX_DURATION // 3600}h, the longest a cue sheet may give")
+    return total
 
 
 @dataclass(frozen=True, slots=True)

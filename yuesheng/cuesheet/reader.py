@@ -23,7 +23,9 @@ rules live in ``rules.py``; ``validate.py`` composes the two.
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
+from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
 
@@ -34,13 +36,17 @@ from yuesheng.cuesheet.model import (
     Variant, parse_duration, variant_configurations,
 )
 from yuesheng.errors import Problem
-from yuesheng.lulu import Lu, lu, parse_note_name
+from yuesheng.lulu import Lu, lu, parse_huangzhong
 from yuesheng.repertoire import Repertoire
 from yuesheng.yamlload import Document, PathKey
 
 FORMAT = "yuesheng-cues/1"
 _ID = re.compile(r"[a-z0-9][a-z0-9-]*")
 _ARROW = re.compile(r"([HhM])(?:([+-])(\d+(?:\.\d+)?(?:ms|s)))?")
+JIE_READING = "lishou-jie"  # the reading whose options are numbers of 節 (大射's 貍首: 7 or 5)
+MIN_JIE = 4  # the four 節 that carry the eight arrows
+_NUMBER = re.compile(r"[0-9]{1,6}")
+MAX_COMBINED_VARIANTS = 12  # 4,096 programmes checked for anchor cycles at most
 _PAGE = re.compile(r"(?:周禮注疏 )?\d{1,2}-\d{1,2}[ab]")
 PLAN_LIMIT = 500.0  # 步 from the 堂: a 射宮's 大侯 stands 90 步 away; more is surely a slip of the unit
 
@@ -167,6 +173,9 @@ class _Reader(Checker):
             options = self.field(item, path, "options", dict) or {}
             for oid, option in options.items():
                 opath = path + ("options", oid)
+                if rid == JIE_READING and not (_NUMBER.fullmatch(oid) and int(oid) >= MIN_JIE):
+                    self.error(opath, f"option {oid!r} of the 節 reading: expected a whole number of 節 written in "
+                               f"ASCII digits, at least {MIN_JIE} (四節四拾)", "schema", key=True)
                 if (option := self.mapping(option, opath, "{text, cite}")) is not None:
                     self.keys(option, opath, ("text", "cite", "value"))
                     self.text(option, opath, "text", required=True)
@@ -211,7 +220,8 @@ class _Reader(Checker):
             self.error(path, "start needs exactly one of 'after' or 'with'", "schema")
             return None
         cue = self.ident(raw[anchors[0]], path + (anchors[0],))
-        delay = self.duration(raw, path, "delay", required=False) or Fraction(0)
+        delay = self.duration(raw, path, "delay", required=False)
+        delay = Fraction(0) if delay is None else delay
         return Start(anchors[0], cue, delay) if cue else None
 
     def cue(self, raw: Any, index: int) -> Cue | None:
@@ -305,6 +315,11 @@ class _Reader(Checker):
         self.keys(jie, path + ("jie",), ("total", "listen", "cite", "note"))
         total = self.field(jie, path + ("jie",), "total", int)
         listen = self.field(jie, path + ("jie",), "listen", int)
+        if total is not None and total < MIN_JIE:
+            self.error(path + ("jie", "total"), f"{total} 節, expected at least {MIN_JIE} (四節四拾: the eight arrows "
+                       "take four 節)", "schema")
+        if listen is not None and listen < 0:
+            self.error(path + ("jie", "listen"), f"{listen} 節 to listen, expected 0 or more", "schema")
         jie_cite = self.cite(jie, path + ("jie",))
         tolerance = self.duration(raw, path, "tolerance", required=True)
         pairs = {}
@@ -320,22 +335,25 @@ class _Reader(Checker):
                                   first)
         rounds = tuple(rd for n, item in enumerate(self.field(raw, path, "rounds", list) or [])
                        if (rd := self.round(item, path + ("rounds", n))))
-        shots = self.mapping(raw.get("shots") or {}, path + ("shots",), "{seed, hit, pierce, offset_sd, script}") or {}
+        shots = self.mapping(_given(raw, "shots"), path + ("shots",), "{seed, hit, pierce, offset_sd, script}") or {}
         self.keys(shots, path + ("shots",), ("seed", "hit", "pierce", "offset_sd", "script", "note"))
         spath = path + ("shots",)
         rates = {k: self.field(shots, spath, k, float, required=False) for k in ("hit", "pierce")}
         for key, value in rates.items():
             if value is not None and not 0 <= value <= 1:
                 self.error(spath + (key,), f"{key} rate {value}, expected a probability between 0 and 1", "schema")
-        script = self.script(shots.get("script") or {}, spath + ("script",))
+        script = self.script(_given(shots, "script"), spath + ("script",))
         if total is None or listen is None or jie_cite is None or tolerance is None:
             return None
+        seed = self.field(shots, spath, "seed", int, required=False)
+        offset_sd = self.duration(shots, spath, "offset_sd", required=False)
+        change = self.duration(raw, path, "change", required=False)
         return Archery(total, listen, jie_cite, tolerance, pairs, rounds,
-                       seed=self.field(shots, spath, "seed", int, required=False) or 0,
+                       seed=0 if seed is None else seed,
                        hit_rate=rates["hit"] if rates["hit"] is not None else 0.5,
                        pierce_rate=rates["pierce"] if rates["pierce"] is not None else 0.8,
-                       offset_sd=self.duration(shots, spath, "offset_sd", required=False) or Fraction(3, 20),
-                       change=self.duration(raw, path, "change", required=False) or Fraction(0), script=script,
+                       offset_sd=Fraction(3, 20) if offset_sd is None else offset_sd,
+                       change=Fraction(0) if change is None else change, script=script,
                        variant=self.text(raw, path, "variant"))
 
     def round(self, raw: Any, path: PathKey) -> Round | None:
@@ -386,10 +404,19 @@ class _Reader(Checker):
         return Arrow(mark in "Hh", mark == "H", offset)
 
 
+def _given(data: dict[str, Any], key: str) -> Any:
+    """``data[key]``, or an empty mapping if absent or null (a 0 or '' stays, to be reported)."""
+    value = data.get(key)
+    return {} if value is None else value
+
+
 def _defaults(r: _Reader, data: dict[str, Any]) -> tuple[Fraction, Lu, int]:
     raw = r.field(data, (), "defaults", dict, required=False) or {}
     r.keys(raw, ("defaults",), ("syllable", "call_jun", "huangzhong"))
-    syllable = r.duration(raw, ("defaults",), "syllable", required=False) or Fraction(3, 2)
+    syllable = r.duration(raw, ("defaults",), "syllable", required=False)
+    if syllable is not None and syllable <= 0:
+        r.error(("defaults", "syllable"), "syllable must be longer than 0s", "duration")
+    syllable = Fraction(3, 2) if syllable is None or syllable <= 0 else syllable
     call_jun = lu(0)
     if raw.get("call_jun") is not None:
         try:
@@ -399,7 +426,7 @@ def _defaults(r: _Reader, data: dict[str, Any]) -> tuple[Fraction, Lu, int]:
     huangzhong = 60
     if raw.get("huangzhong") is not None:
         try:
-            huangzhong = parse_note_name(str(raw["huangzhong"]))
+            huangzhong = parse_huangzhong(str(raw["huangzhong"]))
         except ValueError as exc:
             r.error(("defaults", "huangzhong"), str(exc), "schema")
     return syllable, call_jun, huangzhong
@@ -505,12 +532,31 @@ def _check_references(r: _Reader, sheet: CueSheet) -> None:
             if needed not in sheet.variants:
                 r.error(("variants", variant.id, "requires", n), _unknown(needed, "variant", sheet.variants), "reference")
     if not any(p.rule == "reference" for p in r.problems):
-        for variants in variant_configurations(sheet):
+        for variants in _every_programme(sheet):
             cycle = find_cycle(sheet.active_cues(variants))
             if cycle:
                 first = sheet.cue(cycle[0])
-                r.error(("cues", first.index, "start"), f"anchors form a cycle: {' → '.join(cycle)}", "cycle")
+                switched = f" (with {', '.join(sorted(variants))} on)" if variants else ""
+                r.error(("cues", first.index, "start"), f"anchors form a cycle{switched}: {' → '.join(cycle)}", "cycle")
                 break
+
+
+def _every_programme(sheet: CueSheet) -> Iterator[frozenset[str]]:
+    """Every combination of variants a user can switch on (with what they require), each distinct programme once.
+
+    Up to ``MAX_COMBINED_VARIANTS`` variants every subset is tried; beyond, every subset of at most two
+    (the timeline still reports any other cycle as an error).
+    """
+    names = sorted(sheet.variants)
+    sizes = range(len(names) + 1) if len(names) <= MAX_COMBINED_VARIANTS else range(3)
+    seen: set[tuple[int, ...]] = set()
+    for size in sizes:
+        for chosen in itertools.combinations(names, size):
+            variants = sheet.with_requirements(frozenset(chosen))
+            programme = tuple(c.index for c in sheet.active_cues(variants))
+            if programme not in seen:
+                seen.add(programme)
+                yield variants
 
 
 

@@ -1,0 +1,115 @@
+"""The command line's streams and signals: where messages go, and a clean stop.
+
+Results go to stdout; errors, warnings and notices to stderr (``say``), with
+control characters escaped so that nothing from an input file reaches the
+terminal raw. A stdout that is closed, full, a broken pipe or unable to encode
+Chinese is a one-line error (exit 1), never a traceback. SIGTERM stops the
+program like Ctrl-C, so every temporary file is removed on the way out.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from yuesheng.report import visible
+
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
+_EXIT_FAILED = 1
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived: unwind like KeyboardInterrupt (a BaseException, so no ``except Exception`` swallows it)."""
+
+
+def _terminate(_signum: int, _frame: object) -> None:
+    raise Terminated
+
+
+@contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """While inside, SIGTERM raises Terminated (in the main thread; elsewhere nothing changes)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def say(message: str) -> None:
+    """One message on stderr, control characters escaped; silently dropped if stderr is gone."""
+    stream = sys.stderr
+    if stream is None:
+        return
+    line = visible(message) + "\n"
+    try:
+        try:
+            stream.write(line)
+        except UnicodeEncodeError:
+            stream.write(line.encode("ascii", "backslashreplace").decode("ascii"))
+        stream.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _silence_stdout() -> None:
+    """Point fd 1 at /dev/null so that the interpreter's last flush cannot fail again."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def write_stdout(text: str) -> int:
+    """Write a command's result to stdout; 0, or the exit code of a one-line error on stderr."""
+    stream = sys.stdout
+    if not text:
+        return 0
+    if stream is None:
+        say("error: standard output is closed; write to a file with -o FILE")
+        return _EXIT_FAILED
+    try:
+        stream.write(visible(text))
+        stream.flush()
+    except UnicodeEncodeError:
+        encoding = getattr(stream, "encoding", "?")
+        say(f"error: standard output ({encoding}) cannot encode the Chinese text; set PYTHONIOENCODING=utf-8 "
+            "(or a UTF-8 locale), or write to a file with -o FILE")
+        _silence_stdout()
+        return _EXIT_FAILED
+    except BrokenPipeError:
+        _silence_stdout()  # the reader (e.g. `head`) has what it wanted: no message
+        return _EXIT_FAILED
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        say(f"error: cannot write to standard output: {reason}")
+        _silence_stdout()
+        return _EXIT_FAILED
+    return 0
+
+
+def show(line: str) -> None:
+    """A line for the operator during playback: never stops the rite (a failing stdout is skipped,
+    characters it cannot encode are escaped)."""
+    stream = sys.stdout
+    if stream is None:
+        return
+    text = visible(line) + "\n"
+    try:
+        try:
+            stream.write(text)
+        except UnicodeEncodeError:
+            encoding = getattr(stream, "encoding", None) or "ascii"
+            stream.write(text.encode(encoding, "backslashreplace").decode(encoding))
+        stream.flush()
+    except (OSError, ValueError):
+        pass
