@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 import mido
@@ -207,26 +208,23 @@ def output_names() -> list[str]:
 
 def open_output(name: str | None) -> mido.ports.BaseOutput:
     """Open a MIDI output port by name (None: the system's default), or PortError naming the ports there are."""
-    try:
-        return mido.open_output(name)
-    except Exception as exc:
-        try:
-            known = ", ".join(mido.get_output_names()) or "none"
-        except Exception:
-            known = "none (no MIDI system)"
-        raise PortError(f"cannot open MIDI output {name or '(default)'}: {exc}; ports available: {known}") from None
+    return _open(lambda: mido.open_output(name), mido.get_output_names, f"output {name or '(default)'}", "ports")
 
 
 def open_input(name: str, callback: Callable[[mido.Message], None]) -> mido.ports.BaseInput:
     """Open a MIDI input port (a foot pedal) calling *callback* for each message, or PortError naming the inputs."""
+    return _open(lambda: mido.open_input(name, callback=callback), mido.get_input_names, f"input {name}", "inputs")
+
+
+def _open(opener: Callable[[], Any], names: Callable[[], list[str]], what: str, kind: str) -> Any:
     try:
-        return mido.open_input(name, callback=callback)
-    except Exception as exc:
+        return opener()
+    except Exception as exc:  # rtmidi raises its own errors, and SystemError where there is no MIDI at all
         try:
-            known = ", ".join(mido.get_input_names()) or "none"
+            known = ", ".join(names()) or "none"
         except Exception:
             known = "none (no MIDI system)"
-        raise PortError(f"cannot open MIDI input {name}: {exc}; inputs available: {known}") from None
+        raise PortError(f"cannot open MIDI {what}: {exc}; {kind} available: {known}") from None
 
 
 def midi_bytes(timeline: Timeline) -> bytes:
