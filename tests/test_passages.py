@@ -9,6 +9,7 @@ the calls, and the shooting (pairs, 節, what counts, the tally).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
@@ -170,7 +171,7 @@ def _releases(timeline: Timeline, rnd: str) -> list[Event]:
     return [e for e in timeline.events if e.kind is EventKind.RELEASE and e.round == rnd]
 
 
-RULES = {  # what a round counts: (hit, pierced, on the drum) → counted
+RULES: dict[str, Callable[[bool, bool], bool]] = {  # whether a hit counts: (pierced, on the drum) → counted
     "none": lambda pierced, on_drum: False,
     "hit": lambda pierced, on_drum: True,
     "pierce": lambda pierced, on_drum: pierced,
@@ -198,21 +199,27 @@ def _check_round(row: Row, head: str, body: str) -> None:
         assert all(e.cue == cue and timing.start_tick <= e.start_tick < timing.end_tick for e in shots), \
             f"{rnd}: {pair} does not shoot in {cue}"
     strokes = _check_jie(timeline, rnd, list(where), int(jie.removesuffix("節")), releases)
-    tolerance = ticks(_sheet(row.rite).archery.tolerance)
+    _check_count(rnd, releases, strokes, ticks(_sheet(row.rite).archery.tolerance), count)
+
+
+def _check_count(rnd: str, releases: list[Event], strokes: set[tuple[str, int]], tolerance: int, count: str) -> None:
+    """Every arrow counted as ``RULE[, PERFORMER RULE …]`` says, and the arrows tell RULE from the other rules."""
     on_drum = {(e.pair, e.arrow): any(p == e.pair and abs(t - e.start_tick) <= tolerance for p, t in strokes)
                for e in releases}
-    rule, *exceptions = (part.split() for part in count.split(","))
+    (rule,), *exceptions = (part.split() for part in count.split(","))
     special = {who: RULES[name] for who, name in exceptions}
-    def agrees(how, e: Event) -> bool:
-        return e.counted == bool(e.hit and how(e.pierced, on_drum[(e.pair, e.arrow)]))
+
+    def agrees(how: Callable[[bool, bool], bool], e: Event) -> bool:
+        return e.counted == bool(e.hit and how(bool(e.pierced), on_drum[(e.pair, e.arrow)]))
+
     for e in releases:
-        assert agrees(special.get(e.text, RULES[rule[0]]), e), f"{rnd}: {e.pair} arrow {e.arrow} counted={e.counted}"
+        assert agrees(special.get(e.text, RULES[rule]), e), f"{rnd}: {e.pair} arrow {e.arrow} counted={e.counted}"
     ordinary = [e for e in releases if e.text not in special]
-    others = [name for name, how in RULES.items() if name != rule[0] and (strokes or "drum" not in name)
+    others = [name for name, how in RULES.items() if name != rule and (strokes or "drum" not in name)
               and all(agrees(how, e) for e in ordinary)]
-    assert not others, f"{rnd}: the arrows do not tell {rule[0]} from {others}"
-    for who, how in special.items():
-        assert any(not agrees(RULES[rule[0]], e) for e in releases if e.text == who), f"{rnd}: {who} is not special"
+    assert not others, f"{rnd}: the arrows do not tell {rule} from {others}"
+    for who in special:
+        assert any(not agrees(RULES[rule], e) for e in releases if e.text == who), f"{rnd}: {who} is not special"
 
 
 def _check_jie(timeline: Timeline, rnd: str, pairs: list[str], jie: int, releases: list[Event]) -> set[tuple[str, int]]:
