@@ -9,7 +9,6 @@ Audacity label track and a CUE sheet beside it; ``--part`` renders some parts,
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,12 +19,6 @@ from yuesheng.timeline import Timeline, ticks
 FORMATS = ("flac", "wav", "ogg", "opus")
 
 
-class Stopped(Exception):
-    """SIGTERM: stop like Ctrl-C."""
-
-
-def _stop(_signum: int, _frame: object) -> None:
-    raise Stopped
 
 
 def _progress_bar(fraction: float) -> None:
@@ -82,21 +75,13 @@ def cmd_audio(args: argparse.Namespace) -> str:
     for path, _ in outputs:
         check_output_arg(args, str(path))  # before the minutes of rendering, not after
     lines: list[str] = []
-    written: list[str] = []
-    previous = signal.signal(signal.SIGTERM, _stop)
-    try:
-        for path, held in outputs:
-            rendered = render(only_parts(timeline, held) if held else timeline, path, soundfont=args.soundfont,
-                              effects=not args.dry, progress=_progress_bar)
-            lines.append(describe(rendered, timeline) + (f" — {' '.join(sorted(held))}" if held else ""))
-            written.append(str(path))
-            if args.labels:
-                write_atomic(path.with_suffix(".cue"), cue_sheet(timeline, path.name))
-    except (KeyboardInterrupt, Stopped):
-        done = f"; finished before it: {', '.join(written)}" if written else ""
-        raise AudioError(f"interrupted: the file being rendered was not written, FluidSynth was stopped{done}") from None
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    # Ctrl-C and SIGTERM end the command (130, 143) through main(); render() stops FluidSynth and removes its files
+    for path, held in outputs:
+        rendered = render(only_parts(timeline, held) if held else timeline, path, soundfont=args.soundfont,
+                          effects=not args.dry, progress=_progress_bar)
+        lines.append(describe(rendered, timeline) + (f" — {' '.join(sorted(held))}" if held else ""))
+        if args.labels:
+            write_atomic(path.with_suffix(".cue"), cue_sheet(timeline, path.name))
     if args.labels:
         write_atomic(f"{base}.labels.txt", audacity_labels(timeline))
         lines.append(f"wrote {base}.labels.txt (Audacity labels) and a .cue sheet beside each file")
