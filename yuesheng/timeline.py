@@ -20,9 +20,12 @@ one syllable to a 瑟 stroke, as 一字一音 scores imply: 鹿鳴's 103 syllabl
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from enum import Enum
 from fractions import Fraction
+
+from yuesheng import limits
 
 from yuesheng.archery import Release, Tally, shoot_with_music, shoot_without_music, tally
 from yuesheng.cuesheet import (
@@ -31,7 +34,7 @@ from yuesheng.cuesheet import (
 from yuesheng.errors import UnknownNameError
 from yuesheng.instruments import PARTS, Part, part_for
 from yuesheng.lulu import Degree, Lu, Pitch, Realization, suggest
-from yuesheng.score import Piece
+from yuesheng.score import Note, Piece
 
 TICKS_PER_SECOND = 960
 PHRASE = 4  # notes: the four-syllable line of the 詩
@@ -168,10 +171,17 @@ def _check_options(sheet: CueSheet, options: Options) -> tuple[frozenset[str], d
 
 
 class _Builder:
-    """Schedules cues and realizes their music; one per build."""
+    """Schedules cues and realizes their music; one per build.
 
-    def __init__(self, sheet: CueSheet, options: Options) -> None:
-        self.sheet, self.options = sheet, options
+    With ``emit=False`` it only measures: it schedules every cue exactly as a build
+    would, but counts the events instead of making them, and skips the repeats of
+    music held until an action, so its cost does not grow with the music.
+    """
+
+    def __init__(self, sheet: CueSheet, options: Options, *, emit: bool = True) -> None:
+        self.sheet, self.options, self.emit = sheet, options, emit
+        self.counts: dict[str, int] = {}  # measuring: events by cue
+        self.sung: dict[str, int] = {}  # measuring: sung notes by piece id
         self.variants, self.readings = _check_options(sheet, options)
         self.syllable = options.syllable or sheet.syllable or DEFAULT_SYLLABLE
         self.real = options.realization or Realization(sheet.huangzhong)
@@ -189,8 +199,20 @@ class _Builder:
         self.jie_total = archery.jie_total if archery else 0
         if "lishou-jie" in self.readings and self.readings["lishou-jie"].isdigit():
             self.jie_total = int(self.readings["lishou-jie"])
+        self.check_limits()
 
-    def build(self) -> Timeline:
+    def check_limits(self) -> None:
+        """The limits a build checks before scheduling: 終, 節 and the syllable (LimitError)."""
+        found = [limits.JIE.check("節", self.jie_total), limits.SYLLABLE.check("syllable", self.syllable)]
+        for cue in self.cues:
+            for ref in cue.pieces:
+                found += [limits.ZHONG.check(f"cue {cue.id}: {ref.piece.title} zhong", ref.zhong),
+                          limits.SYLLABLE.check(f"cue {cue.id}: {ref.piece.title} syllable", ref.syllable or self.syllable)]
+        if problems := list(dict.fromkeys(m for m in found if m)):
+            raise limits.LimitError("; ".join(problems))
+
+    def run(self) -> None:
+        """Schedule every cue and make (or count) its events."""
         order, cycle = evaluation_order(self.deps)
         if cycle:
             raise ValueError(f"anchors form a cycle: {' → '.join(cycle)}")
@@ -203,22 +225,25 @@ class _Builder:
                          text=cue.action)
         self.silent_rounds()
         self.calls()
-        timings = tuple(sorted((CueTiming(c, ticks(self.times[(c.id, "start")]), ticks(self.times[(c.id, "end")]))
-                                for c in self.cues), key=lambda t: (t.start_tick, t.cue.index)))
         rounds = self.sheet.archery.rounds if self.sheet.archery else ()
-        tallies = tuple(tally(r.id, self.releases[r.id]) for r in rounds
-                        if r.id in self.releases and r.count is not Count.NONE)
-        for t in tallies:
+        self.tallies = tuple(tally(r.id, self.releases[r.id]) for r in rounds
+                             if r.id in self.releases and r.count is not Count.NONE)
+        for t in self.tallies:
             last = max(self.releases[t.round], key=lambda r: r.time)
             self.add(EventKind.MARKER, last.time + 1, Fraction(0), self.cue_of_release[t.round],
                      text=f"釋獲 {t.round}: {t.announcement} (右 {t.right} 算, 左 {t.left} 算)")
+
+    def build(self) -> Timeline:
+        self.run()
+        timings = tuple(sorted((CueTiming(c, ticks(self.times[(c.id, "start")]), ticks(self.times[(c.id, "end")]))
+                                for c in self.cues), key=lambda t: (t.start_tick, t.cue.index)))
         programs = {p.name: m.program for m in self.sheet.instruments.values()
                     if m.program is not None and (p := part_for(m.name))}
         names = {m.id: m.name for table in (self.sheet.performers, self.sheet.positions) for m in table.values()}
         holds = {c: Hold(c, self.by_id[c].end_at, ticks(self.times[(c, "start")]), ticks(self.times[(c, "end")]),
                          tuple(ticks(t) for t in starts)) for c, starts in self.phrases.items()}
         return Timeline(self.sheet.rite_name, self.sheet.rite_id, tuple(sorted(self.events, key=lambda e: e.sort_key)),
-                        timings, tallies, tuple(self.notices), self.real, self.variants, self.readings, programs, names,
+                        timings, self.tallies, tuple(self.notices), self.real, self.variants, self.readings, programs, names,
                         holds)
 
     # -- time of each cue -------------------------------------------------------------------------
@@ -258,12 +283,23 @@ class _Builder:
             return stop if stop is not None else start
         t = start
         while True:
+            began, counted = t, self.counts.get(cue.id, 0)
             for group in segments:
                 t, stopped = self.play_group(cue, group, t, stop)
                 if stopped:
                     return t
             if stop is None or t >= stop:
                 return t
+            if t == began:  # pieces without notes: silence until the action
+                return stop
+            if not self.emit:
+                t = self.skip_repeats(cue.id, t, t - began, self.counts.get(cue.id, 0) - counted, stop)
+
+    def skip_repeats(self, cue_id: str, t: Fraction, length: Fraction, events: int, stop: Fraction) -> Fraction:
+        """Measuring: jump over the repeats of held music that end before *stop*; the time after them."""
+        repeats = math.ceil((stop - t) / length) - 1
+        self.count(cue_id, repeats * events)
+        return t + repeats * length
 
     def segments(self, cue: Cue) -> list[list[tuple[PieceRef, tuple[Part, ...]]]]:
         """The music as groups played one after another; the pieces of a group sound together."""
@@ -317,16 +353,21 @@ class _Builder:
         """One 終 of a piece; returns its end and whether it was cut at a phrase end (樂闋)."""
         step = ref.syllable or self.syllable
         jinzou = cue.music is MusicKind.JINZOU
-        for n, note in enumerate(ref.piece.notes):
-            t = start + n * step
-            if stop is not None and n % PHRASE == 0:
-                if t >= stop:
-                    return t, True
-                self.phrases.setdefault(cue.id, []).append(t)
-            for part in parts:
-                self.sound(cue, ref, note, part, t, step, n, zhong, jinzou)
-        end = start + len(ref.piece.notes) * step
-        return end, stop is not None and end >= stop
+        notes = ref.piece.notes
+        played = len(notes)
+        if stop is not None:  # the first phrase that would begin at or after *stop* is not played
+            played = min(played, -(-max(0, math.ceil((stop - start) / step)) // PHRASE) * PHRASE)
+        end = start + played * step
+        if not self.emit:
+            self.count(cue.id, sum(self.sounded(ref.piece, part, played, jinzou) for part in parts))
+        else:
+            if stop is not None:
+                self.phrases.setdefault(cue.id, []).extend(start + n * step for n in range(0, played, PHRASE))
+            for n in range(played):
+                t = start + n * step
+                for part in parts:
+                    self.sound(cue, ref, notes[n], part, t, step, n, zhong, jinzou)
+        return end, stop is not None and (played < len(notes) or end >= stop)
 
     def sound(self, cue: Cue, ref: PieceRef, note, part: Part, t: Fraction, step: Fraction, n: int, zhong: int,
               jinzou: bool) -> None:
@@ -451,11 +492,80 @@ class _Builder:
                  pair=release.pair if release else "", arrow=release.arrow if release else 0)
 
     def add(self, kind: EventKind, start: Fraction, length: Fraction, cue: str, **fields: object) -> None:
-        self.events.append(Event(ticks(start), ticks(length), kind, cue, **fields))  # type: ignore[arg-type]
+        if self.emit:
+            self.events.append(Event(ticks(start), ticks(length), kind, cue, **fields))  # type: ignore[arg-type]
+        else:
+            self.count(cue, 1)
+
+    def count(self, cue_id: str, events: int) -> None:
+        self.counts[cue_id] = self.counts.get(cue_id, 0) + events
+
+    def sounded(self, piece: Piece, part: Part, played: int, jinzou: bool) -> int:
+        """How many events ``sound`` makes for *part* over the first *played* notes of *piece*."""
+        if part.name != "歌":
+            return _pattern_count(part, played, len(piece.notes), jinzou)
+        if played < len(piece.notes):  # cut short: once per held cue
+            return _sung(piece.notes[:played])
+        if piece.id not in self.sung:
+            self.sung[piece.id] = _sung(piece.notes)
+        return self.sung[piece.id]
+
+
+def _sung(notes: tuple[Note, ...]) -> int:
+    """The notes with words to sing."""
+    return sum(1 for note in notes if note.lyric.strip())
+
+
+def _pattern_count(part: Part, played: int, length: int, jinzou: bool) -> int:
+    """How many of the first *played* notes of a piece of *length* notes a part other than the 歌 sounds."""
+    phrases = -(-played // PHRASE)
+    if part.is_drum:
+        return played if jinzou else phrases
+    if part.name == "鑮":
+        return phrases
+    if part.name == "磬":
+        return played // PHRASE + (played == length and played % PHRASE != 0)
+    return played
+
+
+@dataclass(frozen=True, slots=True)
+class Size:
+    """What a build would make: how many events, when it ends, and the cues that account for them."""
+
+    events: int
+    end: Fraction  # seconds
+    last_cue: str  # the cue that ends last
+    busiest_cue: str  # the cue with the most events
+    busiest_events: int
+
+    def problems(self) -> list[tuple[str, str]]:
+        """(cue id, message) for each limit a build of this size breaks."""
+        found = [(self.busiest_cue, limits.EVENTS.check(
+                     "the timeline would hold", self.events,
+                     f" events ({self.busiest_events:,} in cue {self.busiest_cue})")),
+                 (self.last_cue, limits.RITE_SECONDS.check("the rite would last", self.end,
+                                                           f" (cue {self.last_cue} ends last)"))]
+        return [(cue, message) for cue, message in found if message]
+
+
+def measure(sheet: CueSheet, options: Options = Options()) -> Size:
+    """The Size of the Timeline *sheet* with *options* would give, found without making it (LimitError for
+    終, 節 or a syllable beyond their limits)."""
+    builder = _Builder(sheet, options, emit=False)
+    builder.run()
+    end_point = max(builder.times, key=lambda point: builder.times[point], default=("", "end"))
+    busiest = max(builder.counts, key=lambda cue: builder.counts[cue], default="")
+    return Size(sum(builder.counts.values()), builder.times.get(end_point, Fraction(0)), end_point[0], busiest,
+                builder.counts.get(busiest, 0))
 
 
 def build_timeline(sheet: CueSheet, options: Options = Options()) -> Timeline:
-    """The Timeline of *sheet* with *options* (variants, readings, tempo, tuning, seed)."""
+    """The Timeline of *sheet* with *options* (variants, readings, tempo, tuning, seed).
+
+    Measured first: a build that would break a limit (``yuesheng.limits``) raises LimitError before it starts.
+    """
+    if problems := measure(sheet, options).problems():
+        raise limits.LimitError("; ".join(message for _, message in problems))
     return _Builder(sheet, options).build()
 
 
