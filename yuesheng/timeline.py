@@ -203,11 +203,13 @@ class _Builder:
 
     def check_limits(self) -> None:
         """The limits a build checks before scheduling: 終, 節 and the syllable (LimitError)."""
-        found = [limits.JIE.check("節", self.jie_total), limits.SYLLABLE.check("syllable", self.syllable)]
+        source = "--syllable" if self.options.syllable else "defaults.syllable"
+        found = [limits.JIE.check("節", self.jie_total), limits.SYLLABLE.check(source, self.syllable)]
         for cue in self.cues:
             for ref in cue.pieces:
-                found += [limits.ZHONG.check(f"cue {cue.id}: {ref.piece.title} zhong", ref.zhong),
-                          limits.SYLLABLE.check(f"cue {cue.id}: {ref.piece.title} syllable", ref.syllable or self.syllable)]
+                found.append(limits.ZHONG.check(f"cue {cue.id}: {ref.piece.title} zhong", ref.zhong))
+                if ref.syllable is not None:
+                    found.append(limits.SYLLABLE.check(f"cue {cue.id}: {ref.piece.title} syllable", ref.syllable))
         if problems := list(dict.fromkeys(m for m in found if m)):
             raise limits.LimitError("; ".join(problems))
 
