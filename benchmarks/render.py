@@ -26,10 +26,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-try:
-    import yuesheng  # noqa: F401
-except ModuleNotFoundError:  # run from a checkout without installing
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's yuesheng, installed or not
 
 from yuesheng.validate import load_cuesheet
 from yuesheng.lulu import Realization
