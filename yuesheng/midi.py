@@ -106,18 +106,12 @@ class _Messages:
             self.made[key] = message
         return message
 
-    def note_pairs(self, part: Part, events: list[Event]) -> Iterator[tuple[Event, Message, Message]]:
-        """Each event of a part with its note-on and note-off."""
-        ons: dict[tuple[int | None, int], Message] = {}
-        offs: dict[int | None, Message] = {}
-        for e in events:
-            velocity = max(1, min(127, e.velocity))
-            if (on := ons.get((e.key, velocity))) is None:
-                on = ons[e.key, velocity] = self.get(False, "note_on", channel=part.channel, note=e.key,
-                                                     velocity=velocity)
-            if (off := offs.get(e.key)) is None:
-                off = offs[e.key] = self.get(False, "note_off", channel=part.channel, note=e.key)
-            yield e, on, off
+    def notes(self, part: Part, events: list[Event]) -> tuple[dict[tuple[int, int], Message], dict[int, Message]]:
+        """The part's note-ons by (key, velocity) and note-offs by key, for every key and velocity of *events*."""
+        ons = {(e.key, e.velocity): self.get(False, "note_on", channel=part.channel, note=e.key,
+                                             velocity=max(1, min(127, e.velocity))) for e in events}
+        offs = {key: self.get(False, "note_off", channel=part.channel, note=key) for key, _ in ons}
+        return ons, offs  # type: ignore[return-value]
 
 
 class _Track:
@@ -127,29 +121,36 @@ class _Track:
     written, so that a long rite's messages never all exist at once. Messages are ordered by tick, then
     note-off, meta, program, note-on, closing, then as added; a gap longer than a MIDI delta can hold is
     bridged by empty text events.
+
+    With *reuse*, for a writer that reads each message before it asks for the next (mido's), every use
+    of a distinct message is that message itself with its delta time set; otherwise each is a copy.
     """
 
-    def __init__(self, fill: Callable[[_Track], None]) -> None:
-        self.fill = fill
+    def __init__(self, fill: Callable[[_Track], None], *, reuse: bool = False) -> None:
+        self.fill, self.reuse = fill, reuse
         self.keys: list[int] = []  # (tick, order, place in messages) as one sortable integer
         self.messages: list[Message] = []
 
-    def add(self, tick: int, order: int, message: Message) -> None:
-        self.keys.append(((tick << 3 | order) << _INDEX_BITS) | len(self.messages))
-        self.messages.append(message)
+    def add(self, ticks: list[int], order: int, messages: list[Message]) -> None:
+        """*messages* at *ticks*, one for one, in the given *order* at their tick."""
+        if len(ticks) != len(messages):
+            raise ValueError(f"{len(ticks)} ticks for {len(messages)} messages")
+        base = len(self.messages)
+        self.keys += [((tick << 3 | order) << _INDEX_BITS) | base + n for n, tick in enumerate(ticks)]
+        self.messages += messages
 
     def __iter__(self) -> Iterator[Message]:
         self.fill(self)
         keys, messages, self.keys, self.messages = self.keys, self.messages, [], []  # freed once written
         keys.sort()
-        now, place = 0, (1 << _INDEX_BITS) - 1
+        now, place, reuse = 0, (1 << _INDEX_BITS) - 1, self.reuse
         for key in keys:
             tick = key >> (_INDEX_BITS + 3)
             delta = tick - now
             while delta > MAX_DELTA:
                 yield mido.MetaMessage("text", text="", time=MAX_DELTA)
                 delta -= MAX_DELTA
-            message = messages[key & place].copy()
+            message = messages[key & place] if reuse else messages[key & place].copy()
             vars(message)["time"] = delta  # an int >= 0: mido's setter would only check that again
             yield message
             now = tick
@@ -168,20 +169,19 @@ def _part(part: Part, events: list[Event], timeline: Timeline, end: int, made: _
     """The part's name, program, a lyric for every syllable sung, its notes, and the closing controls."""
 
     def fill(track: _Track) -> None:
-        track.add(0, _META, made.get(True, "track_name", name=part.name))
-        for message in _program(part, timeline, made):
-            track.add(0, _PROGRAM, message)
-        lyrics: dict[str, Message] = {}
-        for e in events:
-            if e.text:
-                if (lyric := lyrics.get(e.text)) is None:
-                    lyric = lyrics[e.text] = made.get(True, "lyrics", text=e.text)
-                track.add(e.start_tick, _META, lyric)
-        for e, on, off in made.note_pairs(part, events):
-            track.add(e.start_tick, _ON, on)
-            track.add(e.start_tick + max(1, e.length_ticks), _OFF, off)
-        for control in (123, 120):  # all notes off, all sound off: nothing may sound on past the rite
-            track.add(end, _CLOSE, made.get(False, "control_change", channel=part.channel, control=control, value=0))
+        track.add([0], _META, [made.get(True, "track_name", name=part.name)])
+        program = _program(part, timeline, made)
+        track.add([0] * len(program), _PROGRAM, program)
+        sung = [e for e in events if e.text]
+        lyrics = {text: made.get(True, "lyrics", text=text) for text in dict.fromkeys(e.text for e in sung)}
+        track.add([e.start_tick for e in sung], _META, [lyrics[e.text] for e in sung])
+        ons, offs = made.notes(part, events)
+        track.add([e.start_tick for e in events], _ON, [ons[e.key, e.velocity] for e in events])  # type: ignore[index]
+        track.add([e.start_tick + max(1, e.length_ticks) for e in events], _OFF,
+                  [offs[e.key] for e in events])  # type: ignore[index]
+        closing = [made.get(False, "control_change", channel=part.channel, control=control, value=0)
+                   for control in (123, 120)]  # all notes off, all sound off: nothing may sound on past the rite
+        track.add([end, end], _CLOSE, closing)
 
     return fill
 
@@ -189,40 +189,40 @@ def _part(part: Part, events: list[Event], timeline: Timeline, end: int, made: _
 def _conductor(timeline: Timeline, tuning: mido.Message | None, made: _Messages) -> Callable[[_Track], None]:
     def fill(track: _Track) -> None:
         real = timeline.realization
-        track.add(0, _META, made.get(True, "track_name", name=f"{timeline.rite} ({timeline.rite_id})"))
-        track.add(0, _META, made.get(True, "set_tempo", tempo=TEMPO))
-        for text in (f"tuning {real.tuning.value}; 黄鍾 = MIDI {real.huangzhong}", *timeline.notices):
-            track.add(0, _META, made.get(True, "text", text=text))
+        texts = [f"tuning {real.tuning.value}; 黄鍾 = MIDI {real.huangzhong}", *timeline.notices]
+        head = [made.get(True, "track_name", name=f"{timeline.rite} ({timeline.rite_id})"),
+                made.get(True, "set_tempo", tempo=TEMPO)] + [made.get(True, "text", text=text) for text in texts]
+        track.add([0] * len(head), _META, head)
         if tuning is not None:
-            track.add(0, _PROGRAM, tuning)
-        for e in timeline.events:
-            if e.kind in (EventKind.ACTION, EventKind.MARKER):
-                track.add(e.start_tick, _META, made.get(True, "marker", text=f"{e.cue}: {e.text}" if e.text else e.cue))
+            track.add([0], _PROGRAM, [tuning])
+        marked = [e for e in timeline.events if e.kind in (EventKind.ACTION, EventKind.MARKER)]
+        track.add([e.start_tick for e in marked], _META,
+                  [made.get(True, "marker", text=f"{e.cue}: {e.text}" if e.text else e.cue) for e in marked])
 
     return fill
 
 
 def _shots(releases: list[Event], made: _Messages) -> Callable[[_Track], None]:
     def fill(track: _Track) -> None:
-        track.add(0, _META, made.get(True, "track_name", name="射"))
-        for e in releases:
-            verdict = ("中" if e.hit else "不中") + ("，釋獲" if e.counted else "")
-            text = f"{e.round} {e.pair} {e.archer} {e.text} 矢{e.arrow} 節{e.jie}: {verdict}"
-            track.add(e.start_tick, _META, made.get(True, "text", text=text))
+        track.add([0], _META, [made.get(True, "track_name", name="射")])
+        texts = [f"{e.round} {e.pair} {e.archer} {e.text} 矢{e.arrow} 節{e.jie}: " + ("中" if e.hit else "不中")
+                 + ("，釋獲" if e.counted else "") for e in releases]
+        track.add([e.start_tick for e in releases], _META, [made.get(True, "text", text=text) for text in texts])
 
     return fill
 
 
-def _tracks(timeline: Timeline) -> list[_Track]:
+def _tracks(timeline: Timeline, *, reuse: bool = False) -> list[_Track]:
     """The tracks of *timeline*'s MIDI file: the conductor, one per part, and the 射 track if anyone shot."""
     made = _Messages()
     sounding = _sounding(timeline)
     tuning = octave_tuning_sysex(timeline, sorted({p.channel for p in sounding if not p.is_drum}))
     end = timeline.duration_ticks
-    tracks = [_Track(_conductor(timeline, tuning, made))]
-    tracks += [_Track(_part(part, events, timeline, end, made)) for part, events in sounding.items()]
+    fills = [_conductor(timeline, tuning, made)] + [_part(part, events, timeline, end, made)
+                                                    for part, events in sounding.items()]
     if releases := [e for e in timeline.events if e.kind is EventKind.RELEASE]:
-        tracks.append(_Track(_shots(releases, made)))
+        fills.append(_shots(releases, made))
+    tracks = [_Track(fill, reuse=reuse) for fill in fills]
     return tracks
 
 
@@ -244,8 +244,10 @@ def live_messages(timeline: Timeline) -> tuple[list[mido.Message], list[tuple[in
     setup += [tuning] if tuning is not None else []
     timed: list[tuple[int, int, str, Message]] = []
     for part, events in sounding.items():
-        for e, on, off in made.note_pairs(part, events):
-            timed += [(e.start_tick, _ON, e.cue, on), (e.start_tick + max(1, e.length_ticks), _OFF, e.cue, off)]
+        ons, offs = made.notes(part, events)
+        for e in events:
+            timed += [(e.start_tick, _ON, e.cue, ons[e.key, e.velocity]),  # type: ignore[index]
+                      (e.start_tick + max(1, e.length_ticks), _OFF, e.cue, offs[e.key])]  # type: ignore[index]
     ordered = sorted(range(len(timed)), key=lambda i: (timed[i][0], timed[i][1], i))
     return setup, [(timed[i][0], timed[i][2], timed[i][3].copy()) for i in ordered]  # type: ignore[misc]
 
@@ -278,7 +280,7 @@ def open_output(name: str | None) -> mido.ports.BaseOutput:
 def midi_bytes(timeline: Timeline) -> bytes:
     """The Standard MIDI File of *timeline* as bytes (mido writes each track's messages as they are made)."""
     buffer = io.BytesIO()
-    _midi_file(_tracks(timeline)).save(file=buffer)
+    _midi_file(_tracks(timeline, reuse=True)).save(file=buffer)
     return buffer.getvalue()
 
 

@@ -138,6 +138,24 @@ def seconds(tick: int) -> float:
     return tick / TICKS_PER_SECOND
 
 
+class _Grid:
+    """The ticks of notes *step* seconds apart from *start* (≥ 0): ``ticks(start + n * step)`` in integers."""
+
+    __slots__ = ("base", "step", "scale")
+
+    def __init__(self, start: Fraction, step: Fraction) -> None:
+        at, every = start * TICKS_PER_SECOND, step * TICKS_PER_SECOND
+        common = math.lcm(at.denominator, every.denominator)
+        # ticks(x) = floor(x·960 + 1/2) = (2·N + D) // (2·D) for x·960 = N/D
+        self.base = 2 * at.numerator * (common // at.denominator) + common
+        self.step = 2 * every.numerator * (common // every.denominator)
+        self.scale = 2 * common
+
+    def tick(self, n: int, *, half: bool = False) -> int:
+        """The tick of note *n*, or of half a step after it."""
+        return (self.base + n * self.step + (self.step // 2 if half else 0)) // self.scale
+
+
 # --- options ---------------------------------------------------------------------------------------
 
 
@@ -182,6 +200,8 @@ class _Builder:
         self.sheet, self.options, self.emit = sheet, options, emit
         self.counts: dict[str, int] = {}  # measuring: events by cue
         self.sung: dict[str, int] = {}  # measuring: sung notes by piece id
+        self.pitches: dict[Pitch, tuple[int, float]] = {}  # MIDI key and cents of each pitch sounded
+        self.drum_ticks = ticks(DRUM_LENGTH)
         self.variants, self.readings = _check_options(sheet, options)
         self.syllable = options.syllable or sheet.syllable or DEFAULT_SYLLABLE
         self.real = options.realization or Realization(sheet.huangzhong)
@@ -365,33 +385,33 @@ class _Builder:
         else:
             if stop is not None:
                 self.phrases.setdefault(cue.id, []).extend(start + n * step for n in range(0, played, PHRASE))
+            grid, length = _Grid(start, step), ticks(step)
             for n in range(played):
-                t = start + n * step
                 for part in parts:
-                    self.sound(cue, ref, notes[n], part, t, step, n, zhong, jinzou)
+                    self.sound(cue.id, ref.piece.id, notes[n], part, grid, n, length, zhong, jinzou=jinzou,
+                               last=n == len(notes) - 1)
         return end, stop is not None and (played < len(notes) or end >= stop)
 
-    def sound(self, cue: Cue, ref: PieceRef, note, part: Part, t: Fraction, step: Fraction, n: int, zhong: int,
-              jinzou: bool) -> None:
-        """One note of one part; drums, 鑮 and 磬 play their pattern rather than every note."""
-        last = n == len(ref.piece.notes) - 1
+    def sound(self, cue_id: str, piece_id: str, note: Note, part: Part, grid: _Grid, n: int, length: int, zhong: int,
+              *, jinzou: bool, last: bool) -> None:
+        """Note *n* of a piece on one part; drums, 鑮 and 磬 play their pattern rather than every note."""
         if part.name == "歌" and not note.lyric.strip():
             return  # a lost piece's realization has no words to sing: the instruments play it
         if part.is_drum:
-            if jinzou:
-                self.drum(cue.id, part, t + step / 2, ref.piece.id, zhong)
-            elif n % PHRASE == 0:
-                self.drum(cue.id, part, t, ref.piece.id, zhong)
+            if jinzou or n % PHRASE == 0:  # 金奏: the drums answer each stroke half a syllable later
+                self.events.append(Event(grid.tick(n, half=jinzou), self.drum_ticks, EventKind.DRUM, cue_id, part.name,
+                                         part.drum_key, 0.0, part.velocity, "", piece_id, zhong))
             return
         if part.name == "鑮" and n % PHRASE:
             return
         if part.name == "磬" and not (n % PHRASE == PHRASE - 1 or last):
             return
-        delay = step / 2 if (jinzou and part.name == "磬") else Fraction(0)
-        key, cents = self.real.midi(note.pitch)
-        self.add(EventKind.NOTE, t + delay, step, cue.id, part=part.name, key=key + 12 * part.octave, cents=cents,
-                 velocity=part.velocity, text=note.lyric.strip() if part.name == "歌" else "", piece=ref.piece.id,
-                 zhong=zhong)
+        if (pitch := self.pitches.get(note.pitch)) is None:
+            pitch = self.pitches[note.pitch] = self.real.midi(note.pitch)
+        key, cents = pitch
+        self.events.append(Event(grid.tick(n, half=jinzou and part.name == "磬"), length, EventKind.NOTE, cue_id,
+                                 part.name, key + 12 * part.octave, cents, part.velocity,
+                                 note.lyric.strip() if part.name == "歌" else "", piece_id, zhong))
 
     def drum(self, cue_id: str, part: Part, t: Fraction, piece: str = "", zhong: int = 0, *, accent: bool = True,
              rnd: str = "", pair: str = "", jie: int = 0) -> None:
