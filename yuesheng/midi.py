@@ -22,6 +22,7 @@ from __future__ import annotations
 import io
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeAlias
 
 import mido
 
@@ -45,7 +46,7 @@ _OFF, _META, _PROGRAM, _ON, _CLOSE = 0, 1, 2, 3, 4  # the order of messages at t
 _INDEX_BITS = 40  # a message's place in its track's list, below its tick and rank in a sort key
 SOUNDING = (EventKind.NOTE, EventKind.DRUM, EventKind.CALL)
 
-Message = mido.Message | mido.MetaMessage
+AnyMessage: TypeAlias = "mido.Message | mido.MetaMessage"
 
 
 def _mask_slot(channel: int) -> tuple[int, int]:
@@ -94,9 +95,9 @@ class _Messages:
     """Each distinct message made once by mido, with its checks; every use of it is a copy."""
 
     def __init__(self) -> None:
-        self.made: dict[tuple[object, ...], Message] = {}
+        self.made: dict[tuple[object, ...], AnyMessage] = {}
 
-    def get(self, meta: bool, kind: str, **fields: object) -> Message:
+    def get(self, meta: bool, kind: str, **fields: object) -> AnyMessage:
         key = (meta, kind, *fields.items())
         if (message := self.made.get(key)) is None:
             try:
@@ -106,12 +107,13 @@ class _Messages:
             self.made[key] = message
         return message
 
-    def notes(self, part: Part, events: list[Event]) -> tuple[dict[tuple[int, int], Message], dict[int, Message]]:
+    def notes(self, part: Part, events: list[Event]
+              ) -> tuple[dict[tuple[int | None, int], AnyMessage], dict[int | None, AnyMessage]]:
         """The part's note-ons by (key, velocity) and note-offs by key, for every key and velocity of *events*."""
         ons = {(e.key, e.velocity): self.get(False, "note_on", channel=part.channel, note=e.key,
                                              velocity=max(1, min(127, e.velocity))) for e in events}
         offs = {key: self.get(False, "note_off", channel=part.channel, note=key) for key, _ in ons}
-        return ons, offs  # type: ignore[return-value]
+        return ons, offs
 
 
 class _Track:
@@ -129,9 +131,9 @@ class _Track:
     def __init__(self, fill: Callable[[_Track], None], *, reuse: bool = False) -> None:
         self.fill, self.reuse = fill, reuse
         self.keys: list[int] = []  # (tick, order, place in messages) as one sortable integer
-        self.messages: list[Message] = []
+        self.messages: list[AnyMessage] = []
 
-    def add(self, ticks: list[int], order: int, messages: list[Message]) -> None:
+    def add(self, ticks: list[int], order: int, messages: list[AnyMessage]) -> None:
         """*messages* at *ticks*, one for one, in the given *order* at their tick."""
         if len(ticks) != len(messages):
             raise ValueError(f"{len(ticks)} ticks for {len(messages)} messages")
@@ -139,7 +141,7 @@ class _Track:
         self.keys += [((tick << 3 | order) << _INDEX_BITS) | base + n for n, tick in enumerate(ticks)]
         self.messages += messages
 
-    def __iter__(self) -> Iterator[Message]:
+    def __iter__(self) -> Iterator[AnyMessage]:
         self.fill(self)
         keys, messages, self.keys, self.messages = self.keys, self.messages, [], []  # freed once written
         keys.sort()
@@ -157,7 +159,7 @@ class _Track:
         yield mido.MetaMessage("end_of_track", time=0)
 
 
-def _program(part: Part, timeline: Timeline, made: _Messages) -> list[Message]:
+def _program(part: Part, timeline: Timeline, made: _Messages) -> list[AnyMessage]:
     """The part's program change (none for drums), with the cue sheet's override."""
     if part.is_drum:
         return []
@@ -176,9 +178,9 @@ def _part(part: Part, events: list[Event], timeline: Timeline, end: int, made: _
         lyrics = {text: made.get(True, "lyrics", text=text) for text in dict.fromkeys(e.text for e in sung)}
         track.add([e.start_tick for e in sung], _META, [lyrics[e.text] for e in sung])
         ons, offs = made.notes(part, events)
-        track.add([e.start_tick for e in events], _ON, [ons[e.key, e.velocity] for e in events])  # type: ignore[index]
+        track.add([e.start_tick for e in events], _ON, [ons[e.key, e.velocity] for e in events])
         track.add([e.start_tick + max(1, e.length_ticks) for e in events], _OFF,
-                  [offs[e.key] for e in events])  # type: ignore[index]
+                  [offs[e.key] for e in events])
         closing = [made.get(False, "control_change", channel=part.channel, control=control, value=0)
                    for control in (123, 120)]  # all notes off, all sound off: nothing may sound on past the rite
         track.add([end, end], _CLOSE, closing)
@@ -242,14 +244,14 @@ def live_messages(timeline: Timeline) -> tuple[list[mido.Message], list[tuple[in
     setup = [message for part in sounding for message in _program(part, timeline, made)]
     tuning = octave_tuning_sysex(timeline, sorted({p.channel for p in sounding if not p.is_drum}))
     setup += [tuning] if tuning is not None else []
-    timed: list[tuple[int, int, str, Message]] = []
+    timed: list[tuple[int, int, str, AnyMessage]] = []
     for part, events in sounding.items():
         ons, offs = made.notes(part, events)
         for e in events:
-            timed += [(e.start_tick, _ON, e.cue, ons[e.key, e.velocity]),  # type: ignore[index]
-                      (e.start_tick + max(1, e.length_ticks), _OFF, e.cue, offs[e.key])]  # type: ignore[index]
+            timed += [(e.start_tick, _ON, e.cue, ons[e.key, e.velocity]),
+                      (e.start_tick + max(1, e.length_ticks), _OFF, e.cue, offs[e.key])]
     ordered = sorted(range(len(timed)), key=lambda i: (timed[i][0], timed[i][1], i))
-    return setup, [(timed[i][0], timed[i][2], timed[i][3].copy()) for i in ordered]  # type: ignore[misc]
+    return setup, [(timed[i][0], timed[i][2], timed[i][3].copy()) for i in ordered]
 
 
 def panic_messages(channels: list[int]) -> list[mido.Message]:
