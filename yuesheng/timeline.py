@@ -53,6 +53,8 @@ class EventKind(Enum):
     RELEASE = "release"
     CALL = "call"
 
+    __hash__ = object.__hash__  # members are singletons: hash by identity, in C (Enum's hashes the name in Python)
+
 
 _KIND_ORDER = {k: n for n, k in enumerate(EventKind)}
 
@@ -84,6 +86,9 @@ class Event:
     @property
     def sort_key(self) -> tuple[int, int, str, int, str]:
         return (self.start_tick, _KIND_ORDER[self.kind], self.part, self.key or 0, self.cue)
+
+
+_SORT_KEY = Event.sort_key.fget  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +205,7 @@ class _Builder:
         self.sheet, self.options, self.emit = sheet, options, emit
         self.counts: dict[str, int] = {}  # measuring: events by cue
         self.sung: dict[str, int] = {}  # measuring: sung notes by piece id
-        self.pitches: dict[Pitch, tuple[int, float]] = {}  # MIDI key and cents of each pitch sounded
+        self.realized: dict[str, list[tuple[int, float]]] = {}  # by piece id: MIDI key and cents of each note
         self.drum_ticks = ticks(DRUM_LENGTH)
         self.variants, self.readings = _check_options(sheet, options)
         self.syllable = options.syllable or sheet.syllable or DEFAULT_SYLLABLE
@@ -264,7 +269,7 @@ class _Builder:
         names = {m.id: m.name for table in (self.sheet.performers, self.sheet.positions) for m in table.values()}
         holds = {c: Hold(c, self.by_id[c].end_at, ticks(self.times[(c, "start")]), ticks(self.times[(c, "end")]),
                          tuple(ticks(t) for t in starts)) for c, starts in self.phrases.items()}
-        return Timeline(self.sheet.rite_name, self.sheet.rite_id, tuple(sorted(self.events, key=lambda e: e.sort_key)),
+        return Timeline(self.sheet.rite_name, self.sheet.rite_id, tuple(sorted(self.events, key=_SORT_KEY)),
                         timings, self.tallies, tuple(self.notices), self.real, self.variants, self.readings, programs, names,
                         holds)
 
@@ -385,15 +390,21 @@ class _Builder:
         else:
             if stop is not None:
                 self.phrases.setdefault(cue.id, []).extend(start + n * step for n in range(0, played, PHRASE))
-            grid, length = _Grid(start, step), ticks(step)
+            grid, length, keys = _Grid(start, step), ticks(step), self.keys(ref.piece)
             for n in range(played):
                 for part in parts:
-                    self.sound(cue.id, ref.piece.id, notes[n], part, grid, n, length, zhong, jinzou=jinzou,
+                    self.sound(cue.id, ref.piece.id, notes[n], keys[n], part, grid, n, length, zhong, jinzou=jinzou,
                                last=n == len(notes) - 1)
         return end, stop is not None and (played < len(notes) or end >= stop)
 
-    def sound(self, cue_id: str, piece_id: str, note: Note, part: Part, grid: _Grid, n: int, length: int, zhong: int,
-              *, jinzou: bool, last: bool) -> None:
+    def keys(self, piece: Piece) -> list[tuple[int, float]]:
+        """MIDI key and cents of each note of *piece*, realized once per build."""
+        if piece.id not in self.realized:
+            self.realized[piece.id] = [self.real.midi(note.pitch) for note in piece.notes]
+        return self.realized[piece.id]
+
+    def sound(self, cue_id: str, piece_id: str, note: Note, realized: tuple[int, float], part: Part, grid: _Grid,
+              n: int, length: int, zhong: int, *, jinzou: bool, last: bool) -> None:
         """Note *n* of a piece on one part; drums, 鑮 and 磬 play their pattern rather than every note."""
         if part.name == "歌" and not note.lyric.strip():
             return  # a lost piece's realization has no words to sing: the instruments play it
@@ -406,9 +417,7 @@ class _Builder:
             return
         if part.name == "磬" and not (n % PHRASE == PHRASE - 1 or last):
             return
-        if (pitch := self.pitches.get(note.pitch)) is None:
-            pitch = self.pitches[note.pitch] = self.real.midi(note.pitch)
-        key, cents = pitch
+        key, cents = realized
         self.events.append(Event(grid.tick(n, half=jinzou and part.name == "磬"), length, EventKind.NOTE, cue_id,
                                  part.name, key + 12 * part.octave, cents, part.velocity,
                                  note.lyric.strip() if part.name == "歌" else "", piece_id, zhong))
