@@ -20,7 +20,10 @@ one syllable to a 瑟 stroke, as 一字一音 scores imply: 鹿鳴's 103 syllabl
 
 from __future__ import annotations
 
+import gc
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
 from fractions import Fraction
@@ -597,7 +600,20 @@ def build_timeline(sheet: CueSheet, options: Options = Options()) -> Timeline:
     """
     if problems := measure(sheet, options).problems():
         raise limits.LimitError("; ".join(message for _, message in problems))
-    return _Builder(sheet, options).build()
+    with _collector_paused():  # millions of new events, none of them in a cycle: the collector would rescan them
+        return _Builder(sheet, options).build()
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector (if it runs) for the duration."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 def piece_timeline(piece: Piece, *, realization: Realization = Realization(), syllable: Fraction = DEFAULT_SYLLABLE) -> Timeline:
