@@ -156,7 +156,8 @@ def test_three_thousand_held_jinzou_cues_are_refused_by_validate_and_timeline(ru
         code, err = _validate(run, sheet)
     assert code == 1
     line = re.search(r"^(\S+):(\d+):(\d+): cues\[10\]: the timeline would hold ([\d,]+) events \(([\d,]+) in cue "
-                     r"jin-0\), beyond the limit of events in a timeline \(at most 3,000,000\) \[limits\]$", err, re.M)
+                     r"jin-0, with [\d,]+ phrase marks of held music\), beyond the limit of events in a timeline "
+                     r"\(at most 3,000,000\) \[limits\]$", err, re.M)
     assert line and line[1] == str(sheet) and int(line[4].replace(",", "")) > 3_000_000
     assert f"{sheet}:{line[2]}:{line[3]}" == _place(sheet, "id: jin-0")
     with deadline():
@@ -232,6 +233,7 @@ def test_measure_counts_exactly_the_events_a_build_makes(repertoire, rite):
             options = Options(variants, syllable=syllable)
             size, timeline = measure(sheet, options), build_timeline(sheet, options)
             assert size.events == len(timeline.events)
+            assert size.marks == sum(len(hold.phrase_ticks) for hold in timeline.holds.values())
             assert ticks(size.end) == max(t.end_tick for t in timeline.cues)
             assert not size.problems()
 

@@ -207,6 +207,7 @@ class _Builder:
     def __init__(self, sheet: CueSheet, options: Options, *, emit: bool = True) -> None:
         self.sheet, self.options, self.emit = sheet, options, emit
         self.counts: dict[str, int] = {}  # measuring: events by cue
+        self.marks = 0  # measuring: phrase marks of music held until an action (Timeline.holds)
         self.sung: dict[str, int] = {}  # measuring: sung notes by piece id
         self.realized: dict[str, list[tuple[int, float]]] = {}  # by piece id: MIDI key and cents of each note
         self.drum_ticks = ticks(DRUM_LENGTH)
@@ -313,7 +314,7 @@ class _Builder:
             return stop if stop is not None else start
         t = start
         while True:
-            began, counted = t, self.counts.get(cue.id, 0)
+            began, counted, marked = t, self.counts.get(cue.id, 0), self.marks
             for group in segments:
                 t, stopped = self.play_group(cue, group, t, stop)
                 if stopped:
@@ -323,12 +324,15 @@ class _Builder:
             if t == began:  # pieces without notes: silence until the action
                 return stop
             if not self.emit:
-                t = self.skip_repeats(cue.id, t, t - began, self.counts.get(cue.id, 0) - counted, stop)
+                t = self.skip_repeats(cue.id, t, t - began, self.counts.get(cue.id, 0) - counted, self.marks - marked,
+                                      stop)
 
-    def skip_repeats(self, cue_id: str, t: Fraction, length: Fraction, events: int, stop: Fraction) -> Fraction:
+    def skip_repeats(self, cue_id: str, t: Fraction, length: Fraction, events: int, marks: int,
+                     stop: Fraction) -> Fraction:
         """Measuring: jump over the repeats of held music that end before *stop*; the time after them."""
         repeats = math.ceil((stop - t) / length) - 1
         self.count(cue_id, repeats * events)
+        self.marks += repeats * marks
         return t + repeats * length
 
     def segments(self, cue: Cue) -> list[list[tuple[PieceRef, tuple[Part, ...]]]]:
@@ -390,10 +394,12 @@ class _Builder:
         end = start + played * step
         if not self.emit:
             self.count(cue.id, sum(self.sounded(ref.piece, part, played, jinzou) for part in parts))
+            self.marks += -(-played // PHRASE) if stop is not None else 0
         else:
             if stop is not None:
                 self.phrases.setdefault(cue.id, []).extend(start + n * step for n in range(0, played, PHRASE))
             grid, length, keys = _Grid(start, step), ticks(step), self.keys(ref.piece)
+            parts = tuple(p for p in parts if self.sounded(ref.piece, p, len(notes), jinzou))  # none that stay silent
             for n in range(played):
                 for part in parts:
                     self.sound(cue.id, ref.piece.id, notes[n], keys[n], part, grid, n, length, zhong, jinzou=jinzou,
@@ -571,12 +577,14 @@ class Size:
     last_cue: str  # the cue that ends last
     busiest_cue: str  # the cue with the most events
     busiest_events: int
+    marks: int = 0  # phrase marks of music held until an action: entries of the timeline too
 
     def problems(self) -> list[tuple[str, str]]:
         """(cue id, message) for each limit a build of this size breaks."""
+        marks = f", with {self.marks:,} phrase marks of held music" if self.marks else ""
         found = [(self.busiest_cue, limits.EVENTS.check(
-                     "the timeline would hold", self.events,
-                     f" events ({self.busiest_events:,} in cue {self.busiest_cue})")),
+                     "the timeline would hold", self.events + self.marks,
+                     f" events ({self.busiest_events:,} in cue {self.busiest_cue}{marks})")),
                  (self.last_cue, limits.RITE_SECONDS.check("the rite would last", self.end,
                                                            f" (cue {self.last_cue} ends last)"))]
         return [(cue, message) for cue, message in found if message]
@@ -590,7 +598,7 @@ def measure(sheet: CueSheet, options: Options = Options()) -> Size:
     end_point = max(builder.times, key=lambda point: builder.times[point], default=("", "end"))
     busiest = max(builder.counts, key=lambda cue: builder.counts[cue], default="")
     return Size(sum(builder.counts.values()), builder.times.get(end_point, Fraction(0)), end_point[0], busiest,
-                builder.counts.get(busiest, 0))
+                builder.counts.get(busiest, 0), builder.marks)
 
 
 def build_timeline(sheet: CueSheet, options: Options = Options()) -> Timeline:
