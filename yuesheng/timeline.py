@@ -29,7 +29,6 @@ from enum import Enum
 from fractions import Fraction
 
 from yuesheng import limits
-
 from yuesheng.archery import Release, Tally, shoot_with_music, shoot_without_music, tally
 from yuesheng.cuesheet import (
     Count, Cue, CueSheet, MusicKind, PieceRef, Round, dependencies, evaluation_order, rounds_called,
@@ -211,6 +210,7 @@ class _Builder:
         self.sung: dict[str, int] = {}  # measuring: sung notes by piece id
         self.realized: dict[str, list[tuple[int, float]]] = {}  # by piece id: MIDI key and cents of each note
         self.drum_ticks = ticks(DRUM_LENGTH)
+        self.tallies: tuple[Tally, ...] = ()
         self.variants, self.readings = _check_options(sheet, options)
         self.syllable = options.syllable or sheet.syllable or DEFAULT_SYLLABLE
         self.real = options.realization or Realization(sheet.huangzhong)
