@@ -1,6 +1,6 @@
 """How fast yuesheng renders MIDI, and how that cost grows.
 
-Measures, with ``time.perf_counter`` (best of 3):
+Measures (best of 3):
 
 1. each shipped rite (``cues/*.yaml``): ``load_cuesheet`` once, then
    ``build_timeline`` and ``midi_bytes`` timed separately;
@@ -10,26 +10,40 @@ Measures, with ``time.perf_counter`` (best of 3):
    should stay roughly flat (linear growth);
 3. the baseline: music21's own MIDI export (``streamToMidiFile`` + ``writestr``)
    of the first 3000 synthetic notes, one music21 Part per yuesheng part,
-   against ``midi_bytes`` of a Timeline holding exactly those notes.
+   against ``midi_bytes`` of a Timeline holding exactly those notes;
+4. one long piece (鹿鳴's stanzas repeated) sung once, 5,000 and 40,000 notes:
+   ``build_timeline`` + ``midi_bytes`` per note (it was quadratic: the notes
+   were gathered again for every note);
+5. a million sung syllables (鹿鳴 ×9,709 終, in 98 升歌 cues, 0.15 s a syllable
+   to stay within the 48-hour limit), in a child process: ``build_timeline``
+   and ``midi_bytes`` timed, and the child's peak resident memory
+   (``resource.getrusage``) after each.
+
+Times are CPU seconds (``time.process_time``), the fair figure on a shared,
+loaded machine; the music21 comparison and 4 and 5 give wall-clock time
+(``time.perf_counter``) too.
 
 Run ``python benchmarks/render.py`` (``--quick``: sizes 10**2..10**4, one
-repeat, 300 baseline notes, for a smoke run). The last lines are ``RESULT``
-lines: the speedup over music21 and the per-event cost at each size.
+repeat, 300 baseline notes, 10**5 syllables, for a smoke run). The last lines
+are ``RESULT`` lines: the speedup over music21, the per-event cost at each
+size, the long piece's per-note cost, and the million syllables' times and
+memory.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
+import resource
+import subprocess
 import sys
 import time
+from dataclasses import replace
 from collections.abc import Callable
 from pathlib import Path
 
-try:
-    import yuesheng  # noqa: F401
-except ModuleNotFoundError:  # run from a checkout without installing
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's yuesheng, installed or not
 
 from yuesheng.validate import load_cuesheet
 from yuesheng.lulu import Realization
@@ -41,14 +55,17 @@ LYRICS = "呦呦鹿鳴食野之苹我有嘉賓鼓瑟吹笙吹笙鼓簧承筐是�
 SYLLABLE = TICKS_PER_SECOND * 3 // 2  # 1.5 s, the default declamation
 
 
-def best_of(repeats: int, fn: Callable[[], object]) -> float:
-    """The fastest of *repeats* runs of *fn*, in seconds."""
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+def timed(fn: Callable[[], object]) -> tuple[float, float]:
+    """Wall-clock and CPU seconds of one run of *fn*."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def best_of(repeats: int, fn: Callable[[], object]) -> tuple[float, float]:
+    """The fastest of *repeats* runs of *fn*: (wall-clock, CPU) seconds, each the least seen."""
+    runs = [timed(fn) for _ in range(repeats)]
+    return min(w for w, _ in runs), min(c for _, c in runs)
 
 
 def timeline_of(events: list[Event], rite: str = "synthetic") -> Timeline:
@@ -86,29 +103,29 @@ def synthetic_events(n: int, seed: int = 0) -> list[Event]:
 
 def render_rites(repeats: int) -> None:
     repertoire = load_repertoire()
-    print(f"{'events':>8}{'notes':>8}{'build s':>10}{'MIDI s':>10}  rite")
+    print(f"{'events':>8}{'notes':>8}{'build s':>10}{'MIDI s':>10}  rite (CPU seconds)")
     for path in sorted(data_dir("cues").glob("*.yaml")):
         sheet = load_cuesheet(path, repertoire)
         timeline = build_timeline(sheet)
         notes = sum(e.kind is EventKind.NOTE for e in timeline.events)
-        build = best_of(repeats, lambda: build_timeline(sheet))
-        midi = best_of(repeats, lambda: midi_bytes(timeline))
+        build = best_of(repeats, lambda: build_timeline(sheet))[1]
+        midi = best_of(repeats, lambda: midi_bytes(timeline))[1]
         print(f"{len(timeline.events):>8}{notes:>8}{build:>10.4f}{midi:>10.4f}  {timeline.rite} ({path.name})")
 
 
 def per_event_costs(sizes: list[int], repeats: int) -> list[float]:
-    """µs per event of midi_bytes on synthetic timelines of each size."""
+    """CPU µs per event of midi_bytes on synthetic timelines of each size."""
     costs = []
     for n in sizes:
         timeline = timeline_of(synthetic_events(n))
-        seconds = best_of(repeats, lambda: midi_bytes(timeline))
+        seconds = best_of(repeats, lambda: midi_bytes(timeline))[1]
         costs.append(seconds / n * 1e6)
-        print(f"synthetic {n:>7} events: midi_bytes {seconds:8.4f} s, {costs[-1]:6.2f} µs/event")
+        print(f"synthetic {n:>7} events: midi_bytes {seconds:8.4f} s CPU, {costs[-1]:6.2f} µs/event")
     return costs
 
 
-def music21_baseline(notes: list[Event], repeats: int) -> tuple[float, float]:
-    """Seconds (best of *repeats*) for music21's MIDI export and for midi_bytes of the same notes."""
+def music21_baseline(notes: list[Event], repeats: int) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(wall, CPU) seconds, best of *repeats*, of music21's MIDI export and of midi_bytes of the same notes."""
     import io
 
     from music21 import midi as m21midi
@@ -129,22 +146,92 @@ def music21_baseline(notes: list[Event], repeats: int) -> tuple[float, float]:
             whole.insert(0, part)
         return whole
 
-    m21_best = float("inf")
+    runs = []
     for _ in range(repeats):  # a fresh stream each time: the export may cache on it
         whole = score()
-        start = time.perf_counter()
-        data = m21midi.translate.streamToMidiFile(whole).writestr()
-        io.BytesIO(data)
-        m21_best = min(m21_best, time.perf_counter() - start)
+        runs.append(timed(lambda: io.BytesIO(m21midi.translate.streamToMidiFile(whole).writestr())))
     timeline = timeline_of(notes)
-    ours = best_of(repeats, lambda: midi_bytes(timeline))
-    return m21_best, ours
+    return (min(w for w, _ in runs), min(c for _, c in runs)), best_of(repeats, lambda: midi_bytes(timeline))
+
+
+def _sung_sheet(path: Path, cues: list[int], syllable: str) -> Path:
+    """A cue sheet of 升歌 cues singing 鹿鳴 with the given 終 each, written to *path*."""
+    lines = ["format: yuesheng-cues/1", "rite: {id: luming-many, name: 鹿鳴 repeated, rank: 大夫}",
+             f"defaults: {{syllable: {syllable}}}", "performers:", "  gong: {name: 工, count: 4}", "instruments:",
+             "  se: {name: 瑟, player: gong}", "cues:"]
+    for n, zhong in enumerate(cues):
+        lines += [f"  - id: ge-{n}", "    section: 樂賓", "    music: 升歌", "    pieces:",
+                  f"      - {{piece: luming, zhong: {zhong}}}", "    performers: [gong]", "    instruments: [se]",
+                  "    cite: {page: 4-21a, quote: 工歌鹿鳴四牡皇皇者華}"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def long_piece_costs(sizes: list[int]) -> list[tuple[int, float, float]]:
+    """(notes, wall µs per note, CPU µs per note) of building and rendering one long piece sung once."""
+    import tempfile
+
+    repertoire = load_repertoire()
+    luming = repertoire.find("luming")
+    out = []
+    with tempfile.TemporaryDirectory() as folder:
+        sheet = load_cuesheet(_sung_sheet(Path(folder) / "one.yaml", [1], "1.5s"), repertoire)
+    for n in sizes:
+        piece = replace(luming, stanzas=luming.stanzas * (n // len(luming.notes)))
+        cue = sheet.cues[0]
+        long = replace(sheet, cues=(replace(cue, pieces=(replace(cue.pieces[0], piece=piece),)),))
+        wall, cpu = time.perf_counter(), time.process_time()
+        midi_bytes(build_timeline(long))
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        notes = len(piece.notes)
+        out.append((notes, wall / notes * 1e6, cpu / notes * 1e6))
+        print(f"one piece of {notes:>6} notes: build + MIDI {wall:7.3f} s wall, {cpu:7.3f} s CPU, "
+              f"{out[-1][1]:6.1f} µs/note")
+    return out
+
+
+def million_child(syllables: int) -> None:
+    """In a child process: build and render *syllables* sung syllables; print the figures as JSON."""
+    import tempfile
+
+    cues, left = [], -(-syllables // 103)  # 終 of 鹿鳴 (103 syllables), at most 100 to a cue
+    while left:
+        cues.append(min(100, left))
+        left -= cues[-1]
+    with tempfile.TemporaryDirectory() as folder:
+        sheet = load_cuesheet(_sung_sheet(Path(folder) / "many.yaml", cues, "0.15s"), load_repertoire())
+    figures: dict[str, float] = {}
+    wall, cpu = time.perf_counter(), time.process_time()
+    timeline = build_timeline(sheet)
+    figures.update(build_s=time.perf_counter() - wall, build_cpu_s=time.process_time() - cpu,
+                   build_peak_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    wall, cpu = time.perf_counter(), time.process_time()
+    data = midi_bytes(timeline)
+    figures.update(render_s=time.perf_counter() - wall, render_cpu_s=time.process_time() - cpu,
+                   peak_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, events=len(timeline.events),
+                   syllables=sum(cues) * 103, bytes=len(data))
+    print(json.dumps(figures))
+
+
+def million_syllables(syllables: int) -> dict[str, float]:
+    child = subprocess.run([sys.executable, __file__, "--million-child", str(syllables)], capture_output=True,
+                           text=True, check=True)
+    figures = json.loads(child.stdout.splitlines()[-1])
+    print(f"{figures['syllables']:,} syllables, {figures['events']:,} events: build {figures['build_s']:.1f} s "
+          f"({figures['build_cpu_s']:.1f} s CPU, peak {figures['build_peak_mb']:.0f} MB), MIDI "
+          f"{figures['render_s']:.1f} s ({figures['render_cpu_s']:.1f} s CPU), peak {figures['peak_mb']:.0f} MB, "
+          f"{figures['bytes']:,} bytes")
+    return figures
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, one repeat: a smoke run")
+    parser.add_argument("--million-child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.million_child:
+        million_child(args.million_child)
+        return
     repeats = 1 if args.quick else 3
     exponents = [2, 3, 4] if args.quick else [3, 4, 5]
     baseline_notes = 300 if args.quick else 3000
@@ -153,14 +240,25 @@ def main(argv: list[str] | None = None) -> None:
     costs = per_event_costs([10**x for x in exponents], repeats)
     notes = [e for e in timeline_of(synthetic_events(baseline_notes * 2)).events
              if e.kind is EventKind.NOTE][:baseline_notes]
-    m21_s, ours_s = music21_baseline(notes, repeats)
-    print(f"{len(notes)} notes: music21 streamToMidiFile+writestr {m21_s:.4f} s, yuesheng midi_bytes {ours_s:.4f} s")
+    (m21_s, m21_cpu), (ours_s, ours_cpu) = music21_baseline(notes, repeats)
+    print(f"{len(notes)} notes: music21 streamToMidiFile+writestr {m21_s:.4f} s ({m21_cpu:.4f} s CPU), "
+          f"yuesheng midi_bytes {ours_s:.4f} s ({ours_cpu:.4f} s CPU)")
     growth = costs[-1] / costs[0]
     verdict = "linear" if growth <= 2 else "NOT linear"
     print(f"growth: per-event cost at 1e{exponents[-1]} / 1e{exponents[0]} = {growth:.2f}x ({verdict}, limit 2x)")
-    print(f"RESULT render_speedup_vs_music21={m21_s / ours_s:.2f}")
+    long = long_piece_costs([500, 4000] if args.quick else [5000, 40000])
+    million = million_syllables(10**5 if args.quick else 10**6)
+    print(f"RESULT render_speedup_vs_music21={m21_s / ours_s:.2f} (CPU time: {m21_cpu / ours_cpu:.2f})")
     for x, cost in zip(exponents, costs):
         print(f"RESULT per_event_us_1e{x}={cost:.2f}")
+    for notes, wall_us, cpu_us in long:
+        print(f"RESULT long_piece_us_per_note_{notes}={wall_us:.1f} (CPU {cpu_us:.1f})")
+    print(f"RESULT long_piece_growth={long[-1][2] / long[0][2]:.2f} (CPU per note, {long[-1][0]} / {long[0][0]} notes)")
+    tag = "million" if not args.quick else "hundred_thousand"
+    print(f"RESULT {tag}_syllables_build_s={million['build_s']:.1f} (CPU {million['build_cpu_s']:.1f}, "
+          f"peak {million['build_peak_mb']:.0f} MB)")
+    print(f"RESULT {tag}_syllables_render_s={million['render_s']:.1f} (CPU {million['render_cpu_s']:.1f})")
+    print(f"RESULT {tag}_syllables_peak_mb={million['peak_mb']:.0f}")
 
 
 if __name__ == "__main__":

@@ -209,9 +209,9 @@ def test_a_duration_too_large_for_a_float_is_an_error(run, tmp_path):
     path = _sheet(tmp_path, _golden_with("duration: 10s", "duration: " + "9" * 300 + "s"))
     code, _, err = run("validate", path)
     assert code == 1 and f"{path}:30:15: cues[0].duration: duration '99999999999999999999'… is 301 characters" in err
-    path = _sheet(tmp_path, _golden_with("duration: 10s", "duration: 25h"))
+    path = _sheet(tmp_path, _golden_with("duration: 10s", "duration: 49h"))
     code, _, err = run("validate", path)
-    assert code == 1 and "duration '25h' is longer than 24h" in err
+    assert code == 1 and "cues[0].duration: duration 49h, beyond the limit of the length of a rite" in err
 
 
 @pytest.mark.parametrize("value, message", [
@@ -468,7 +468,7 @@ def test_any_syllable(run, text):
     if _tiny_syllable(text):
         return
     code, out, err = _no_traceback(run, "timeline", GOLDEN_PATH, "--syllable", text)
-    assert code == 0 or "--syllable" in err
+    assert code == 0 or "--syllable" in err or "beyond the limit of the length of a rite" in err
 
 
 @_fast

@@ -134,3 +134,40 @@ def test_markers_and_lyrics_show_private_use_codes_as_characters(golden):
     texts = [m.text for t in midi.tracks for m in t if m.type in ("marker", "lyrics")]
     assert any(t.endswith(": 當楣") for t in texts) and "當楣" in texts
     assert not any("&KR" in t for t in texts)
+
+
+def test_a_gap_beyond_the_midi_delta_limit_is_bridged_not_written_invalid():
+    from yuesheng.lulu import Realization as R
+    from yuesheng.midi import MAX_DELTA
+
+    later = 2 * MAX_DELTA + 12345  # about 155 hours after the first note: no single delta can hold it
+    events = (Event(0, 960, EventKind.NOTE, "a", part="瑟", key=60, velocity=80),
+              Event(later, 960, EventKind.NOTE, "b", part="瑟", key=62, velocity=80))
+    data = midi_bytes(Timeline("t", "t", events, (), (), (), R()))
+    midi = _read(data)
+    for track in midi.tracks:
+        assert all(0 <= m.time <= MAX_DELTA for m in track)
+    se = next(t for t in midi.tracks if t.name == "瑟")
+    now, ons = 0, []
+    for m in se:
+        now += m.time
+        if m.type == "note_on":
+            ons.append((now, m.note))
+    assert ons == [(0, 60), (later, 62)]
+    assert [m.text for m in se if m.type == "text"] == ["", ""]  # the two bridges, empty text events
+    assert data == midi_bytes(Timeline("t", "t", events, (), (), (), R()))
+
+
+def test_a_key_outside_midi_is_an_error_not_a_traceback():
+    from yuesheng.lulu import Realization as R
+    from yuesheng.midi import MidiError
+
+    events = (Event(0, 960, EventKind.NOTE, "a", part="瑟", key=140, velocity=80),)
+    with pytest.raises(MidiError, match="note_on .*140"):
+        midi_bytes(Timeline("t", "t", events, (), (), (), R()))
+
+
+def test_to_midi_and_midi_bytes_write_the_same_file(golden):
+    buffer = io.BytesIO()
+    to_midi(golden).save(file=buffer)
+    assert buffer.getvalue() == midi_bytes(golden)

@@ -21,9 +21,10 @@ the same Timeline gives the same bytes.
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 from pathlib import Path
+from typing import TypeAlias
 
 import mido
 
@@ -38,16 +39,17 @@ class PortError(YueshengError):
     """A MIDI port that cannot be listed, opened or written."""
 
 
-TEMPO = 1_000_000  # µs per beat: 60 bpm, so one beat = one second = TICKS_PER_SECOND ticks
-_OFF, _META, _PROGRAM, _ON = 0, 1, 2, 3
+class MidiError(YueshengError):
+    """A Timeline that cannot be written as MIDI (a key or velocity outside 0–127)."""
 
-# A message to be: (tick, order at that tick, meta?, type, fields, cue). Built once, with its delta time.
-Spec = tuple[int, int, bool, str, dict, str]
+
+TEMPO = 1_000_000  # µs per beat: 60 bpm, so one beat = one second = TICKS_PER_SECOND ticks
+MAX_DELTA = 0x0FFFFFFF  # the longest delta time a Standard MIDI File can hold (four bytes of seven bits)
+_OFF, _META, _PROGRAM, _ON, _CLOSE = 0, 1, 2, 3, 4  # the order of messages at the same tick
+_INDEX_BITS = 40  # a message's place in its track's list, below its tick and rank in a sort key
 SOUNDING = (EventKind.NOTE, EventKind.DRUM, EventKind.CALL)
 
-
-def _meta(tick: int, kind: str, **fields: object) -> Spec:
-    return (tick, _META, True, kind, fields, "")
+AnyMessage: TypeAlias = "mido.Message | mido.MetaMessage"
 
 
 def _mask_slot(channel: int) -> tuple[int, int]:
@@ -92,100 +94,167 @@ def decode_octave_tuning(message: mido.Message) -> tuple[list[int], list[float]]
     return channels, [((pairs[i] << 7 | pairs[i + 1]) - 8192) * 100 / 8192 for i in range(0, 24, 2)]
 
 
-def _program(part: Part, timeline: Timeline) -> list[Spec]:
+class _Messages:
+    """Each distinct message made once by mido, with its checks; every use of it is a copy."""
+
+    def __init__(self) -> None:
+        self.made: dict[tuple[object, ...], AnyMessage] = {}
+
+    def get(self, meta: bool, kind: str, **fields: object) -> AnyMessage:
+        key = (meta, kind, *fields.items())
+        if (message := self.made.get(key)) is None:
+            try:
+                message = (mido.MetaMessage if meta else mido.Message)(kind, **fields)
+            except (ValueError, TypeError) as exc:
+                raise MidiError(f"cannot write {kind} {fields}: {exc}") from None
+            self.made[key] = message
+        return message
+
+    def notes(self, part: Part, events: list[Event]
+              ) -> tuple[dict[tuple[int | None, int], AnyMessage], dict[int | None, AnyMessage]]:
+        """The part's note-ons by (key, velocity) and note-offs by key, for every key and velocity of *events*."""
+        ons = {(e.key, e.velocity): self.get(False, "note_on", channel=part.channel, note=e.key,
+                                             velocity=max(1, min(127, e.velocity))) for e in events}
+        offs = {key: self.get(False, "note_off", channel=part.channel, note=key) for key, _ in ons}
+        return ons, offs
+
+
+class _Track:
+    """A track as mido's writer reads it: the messages in order, each with its delta time.
+
+    Its content is made only when mido iterates it, and each message with its time only as it is
+    written, so that a long rite's messages never all exist at once. Messages are ordered by tick, then
+    note-off, meta, program, note-on, closing, then as added; a gap longer than a MIDI delta can hold is
+    bridged by empty text events.
+
+    With *reuse*, for a writer that reads each message before it asks for the next (mido's), every use
+    of a distinct message is that message itself with its delta time set; otherwise each is a copy.
+    """
+
+    def __init__(self, fill: Callable[[_Track], None], *, reuse: bool = False) -> None:
+        self.fill, self.reuse = fill, reuse
+        self.keys: list[int] = []  # (tick, order, place in messages) as one sortable integer
+        self.messages: list[AnyMessage] = []
+
+    def add(self, ticks: list[int], order: int, messages: list[AnyMessage]) -> None:
+        """*messages* at *ticks*, one for one, in the given *order* at their tick."""
+        if len(ticks) != len(messages):
+            raise ValueError(f"{len(ticks)} ticks for {len(messages)} messages")
+        base = len(self.messages)
+        self.keys += [((tick << 3 | order) << _INDEX_BITS) | base + n for n, tick in enumerate(ticks)]
+        self.messages += messages
+
+    def __iter__(self) -> Iterator[AnyMessage]:
+        self.fill(self)
+        keys, messages, self.keys, self.messages = self.keys, self.messages, [], []  # freed once written
+        keys.sort()
+        now, place, reuse = 0, (1 << _INDEX_BITS) - 1, self.reuse
+        for key in keys:
+            tick = key >> (_INDEX_BITS + 3)
+            delta = tick - now
+            while delta > MAX_DELTA:
+                yield mido.MetaMessage("text", text="", time=MAX_DELTA)
+                delta -= MAX_DELTA
+            message = messages[key & place] if reuse else messages[key & place].copy()
+            vars(message)["time"] = delta  # an int >= 0: mido's setter would only check that again
+            yield message
+            now = tick
+        yield mido.MetaMessage("end_of_track", time=0)
+
+
+def _program(part: Part, timeline: Timeline, made: _Messages) -> list[AnyMessage]:
     """The part's program change (none for drums), with the cue sheet's override."""
     if part.is_drum:
         return []
-    return [(0, _PROGRAM, False, "program_change",
-             {"channel": part.channel, "program": timeline.programs.get(part.name, part.program)}, "")]
+    return [made.get(False, "program_change", channel=part.channel,
+                     program=timeline.programs.get(part.name, part.program))]
 
 
-def _notes(part: Part, events: list[Event]) -> list[Spec]:
-    """Note-on and note-off of every event of a part."""
-    out: list[Spec] = []
-    for e in events:
-        out.append((e.start_tick, _ON, False, "note_on",
-                    {"channel": part.channel, "note": e.key, "velocity": max(1, min(127, e.velocity))}, e.cue))
-        out.append((e.start_tick + max(1, e.length_ticks), _OFF, False, "note_off",
-                    {"channel": part.channel, "note": e.key}, e.cue))
-    return out
+def _part(part: Part, events: list[Event], timeline: Timeline, end: int, made: _Messages) -> Callable[[_Track], None]:
+    """The part's name, program, a lyric for every syllable sung, its notes, and the closing controls."""
+
+    def fill(track: _Track) -> None:
+        track.add([0], _META, [made.get(True, "track_name", name=part.name)])
+        program = _program(part, timeline, made)
+        track.add([0] * len(program), _PROGRAM, program)
+        sung = [e for e in events if e.text]
+        lyrics = {text: made.get(True, "lyrics", text=display(text)) for text in dict.fromkeys(e.text for e in sung)}
+        track.add([e.start_tick for e in sung], _META, [lyrics[e.text] for e in sung])
+        ons, offs = made.notes(part, events)
+        track.add([e.start_tick for e in events], _ON, [ons[e.key, e.velocity] for e in events])
+        track.add([e.start_tick + max(1, e.length_ticks) for e in events], _OFF,
+                  [offs[e.key] for e in events])
+        closing = [made.get(False, "control_change", channel=part.channel, control=control, value=0)
+                   for control in (123, 120)]  # all notes off, all sound off: nothing may sound on past the rite
+        track.add([end, end], _CLOSE, closing)
+
+    return fill
 
 
-def _part_track(part: Part, events: list[Event], timeline: Timeline) -> list[Spec]:
-    lyrics = [_meta(e.start_tick, "lyrics", text=display(e.text)) for e in events if e.text]
-    return [_meta(0, "track_name", name=part.name)] + _program(part, timeline) + lyrics + _notes(part, events)
+def _conductor(timeline: Timeline, tuning: mido.Message | None, made: _Messages) -> Callable[[_Track], None]:
+    def fill(track: _Track) -> None:
+        real = timeline.realization
+        texts = [f"tuning {real.tuning.value}; 黄鍾 = MIDI {real.huangzhong}", *map(display, timeline.notices)]
+        head = [made.get(True, "track_name", name=f"{timeline.rite} ({timeline.rite_id})"),
+                made.get(True, "set_tempo", tempo=TEMPO)] + [made.get(True, "text", text=text) for text in texts]
+        track.add([0] * len(head), _META, head)
+        if tuning is not None:
+            track.add([0], _PROGRAM, [tuning])
+        marked = [e for e in timeline.events if e.kind in (EventKind.ACTION, EventKind.MARKER)]
+        track.add([e.start_tick for e in marked], _META,
+                  [made.get(True, "marker", text=display(f"{e.cue}: {e.text}") if e.text else e.cue) for e in marked])
+
+    return fill
 
 
-def _conductor(timeline: Timeline, tuning: mido.Message | None) -> list[Spec]:
-    real = timeline.realization
-    out: list[Spec] = [
-        _meta(0, "track_name", name=f"{timeline.rite} ({timeline.rite_id})"),
-        _meta(0, "set_tempo", tempo=TEMPO),
-        _meta(0, "text", text=f"tuning {real.tuning.value}; 黄鍾 = MIDI {real.huangzhong}"),
-    ]
-    out += [_meta(0, "text", text=display(notice)) for notice in timeline.notices]
-    if tuning is not None:
-        out.append((0, _PROGRAM, False, "sysex", {"data": tuning.data}, ""))
-    for e in timeline.events:
-        if e.kind in (EventKind.ACTION, EventKind.MARKER):
-            out.append(_meta(e.start_tick, "marker", text=display(f"{e.cue}: {e.text}") if e.text else e.cue))
-    return out
+def _shots(releases: list[Event], made: _Messages) -> Callable[[_Track], None]:
+    def fill(track: _Track) -> None:
+        track.add([0], _META, [made.get(True, "track_name", name="射")])
+        texts = [f"{e.round} {e.pair} {e.archer} {e.text} 矢{e.arrow} 節{e.jie}: " + ("中" if e.hit else "不中")
+                 + ("，釋獲" if e.counted else "") for e in releases]
+        track.add([e.start_tick for e in releases], _META, [made.get(True, "text", text=text) for text in texts])
+
+    return fill
 
 
-def _shots(timeline: Timeline) -> list[Spec]:
-    out: list[Spec] = []
-    for e in timeline.events:
-        if e.kind is EventKind.RELEASE:
-            verdict = ("中" if e.hit else "不中") + ("，釋獲" if e.counted else "")
-            out.append(_meta(e.start_tick, "text", text=f"{e.round} {e.pair} {e.archer} {e.text} 矢{e.arrow} 節{e.jie}: {verdict}"))
-    return [_meta(0, "track_name", name="射")] + out if out else []
+def _tracks(timeline: Timeline, *, reuse: bool = False) -> list[_Track]:
+    """The tracks of *timeline*'s MIDI file: the conductor, one per part, and the 射 track if anyone shot."""
+    made = _Messages()
+    sounding = _sounding(timeline)
+    tuning = octave_tuning_sysex(timeline, sorted({p.channel for p in sounding if not p.is_drum}))
+    end = timeline.duration_ticks
+    fills = [_conductor(timeline, tuning, made)] + [_part(part, events, timeline, end, made)
+                                                    for part, events in sounding.items()]
+    if releases := [e for e in timeline.events if e.kind is EventKind.RELEASE]:
+        fills.append(_shots(releases, made))
+    tracks = [_Track(fill, reuse=reuse) for fill in fills]
+    return tracks
 
 
-def _closing(part: Part, tick: int) -> list[Spec]:
-    """All notes off and all sound off at the end: nothing may sound on past the rite (nor make a renderer run on)."""
-    return [(tick, _ON + 1, False, "control_change", {"channel": part.channel, "control": control, "value": 0}, "")
-            for control in (123, 120)]
-
-
-def _in_order(specs: list[Spec]) -> list[Spec]:
-    """Specs in a fixed order: tick, then note-off, meta, program, note-on, then as given."""
-    return [specs[i] for i in sorted(range(len(specs)), key=lambda i: (specs[i][0], specs[i][1], i))]
-
-
-def _track(specs: list[Spec]) -> mido.MidiTrack:
-    """A track of the specs in order, with delta times."""
-    track = mido.MidiTrack()
-    now = 0
-    for tick, _, meta, kind, fields, _cue in _in_order(specs):
-        track.append((mido.MetaMessage if meta else mido.Message)(kind, time=tick - now, **fields))
-        now = tick
-    track.append(mido.MetaMessage("end_of_track", time=0))
-    return track
+def _midi_file(tracks: list) -> mido.MidiFile:
+    return mido.MidiFile(type=1, ticks_per_beat=TICKS_PER_SECOND, charset="utf-8", tracks=tracks)
 
 
 def to_midi(timeline: Timeline) -> mido.MidiFile:
-    """The MidiFile of *timeline*."""
-    sounding = _sounding(timeline)
-    tuning = octave_tuning_sysex(timeline, sorted({p.channel for p in sounding if not p.is_drum}))
-    midi = mido.MidiFile(type=1, ticks_per_beat=TICKS_PER_SECOND, charset="utf-8")
-    midi.tracks.append(_track(_conductor(timeline, tuning)))
-    end = timeline.duration_ticks
-    for part, events in sounding.items():
-        midi.tracks.append(_track(_part_track(part, events, timeline) + _closing(part, end)))
-    shots = _shots(timeline)
-    if shots:
-        midi.tracks.append(_track(shots))
-    return midi
+    """The MidiFile of *timeline*, every message in memory (``midi_bytes`` writes without holding them)."""
+    return _midi_file([mido.MidiTrack(track) for track in _tracks(timeline)])
 
 
 def live_messages(timeline: Timeline) -> tuple[list[mido.Message], list[tuple[int, str, mido.Message]]]:
     """For a live port: the set-up messages (programs, tuning), then (tick, cue id, message) in playing order."""
+    made = _Messages()
     sounding = _sounding(timeline)
-    setup = [mido.Message(kind, **fields) for part in sounding for _, _, _, kind, fields, _ in _program(part, timeline)]
+    setup = [message for part in sounding for message in _program(part, timeline, made)]
     tuning = octave_tuning_sysex(timeline, sorted({p.channel for p in sounding if not p.is_drum}))
     setup += [tuning] if tuning is not None else []
-    notes = _in_order([spec for part, events in sounding.items() for spec in _notes(part, events)])
-    return setup, [(tick, cue, mido.Message(kind, **fields)) for tick, _, _, kind, fields, cue in notes]
+    timed: list[tuple[int, int, str, AnyMessage]] = []
+    for part, events in sounding.items():
+        ons, offs = made.notes(part, events)
+        for e in events:
+            timed += [(e.start_tick, _ON, e.cue, ons[e.key, e.velocity]),
+                      (e.start_tick + max(1, e.length_ticks), _OFF, e.cue, offs[e.key])]
+    ordered = sorted(range(len(timed)), key=lambda i: (timed[i][0], timed[i][1], i))
+    return setup, [(timed[i][0], timed[i][2], timed[i][3].copy()) for i in ordered]
 
 
 def panic_messages(channels: list[int]) -> list[mido.Message]:
@@ -228,9 +297,9 @@ def _open(opener: Callable[[], Any], names: Callable[[], list[str]], what: str, 
 
 
 def midi_bytes(timeline: Timeline) -> bytes:
-    """The Standard MIDI File of *timeline* as bytes."""
+    """The Standard MIDI File of *timeline* as bytes (mido writes each track's messages as they are made)."""
     buffer = io.BytesIO()
-    to_midi(timeline).save(file=buffer)
+    _midi_file(_tracks(timeline, reuse=True)).save(file=buffer)
     return buffer.getvalue()
 
 

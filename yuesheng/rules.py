@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from yuesheng.cuesheet import Archery, Count, Cue, CueSheet, MusicKind, Round, rounds_called, variant_configurations
+from yuesheng import limits
 from yuesheng.errors import Problem
 from yuesheng.yamlload import PathKey
 from yuesheng.zhong import zhong_count
@@ -260,6 +261,34 @@ def gong_after_music(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding
                 yield _cue_path(cue), f"the 公 steps on the mark before the music ({music[0].id}) starts: 樂作而后就物"
 
 
+def within_limits(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
+    """終, 節, syllables and durations within ``yuesheng.limits`` (the length and size of the whole rite are
+    checked by ``validate``, which measures the timeline)."""
+    checks: list[tuple[PathKey, str | None]] = [
+        (("defaults", "syllable"), limits.SYLLABLE.check("syllable", sheet.syllable)),
+        (("defaults", "syllable"), limits.RITE_SECONDS.check("syllable", sheet.syllable)),
+    ]
+    for cue in cues:
+        for n, ref in enumerate(cue.pieces):
+            path = _cue_path(cue, "pieces", n)
+            checks.append((path + ("zhong",), limits.ZHONG.check("zhong", ref.zhong)))
+            if ref.syllable is not None:
+                checks += [(path + ("syllable",), limits.SYLLABLE.check("syllable", ref.syllable)),
+                           (path + ("syllable",), limits.RITE_SECONDS.check("syllable", ref.syllable))]
+        checks.append((_cue_path(cue, "duration"), limits.RITE_SECONDS.check("duration", cue.duration or 0)))
+        if cue.start is not None:
+            checks.append((_cue_path(cue, "start", "delay"), limits.RITE_SECONDS.check("delay", cue.start.delay)))
+    if (archery := sheet.archery) is not None:
+        checks.append((("archery", "jie", "total"), limits.JIE.check("節", archery.jie_total)))
+        for key, value in (("change", archery.change), ("tolerance", archery.tolerance)):
+            checks.append((("archery", key), limits.RITE_SECONDS.check(key, value)))
+    if (reading := sheet.readings.get("lishou-jie")) is not None:  # its numeric options set the 節 (timeline)
+        for option in reading.options:
+            if option.isascii() and option.isdigit():
+                checks.append((("readings", reading.id, "options", option), limits.JIE.check("節", int(option))))
+    yield from ((path, message) for path, message in checks if message)
+
+
 RULES: tuple[Rule, ...] = (
     Rule("zhengge-bei", "儀禮集釋 4-26a 釋曰; 8-7a 鄭注 升歌及笙各三終閒歌三終合樂三終", (XIANGYIN, XIANGSHE, YANLI),
          zhengge_bei),
@@ -276,6 +305,7 @@ RULES: tuple[Rule, ...] = (
     Rule("xunuo-sounds", "儀禮集釋 9-31b 負侯皆許諾以宫…又諾以商至乏聲止; 5-25a 獲者執旌許諾聲不絶", (), xunuo_sounds),
     Rule("gong-after-music", "儀禮集釋 10-23a 公樂作而後就物…不以樂志; 8-26b 樂作而后就物", (DASHE, YANLI),
          gong_after_music),
+    Rule("limits", "yuesheng/limits.py: what one cue sheet may ask of the sequencer", (), within_limits),
 )
 
 

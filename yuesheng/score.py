@@ -28,7 +28,7 @@ line to their pages of the shipped 瑟譜, a lost piece's quote to its 儀禮集
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -121,10 +121,11 @@ class Piece:
     realization: Realization | None
     lost: dict[str, str] | None
     path: str
+    notes: tuple[Note, ...] = field(init=False, repr=False, compare=False)  # every stanza's notes, in order
 
-    @property
-    def notes(self) -> tuple[Note, ...]:
-        return tuple(n for s in self.stanzas for n in s.notes)
+    def __post_init__(self) -> None:
+        # Computed once: the sequencer asks for the notes (and their count) at every note it plays.
+        object.__setattr__(self, "notes", tuple(n for s in self.stanzas for n in s.notes))
 
     @property
     def playable(self) -> bool:

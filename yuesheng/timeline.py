@@ -27,10 +27,15 @@ one syllable to a 瑟 stroke, as 一字一音 scores imply: 鹿鳴's 103 syllabl
 
 from __future__ import annotations
 
+import gc
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from fractions import Fraction
 
+from yuesheng import limits
 from yuesheng.archery import Release, Tally, shoot_with_music, shoot_without_music, tally
 from yuesheng.cuesheet import (
     Count, Cue, CueSheet, Member, MusicKind, PieceRef, Round, dependencies, evaluation_order, rounds_called,
@@ -38,7 +43,7 @@ from yuesheng.cuesheet import (
 from yuesheng.errors import ScheduleError, UnknownNameError
 from yuesheng.instruments import PARTS, Part, part_for
 from yuesheng.lulu import Degree, Lu, Pitch, Realization, suggest
-from yuesheng.score import Piece
+from yuesheng.score import Note, Piece
 from yuesheng.zhong import BLOWN, SUNG, programme, zhong_of
 
 TICKS_PER_SECOND = 960
@@ -69,6 +74,8 @@ class EventKind(Enum):
     DRUM = "drum"
     RELEASE = "release"
     CALL = "call"
+
+    __hash__ = object.__hash__  # members are singletons: hash by identity, in C (Enum's hashes the name in Python)
 
 
 _KIND_ORDER = {k: n for n, k in enumerate(EventKind)}
@@ -102,6 +109,9 @@ class Event:
     @property
     def sort_key(self) -> tuple[int, int, str, int, str]:
         return (self.start_tick, _KIND_ORDER[self.kind], self.part, self.key or 0, self.cue)
+
+
+_SORT_KEY = Event.sort_key.fget  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +170,24 @@ def seconds(tick: int) -> float:
     return tick / TICKS_PER_SECOND
 
 
+class _Grid:
+    """The ticks of notes *step* seconds apart from *start* (≥ 0): ``ticks(start + n * step)`` in integers."""
+
+    __slots__ = ("base", "step", "scale")
+
+    def __init__(self, start: Fraction, step: Fraction) -> None:
+        at, every = start * TICKS_PER_SECOND, step * TICKS_PER_SECOND
+        common = math.lcm(at.denominator, every.denominator)
+        # ticks(x) = floor(x·960 + 1/2) = (2·N + D) // (2·D) for x·960 = N/D
+        self.base = 2 * at.numerator * (common // at.denominator) + common
+        self.step = 2 * every.numerator * (common // every.denominator)
+        self.scale = 2 * common
+
+    def tick(self, n: int, *, half: bool = False) -> int:
+        """The tick of note *n*, or of half a step after it."""
+        return (self.base + n * self.step + (self.step // 2 if half else 0)) // self.scale
+
+
 # --- options ---------------------------------------------------------------------------------------
 
 
@@ -206,10 +234,21 @@ def _placed(cues: tuple[Cue, ...], readings: dict[str, str]) -> tuple[Cue, ...]:
 
 
 class _Builder:
-    """Schedules cues and realizes their music; one per build."""
+    """Schedules cues and realizes their music; one per build.
 
-    def __init__(self, sheet: CueSheet, options: Options) -> None:
-        self.sheet, self.options = sheet, options
+    With ``emit=False`` it only measures: it schedules every cue exactly as a build
+    would, but counts the events instead of making them, and skips the repeats of
+    music held until an action, so its cost does not grow with the music.
+    """
+
+    def __init__(self, sheet: CueSheet, options: Options, *, emit: bool = True) -> None:
+        self.sheet, self.options, self.emit = sheet, options, emit
+        self.counts: dict[str, int] = {}  # measuring: events by cue
+        self.marks = 0  # measuring: phrase marks of music held until an action (Timeline.holds)
+        self.sung: dict[str, int] = {}  # measuring: sung notes by piece id
+        self.realized: dict[str, list[tuple[int, float]]] = {}  # by piece id: MIDI key and cents of each note
+        self.drum_ticks = ticks(DRUM_LENGTH)
+        self.tallies: tuple[Tally, ...] = ()
         self.variants, self.readings = _check_options(sheet, options)
         self.syllable = options.syllable or sheet.syllable or DEFAULT_SYLLABLE
         self.real = options.realization or Realization(sheet.huangzhong)
@@ -227,10 +266,24 @@ class _Builder:
         self.notices: dict[str, None] = {}
         self.phrases: dict[str, list[Fraction]] = {}
         self.jie_total = self.archery.jie_total if self.archery else 0
-        if "lishou-jie" in self.readings and self.readings["lishou-jie"].isdigit():
+        if "lishou-jie" in self.readings and self.readings["lishou-jie"].isascii() and self.readings["lishou-jie"].isdigit():
             self.jie_total = int(self.readings["lishou-jie"])
+        self.check_limits()
 
-    def build(self) -> Timeline:
+    def check_limits(self) -> None:
+        """The limits a build checks before scheduling: 終, 節 and the syllable (LimitError)."""
+        source = "--syllable" if self.options.syllable else "defaults.syllable"
+        found = [limits.JIE.check("節", self.jie_total), limits.SYLLABLE.check(source, self.syllable)]
+        for cue in self.cues:
+            for ref in cue.pieces:
+                found.append(limits.ZHONG.check(f"cue {cue.id}: {ref.piece.title} zhong", ref.zhong))
+                if ref.syllable is not None:
+                    found.append(limits.SYLLABLE.check(f"cue {cue.id}: {ref.piece.title} syllable", ref.syllable))
+        if problems := list(dict.fromkeys(m for m in found if m)):
+            raise limits.LimitError("; ".join(problems))
+
+    def run(self) -> None:
+        """Schedule every cue and make (or count) its events."""
         order, cycle = evaluation_order(self.deps)
         if cycle:
             raise ScheduleError(f"{self.sheet.file}: anchors form a cycle: {' → '.join(cycle)}")
@@ -243,22 +296,25 @@ class _Builder:
                          text=cue.action)
         self.silent_rounds()
         self.calls()
-        timings = tuple(sorted((CueTiming(c, ticks(self.times[(c.id, "start")]), ticks(self.times[(c.id, "end")]),
-                                          self.estimate(c)) for c in self.cues), key=lambda t: (t.start_tick, t.cue.index)))
         rounds = self.archery.rounds if self.archery else ()
-        tallies = tuple(tally(r.id, self.releases[r.id]) for r in rounds
-                        if r.id in self.releases and r.count is not Count.NONE)
-        for t in tallies:
+        self.tallies = tuple(tally(r.id, self.releases[r.id]) for r in rounds
+                             if r.id in self.releases and r.count is not Count.NONE)
+        for t in self.tallies:
             last = max(self.releases[t.round], key=lambda r: r.time)
             self.add(EventKind.MARKER, last.time + 1, Fraction(0), self.cue_of_release[(t.round, last.pair)],
                      text=f"釋獲 {t.round}: {t.announcement} (右 {t.right} 算, 左 {t.left} 算)")
+
+    def build(self) -> Timeline:
+        self.run()
+        timings = tuple(sorted((CueTiming(c, ticks(self.times[(c.id, "start")]), ticks(self.times[(c.id, "end")]),
+                                          self.estimate(c)) for c in self.cues), key=lambda t: (t.start_tick, t.cue.index)))
         programs = {p.name: m.program for m in self.sheet.instruments.values()
                     if m.program is not None and (p := part_for(m.name))}
         names = {m.id: m.name for table in (self.sheet.performers, self.sheet.positions) for m in table.values()}
         holds = {c: Hold(c, self.by_id[c].end_at, ticks(self.times[(c, "start")]), ticks(self.times[(c, "end")]),
                          tuple(ticks(t) for t in starts)) for c, starts in self.phrases.items()}
-        return Timeline(self.sheet.rite_name, self.sheet.rite_id, tuple(sorted(self.events, key=lambda e: e.sort_key)),
-                        timings, tallies, tuple(self.notices), self.real, self.variants, self.readings, programs, names,
+        return Timeline(self.sheet.rite_name, self.sheet.rite_id, tuple(sorted(self.events, key=_SORT_KEY)),
+                        timings, self.tallies, tuple(self.notices), self.real, self.variants, self.readings, programs, names,
                         holds, self.sheet.performers, self.sheet.positions, self.sheet.instruments)
 
     # -- time of each cue -------------------------------------------------------------------------
@@ -316,6 +372,7 @@ class _Builder:
             return stop if stop is not None else start
         t, passed = start, 0
         while True:
+            began, counted, marked = t, self.counts.get(cue.id, 0), self.marks
             for zhong, group in segments:
                 t, stopped = self.play_group(cue, group, t, passed + zhong, stop)
                 if stopped:
@@ -323,6 +380,19 @@ class _Builder:
             passed += segments[-1][0]
             if stop is None or t >= stop:
                 return t
+            if t == began:  # pieces without notes: silence until the action
+                return stop
+            if not self.emit:
+                t = self.skip_repeats(cue.id, t, t - began, self.counts.get(cue.id, 0) - counted, self.marks - marked,
+                                      stop)
+
+    def skip_repeats(self, cue_id: str, t: Fraction, length: Fraction, events: int, marks: int,
+                     stop: Fraction) -> Fraction:
+        """Measuring: jump over the repeats of held music that end before *stop*; the time after them."""
+        repeats = math.ceil((stop - t) / length) - 1
+        self.count(cue_id, repeats * events)
+        self.marks += repeats * marks
+        return t + repeats * length
 
     def onset(self, cue: Cue, start: Fraction) -> Fraction:
         """The 金奏's onset drums the cue has (鼗 shaken, 朔鼙, then 應鼙), a second each; when the bells begin."""
@@ -397,38 +467,49 @@ class _Builder:
         """One 終 of a piece; returns its end and whether it was cut at a phrase end (樂闋)."""
         step = ref.syllable or self.syllable
         jinzou = cue.music is MusicKind.JINZOU
-        for n, note in enumerate(ref.piece.notes):
-            t = start + n * step
-            if stop is not None and n % PHRASE == 0:
-                if t >= stop:
-                    return t, True
-                self.phrases.setdefault(cue.id, []).append(t)
-            for part in parts:
-                self.sound(cue, ref, note, part, t, step, n, zhong, jinzou)
-        end = start + len(ref.piece.notes) * step
-        return end, stop is not None and end >= stop
+        notes = ref.piece.notes
+        played = len(notes)
+        if stop is not None:  # the first phrase that would begin at or after *stop* is not played
+            played = min(played, -(-max(0, math.ceil((stop - start) / step)) // PHRASE) * PHRASE)
+        end = start + played * step
+        if not self.emit:
+            self.count(cue.id, sum(self.sounded(ref.piece, part, played, jinzou) for part in parts))
+            self.marks += -(-played // PHRASE) if stop is not None else 0
+        else:
+            if stop is not None:
+                self.phrases.setdefault(cue.id, []).extend(start + n * step for n in range(0, played, PHRASE))
+            grid, length, keys = _Grid(start, step), ticks(step), self.keys(ref.piece)
+            parts = tuple(p for p in parts if self.sounded(ref.piece, p, len(notes), jinzou))  # none that stay silent
+            for n in range(played):
+                for part in parts:
+                    self.sound(cue.id, ref.piece.id, notes[n], keys[n], part, grid, n, length, zhong, jinzou=jinzou,
+                               last=n == len(notes) - 1)
+        return end, stop is not None and (played < len(notes) or end >= stop)
 
-    def sound(self, cue: Cue, ref: PieceRef, note, part: Part, t: Fraction, step: Fraction, n: int, zhong: int,
-              jinzou: bool) -> None:
-        """One note of one part; drums, 鑮 and 磬 play their pattern rather than every note."""
-        last = n == len(ref.piece.notes) - 1
+    def keys(self, piece: Piece) -> list[tuple[int, float]]:
+        """MIDI key and cents of each note of *piece*, realized once per build."""
+        if piece.id not in self.realized:
+            self.realized[piece.id] = [self.real.midi(note.pitch) for note in piece.notes]
+        return self.realized[piece.id]
+
+    def sound(self, cue_id: str, piece_id: str, note: Note, realized: tuple[int, float], part: Part, grid: _Grid,
+              n: int, length: int, zhong: int, *, jinzou: bool, last: bool) -> None:
+        """Note *n* of a piece on one part; drums, 鑮 and 磬 play their pattern rather than every note."""
         if part.name == "歌" and not note.lyric.strip():
             return  # a lost piece's realization has no words to sing: the instruments play it
         if part.is_drum:
-            if jinzou:
-                self.drum(cue.id, part, t + step / 2, ref.piece.id, zhong)
-            elif n % PHRASE == 0:
-                self.drum(cue.id, part, t, ref.piece.id, zhong)
+            if jinzou or n % PHRASE == 0:  # 金奏: the drums answer each stroke half a syllable later
+                self.events.append(Event(grid.tick(n, half=jinzou), self.drum_ticks, EventKind.DRUM, cue_id, part.name,
+                                         part.drum_key, 0.0, part.velocity, "", piece_id, zhong))
             return
         if part.name == "鑮" and n % PHRASE:
             return
         if part.name == "磬" and not (n % PHRASE == PHRASE - 1 or last):
             return
-        delay = step / 2 if (jinzou and part.name == "磬") else Fraction(0)
-        key, cents = self.real.midi(note.pitch)
-        self.add(EventKind.NOTE, t + delay, step, cue.id, part=part.name, key=key + 12 * part.octave, cents=cents,
-                 velocity=part.velocity, text=note.lyric.strip() if part.name == "歌" else "", piece=ref.piece.id,
-                 zhong=zhong)
+        key, cents = realized
+        self.events.append(Event(grid.tick(n, half=jinzou and part.name == "磬"), length, EventKind.NOTE, cue_id,
+                                 part.name, key + 12 * part.octave, cents, part.velocity,
+                                 note.lyric.strip() if part.name == "歌" else "", piece_id, zhong))
 
     def drum(self, cue_id: str, part: Part, t: Fraction, piece: str = "", zhong: int = 0, *, accent: bool = True,
              rnd: str = "", pair: str = "", jie: int = 0) -> None:
@@ -554,12 +635,96 @@ class _Builder:
                  pair=release.pair if release else "", arrow=release.arrow if release else 0)
 
     def add(self, kind: EventKind, start: Fraction, length: Fraction, cue: str, **fields: object) -> None:
-        self.events.append(Event(ticks(start), ticks(length), kind, cue, **fields))  # type: ignore[arg-type]
+        if self.emit:
+            self.events.append(Event(ticks(start), ticks(length), kind, cue, **fields))  # type: ignore[arg-type]
+        else:
+            self.count(cue, 1)
+
+    def count(self, cue_id: str, events: int) -> None:
+        self.counts[cue_id] = self.counts.get(cue_id, 0) + events
+
+    def sounded(self, piece: Piece, part: Part, played: int, jinzou: bool) -> int:
+        """How many events ``sound`` makes for *part* over the first *played* notes of *piece*."""
+        if part.name != "歌":
+            return _pattern_count(part, played, len(piece.notes), jinzou)
+        if played < len(piece.notes):  # cut short: once per held cue
+            return _sung(piece.notes[:played])
+        if piece.id not in self.sung:
+            self.sung[piece.id] = _sung(piece.notes)
+        return self.sung[piece.id]
+
+
+def _sung(notes: tuple[Note, ...]) -> int:
+    """The notes with words to sing."""
+    return sum(1 for note in notes if note.lyric.strip())
+
+
+def _pattern_count(part: Part, played: int, length: int, jinzou: bool) -> int:
+    """How many of the first *played* notes of a piece of *length* notes a part other than the 歌 sounds."""
+    phrases = -(-played // PHRASE)
+    if part.is_drum:
+        return played if jinzou else phrases
+    if part.name == "鑮":
+        return phrases
+    if part.name == "磬":
+        return played // PHRASE + (played == length and played % PHRASE != 0)
+    return played
+
+
+@dataclass(frozen=True, slots=True)
+class Size:
+    """What a build would make: how many events, when it ends, and the cues that account for them."""
+
+    events: int
+    end: Fraction  # seconds
+    last_cue: str  # the cue that ends last
+    busiest_cue: str  # the cue with the most events
+    busiest_events: int
+    marks: int = 0  # phrase marks of music held until an action: entries of the timeline too
+
+    def problems(self) -> list[tuple[str, str]]:
+        """(cue id, message) for each limit a build of this size breaks."""
+        marks = f", with {self.marks:,} phrase marks of held music" if self.marks else ""
+        found = [(self.busiest_cue, limits.EVENTS.check(
+                     "the timeline would hold", self.events + self.marks,
+                     f" events ({self.busiest_events:,} in cue {self.busiest_cue}{marks})")),
+                 (self.last_cue, limits.RITE_SECONDS.check("the rite would last", self.end,
+                                                           f" (cue {self.last_cue} ends last)"))]
+        return [(cue, message) for cue, message in found if message]
+
+
+def measure(sheet: CueSheet, options: Options = Options()) -> Size:
+    """The Size of the Timeline *sheet* with *options* would give, found without making it (LimitError for
+    終, 節 or a syllable beyond their limits)."""
+    builder = _Builder(sheet, options, emit=False)
+    builder.run()
+    end_point = max(builder.times, key=lambda point: builder.times[point], default=("", "end"))
+    busiest = max(builder.counts, key=lambda cue: builder.counts[cue], default="")
+    return Size(sum(builder.counts.values()), builder.times.get(end_point, Fraction(0)), end_point[0], busiest,
+                builder.counts.get(busiest, 0), builder.marks)
 
 
 def build_timeline(sheet: CueSheet, options: Options = Options()) -> Timeline:
-    """The Timeline of *sheet* with *options* (variants, readings, tempo, tuning, seed)."""
-    return _Builder(sheet, options).build()
+    """The Timeline of *sheet* with *options* (variants, readings, tempo, tuning, seed).
+
+    Measured first: a build that would break a limit (``yuesheng.limits``) raises LimitError before it starts.
+    """
+    if problems := measure(sheet, options).problems():
+        raise limits.LimitError("; ".join(message for _, message in problems))
+    with _collector_paused():  # millions of new events, none of them in a cycle: the collector would rescan them
+        return _Builder(sheet, options).build()
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector (if it runs) for the duration."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 def piece_timeline(piece: Piece, *, realization: Realization = Realization(), syllable: Fraction = DEFAULT_SYLLABLE) -> Timeline:

@@ -2,7 +2,8 @@
 
 Composes the layers below it — ``yamlload`` (safe, bounded YAML), ``cuesheet.reader``
 (schema and references), ``sources`` (the shipped texts: every ``cite.quote`` is on
-its page, rule ``quote``) and ``rules`` (the ritual rules) — none of which calls up.
+its page, rule ``quote``), ``rules`` (the ritual rules) and ``timeline.measure`` (the
+size and length of the rite within ``yuesheng.limits``) — none of which calls up.
 """
 
 from __future__ import annotations
@@ -11,10 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from yuesheng.cuesheet import CueSheet, read_cuesheet
+from yuesheng.cuesheet import CueSheet, read_cuesheet, variant_configurations
 from yuesheng.errors import InvalidInputError, Problem
+from yuesheng.limits import LimitError
 from yuesheng.repertoire import Repertoire
 from yuesheng.rules import check_rules
+from yuesheng.timeline import Options, measure
 from yuesheng.yamlload import Document, PathKey, load
 
 
@@ -28,7 +31,27 @@ def check_cuesheet(path: str | Path, repertoire: Repertoire) -> tuple[CueSheet |
     problems += check_quotes(doc)
     if sheet is not None:
         problems += check_rules(sheet)
+        if not any(p.severity == "error" for p in problems):
+            problems += size_problems(sheet)
     return sheet, sorted(problems, key=lambda p: (p.line or 0, p.col or 0))
+
+
+def size_problems(sheet: CueSheet) -> list[Problem]:
+    """The limits of ``yuesheng.limits`` that the rite as written, or with a variant on, would break."""
+    found: dict[tuple[str, str], Problem] = {}
+    index = {c.id: c.index for c in sheet.cues}
+    for variants in variant_configurations(sheet):
+        suffix = f" (with variant {', '.join(sorted(variants))})" if variants else ""
+        try:
+            broken = measure(sheet, Options(variants)).problems()
+        except LimitError as exc:
+            broken = [("", str(exc))]
+        except ValueError:  # anchors that form a cycle with this variant: not a question of size
+            continue
+        for cue_id, message in broken:
+            path = ("cues", index[cue_id]) if cue_id in index else ()
+            found.setdefault((cue_id, message), sheet.doc.problem(path, message + suffix, rule="limits"))
+    return list(found.values())
 
 
 def load_cuesheet(path: str | Path, repertoire: Repertoire) -> CueSheet:

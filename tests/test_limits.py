@@ -1,0 +1,243 @@
+"""Bounded work: every input that asked for unbounded time or memory is refused, naming the limit.
+
+Each test runs its reproducer under a deadline (SIGALRM), so a hang fails instead of blocking.
+The scaling itself is measured in benchmarks/render.py, not here.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import signal
+import tracemalloc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from yuesheng import limits
+from yuesheng.cuesheet import read_cuesheet, variant_configurations
+from yuesheng.limits import LimitError
+from yuesheng.repertoire import data_dir
+from yuesheng.timeline import Options, build_timeline, measure, ticks
+from yuesheng.validate import load_cuesheet
+from yuesheng.yamlload import load
+
+DATA = Path(__file__).parent / "data"
+MINI = (DATA / "mini_xiangyin.yaml").read_text(encoding="utf-8")
+DEADLINE = 60  # seconds: generous for a loaded machine; each reproducer takes well under 5 s here
+
+
+@contextmanager
+def deadline(seconds: int = DEADLINE) -> Iterator[None]:
+    """Fail (TimeoutError) instead of hanging."""
+
+    def expire(_signum: int, _frame: object) -> None:
+        raise TimeoutError(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _write(tmp_path: Path, text: str, name: str = "rite.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _validate(run, path: Path) -> tuple[int, str]:
+    """Exit code and report of ``validate`` (on stdout today; issue 13 §4 may move errors to stderr)."""
+    code, out, err = run("validate", str(path))
+    return code, out + err
+
+
+def _place(path: Path, needle: str) -> str:
+    """``file:line:col`` of the first value *needle* in *path* (col of its first character)."""
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if needle in line:
+            return f"{path}:{number}:{line.index(needle) + 1}"
+    raise AssertionError(f"{needle!r} not in {path}")
+
+
+def _held_jinzou(count: int) -> str:
+    """The mini sheet with *count* 金奏 cues held from 賓興 until 賓出, ten hours later (the 2.9 GB sheet)."""
+    head, cues = MINI.split("cues:\n")
+    held = "".join(f"""  - id: jin-{n}
+    section: 賓出
+    music: 金奏
+    start: {{with: bin-xing}}
+    end: {{at: bin-chu}}
+    pieces:
+      - {{piece: gaixia}}
+    performers: [guzhe]
+    instruments: [gu]
+    cite: {{page: 4-45b, quote: 陔作}}
+""" for n in range(count))
+    return head + "cues:\n" + cues.replace("""  - id: bin-chu
+    section: 賓出
+    action: 賓出""", held + """  - id: deng
+    section: 賓出
+    action: 賓出
+    who: [bin]
+    duration: 10h
+    start: {after: bin-xing}
+    cite: {page: 4-45b, quote: 賓出至于階}
+  - id: bin-chu
+    section: 賓出
+    start: {after: deng}
+    action: 賓出""")
+
+
+# -- 1. a hang: music held until an action, of a piece with no notes --------------------------------------------
+
+
+def test_held_music_without_notes_ends_at_its_action(run, tmp_path):
+    scores = tmp_path / "scores"
+    scores.mkdir()
+    _write(scores, "id: gaixia\ntitle: 陔夏\nprovenance: lost\nlost: {cite: 儀禮集釋 10-32b, quote: 其篇今亡}\n",
+           "gaixia.yaml")
+    sheet = _write(tmp_path, MINI.replace("""  - id: bin-chu
+    section: 賓出
+    action: 賓出""", """  - id: bin-chu
+    section: 賓出
+    start: {after: bin-xing, delay: 1min}
+    action: 賓出"""))
+    with deadline():
+        code, out, err = run("timeline", str(sheet), "--scores", str(scores), "--format", "csv")
+    assert code == 0, err
+    rows = {row["cue"]: row for row in csv.DictReader(io.StringIO(out))}
+    assert (rows["gai"]["start_s"], rows["gai"]["duration_s"]) == ("1712.000", "58.000")  # silent 賓興+2 s → 賓出
+    assert rows["bin-chu"]["start_s"] == "1770.000"
+
+
+# -- 2. bounds: 終, syllable, held cues, 節, hours ---------------------------------------------------------------
+
+
+def test_a_million_zhong_is_invalid_in_validate_and_timeline(run, tmp_path):
+    sheet = _write(tmp_path, MINI.replace("      - {piece: luming}", "      - {piece: luming, zhong: 1000000}"))
+    with deadline():
+        code, err = _validate(run, sheet)
+    assert code == 1
+    expected = (f"{_place(sheet, '1000000')}: cues[1].pieces[0].zhong: zhong 1,000,000, beyond the limit of "
+                "終 of one piece in one cue (at most 100)")
+    assert expected in err and "error(s), 0 warning(s)" in err and "[limits]" in err
+    with deadline():
+        code, out, err = run("timeline", str(sheet))
+    assert code == 1 and expected in err and not out
+
+
+def test_a_syllable_of_a_microsecond_is_refused_before_building(run):
+    with deadline():
+        code, out, err = run("timeline", "yanli", "--syllable", "0.001ms")
+    assert (code, out) == (1, "")
+    assert err == "error: --syllable 1e-06s, beyond the limit of the shortest syllable (at least 0.05s)\n"
+
+
+def test_a_syllable_below_the_limit_in_the_sheet_is_invalid(run, tmp_path):
+    sheet = _write(tmp_path, MINI.replace("  syllable: 1.5s", "  syllable: 10ms"))
+    code, err = _validate(run, sheet)
+    assert code == 1
+    assert (f"{_place(sheet, '10ms')}: defaults.syllable: syllable 0.01s, beyond the limit of the shortest "
+            "syllable (at least 0.05s)") in err
+
+
+def test_three_thousand_held_jinzou_cues_are_refused_by_validate_and_timeline(run, tmp_path):
+    sheet = _write(tmp_path, _held_jinzou(3000))
+    with deadline():
+        code, err = _validate(run, sheet)
+    assert code == 1
+    line = re.search(r"^(\S+):(\d+):(\d+): cues\[10\]: the timeline would hold ([\d,]+) events \(([\d,]+) in cue "
+                     r"jin-0, with [\d,]+ phrase marks of held music\), beyond the limit of events in a timeline "
+                     r"\(at most 3,000,000\) \[limits\]$", err, re.M)
+    assert line and line[1] == str(sheet) and int(line[4].replace(",", "")) > 3_000_000
+    assert f"{sheet}:{line[2]}:{line[3]}" == _place(sheet, "id: jin-0")
+    with deadline():
+        code, out, err = run("render", str(sheet), "-o", str(tmp_path / "x.mid"))
+    assert code == 1 and "beyond the limit of events in a timeline" in err
+    assert not (tmp_path / "x.mid").exists()
+
+
+def test_the_build_refuses_before_it_allocates(repertoire, tmp_path):
+    doc = load(_write(tmp_path, _held_jinzou(300)))
+    sheet, _ = read_cuesheet(doc, repertoire)  # read, not validated: the build must defend itself
+    assert sheet is not None
+    tracemalloc.start()
+    try:
+        with deadline(), pytest.raises(LimitError, match=r"beyond the limit of events in a timeline"):
+            build_timeline(sheet)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * 2**20  # the timeline would be over 70 million events: gigabytes
+
+
+def test_a_reading_of_a_hundred_thousand_jie_is_invalid(run, tmp_path):
+    text = (data_dir("cues") / "dashe.yaml").read_text(encoding="utf-8")
+    assert "      '5':\n" in text
+    sheet = _write(tmp_path, text.replace("      '5':\n", "      '100000':\n"))
+    with deadline():
+        code, err = _validate(run, sheet)
+    assert code == 1
+    assert (f"{_place(sheet, chr(39) + '100000' + chr(39))}: readings.lishou-jie.options.100000: 節 100,000, "
+            "beyond the limit of 節 of a round with music (at most 12)") in err
+    with deadline():
+        code, _, err = run("timeline", str(sheet), "--reading", "lishou-jie=100000")
+    assert code == 1 and "beyond the limit of 節 of a round with music (at most 12)" in err
+
+
+def test_the_build_refuses_too_many_jie_from_a_reading(repertoire):
+    sheet = load_cuesheet(data_dir("cues") / "dashe.yaml", repertoire)
+    wide = replace(sheet.readings["lishou-jie"], options=sheet.readings["lishou-jie"].options + ("13",))
+    sheet = replace(sheet, readings={**sheet.readings, "lishou-jie": wide})  # built in code: never validated
+    with deadline(), pytest.raises(LimitError, match=r"節 13, beyond the limit of 節 of a round with music"):
+        build_timeline(sheet, Options(readings={"lishou-jie": "13"}))
+
+
+def test_one_duration_beyond_the_rite_limit_is_invalid(run, tmp_path):
+    sheet = _write(tmp_path, MINI.replace("    duration: 2min\n", "    duration: 49h\n"))
+    code, err = _validate(run, sheet)
+    assert code == 1
+    assert (f"{_place(sheet, '49h')}: cues[2].duration: duration 49h, beyond the limit of the length of a rite "
+            "(and of any one duration in it) (at most 48h)") in err
+
+
+def test_a_rite_longer_than_the_limit_is_invalid_at_the_cue_that_ends_last(run, tmp_path):
+    long = MINI.replace("    duration: 1min\n    cite: {page: 4-45b, quote: 賓出至于階}",
+                        "    duration: 47h\n    cite: {page: 4-45b, quote: 賓出至于階}")
+    sheet = _write(tmp_path, long.replace("    duration: 2min\n", "    duration: 2h\n"))
+    code, err = _validate(run, sheet)
+    assert code == 1
+    assert re.search(r":\d+:\d+: cues\[\d+\]: the rite would last 49.\d+h \(cue bin-chu ends last\), beyond the "
+                     r"limit of the length of a rite .* \(at most 48h\) \[limits\]$", err, re.M), err
+    code, _, err = run("render", str(sheet), "-o", str(tmp_path / "long.mid"))
+    assert code == 1 and "the rite would last 49." in err
+
+
+# -- the measure is exact, and the shipped rites are far inside the limits ---------------------------------------
+
+
+@pytest.mark.parametrize("rite", ["xiangyinjiu", "xiangshe", "yanli", "dashe"])
+def test_measure_counts_exactly_the_events_a_build_makes(repertoire, rite):
+    sheet = load_cuesheet(data_dir("cues") / f"{rite}.yaml", repertoire)
+    for variants in variant_configurations(sheet):
+        for syllable in (None, limits.SYLLABLE.value, Fraction(7, 3)):
+            options = Options(variants, syllable=syllable)
+            size, timeline = measure(sheet, options), build_timeline(sheet, options)
+            assert size.events == len(timeline.events)
+            assert size.marks == sum(len(hold.phrase_ticks) for hold in timeline.holds.values())
+            assert ticks(size.end) == max(t.end_tick for t in timeline.cues)
+            assert not size.problems()
+
+
+def test_every_limit_lives_in_one_module():
+    names = {"ZHONG": 100, "JIE": 12, "RITE_SECONDS": 48 * 3600, "SYLLABLE": Fraction(1, 20), "EVENTS": 3_000_000}
+    assert {n: getattr(limits, n).value for n in names} == names

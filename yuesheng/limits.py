@@ -1,0 +1,65 @@
+"""The bounds on what one cue sheet and one set of options may ask of yuesheng, in one place.
+
+A small input can ask for unbounded work (``zhong: 1000000``, a syllable of a
+microsecond held under a six-hour action); these limits make such a request an
+error that names the limit — in ``validate`` (rule ``limits``, with
+``file:line:col``) and in the timeline build, before anything is allocated.
+Each limit is far beyond anything the texts ask for (docs/cuesheet.md, "Limits"):
+
+- 終 of one piece in one cue ≤ 100: the texts ask for three, five, seven or nine;
+- 節 of a round with music ≤ 12: 周禮 射人 gives the 天子 nine, 諸侯 seven, 大夫 five;
+- a rite ≤ 48 hours, and so is any one duration: the longest shipped rite, 大射儀,
+  runs about 13 hours; 48 h also keeps every MIDI delta under the Standard MIDI
+  File's limit (0x0FFFFFFF ticks, about 77 hours at 960 ticks a second);
+- a syllable ≥ 0.05 s: twenty syllables a second is beyond any singer or 瑟 player;
+- events in a timeline ≤ 3,000,000: over 300 times the largest shipped rite
+  (about 9,000); a timeline that size and its MIDI file need about 1.2 GB
+  (benchmarks/render.py: 2 million events, 0.8 GB at the peak).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from yuesheng.errors import YueshengError
+
+
+class LimitError(YueshengError):
+    """A request beyond one of the limits below; the message names the limit."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """A bound: how a message names it, its value, and whether it bounds from above or below."""
+
+    name: str
+    value: int | Fraction
+    seconds: bool = False  # a duration
+    at_least: bool = False
+
+    def __str__(self) -> str:
+        bound = "at least" if self.at_least else "at most"
+        return f"the limit of {self.name} ({bound} {self.show(self.value)})"
+
+    def show(self, value: int | Fraction) -> str:
+        """*value* as a message writes it: 3,000,000; 0.05s; 48h (huge values only by their size)."""
+        if not self.seconds:
+            return f"{value:,}" if value <= _HUGE else f"over {_HUGE:,}"
+        if value >= 3600:
+            return f"{float(value / 3600):.4g}h" if value <= _HUGE else f"over {_HUGE:,}h"
+        return f"{float(value):.4g}s"
+
+    def check(self, what: str, value: int | Fraction, detail: str = "") -> str | None:
+        """A message if *value* (described by *what*, then *detail*) breaks the limit, else None."""
+        broken = value < self.value if self.at_least else value > self.value
+        return f"{what} {self.show(value)}{detail}, beyond {self}" if broken else None
+
+
+_HUGE = 10**18  # beyond this a value is shown only as huge (a float cannot hold every Fraction)
+
+ZHONG = Limit("終 of one piece in one cue", 100)
+JIE = Limit("節 of a round with music", 12)
+RITE_SECONDS = Limit("the length of a rite (and of any one duration in it)", Fraction(48 * 3600), seconds=True)
+SYLLABLE = Limit("the shortest syllable", Fraction(1, 20), seconds=True, at_least=True)
+EVENTS = Limit("events in a timeline", 3_000_000)
