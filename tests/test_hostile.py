@@ -5,11 +5,9 @@ from __future__ import annotations
 import io
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -39,7 +37,7 @@ def test_alias_bomb_fails_fast(run, tmp_path):
         bomb += f"{x}: &{x} [*{y},*{y},*{y},*{y},*{y},*{y},*{y},*{y},*{y}]\n"
     started = time.monotonic()
     code, out = _validate(run, tmp_path, bomb)
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 10.0  # a guard against expansion (once minutes), not a speed test
     assert code == 1 and "document too large" in out and "[yaml]" in out
 
 
@@ -51,7 +49,7 @@ def test_recursive_alias_fails_cleanly(run, tmp_path):
 def test_multi_megabyte_file_fails_fast(run, tmp_path):
     started = time.monotonic()
     code, out = _validate(run, tmp_path, "cues:\n" + "  - x\n" * (3 * MAX_BYTES // 6))
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 10.0  # a guard against expansion (once minutes), not a speed test
     assert code == 1 and "file larger than" in out
 
 
@@ -109,24 +107,11 @@ def test_mutated_shipped_sheet_never_crashes(run, tmp_path, mutations):
 
 # --- the reproducers of issue 13, each with its exit code and message -----------------------------------------
 
+from hang import time_limit
+
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = (ROOT / "tests" / "data" / "golden.yaml").read_text(encoding="utf-8")
 CITE = "cite: {page: 5-4a, quote: 主人以賓揖先入}"
-
-
-@contextmanager
-def time_limit(seconds: int):
-    """Fail (instead of hanging) if the block takes longer than *seconds*."""
-    def _expired(_signum, _frame):
-        raise TimeoutError(f"still running after {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, _expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _yuesheng(*argv: str, env: dict[str, str] | None = None, **streams) -> subprocess.CompletedProcess[str]:

@@ -9,10 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-import signal
 import tracemalloc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
@@ -27,25 +24,16 @@ from yuesheng.timeline import Options, build_timeline, measure, ticks
 from yuesheng.validate import load_cuesheet
 from yuesheng.yamlload import load
 
+from hang import time_limit
+
 DATA = Path(__file__).parent / "data"
 MINI = (DATA / "mini_xiangyin.yaml").read_text(encoding="utf-8")
 DEADLINE = 60  # seconds: generous for a loaded machine; each reproducer takes well under 5 s here
 
 
-@contextmanager
-def deadline(seconds: int = DEADLINE) -> Iterator[None]:
+def deadline(seconds: int = DEADLINE):
     """Fail (TimeoutError) instead of hanging."""
-
-    def expire(_signum: int, _frame: object) -> None:
-        raise TimeoutError(f"still running after {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+    return time_limit(seconds)
 
 
 def _write(tmp_path: Path, text: str, name: str = "rite.yaml") -> Path:
