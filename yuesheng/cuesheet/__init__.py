@@ -1,4 +1,4 @@
-"""Cue sheets: the model (``model``), the YAML reader (``reader``) and scheduling anchors (``anchors``).
+"""Cue sheets: the model (``model``), the YAML reader (``reader``, then ``references``) and scheduling anchors (``anchors``).
 
 The format is in ``docs/cuesheet.md`` (schema ``yuesheng/data/cuesheet.schema.json``);
 ``yuesheng.validate`` composes reading with the ritual rules.
