@@ -162,7 +162,7 @@ def _sung_sheet(path: Path, cues: list[int], syllable: str) -> Path:
     for n, zhong in enumerate(cues):
         lines += [f"  - id: ge-{n}", "    section: 樂賓", "    music: 升歌", "    pieces:",
                   f"      - {{piece: luming, zhong: {zhong}}}", "    performers: [gong]", "    instruments: [se]",
-                  "    cite: {page: 4-21a, quote: 工歌鹿鳴四牡皇皇者華}"]
+                  "    cite: {page: 4-20b, quote: 工歌鹿鳴四牡皇皇者華}"]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
