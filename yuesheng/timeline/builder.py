@@ -1,4 +1,4 @@
-"""CueSheet + scores + options → Timeline: every event of the rite in exact time.
+"""Building a Timeline: CueSheet + scores + options → every event of the rite in exact time.
 
 Time is kept as ``Fraction`` seconds while scheduling and as integer ticks in the
 Timeline (``TICKS_PER_SECOND``; the MIDI file runs at 60 beats a minute, so a
@@ -32,24 +32,25 @@ import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from enum import Enum
 from fractions import Fraction
 
 from yuesheng import limits
-from yuesheng.archery import Release, Tally, shoot_with_music, shoot_without_music, tally
+from yuesheng.archery import Release, Tally, tally
 from yuesheng.cuesheet import (
-    Count, Cue, CueSheet, Member, MusicKind, PieceRef, Round, dependencies, evaluation_order, rounds_called,
+    Count, Cue, CueSheet, MusicKind, PieceRef, dependencies, evaluation_order,
 )
 from yuesheng.errors import ScheduleError, UnknownNameError
 from yuesheng.instruments import PARTS, Part, part_for
-from yuesheng.lulu import Degree, Lu, Pitch, Realization, suggest
+from yuesheng.lulu import Lu, Realization, suggest
 from yuesheng.score import Note, Piece
+from yuesheng.timeline.model import (
+    _SORT_KEY, TICKS_PER_SECOND, CueTiming, Event, EventKind, Hold, Timeline, ticks,
+)
+from yuesheng.timeline.shooting import calls, calls_end, shejie, silent_rounds
 from yuesheng.zhong import BLOWN, SUNG, programme, zhong_of
 
-TICKS_PER_SECOND = 960
 PHRASE = 4  # notes: the four-syllable line of the 詩
 DEFAULT_SYLLABLE = Fraction(3, 2)
-CALL_LENGTH = Fraction(4, 5)
 DRUM_LENGTH = Fraction(1, 8)
 HEYUE_NOTICES = {
     "zheng": "合樂 (reading heyue=zheng): three 終 (鄭注 8-7a 合樂三終), each a 周南 ode with its 召南 ode "
@@ -64,110 +65,6 @@ FREE_MUSIC = (MusicKind.WUSUAN, MusicKind.FANGZHONG)  # the music of the 無算�
 def _only(parts: tuple[Part, ...], names: tuple[str, ...]) -> tuple[Part, ...]:
     return tuple(p for p in parts if p.name in names)
 
-
-class EventKind(Enum):
-    """What an event is."""
-
-    ACTION = "action"
-    MARKER = "marker"
-    NOTE = "note"
-    DRUM = "drum"
-    RELEASE = "release"
-    CALL = "call"
-
-    __hash__ = object.__hash__  # members are singletons: hash by identity, in C (Enum's hashes the name in Python)
-
-
-_KIND_ORDER = {k: n for n, k in enumerate(EventKind)}
-
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    """One timed event. Fields that do not apply to a kind keep their defaults."""
-
-    start_tick: int
-    length_ticks: int
-    kind: EventKind
-    cue: str
-    part: str = ""
-    key: int | None = None
-    cents: float = 0.0
-    velocity: int = 0
-    text: str = ""
-    piece: str = ""
-    zhong: int = 0
-    round: str = ""
-    pair: str = ""
-    jie: int = 0
-    archer: str = ""
-    arrow: int = 0
-    hit: bool | None = None
-    pierced: bool | None = None
-    counted: bool | None = None
-    degree: str = ""
-
-    @property
-    def sort_key(self) -> tuple[int, int, str, int, str]:
-        return (self.start_tick, _KIND_ORDER[self.kind], self.part, self.key or 0, self.cue)
-
-
-_SORT_KEY = Event.sort_key.fget  # type: ignore[attr-defined]
-
-
-@dataclass(frozen=True, slots=True)
-class CueTiming:
-    """When a cue of the run sheet starts and ends."""
-
-    cue: Cue
-    start_tick: int
-    end_tick: int
-    estimate_ticks: int | None = None  # an action's estimated duration, where a measured one (--timing) replaced it
-
-
-@dataclass(frozen=True, slots=True)
-class Hold:
-    """Music that runs until an action (樂闋): its span as estimated and where its phrases begin."""
-
-    cue: str
-    until: str  # the action that stops it
-    start_tick: int
-    end_tick: int
-    phrase_ticks: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class Timeline:
-    """The rite in time: sorted events, the run sheet's cue timings, tallies and notices."""
-
-    rite: str
-    rite_id: str
-    events: tuple[Event, ...]
-    cues: tuple[CueTiming, ...]
-    tallies: tuple[Tally, ...]
-    notices: tuple[str, ...]
-    realization: Realization
-    variants: frozenset[str] = frozenset()
-    readings: dict[str, str] = field(default_factory=dict)
-    programs: dict[str, int] = field(default_factory=dict)
-    names: dict[str, str] = field(default_factory=dict)  # performer and position ids → their names
-    holds: dict[str, Hold] = field(default_factory=dict)
-    cast: dict[str, Member] = field(default_factory=dict)  # performers, for the ground plan
-    layout: dict[str, Member] = field(default_factory=dict)  # positions with their places, for the ground plan
-    instruments: dict[str, Member] = field(default_factory=dict)
-
-    @property
-    def duration_ticks(self) -> int:
-        ends = [e.start_tick + e.length_ticks for e in self.events] + [c.end_tick for c in self.cues]
-        return max(ends, default=0)
-
-
-def ticks(seconds: Fraction) -> int:
-    """Seconds → ticks, rounding halves up."""
-    return int(seconds * TICKS_PER_SECOND + Fraction(1, 2)) if seconds >= 0 else -ticks(-seconds)
-
-
-def seconds(tick: int) -> float:
-    return tick / TICKS_PER_SECOND
 
 
 class _Grid:
@@ -294,8 +191,8 @@ class _Builder:
             if not cue.is_music:
                 self.add(EventKind.ACTION, self.times[(cue.id, "start")], self.duration(cue), cue.id,
                          text=cue.action)
-        self.silent_rounds()
-        self.calls()
+        silent_rounds(self)
+        calls(self)
         rounds = self.archery.rounds if self.archery else ()
         self.tallies = tuple(tally(r.id, self.releases[r.id]) for r in rounds
                              if r.id in self.releases and r.count is not Count.NONE)
@@ -357,9 +254,9 @@ class _Builder:
                          f"in what order); what sounds is the cue sheet's choice{until}: {programme(cue)} "
                          "(see the cue's note)"] = None
         if cue.music is MusicKind.CHANGSHENG:
-            return self.calls_end(cue, start, stop)
+            return calls_end(self, cue, start, stop)
         if cue.music is MusicKind.SHEJIE:
-            return self.shejie(cue, start)
+            return shejie(self, cue, start)
         segments = self.segments(cue)
         if cue.music is MusicKind.JINZOU:
             self.notices["金奏 pattern (a modern realization): the 鐘 strike every note of the piece, the 鑮 each "
@@ -518,121 +415,6 @@ class _Builder:
                  round=rnd, pair=pair, jie=jie)
 
     # -- the shooting ------------------------------------------------------------------------------
-
-    def round_cue(self, rnd: Round) -> Cue | None:
-        """The round's cue in this programme (the first of its alternatives that is active)."""
-        return next((self.by_id[c] for c in rnd.cues if c in self.by_id), None)
-
-    def rounds_of(self, cue: Cue) -> list[Round]:
-        rounds = self.archery.rounds if self.archery else ()
-        return [r for r in rounds if cue.id in r.cues]
-
-    def shejie(self, cue: Cue, start: Fraction) -> Fraction:
-        """A round with music: per 耦, the piece for each 節, the drum, and the releases."""
-        rounds = self.rounds_of(cue)
-        archery = self.archery
-        if not rounds or archery is None or not cue.pieces:
-            return start
-        rnd, ref = rounds[0], cue.pieces[0]
-        parts = tuple(p for p in self.parts(cue) if not p.is_drum)
-        drum = next((p for p in self.parts(cue) if p.is_drum), PARTS["鼓"])
-        length = len(ref.piece.notes) * (ref.syllable or self.syllable)
-        t = start
-        for n, pid in enumerate(rnd.pairs):
-            if n:
-                t += archery.change
-            pair = archery.pairs[pid]
-            for zhong in range(1, self.jie_total + 1):
-                self.play_piece(cue, ref, parts, t + (zhong - 1) * length, zhong, None)
-            strokes, releases = shoot_with_music(archery, rnd, pair, t, length, jie_total=self.jie_total, seed=self.seed,
-                                                 pierce=self.pierce)
-            for jie, at, accent in strokes:
-                self.drum(cue.id, drum, at, ref.piece.id, jie, accent=accent, rnd=rnd.id, pair=pid, jie=jie)
-            self.shots(cue.id, rnd, releases)
-            t += self.jie_total * length
-        return t
-
-    def shots(self, cue_id: str, rnd: Round, releases: list[Release]) -> None:
-        """Record a pair's releases in its round and emit them."""
-        self.releases.setdefault(rnd.id, []).extend(releases)
-        for r in releases[:1]:
-            self.cue_of_release[(rnd.id, r.pair)] = cue_id
-        for r in releases:
-            self.add(EventKind.RELEASE, r.time, Fraction(0), cue_id, round=r.round, pair=r.pair, jie=r.jie,
-                     archer=r.archer, arrow=r.arrow, hit=r.hit, pierced=r.pierce, counted=r.counted, text=r.performer)
-
-    def silent_rounds(self) -> None:
-        """Rounds that are actions: the pairs of each action shoot one after another across it.
-
-        A pair shoots in the round's cue unless the round gives it its own (pair_cues: the 公's pair in 大射).
-        """
-        archery = self.archery
-        if archery is None:
-            return
-        for rnd in archery.rounds:
-            cue = self.round_cue(rnd)
-            if cue is None or cue.is_music or not rnd.pairs:
-                continue
-            groups: dict[str, list[str]] = {}
-            for pid in rnd.pairs:
-                groups.setdefault(rnd.cue_of_pair(pid) or cue.id, []).append(pid)
-            for cue_id, pids in groups.items():
-                start, end = self.times[(cue_id, "start")], self.times[(cue_id, "end")]
-                share = (end - start) / len(pids)
-                for n, pid in enumerate(pids):
-                    self.shots(cue_id, rnd, shoot_without_music(archery, rnd, archery.pairs[pid], start + n * share,
-                                                                share, seed=self.seed))
-
-    # -- calls ---------------------------------------------------------------------------------------
-
-    def calls(self) -> None:
-        """唱聲: hit calls on 宫 then 商 for every hit; 許諾 and 諾 where the cue sheet puts them."""
-        gong = Pitch(self.options.call_jun or self.sheet.call_jun)
-        degrees = {"宫": gong, "商": gong.up(Degree.SHANG.value), "不絶": gong.up(Degree.ZHI.value)}
-        for cue in self.cues:
-            if cue.music is not MusicKind.CHANGSHENG or not cue.calls:
-                continue
-            caller = "負侯者" if any("負侯" in self.sheet.performers[p].name for p in cue.performers) else "獲者"
-            start, end = self.times[(cue.id, "start")], self.times[(cue.id, "end")]
-            if "獲" in cue.words:
-                for release in self.covered_hits(cue):
-                    for n, degree in enumerate(cue.calls):
-                        self.call(cue.id, caller, degrees[degree], degree, "獲", release.time + 1 + n, CALL_LENGTH,
-                                  release)
-            else:
-                syllable = "諾" if "諾" in cue.words else cue.words[:1]
-                for n, degree in enumerate(cue.calls):
-                    held = degree == "不絶" or (n == len(cue.calls) - 1 and self.held(cue))
-                    length = max(end - start - n, CALL_LENGTH) if held else CALL_LENGTH
-                    self.call(cue.id, caller, degrees[degree], degree, syllable, start + n, length, None)
-        if any(c.music is MusicKind.CHANGSHENG and "不絶" in c.calls for c in self.cues):
-            self.notices["鄉射's 許諾 is one unbroken sound, not on 宫 or 商 (聲不絶, 5-25a): yuesheng holds it on "
-                         "徵 of the calls' 均, a choice of its own."] = None
-
-    @staticmethod
-    def held(cue: Cue) -> bool:
-        """Whether the cue's last call is held (hold: until a walk ends, or a duration)."""
-        return bool(cue.hold_until) or cue.hold is not None
-
-    def calls_end(self, cue: Cue, start: Fraction, stop: Fraction | None) -> Fraction:
-        """When a 唱聲 cue ends: its calls a second apart, the last held until its walk ends or for its hold."""
-        if cue.hold_until:
-            return max(self.times[(cue.hold_until, "end")], start + len(cue.calls) - 1 + CALL_LENGTH)
-        if cue.hold is not None:
-            return start + max(len(cue.calls) - 1, 0) + cue.hold
-        return stop if stop is not None else start + CALL_LENGTH * 2
-
-    def covered_hits(self, cue: Cue) -> list[Release]:
-        """The hits of the rounds a hit-call cue answers."""
-        rounds = self.archery.rounds if self.archery else ()
-        return [r for rnd in rounds_called(cue, self.cues, rounds) for r in self.releases.get(rnd.id, []) if r.hit]
-
-    def call(self, cue_id: str, caller: str, pitch: Pitch, degree: str, syllable: str, t: Fraction, length: Fraction,
-             release: Release | None) -> None:
-        key, cents = self.real.midi(pitch)
-        self.add(EventKind.CALL, t, length, cue_id, part=caller, key=key, cents=cents, velocity=PARTS[caller].velocity,
-                 text=syllable, degree=degree, round=release.round if release else "",
-                 pair=release.pair if release else "", arrow=release.arrow if release else 0)
 
     def add(self, kind: EventKind, start: Fraction, length: Fraction, cue: str, **fields: object) -> None:
         if self.emit:

@@ -1,0 +1,122 @@
+"""The Timeline: every event of a rite in exact time, the one hand-off to every renderer.
+
+Times are integer ticks (``TICKS_PER_SECOND``; the MIDI file runs at 60 beats a
+minute, so a tick is a MIDI tick). ``builder`` makes a Timeline from a CueSheet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from fractions import Fraction
+
+from yuesheng.archery import Tally
+from yuesheng.cuesheet import Cue, Member
+from yuesheng.lulu import Realization
+
+TICKS_PER_SECOND = 960
+
+
+class EventKind(Enum):
+    """What an event is."""
+
+    ACTION = "action"
+    MARKER = "marker"
+    NOTE = "note"
+    DRUM = "drum"
+    RELEASE = "release"
+    CALL = "call"
+
+    __hash__ = object.__hash__  # members are singletons: hash by identity, in C (Enum's hashes the name in Python)
+
+
+_KIND_ORDER = {k: n for n, k in enumerate(EventKind)}
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One timed event. Fields that do not apply to a kind keep their defaults."""
+
+    start_tick: int
+    length_ticks: int
+    kind: EventKind
+    cue: str
+    part: str = ""
+    key: int | None = None
+    cents: float = 0.0
+    velocity: int = 0
+    text: str = ""
+    piece: str = ""
+    zhong: int = 0
+    round: str = ""
+    pair: str = ""
+    jie: int = 0
+    archer: str = ""
+    arrow: int = 0
+    hit: bool | None = None
+    pierced: bool | None = None
+    counted: bool | None = None
+    degree: str = ""
+
+    @property
+    def sort_key(self) -> tuple[int, int, str, int, str]:
+        return (self.start_tick, _KIND_ORDER[self.kind], self.part, self.key or 0, self.cue)
+
+
+_SORT_KEY = Event.sort_key.fget  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class CueTiming:
+    """When a cue of the run sheet starts and ends."""
+
+    cue: Cue
+    start_tick: int
+    end_tick: int
+    estimate_ticks: int | None = None  # an action's estimated duration, where a measured one (--timing) replaced it
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """Music that runs until an action (樂闋): its span as estimated and where its phrases begin."""
+
+    cue: str
+    until: str  # the action that stops it
+    start_tick: int
+    end_tick: int
+    phrase_ticks: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """The rite in time: sorted events, the run sheet's cue timings, tallies and notices."""
+
+    rite: str
+    rite_id: str
+    events: tuple[Event, ...]
+    cues: tuple[CueTiming, ...]
+    tallies: tuple[Tally, ...]
+    notices: tuple[str, ...]
+    realization: Realization
+    variants: frozenset[str] = frozenset()
+    readings: dict[str, str] = field(default_factory=dict)
+    programs: dict[str, int] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict)  # performer and position ids → their names
+    holds: dict[str, Hold] = field(default_factory=dict)
+    cast: dict[str, Member] = field(default_factory=dict)  # performers, for the ground plan
+    layout: dict[str, Member] = field(default_factory=dict)  # positions with their places, for the ground plan
+    instruments: dict[str, Member] = field(default_factory=dict)
+
+    @property
+    def duration_ticks(self) -> int:
+        ends = [e.start_tick + e.length_ticks for e in self.events] + [c.end_tick for c in self.cues]
+        return max(ends, default=0)
+
+
+def ticks(seconds: Fraction) -> int:
+    """Seconds → ticks, rounding halves up."""
+    return int(seconds * TICKS_PER_SECOND + Fraction(1, 2)) if seconds >= 0 else -ticks(-seconds)
+
+
+def seconds(tick: int) -> float:
+    return tick / TICKS_PER_SECOND
