@@ -33,3 +33,16 @@ def shipped_score_text():
         return (data_dir("scores") / f"{pid}.yaml").read_text(encoding="utf-8")
 
     return _text
+
+
+@pytest.fixture(scope="module")
+def has_engraver() -> None:
+    """Skip, saying why, where LilyPond or a CJK font cannot be found (.ci/run installs both)."""
+    from yuesheng import engrave
+    from yuesheng.engrave import EngraveError
+
+    try:
+        engrave.find_lilypond()
+        engrave.find_cjk_font()
+    except EngraveError as exc:
+        pytest.skip(str(exc))

@@ -42,15 +42,6 @@ def _digits(source: str) -> list[str]:
     return [q[1:-1] for q in quoted]
 
 
-@pytest.fixture(scope="module")
-def has_engraver() -> None:
-    try:
-        engrave.find_lilypond()
-        engrave.find_cjk_font()
-    except EngraveError as exc:
-        pytest.skip(str(exc))
-
-
 def _pdf_text(path: Path) -> str:
     pypdf = pytest.importorskip("pypdf")
     return "\n".join(page.extract_text(extraction_mode="layout") for page in pypdf.PdfReader(path).pages)

@@ -7,23 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng import engrave
 from yuesheng.cli import build_parser
 from yuesheng.cli.common import timeline_of
-from yuesheng.engrave import EngraveError, Setting, lily_string
+from yuesheng.engrave import Setting, lily_string
 from yuesheng.lulu import Realization, Tuning
 from yuesheng.songbook import songbook, songbook_source
 
 FONT = "Noto Serif CJK TC"
-
-
-@pytest.fixture(scope="module")
-def has_engraver() -> None:
-    try:
-        engrave.find_lilypond()
-        engrave.find_cjk_font()
-    except EngraveError as exc:
-        pytest.skip(str(exc))
 
 
 
