@@ -15,6 +15,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TextIO
 
 from yuesheng.report import visible
 
@@ -45,15 +46,21 @@ def terminate_as_interrupt() -> Iterator[None]:
 
 def say(message: str) -> None:
     """One message on stderr, control characters escaped; silently dropped if stderr is gone."""
-    stream = sys.stderr
+    _line(sys.stderr, message)
+
+
+def _line(stream: TextIO | None, text: str) -> None:
+    """*text* and a newline on *stream*, control characters escaped, what it cannot encode as escapes;
+    nothing if the stream is gone, closed or full (a message must never stop the command or the rite)."""
     if stream is None:
         return
-    line = visible(message) + "\n"
+    line = visible(text) + "\n"
     try:
         try:
             stream.write(line)
         except UnicodeEncodeError:
-            stream.write(line.encode("ascii", "backslashreplace").decode("ascii"))
+            encoding = getattr(stream, "encoding", None) or "ascii"
+            stream.write(line.encode(encoding, "backslashreplace").decode(encoding))
         stream.flush()
     except (OSError, ValueError):
         pass
@@ -100,16 +107,4 @@ def write_stdout(text: str) -> int:
 def show(line: str) -> None:
     """A line for the operator during playback: never stops the rite (a failing stdout is skipped,
     characters it cannot encode are escaped)."""
-    stream = sys.stdout
-    if stream is None:
-        return
-    text = visible(line) + "\n"
-    try:
-        try:
-            stream.write(text)
-        except UnicodeEncodeError:
-            encoding = getattr(stream, "encoding", None) or "ascii"
-            stream.write(text.encode(encoding, "backslashreplace").decode(encoding))
-        stream.flush()
-    except (OSError, ValueError):
-        pass
+    _line(sys.stdout, line)
