@@ -16,6 +16,8 @@ from yuesheng.lulu import Lu
 from yuesheng.score import Piece
 from yuesheng.yamlload import Document
 
+DEFAULT_SYLLABLE = Fraction(3, 2)  # seconds a sung syllable lasts where the cue sheet does not say (README, Tempo)
+DEFAULT_OFFSET_SD = Fraction(3, 20)  # seconds: the spread of the shot model's releases around the 節
 _DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)(h|min|ms|s))")
 _UNIT_SECONDS = {"h": Fraction(3600), "min": Fraction(60), "s": Fraction(1), "ms": Fraction(1, 1000)}
 
@@ -228,7 +230,7 @@ class Archery:
     seed: int = 0
     hit_rate: float = 0.5
     pierce_rate: float = 0.8
-    offset_sd: Fraction = Fraction(3, 20)
+    offset_sd: Fraction = DEFAULT_OFFSET_SD
     change: Fraction = Fraction(0)  # between one 耦 and the next in a round with music
     script: dict[tuple[str, str], tuple[Arrow, ...]] = field(default_factory=dict)
     variant: str = ""  # the section applies only with this variant on (燕禮: 若射)

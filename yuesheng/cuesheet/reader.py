@@ -29,7 +29,8 @@ from typing import Any
 from yuesheng.checking import Checker, type_name
 from yuesheng.cuesheet.references import check_references
 from yuesheng.cuesheet.model import (
-    CALLS, Archery, Arrow, Cite, Count, Cue, CueSheet, Member, MusicKind, Pair, PieceRef, Reading, Round, Start,
+    CALLS, DEFAULT_OFFSET_SD, DEFAULT_SYLLABLE, Archery, Arrow, Cite, Count, Cue, CueSheet, Member, MusicKind, Pair,
+    PieceRef, Reading, Round, Start,
     Variant, parse_duration,
 )
 from yuesheng.errors import Problem
@@ -348,7 +349,7 @@ class _Reader(Checker):
                        seed=0 if seed is None else seed,
                        hit_rate=rates["hit"] if rates["hit"] is not None else 0.5,
                        pierce_rate=rates["pierce"] if rates["pierce"] is not None else 0.8,
-                       offset_sd=Fraction(3, 20) if offset_sd is None else offset_sd,
+                       offset_sd=DEFAULT_OFFSET_SD if offset_sd is None else offset_sd,
                        change=Fraction(0) if change is None else change, script=script,
                        variant=self.text(raw, path, "variant"))
 
@@ -412,7 +413,7 @@ def _defaults(r: _Reader, data: dict[str, Any]) -> tuple[Fraction, Lu, int]:
     syllable = r.duration(raw, ("defaults",), "syllable", required=False)
     if syllable is not None and syllable <= 0:
         r.error(("defaults", "syllable"), "syllable must be longer than 0s", "duration")
-    syllable = Fraction(3, 2) if syllable is None or syllable <= 0 else syllable
+    syllable = DEFAULT_SYLLABLE if syllable is None or syllable <= 0 else syllable
     call_jun = lu(0)
     if raw.get("call_jun") is not None:
         try:

@@ -37,7 +37,7 @@ from fractions import Fraction
 from yuesheng import limits
 from yuesheng.archery import Release, Tally, tally
 from yuesheng.cuesheet import (
-    Count, Cue, CueSheet, MusicKind, PieceRef, dependencies, evaluation_order,
+    DEFAULT_SYLLABLE, Count, Cue, CueSheet, MusicKind, PieceRef, dependencies, evaluation_order,
 )
 from yuesheng.errors import ScheduleError, UnknownNameError
 from yuesheng.instruments import PARTS, Part, part_for
@@ -50,7 +50,6 @@ from yuesheng.timeline.shooting import calls, calls_end, shejie, silent_rounds
 from yuesheng.zhong import BLOWN, SUNG, programme, zhong_of
 
 PHRASE = 4  # notes: the four-syllable line of the 詩
-DEFAULT_SYLLABLE = Fraction(3, 2)
 DRUM_LENGTH = Fraction(1, 8)
 HEYUE_NOTICES = {
     "zheng": "合樂 (reading heyue=zheng): three 終 (鄭注 8-7a 合樂三終), each a 周南 ode with its 召南 ode "
@@ -147,7 +146,7 @@ class _Builder:
         self.drum_ticks = ticks(DRUM_LENGTH)
         self.tallies: tuple[Tally, ...] = ()
         self.variants, self.readings = _check_options(sheet, options)
-        self.syllable = options.syllable or sheet.syllable or DEFAULT_SYLLABLE
+        self.syllable = options.syllable if options.syllable is not None else sheet.syllable  # 0 is a value: refused
         self.real = options.realization or Realization(sheet.huangzhong)
         self.cues = _placed(sheet.active_cues(self.variants, self.readings), self.readings)
         self.archery = sheet.active_archery(self.variants)
@@ -169,7 +168,7 @@ class _Builder:
 
     def check_limits(self) -> None:
         """The limits a build checks before scheduling: 終, 節 and the syllable (LimitError)."""
-        source = "--syllable" if self.options.syllable else "defaults.syllable"
+        source = "--syllable" if self.options.syllable is not None else "defaults.syllable"
         found = [limits.JIE.check("節", self.jie_total), limits.SYLLABLE.check(source, self.syllable)]
         for cue in self.cues:
             for ref in cue.pieces:
