@@ -144,10 +144,14 @@ def cue_path(name: str) -> Path:
 
 
 def inputs_of(args: argparse.Namespace) -> list[Path]:
-    """The files a command reads: its cue sheets, the score files under --scores, a SoundFont."""
+    """The files a command reads: its cue sheets, the score files under --scores, a SoundFont, a --timing file,
+    rehearsal logs (retime)."""
     cues = [args.cue] if getattr(args, "cue", None) else list(getattr(args, "cues", []))
     paths = [cue_path(c) for c in cues] + score_paths(getattr(args, "scores", []))
-    return paths + ([Path(args.soundfont)] if getattr(args, "soundfont", None) else [])
+    extra = [getattr(args, name, None) for name in ("soundfont", "timing")]
+    logs = getattr(args, "log", None)
+    extra += logs if isinstance(logs, list) else []
+    return paths + [Path(p) for p in extra if p]
 
 
 def check_output_arg(args: argparse.Namespace, output: str | None = None) -> None:

@@ -11,9 +11,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from yuesheng.cli.common import UsageError, cue_path, emit, positive, scores_option, sequencer_options, timeline_of
+from yuesheng.cli.common import (
+    UsageError, check_output_arg, cue_path, emit, inputs_of, positive, scores_option, sequencer_options, timeline_of,
+)
 from yuesheng.cli.live import Stopped, stop
 from yuesheng.errors import UnknownNameError
+from yuesheng.files import check_output
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
 
@@ -44,6 +47,8 @@ def cmd_console(args: argparse.Namespace) -> str:
     from yuesheng.rehearsal import Log
 
     host, port_number = parse_address(args.listen, "--listen")
+    if args.log:
+        check_output(args.log, inputs_of(args))  # appended to, never replaced: but never one of the inputs
     osc_address = parse_address(args.osc, "--osc") if args.osc else None
     try:
         pedal = Pedal.parse(args.pedal) if args.pedal else None
@@ -131,6 +136,7 @@ def cmd_retime(args: argparse.Namespace) -> str:
     from yuesheng.timeline import Options, build_timeline
     from yuesheng.validate import load_cuesheet
 
+    check_output_arg(args)
     sheet = load_cuesheet(cue_path(args.cue), load_repertoire(args.scores))
     logs = [read_log(path, sheet) for path in args.log]
     durations = retime(build_timeline(sheet, Options(frozenset(args.variant))), logs)

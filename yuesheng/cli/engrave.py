@@ -7,17 +7,19 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.cli.common import (
-    UsageError, note_name, pitch_options, realization, scores_option, sequencer_options, timeline_of,
+    UsageError, check_output_arg, note_name, pitch_options, realization, scores_option, sequencer_options, timeline_of,
 )
 from yuesheng.repertoire import load_repertoire
 
 _FORMATS = (".pdf", ".svg", ".png", ".ly")
 
 
-def _output(path: str) -> str:
-    if Path(path).suffix.lower() not in _FORMATS:
-        raise UsageError(f"-o {path}: expected a .pdf, .svg, .png or .ly file")
-    return path
+def _output(args: argparse.Namespace) -> str:
+    """-o, checked before any work: a format LilyPond writes, and a path that destroys nothing."""
+    if Path(args.output).suffix.lower() not in _FORMATS:
+        raise UsageError(f"-o {args.output}: expected a .pdf, .svg, .png or .ly file")
+    check_output_arg(args)
+    return str(args.output)
 
 
 def _written(paths: list[Path]) -> str:
@@ -27,7 +29,7 @@ def _written(paths: list[Path]) -> str:
 def cmd_score_engrave(args: argparse.Namespace) -> str:
     from yuesheng.engrave import Notation, Setting, engrave, score_source
 
-    output = _output(args.output)
+    output = _output(args)
     piece = load_repertoire(args.scores).find(args.piece)
     if not piece.playable:
         raise UsageError(f"{piece.id} has no notes to engrave (lost: {(piece.lost or {}).get('cite', '')})")
@@ -42,7 +44,7 @@ def cmd_songbook(args: argparse.Namespace) -> str:
     from yuesheng.engrave import Notation, Setting, engrave, find_cjk_font
     from yuesheng.songbook import songbook, songbook_source
 
-    output = _output(args.output)
+    output = _output(args)
     timeline = timeline_of(args)
     book = songbook(timeline, part=args.part or "")
     setting = Setting(Notation(args.notation), timeline.realization, note_name(timeline.realization.huangzhong))

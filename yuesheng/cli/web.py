@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
-from yuesheng.cli.common import UsageError, emit, sequencer_options, timeline_of
+from yuesheng.cli.common import UsageError, check_output_arg, emit, sequencer_options, timeline_of
+from yuesheng.cli.streams import say
 
 
 def cmd_sheet(args: argparse.Namespace) -> str:
@@ -15,12 +15,15 @@ def cmd_sheet(args: argparse.Namespace) -> str:
 
     if args.output and Path(args.output).suffix.lower() not in (".html", ".htm"):
         raise UsageError(f"-o {args.output}: expected an .html file")
+    check_output_arg(args)
     timeline = timeline_of(args)
-    args.output = args.output or f"{timeline.rite_id}.html"
+    if not args.output:
+        args.output = f"{timeline.rite_id}.html"
+        check_output_arg(args)
     missing = unplaced(timeline)
     if missing:
-        print(f"warning: {len(missing)} position(s) have no place on the plan (no x, y in the cue sheet), listed "
-              f"beside it: {', '.join(p.id for p in missing)}", file=sys.stderr)
+        say(f"warning: {len(missing)} position(s) have no place on the plan (no x, y in the cue sheet), listed "
+            f"beside it: {', '.join(p.id for p in missing)}")
     return emit(args, sheet_html(timeline), f"the page of {timeline.rite}, {len(timeline.cues)} cues")
 
 
