@@ -450,3 +450,25 @@ def test_fluidsynth_dies_with_a_killed_yuesheng(tmp_path):
     process.kill()
     process.communicate(timeout=20)
     assert _gone(synth)
+
+
+def test_the_files_written_beside_the_audio_are_checked_before_rendering(run, tmp_path, monkeypatch):
+    rendered = []
+    monkeypatch.setattr(audio, "render", lambda *a, **k: rendered.append(a))
+    sheet = tmp_path / "g.yaml"
+    sheet.write_text((DATA / "golden.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "y.cue").symlink_to(sheet)  # the .cue beside y.flac would replace the cue sheet
+    code, _, err = run("audio", str(sheet), "--labels", "-o", str(tmp_path / "y.flac"))
+    assert code == 1 and "it is one of this command's inputs" in err and rendered == []
+    assert sheet.read_text(encoding="utf-8").startswith("# A small rite")
+
+
+def test_a_fifo_cannot_hold_audio_and_an_empty_gap_is_not_the_default(run, tmp_path, monkeypatch):
+    rendered = []
+    monkeypatch.setattr(audio, "render", lambda *a, **k: rendered.append(a))
+    fifo = tmp_path / "f.wav"
+    os.mkfifo(fifo)
+    code, _, err = run("audio", str(DATA / "golden.yaml"), "-o", str(fifo))
+    assert code == 2 and "a FIFO or device cannot hold audio" in err
+    code, _, err = run("audio", str(DATA / "golden.yaml"), "--music-only", "--gap", "", "-o", str(tmp_path / "m.flac"))
+    assert code == 2 and "--gap: bad duration ''" in err and rendered == []

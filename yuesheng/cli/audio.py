@@ -9,6 +9,9 @@ Audacity label track and a CUE sheet beside it; ``--part`` renders some parts,
 from __future__ import annotations
 
 import argparse
+import os
+import stat
+from fractions import Fraction
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,7 +19,8 @@ from typing import Any
 from yuesheng.cli.common import UsageError, check_output_arg, sequencer_options, timeline_of
 from yuesheng.timeline import Timeline, ticks
 
-FORMATS = ("flac", "wav", "ogg", "opus")
+FORMATS = ("flac", "wav", "ogg", "opus")  # the suffixes of audio.ENCODINGS, the default first
+DEFAULT_GAP = Fraction(3)  # seconds: the longest silence --music-only keeps
 
 
 
@@ -50,6 +54,15 @@ def _outputs(args: argparse.Namespace, timeline: Timeline, parts: list[str]) -> 
     return [(output, frozenset(parts) if args.part else frozenset())], output.with_suffix("")
 
 
+def _unseekable(path: Path) -> bool:
+    """An existing FIFO, socket or character device other than /dev/null (which swallows anything)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and os.path.realpath(path) != os.devnull
+
+
 def cmd_audio(args: argparse.Namespace) -> str:
     from yuesheng.audio import AudioError, describe, only_parts, part_names, render, sounding_parts
     from yuesheng.condense import condense
@@ -61,7 +74,7 @@ def cmd_audio(args: argparse.Namespace) -> str:
     if args.gap is not None and not args.music_only:
         raise UsageError("--gap goes with --music-only")
     try:
-        gap = parse_duration(args.gap or "3s")
+        gap = parse_duration(args.gap) if args.gap is not None else DEFAULT_GAP
     except ValueError as exc:
         raise UsageError(f"--gap: {exc}") from None
     timeline = timeline_of(args)
@@ -72,8 +85,14 @@ def cmd_audio(args: argparse.Namespace) -> str:
     except AudioError as exc:
         raise UsageError(f"--part: {exc}") from None
     outputs, base = _outputs(args, timeline, parts)
-    for path, _ in outputs:
-        check_output_arg(args, str(path))  # before the minutes of rendering, not after
+    beside = [path.with_suffix(".cue") for path, _ in outputs] if args.labels else []
+    beside += [Path(f"{base}.labels.txt")] if args.labels else []
+    beside += [Path(f"{base}.runsheet.txt")] if args.music_only else []
+    for path in [p for p, _ in outputs] + beside:  # before the minutes of rendering, not after
+        check_output_arg(args, str(path))
+        if path in (p for p, _ in outputs) and _unseekable(path):
+            raise UsageError(f"-o {path}: a FIFO or device cannot hold audio (the encoder seeks back to finish "
+                             "the file's header): give a file name")
     lines: list[str] = []
     # Ctrl-C and SIGTERM end the command (130, 143) through main(); render() stops FluidSynth and removes its files
     for path, held in outputs:
@@ -100,7 +119,7 @@ def register(sub: Any) -> None:
     p.add_argument("--format", choices=FORMATS, help="the format when no -o names it (default flac)")
     p.add_argument("--music-only", action="store_true",
                    help="shorten the silences between the music (see --gap); write the run sheet of it beside the audio")
-    p.add_argument("--gap", metavar="DURATION", help="with --music-only: the longest silence kept, e.g. 3s (default)")
+    p.add_argument("--gap", metavar="DURATION", help=f"with --music-only: the longest silence kept (default {DEFAULT_GAP}s)")
     p.add_argument("--labels", action="store_true",
                    help="write an Audacity label track (.labels.txt) and a CUE sheet (.cue) beside the audio")
     p.add_argument("--part", action="append", default=[], metavar="PART",
