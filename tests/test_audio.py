@@ -330,10 +330,10 @@ def test_a_disk_that_fills_during_the_render_is_an_error_and_leaves_nothing(tmp_
     """A file-size limit makes the writes fail part-way, as a full disk does (FluidSynth itself is exempt)."""
     code = (
         "import resource, signal, sys\n"
-        "import yuesheng.audio as audio\n"
         "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
         "resource.setrlimit(resource.RLIMIT_FSIZE, (300_000, resource.RLIM_INFINITY))\n"
-        "audio._die_with_parent = lambda _parent: resource.setrlimit(resource.RLIMIT_FSIZE, (-1, -1))\n"
+        "import yuesheng.process as process\n"
+        "process.die_with_parent = lambda _parent: resource.setrlimit(resource.RLIMIT_FSIZE, (-1, -1))\n"
         "from yuesheng.cli import main\n"
         "sys.exit(main(sys.argv[1:]))\n"
     )

@@ -35,12 +35,10 @@ Install on Debian: ``apt-get install fluidsynth fluid-soundfont-gm``.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 from collections.abc import Callable
@@ -54,6 +52,7 @@ from yuesheng.errors import OutputError, YueshengError
 from yuesheng.files import atomic_path
 from yuesheng.instruments import PARTS, part_for
 from yuesheng.lulu import normalize, suggest
+from yuesheng.process import bound_to_us
 from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline, seconds, ticks
 
 TAIL = Fraction(2)  # seconds of release after the last event
@@ -294,16 +293,6 @@ def _size(count: int) -> str:
 # --- FluidSynth ----------------------------------------------------------------------------------------
 
 
-def _die_with_parent(parent: int) -> None:  # pragma: no cover - runs in the child before exec
-    """In the child: receive SIGKILL when the parent dies (Linux PR_SET_PDEATHSIG), or go now if it already has."""
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
-    if os.getppid() != parent:
-        os._exit(1)
-
-
 class FluidSynth:
     """One run of the ``fluidsynth`` command, its samples read from a pipe; a context manager.
 
@@ -326,7 +315,7 @@ class FluidSynth:
             self.process = subprocess.Popen(
                 self.arguments, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self.errors,
                 start_new_session=True,
-                preexec_fn=functools.partial(_die_with_parent, os.getpid()) if sys.platform == "linux" else None)
+                preexec_fn=bound_to_us())
         except OSError as exc:
             self.errors.close()
             raise AudioError(f"cannot start FluidSynth ({self.arguments[0]}): {exc.strerror or exc}") from None

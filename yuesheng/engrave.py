@@ -43,6 +43,7 @@ from pathlib import Path
 from yuesheng.errors import YueshengError
 from yuesheng.files import atomic_path, write_atomic
 from yuesheng.lulu import LU, Mode, Realization, Tuning, cents_offset
+from yuesheng.process import bound_to_us
 from yuesheng.score import Note, Piece
 
 LILYPOND_VERSION = "2.25.12"
@@ -344,14 +345,15 @@ def find_lilypond() -> str:
 
 
 def run_tool(command: Sequence[str], *, cwd: Path, time_limit: float = TIME_LIMIT, what: str = "LilyPond") -> str:
-    """Run an external program in *cwd* with a time limit; kill it on any way out; failures → EngraveError.
+    """Run an external program in *cwd* with a time limit; kill it on any way out (it dies with yuesheng even on
+    SIGKILL, ``process.bound_to_us``); failures → EngraveError.
 
     Returns its standard error (LilyPond's log).
     """
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
     try:
         process = subprocess.Popen(list(command), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, start_new_session=True)
+                                   stderr=subprocess.PIPE, start_new_session=True, preexec_fn=bound_to_us())
     except OSError as exc:
         raise EngraveError(f"cannot start {what} ({command[0]}): {exc.strerror or exc}") from None
     try:

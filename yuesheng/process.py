@@ -1,0 +1,28 @@
+"""What every external program yuesheng starts (FluidSynth, LilyPond) shares: it dies with yuesheng."""
+
+from __future__ import annotations
+
+import functools
+import os
+import signal
+import sys
+from collections.abc import Callable
+
+
+def die_with_parent(parent: int) -> None:  # pragma: no cover - runs in the child before exec
+    """In the child: receive SIGKILL when the parent dies (Linux PR_SET_PDEATHSIG), or go now if it already has."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def bound_to_us() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that ties the child's life to this process where the OS allows it (Linux), else None.
+
+    With ``start_new_session`` the child has its own process group, so a Ctrl-C at the
+    terminal reaches only yuesheng, which then kills the group; this covers SIGKILL too.
+    """
+    return functools.partial(die_with_parent, os.getpid()) if sys.platform.startswith("linux") else None
