@@ -69,7 +69,7 @@ def test_retime_gives_each_actions_median_over_the_logs(tmp_path, sheet):
     timeline = build_timeline(sheet)
     music = _beyond(timeline, "bai-zhi", "zhengge-bei")  # bai-zhi's GO interval holds the 合樂 too
     logs = [read_log(_log(tmp_path / f"{n}.jsonl", [("go", "bin-ru", 100.0), ("go", "bai-zhi", 100.0 + a),
-                                                      ("go", "zhengge-bei", 100.0 + a + b + music)]), sheet)
+                                                      ("go", "zhengge-bei", 100.0 + a + b + music)]), sheet)[0]
             for n, (a, b) in enumerate([(12.0, 5.5), (14.0, 6.5), (30.0, 4.0)])]
     measured = retime(timeline, logs)
     assert measured == {"bin-ru": (Fraction(14), 3), "bai-zhi": (Fraction("5.5"), 3)}
@@ -78,7 +78,7 @@ def test_retime_gives_each_actions_median_over_the_logs(tmp_path, sheet):
 def test_a_jump_breaks_a_measurement(tmp_path, sheet):
     music = _beyond(build_timeline(sheet), "bai-zhi", "zhengge-bei")
     log = read_log(_log(tmp_path / "j.jsonl", [("go", "bin-ru", 0.0), ("goto", "bai-zhi", 5.0), ("go", "bai-zhi", 9.0),
-                                                ("go", "zhengge-bei", 15.0 + music)]), sheet)
+                                                ("go", "zhengge-bei", 15.0 + music)]), sheet)[0]
     assert retime(build_timeline(sheet), [log]) == {"bai-zhi": (Fraction(6), 1)}
 
 
@@ -152,3 +152,40 @@ def test_retime_with_a_bad_log_exits_1_naming_the_line(run, tmp_path):
     bad.write_text('{"event": "go", "cue": "nosuch", "mono": 1}\n', encoding="utf-8")
     code, _, err = run("retime", str(GOLDEN), "--log", str(bad))
     assert code == 1 and "bad.jsonl:1: unknown cue 'nosuch'" in err
+
+
+def test_a_stop_or_fade_before_the_first_go_is_part_of_a_log(tmp_path, sheet):
+    entries, _ = read_log(_log(tmp_path / "s.jsonl", [("fade", "", 1.0), ("stop", "", 2.0), ("go", "bin-ru", 3.0)]), sheet)
+    assert [(e.event, e.cue) for e in entries] == [("session", ""), ("fade", ""), ("stop", ""), ("go", "bin-ru")]
+
+
+def test_a_new_session_in_the_same_log_breaks_a_measurement_and_may_restart_the_clock(tmp_path, sheet):
+    path = _log(tmp_path / "two.jsonl", [("go", "bin-ru", 500.0)])
+    log = Log(path)  # a second console session, after a reboot: its monotonic clock starts lower
+    log.write("session", 10.0, rite="golden", variants=[], readings={})
+    log.write("go", 20.0, cue="bai-zhi", source="page")
+    log.close()
+    entries, _ = read_log(path, sheet)
+    assert retime(build_timeline(sheet), [entries]) == {}  # bin-ru's GO and bai-zhi's are hours and a session apart
+
+
+def test_retime_measures_against_the_programme_the_log_played(run, tmp_path):
+    path = tmp_path / "y.jsonl"
+    log = Log(path)
+    log.write("session", 0.0, rite="yanli", variants=["nosuch"], readings={})
+    log.close()
+    code, _, err = run("retime", "yanli", "--log", str(path))
+    assert code == 1 and "unknown variant 'nosuch'" in err
+    other = _log(tmp_path / "o.jsonl", [], rite="yanli")
+    code, _, err = run("retime", "yanli", "--log", str(path), "--log", str(other))
+    assert code == 2 and "different programmes" in err
+
+
+def test_a_log_that_is_a_device_or_fifo_is_refused_without_reading(run, tmp_path):
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for target in ("/dev/zero", str(fifo)):
+        code, _, err = run("retime", str(GOLDEN), "--log", target)
+        assert code == 1 and "not a regular file" in err

@@ -39,11 +39,10 @@ from yuesheng.checking import Checker
 from yuesheng.cuesheet import CueSheet, parse_duration
 from yuesheng.errors import InvalidInputError, OutputError, Problem
 from yuesheng.timeline import TICKS_PER_SECOND, Timeline
-from yuesheng.yamlload import PathKey, load
+from yuesheng.yamlload import PathKey, load, read_bytes
 
 TIMING_FORMAT = "yuesheng-timing/1"
 EVENTS = ("session", "go", "stop", "fade", "goto")
-SOURCES = ("page", "key", "osc", "pedal", "auto")
 MAX_LOG_BYTES = 64 << 20
 
 
@@ -80,70 +79,95 @@ class Entry:
     mono: float
 
 
-def read_log(path: str | Path, sheet: CueSheet) -> list[Entry]:
-    """The entries of a log, checked against *sheet*; InvalidInputError naming the line of every problem."""
+@dataclass(frozen=True, slots=True)
+class Programme:
+    """The variants and readings a console session played (its ``session`` line)."""
+
+    variants: tuple[str, ...] = ()
+    readings: tuple[tuple[str, str], ...] = ()
+
+
+def read_log(path: str | Path, sheet: CueSheet) -> tuple[list[Entry], Programme]:
+    """The entries of a log, checked against *sheet*, and the programme its sessions played;
+    InvalidInputError naming the line of every problem (sessions that played different programmes too)."""
     file = str(path)
+    raw = read_bytes(path, MAX_LOG_BYTES)
+    if len(raw) > MAX_LOG_BYTES:
+        raise InvalidInputError([Problem(file, None, None, "", f"log over {MAX_LOG_BYTES >> 20} MiB", rule="log")])
     try:
-        if Path(path).stat().st_size > MAX_LOG_BYTES:
-            raise InvalidInputError([Problem(file, None, None, "", f"log over {MAX_LOG_BYTES >> 20} MiB")])
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInputError([Problem(file, None, None, "", f"cannot read the log: {exc}")]) from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError([Problem(file, None, None, "", f"not UTF-8 text ({exc.reason} at byte {exc.start})",
+                                         rule="log")]) from None
     cues = {c.id for c in sheet.cues}
     entries: list[Entry] = []
     problems: list[Problem] = []
-    for number, raw in enumerate(text.splitlines(), 1):
-        if not raw.strip():
+    programmes: set[Programme] = set()
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
             continue
-        entry, message = _entry(number, raw, cues, sheet.rite_id)
-        if entry is not None and entries and entry.mono < entries[-1].mono:
-            message = f"time goes backwards ({entry.mono} after {entries[-1].mono})"
+        entry, programme, message = _entry(number, line, cues, sheet.rite_id)
+        session_start = entry is not None and entry.event == "session"
+        if entry is not None and entries and not session_start and entry.mono < entries[-1].mono:
+            message = f"time goes backwards ({entry.mono} after {entries[-1].mono})"  # within one session
         if message:
             problems.append(Problem(file, number, None, "", message, rule="log"))
-        elif entry is not None:
+            continue
+        if programme is not None:
+            programmes.add(programme)
+            if len(programmes) > 1:
+                problems.append(Problem(file, number, None, "", "this session played another programme (variants, "
+                                        "readings) than the log's first: retime one programme at a time", rule="log"))
+        if entry is not None:
             entries.append(entry)
     if problems:
         raise InvalidInputError(problems)
-    return entries
+    return entries, next(iter(programmes), Programme())
 
 
-def _entry(number: int, raw: str, cues: set[str], rite: str) -> tuple[Entry | None, str]:
+def _entry(number: int, line: str, cues: set[str], rite: str) -> tuple[Entry | None, Programme | None, str]:
     try:
-        data = json.loads(raw)
+        data = json.loads(line)
     except ValueError:
-        return None, "not a JSON object (a log has one JSON object a line)"
+        data = None
     if not isinstance(data, dict):
-        return None, "not a JSON object (a log has one JSON object a line)"
+        return None, None, "not a JSON object (a log has one JSON object a line)"
     event, cue, mono = data.get("event"), data.get("cue", ""), data.get("mono")
     if event not in EVENTS:
-        return None, f"event {event!r}, expected one of {', '.join(EVENTS)}"
+        return None, None, f"event {event!r}, expected one of {', '.join(EVENTS)}"
     if isinstance(mono, bool) or not isinstance(mono, int | float) or mono != mono or abs(mono) > 1e12:
-        return None, f"mono {mono!r}, expected the monotonic time in seconds"
+        return None, None, f"mono {mono!r}, expected the monotonic time in seconds"
     if event == "session":
         if data.get("rite") != rite:
-            return None, f"a log of rite {data.get('rite')!r}, not of {rite!r}"
-        return None, ""
+            return None, None, f"a log of rite {data.get('rite')!r}, not of {rite!r}"
+        variants, readings = data.get("variants", []), data.get("readings", {})
+        if not isinstance(variants, list) or not isinstance(readings, dict):
+            return None, None, "session: variants is a list and readings a mapping"
+        programme = Programme(tuple(sorted(map(str, variants))), tuple(sorted((str(k), str(v)) for k, v in readings.items())))
+        return Entry(number, event, "", "", float(mono)), programme, ""
+    if event in ("stop", "fade") and cue == "":  # before the first GO: nothing had started
+        return Entry(number, event, cue, str(data.get("source", "")), float(mono)), None, ""
     if not isinstance(cue, str) or cue not in cues:
-        return None, f"unknown cue {cue!r} (the log does not fit this cue sheet)"
-    return Entry(number, event, cue, str(data.get("source", "")), float(mono)), ""
+        return None, None, f"unknown cue {cue!r} (the log does not fit this cue sheet)"
+    return Entry(number, event, cue, str(data.get("source", "")), float(mono)), None, ""
 
 
 def measure(timeline: Timeline, entries: list[Entry]) -> dict[str, list[Fraction]]:
-    """Each action's measured durations in seconds: its GO to the next action's GO, unbroken by a jump."""
+    """Each action's measured durations in seconds: its GO to the next action's GO, unbroken by a jump or
+    a new session."""
     actions = [t for t in timeline.cues if not t.cue.is_music]
     place = {t.cue.id: n for n, t in enumerate(actions)}
     out: dict[str, list[Fraction]] = {}
     last: Entry | None = None
     for entry in entries:
-        if entry.event == "goto":
+        if entry.event in ("goto", "session"):
             last = None
         if entry.event != "go" or entry.cue not in place:
             continue
         if last is not None and place[entry.cue] == place[last.cue] + 1:
             before = actions[place[last.cue]]
-            planned_gap = Fraction(actions[place[entry.cue]].start_tick - before.start_tick, TICKS_PER_SECOND)
-            planned = before.cue.duration or Fraction(0)
-            measured = Fraction(round((entry.mono - last.mono) * 1000), 1000) - (planned_gap - planned)
+            beyond = actions[place[entry.cue]].start_tick - before.end_tick  # what the plan puts after the action
+            measured = Fraction(round((entry.mono - last.mono) * 1000), 1000) - Fraction(beyond, TICKS_PER_SECOND)
             out.setdefault(last.cue, []).append(max(Fraction(0), measured))
         last = entry
     return out

@@ -138,12 +138,14 @@ def cmd_retime(args: argparse.Namespace) -> str:
 
     check_output_arg(args)
     sheet = load_cuesheet(cue_path(args.cue), load_repertoire(args.scores))
-    logs = [read_log(path, sheet) for path in args.log]
-    durations = retime(build_timeline(sheet, Options(frozenset(args.variant))), logs)
-    text = timing_yaml(sheet.rite_id, durations)
-    if args.output is None:
-        return text
-    return emit(args, text, f"{len(durations)} measured actions from {len(logs)} log(s)")
+    read = [read_log(path, sheet) for path in args.log]
+    programmes = {programme for _, programme in read}
+    if len(programmes) > 1:
+        raise UsageError("--log: these logs played different programmes (variants, readings): retime each apart")
+    programme = programmes.pop()  # the plan the GOs followed: the durations are measured against it
+    options = Options(frozenset(programme.variants), dict(programme.readings))
+    durations = retime(build_timeline(sheet, options), [entries for entries, _ in read])
+    return emit(args, timing_yaml(sheet.rite_id, durations), f"{len(durations)} measured actions from {len(read)} log(s)")
 
 
 def register(sub: Any) -> None:
@@ -165,7 +167,6 @@ def register(sub: Any) -> None:
     p = sub.add_parser("retime", help="measured action durations from console logs, as a --timing file")
     p.add_argument("cue", metavar="CUE", help="the cue sheet the logs were made with")
     p.add_argument("--log", action="append", required=True, metavar="LOG", type=Path, help="a console log (repeatable)")
-    p.add_argument("--variant", action="append", default=[], metavar="NAME")
     p.add_argument("-o", "--output", metavar="FILE", help="write the timing file here (atomically)")
     scores_option(p)
     p.set_defaults(func=cmd_retime)
