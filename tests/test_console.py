@@ -59,6 +59,7 @@ class Served:
         self.server.should_exit = True
         for thread in self.threads:
             thread.join(timeout=10)
+        assert not any(thread.is_alive() for thread in self.threads), "the server or the player outlived the test"
 
 
 @pytest.fixture(scope="module")
@@ -161,7 +162,8 @@ def test_the_page_drives_the_rite(served, browser):
     page.keyboard.press("Space")  # GO
     page.wait_for_function("document.getElementById('current').dataset.cue === 'zhengge-bei'")
     now_x = float(page.get_attribute("#now", "x1"))
-    assert now_x > 0  # the now-line moved to the jumped-to cue's place in the plan
+    cue_x = float(page.get_attribute('#timeline g.block[data-cue="zhengge-bei"] rect', "x"))
+    assert cue_x <= now_x < cue_x + 15  # the now-line is at the jumped-to cue's place in the plan (seconds in)
     drawn = set(page.eval_on_selector_all("#timeline [data-cue]", "els => els.map(e => e.dataset.cue)"))
     assert drawn == {t.cue.id for t in served.player.timeline.cues}  # the director's timeline, every cue
     assert page.eval_on_selector_all("#timeline .selected", "els => els.map(e => e.dataset.cue)") == ["zhengge-bei"]
@@ -174,8 +176,8 @@ def test_console_without_a_token_off_loopback_gets_one(monkeypatch, run):
 
     seen = {}
 
-    def fake_serve(timeline, player, control, host, port, token):
-        seen.update(host=host, port=port, token=token)
+    def fake_serve(timeline, player, control, listener, token):
+        seen.update(host=listener.getsockname()[0], token=token)
         return "served\n"
 
     monkeypatch.setattr(cli_console, "_serve", fake_serve)
@@ -233,3 +235,12 @@ def test_every_connected_page_gets_the_state_pushed(served):
         for socket in (first, second):
             states = [json.loads(socket.recv(timeout=5)) for _ in range(3)]
             assert all(s["state"]["next"]["id"] == "bin-ru" for s in states)
+
+
+def test_a_busy_listen_port_is_a_clear_error_before_anything_is_shown(run):
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        port = busy.getsockname()[1]
+        code, out, err = run("console", str(DATA / "golden.yaml"), "--no-midi", "--listen", f"127.0.0.1:{port}")
+    assert code == 1 and out == "" and f"--listen 127.0.0.1:{port}: cannot listen there" in err

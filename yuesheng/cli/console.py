@@ -6,6 +6,7 @@ import argparse
 import ipaddress
 import secrets
 import signal
+import socket
 import sys
 import threading
 from pathlib import Path
@@ -15,6 +16,7 @@ from yuesheng.cli.common import (
     UsageError, check_output_arg, cue_path, emit, inputs_of, positive, scores_option, sequencer_options, timeline_of,
 )
 from yuesheng.cli.live import Stopped, stop
+from yuesheng.cli.streams import show
 from yuesheng.errors import UnknownNameError
 from yuesheng.files import check_output
 
@@ -64,6 +66,8 @@ def cmd_console(args: argparse.Namespace) -> str:
     control = Control(clock, guard=args.guard)
     closing: list[Any] = []
     try:
+        listener = _bind(host, port_number, "--listen")  # before anything is shown: a busy port is an error here
+        closing.append(listener)
         port = NullPort() if args.no_midi else open_output(args.port)
         closing.append(port)
         log = Log(args.log) if args.log else None
@@ -72,29 +76,42 @@ def cmd_console(args: argparse.Namespace) -> str:
             log.write("session", clock.now(), rite=timeline.rite_id, variants=sorted(timeline.variants),
                       readings=timeline.readings)
         if osc_address is not None:
-            closing.append(OscListener(control, *osc_address))
+            try:
+                closing.append(OscListener(control, *osc_address))
+            except OSError as exc:
+                raise PortError(f"cannot listen for OSC on {args.osc}: {exc.strerror or exc}") from None
         if pedal is not None:
             closing.append(open_input(pedal.port, pedal.listener(control)))
         player = Player(timeline, port, clock, control=control, start=args.start, preroll=0.2, log=log, stay=True,
-                        show=lambda line: print(line, flush=True))
-        return _serve(timeline, player, control, host, port_number, token)
-    except OSError as exc:
-        raise PortError(f"cannot listen: {exc.strerror or exc}") from None
+                        show=show)
+        return _serve(timeline, player, control, listener, token)
     finally:
         for thing in reversed(closing):
             thing.close()
 
 
-def _serve(timeline: Any, player: Any, control: Any, host: str, port: int, token: str | None) -> str:
-    """Run the player in its own thread and the web server in this one until Ctrl-C or SIGTERM."""
+def _bind(host: str, port: int, option: str) -> socket.socket:
+    """A listening TCP socket on *host*:*port*, or PortError naming the option (a busy port, an unknown host)."""
+    from yuesheng.midi import PortError
+
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        address = socket.getaddrinfo(host, port, family, socket.SOCK_STREAM)[0][4]
+        return socket.create_server(address, family=family)
+    except OSError as exc:
+        raise PortError(f"{option} {host}:{port}: cannot listen there ({exc.strerror or exc})") from None
+
+
+def _serve(timeline: Any, player: Any, control: Any, listener: socket.socket, token: str | None) -> str:
+    """Run the player in its own thread and the web server in this one, on *listener*, until Ctrl-C or SIGTERM."""
     import uvicorn
 
     from yuesheng.control import read_keyboard
     from yuesheng.web.console import Console
 
     failure: list[BaseException] = []
-    server = uvicorn.Server(uvicorn.Config(Console(timeline, player, control, token=token).app(), host=host,
-                                           port=port, log_level="warning", lifespan="off"))
+    server = uvicorn.Server(uvicorn.Config(Console(timeline, player, control, token=token).app(),
+                                           log_level="warning", lifespan="off"))
 
     def play() -> None:
         try:
@@ -105,13 +122,14 @@ def _serve(timeline: Any, player: Any, control: Any, host: str, port: int, token
 
     thread = threading.Thread(target=play, name="yuesheng-player", daemon=True)
     thread.start()
-    read_keyboard(control, sys.stdin, notify=lambda line: print(line, flush=True), close_at_end=False)
+    read_keyboard(control, sys.stdin, notify=show, close_at_end=False)
+    host, port = listener.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
-    print(f"console of {timeline.rite}: http://{shown}:{port}/" + (f"?token={token}" if token else "")
-          + "  (Ctrl-C to stop)", flush=True)
+    show(f"console of {timeline.rite}: http://{shown}:{port}/" + (f"?token={token}" if token else "")
+         + "  (Ctrl-C to stop)")
     previous = signal.signal(signal.SIGTERM, stop)  # uvicorn re-raises the signal it handled once it has shut down
     try:
-        server.run()
+        server.run(sockets=[listener])
     except (KeyboardInterrupt, Stopped):
         pass
     finally:
