@@ -74,8 +74,7 @@ def test_no_page_is_a_usage_error(run):
     assert run("source")[0] == 2
 
 
-def test_on_a_terminal_the_quote_is_in_reverse_video():
-    from yuesheng.cli.source import _marked, _marks
-
-    assert _marked("司射遂適階間", 0, ((2, 4),), _marks(True)) == "司射\x1b[7m遂適\x1b[27m階間"
-    assert _marked("階間", 4, ((2, 5),), _marks(False)) == "【階】間"
+def test_the_quote_is_marked_in_plain_text_even_on_a_terminal(run, monkeypatch):
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    code, out, _ = run("source", "9-23b", "--quote", "乃歌鹿鳴三終")
+    assert code == 0 and "【乃歌鹿鳴三終】" in out and "\x1b" not in out and "\\x1b" not in out

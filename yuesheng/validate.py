@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.cuesheet import CueSheet, read_cuesheet, variant_configurations
-from yuesheng.errors import InvalidInputError, Problem
+from yuesheng.errors import InvalidInputError, Problem, ScheduleError
 from yuesheng.limits import LimitError
 from yuesheng.repertoire import Repertoire
 from yuesheng.rules import check_rules
@@ -46,7 +46,7 @@ def size_problems(sheet: CueSheet) -> list[Problem]:
             broken = measure(sheet, Options(variants)).problems()
         except LimitError as exc:
             broken = [("", str(exc))]
-        except ValueError:  # anchors that form a cycle with this variant: not a question of size
+        except ScheduleError:  # anchors that form a cycle with this variant: not a question of size
             continue
         for cue_id, message in broken:
             path = ("cues", index[cue_id]) if cue_id in index else ()

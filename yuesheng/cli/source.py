@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from yuesheng import sources
@@ -13,9 +12,7 @@ from yuesheng.sources import Page, QuoteMatch
 _LABEL_CELLS = 2  # labels are one or two CJK characters: 經 注 釋曰 案 音義 疏 小字
 
 
-def _marks(tty: bool) -> tuple[str, str]:
-    """Reverse video on a terminal, 【…】 otherwise."""
-    return ("\x1b[7m", "\x1b[27m") if tty else ("【", "】")
+MARKS = ("【", "】")  # around the quote; plain text, so it survives the escaping of everything printed (and a copy)
 
 
 def _marked(text: str, start: int, spans: tuple[tuple[int, int], ...], marks: tuple[str, str]) -> str:
@@ -59,7 +56,7 @@ def cmd_source(args: argparse.Namespace) -> str:
     if args.format == "json":
         return dump_json(_json(page, following, match, codes, args.quote))
     spans = match.spans if match else ()
-    marks = _marks(sys.stdout.isatty())
+    marks = MARKS
     info = sources.TEXTS[page.id.text]
     lines = [f"{page.id.citation} — {info.kr_id} {info.title} 卷{page.id.juan}, leaf {page.id.leaf}{page.id.side}"
              f" (page {page.id})", ""]
