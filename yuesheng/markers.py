@@ -26,6 +26,7 @@ its pre-gap as INDEX 00)::
 from __future__ import annotations
 
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Timeline
+from yuesheng.zhong import programme
 
 CD_FRAMES = 75  # CUE-sheet frames a second
 
@@ -33,8 +34,7 @@ CD_FRAMES = 75  # CUE-sheet frames a second
 def _what(timing: CueTiming) -> str:
     cue = timing.cue
     if cue.is_music:
-        pieces = " ".join(p.piece.title + (f"×{p.zhong}" if p.zhong > 1 else "") for p in cue.pieces)
-        return f"{cue.music.value if cue.music else ''} {pieces or cue.words}".strip()
+        return f"{cue.music.value if cue.music else ''} {programme(cue) or cue.words}".strip()
     return cue.action
 
 

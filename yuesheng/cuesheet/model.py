@@ -73,9 +73,13 @@ class Cite:
     page: str
     quote: str
 
+    @property
+    def where(self) -> str:
+        """The page with its text: '儀禮集釋 5-4a', '周禮注疏 30-25a'."""
+        return self.page if self.page.startswith("周禮") else f"儀禮集釋 {self.page}"
+
     def __str__(self) -> str:
-        source = "" if self.page.startswith("周禮") else "儀禮集釋 "
-        return f"{source}{self.page} {self.quote}"
+        return f"{self.where} {self.quote}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ from yuesheng.live import Player
 from yuesheng.report import clock as show_clock
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Timeline
 from yuesheng.web.sheet import environment, timeline_view
+from yuesheng.zhong import programme
 
 PUSH = 0.2  # seconds between state pushes
 COOKIE = "yuesheng-token"
@@ -84,12 +85,11 @@ class Console:
             return None
         t = self.by_id[cue_id]
         names = self.timeline.names
-        pieces = " ".join(p.piece.title + (f"×{p.zhong}" if p.zhong > 1 else "") for p in t.cue.pieces)
-        what = f"{t.cue.music.value} {pieces}".strip() if t.cue.music else t.cue.action
+        what = f"{t.cue.music.value} {programme(t.cue)}".strip() if t.cue.music else t.cue.action
         return {"id": t.cue.id, "section": t.cue.section, "action": what,
                 "who": [names.get(p, p) for p in (t.cue.who or t.cue.performers)],
                 "where": names.get(t.cue.where, t.cue.where), "words": t.cue.words,
-                "cite": f"儀禮集釋 {t.cue.cite.page}" if not t.cue.cite.page.startswith("周禮") else t.cue.cite.page,
+                "cite": t.cue.cite.where,
                 "quote": t.cue.cite.quote, "planned_start": show_clock(t.start_tick),
                 "planned_s": round((t.end_tick - t.start_tick) / TICKS_PER_SECOND, 3)}
 
@@ -125,8 +125,7 @@ class Console:
     def _playing(self, item: dict[str, str]) -> dict[str, str]:
         cue = self.by_id[item["cue"]].cue
         until = self.by_id.get(item["until"])
-        pieces = " ".join(p.piece.title for p in cue.pieces)
-        return {"cue": cue.id, "what": f"{cue.music.value if cue.music else ''} {pieces}".strip(),
+        return {"cue": cue.id, "what": f"{cue.music.value if cue.music else ''} {programme(cue)}".strip(),
                 "until": f"{until.cue.id}: {until.cue.action}" if until else ""}
 
     def command(self, data: Any) -> bool:
