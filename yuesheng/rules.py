@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from yuesheng.cuesheet import Archery, Count, Cue, CueSheet, MusicKind, Round, rounds_called, variant_configurations
+from yuesheng.cuesheet import (
+    JIE_READING, Archery, Count, Cue, CueSheet, MusicKind, Round, rounds_called, variant_configurations,
+)
 from yuesheng import limits
 from yuesheng.errors import Problem
 from yuesheng.yamlload import PathKey
@@ -282,7 +284,7 @@ def within_limits(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
         checks.append((("archery", "jie", "total"), limits.JIE.check("節", archery.jie_total)))
         for key, value in (("change", archery.change), ("tolerance", archery.tolerance)):
             checks.append((("archery", key), limits.RITE_SECONDS.check(key, value)))
-    if (reading := sheet.readings.get("lishou-jie")) is not None:  # its numeric options set the 節 (timeline)
+    if (reading := sheet.readings.get(JIE_READING)) is not None:  # its numeric options set the 節 (timeline)
         for option in reading.options:
             if option.isascii() and option.isdigit():
                 checks.append((("readings", reading.id, "options", option), limits.JIE.check("節", int(option))))

@@ -16,6 +16,7 @@ from yuesheng.lulu import Lu
 from yuesheng.score import Piece
 from yuesheng.yamlload import Document
 
+JIE_READING = "lishou-jie"  # the reading whose options are numbers of 節 (大射's 貍首: 7, or 5)
 DEFAULT_SYLLABLE = Fraction(3, 2)  # seconds a sung syllable lasts where the cue sheet does not say (README, Tempo)
 DEFAULT_OFFSET_SD = Fraction(3, 20)  # seconds: the spread of the shot model's releases around the 節
 _DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)(h|min|ms|s))")
@@ -242,6 +243,11 @@ class Archery:
     def active(self, variants: frozenset[str]) -> bool:
         """Whether the shooting is in the programme with *variants* switched on."""
         return not self.variant or self.variant in variants
+
+    def jie_with(self, readings: dict[str, str]) -> int:
+        """The 節 of a round with music: the sheet's, or the number the reading ``JIE_READING`` chose."""
+        option = readings.get(JIE_READING, "")
+        return int(option) if option.isascii() and option.isdigit() else self.jie_total
 
 
 @dataclass(frozen=True)

@@ -29,9 +29,8 @@ from typing import Any
 from yuesheng.checking import Checker, type_name
 from yuesheng.cuesheet.references import check_references
 from yuesheng.cuesheet.model import (
-    CALLS, DEFAULT_OFFSET_SD, DEFAULT_SYLLABLE, Archery, Arrow, Cite, Count, Cue, CueSheet, Member, MusicKind, Pair,
-    PieceRef, Reading, Round, Start,
-    Variant, parse_duration,
+    CALLS, DEFAULT_OFFSET_SD, DEFAULT_SYLLABLE, JIE_READING, Archery, Arrow, Cite, Count, Cue, CueSheet, Member,
+    MusicKind, Pair, PieceRef, Reading, Round, Start, Variant, parse_duration,
 )
 from yuesheng.errors import Problem
 from yuesheng.lulu import Lu, lu, parse_huangzhong
@@ -41,7 +40,6 @@ from yuesheng.yamlload import Document, PathKey
 FORMAT = "yuesheng-cues/1"
 _ID = re.compile(r"[a-z0-9][a-z0-9-]*")
 _ARROW = re.compile(r"([HhM])(?:([+-])(\d+(?:\.\d+)?(?:ms|s)))?")
-JIE_READING = "lishou-jie"  # the reading whose options are numbers of 節 (大射's 貍首: 7 or 5)
 MIN_JIE = 4  # the four 節 that carry the eight arrows
 _NUMBER = re.compile(r"[0-9]{1,6}")
 _PAGE = re.compile(r"(?:周禮注疏 )?\d{1,2}-\d{1,2}[ab]")

@@ -161,9 +161,7 @@ class _Builder:
         self.cue_of_release: dict[tuple[str, str], str] = {}  # (round, pair) → the cue its arrows were loosed in
         self.notices: dict[str, None] = {}
         self.phrases: dict[str, list[Fraction]] = {}
-        self.jie_total = self.archery.jie_total if self.archery else 0
-        if "lishou-jie" in self.readings and self.readings["lishou-jie"].isascii() and self.readings["lishou-jie"].isdigit():
-            self.jie_total = int(self.readings["lishou-jie"])
+        self.jie_total = self.archery.jie_with(self.readings) if self.archery else 0
         self.check_limits()
 
     def check_limits(self) -> None:
