@@ -35,6 +35,7 @@ Install on Debian: ``apt-get install fluidsynth fluid-soundfont-gm``.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 import shutil
 import signal
@@ -457,6 +458,9 @@ def _write(audio: Any, synth: FluidSynth, target: Plan, progress: Callable[[floa
 def _why(exc: BaseException, path: Path) -> str:
     """A write error in words (libsndfile says only 'System error' for a full disk), with the space left."""
     text = str(exc.strerror if isinstance(exc, OSError) and exc.strerror else exc).strip().rstrip(".")
+    known = isinstance(exc, OSError) and exc.errno not in (None, errno.ENOSPC, errno.EFBIG)
+    if known or "system error" not in text.lower() and not isinstance(exc, OSError):
+        return text  # an error that says what it is
     try:
         free = shutil.disk_usage(path.parent).free
     except OSError:
