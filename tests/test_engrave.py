@@ -250,3 +250,13 @@ def test_cli_rejects_unknown_output_and_part(run, tmp_path: Path) -> None:
     assert code == 1 and "unknown part '琴'" in err
     code, _, err = run("score", "engrave", "南陔", "-o", str(tmp_path / "x.ly"), "--notation", "tab")
     assert code == 2
+
+
+def test_every_page_file_is_checked_before_any_is_written(has_engraver, tmp_path):
+    from yuesheng.errors import OutputError
+
+    (tmp_path / "book-2.png").mkdir()  # where the second page would go
+    source = "\\version \"2.24.0\"\n{ c'1 \\pageBreak c'1 }\n"  # two pages
+    with pytest.raises(OutputError, match="book-2.png: it is a directory"):
+        engrave.engrave(source, tmp_path / "book.png")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["book-2.png"]  # not even the first page

@@ -41,7 +41,7 @@ from enum import Enum
 from pathlib import Path
 
 from yuesheng.errors import YueshengError
-from yuesheng.files import atomic_path, write_atomic
+from yuesheng.files import atomic_path, check_output, write_atomic
 from yuesheng.lulu import LU, Mode, Realization, Tuning, cents_offset
 from yuesheng.process import bound_to_us
 from yuesheng.score import Note, Piece
@@ -410,12 +410,13 @@ def engrave(source: str, output: str | Path, *, time_limit: float = TIME_LIMIT) 
         made = sorted(folder.glob(f"out*.{fmt}"), key=lambda p: (len(p.name), p.name))
         if not made:
             raise EngraveError(f"LilyPond wrote no {fmt.upper()} file")
-        written = []
-        for n, page in enumerate(made, start=1):
-            path = target if n == 1 else target.with_name(f"{target.stem}-{n}{target.suffix}")
+        written = [target if n == 1 else target.with_name(f"{target.stem}-{n}{target.suffix}")
+                   for n in range(1, len(made) + 1)]
+        for path in written[1:]:  # the first was checked by the command; the others only now exist by name
+            check_output(path)
+        for page, path in zip(made, written):
             with atomic_path(path) as tmp_path:
                 shutil.copyfile(page, tmp_path)
-            written.append(path)
     return written
 
 
