@@ -326,3 +326,14 @@ def test_a_round_with_music_under_a_variant_needs_its_music(tmp_path, run):
     code, out, err = run("validate", str(path))
     out += err  # problems on stderr, the verdict on stdout
     assert code == 1 and "[archery-reference]" in out
+
+
+def test_a_cue_of_a_reading_option_not_chosen_is_held_to_the_rules(run, tmp_path):
+    text = (data_dir("cues") / "yanli.yaml").read_text(encoding="utf-8")
+    old = "    reading: yiyue-luming=san-zhong\n    music: 升歌\n"
+    assert text.count(old) == 1
+    path = tmp_path / "yanli.yaml"
+    path.write_text(text.replace(old, "    reading: yiyue-luming=san-zhong\n    music: 間歌\n"), encoding="utf-8")
+    code, out, err = run("validate", str(path))
+    assert code == 1 and "[jiange-alternation]" in err
+    assert "yi-yue-na-bin; reading yiyue-luming=san-zhong) — 儀禮集釋 4-23b" in err  # checked only with it chosen

@@ -311,16 +311,32 @@ RULES: tuple[Rule, ...] = (
 )
 
 
+def programmes(sheet: CueSheet) -> list[tuple[frozenset[str], dict[str, str]]]:
+    """The programme as written and with each variant on; and with each option of a reading that brings cues
+    of its own (``reading: ID=OPTION``) under each of those, where such a cue is in it."""
+    out: list[tuple[frozenset[str], dict[str, str]]] = [(v, {}) for v in variant_configurations(sheet)]
+    cue_readings = sorted({c.reading for c in sheet.cues if c.reading})
+    for variants, _ in list(out):
+        for choice in cue_readings:
+            rid, _, option = choice.partition("=")
+            if sheet.readings[rid].chosen != option and any(c.reading == choice and c.active(variants)
+                                                             for c in sheet.cues):
+                out.append((variants, {rid: option}))
+    return out
+
+
 def check_rules(sheet: CueSheet) -> list[Problem]:
-    """Every rule on the programme as written and with each variant on; deduplicated, in file order."""
+    """Every rule on each of the ``programmes``; deduplicated, in file order."""
     seen: dict[tuple[PathKey, str, str], Problem] = {}
-    configurations = variant_configurations(sheet)
+    configurations = programmes(sheet)
     for rule in RULES:
         if rule.rites and not any(r in sheet.rite_name for r in rule.rites):
             continue
-        for variants in configurations:
-            for path, message in rule.check(sheet, sheet.active_cues(variants)):
-                suffix = f" (with variant {', '.join(sorted(variants))})" if variants else ""
+        for variants, readings in configurations:
+            for path, message in rule.check(sheet, sheet.active_cues(variants, readings)):
+                said = [f"variant {', '.join(sorted(variants))}"] * bool(variants) + \
+                       [f"reading {k}={v}" for k, v in readings.items()]
+                suffix = f" (with {'; '.join(said)})" if said else ""
                 key = (path, message, rule.id)
                 if key not in seen:
                     seen[key] = sheet.doc.problem(path, f"{message}{suffix} — {rule.cite}", rule=rule.id,
