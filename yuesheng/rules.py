@@ -319,7 +319,7 @@ def programmes(sheet: CueSheet) -> list[tuple[frozenset[str], dict[str, str]]]:
     for variants, _ in list(out):
         for choice in cue_readings:
             rid, _, option = choice.partition("=")
-            if sheet.readings[rid].chosen != option and any(c.reading == choice and c.active(variants)
+            if rid in sheet.readings and sheet.readings[rid].chosen != option and any(c.reading == choice and c.active(variants)
                                                              for c in sheet.cues):
                 out.append((variants, {rid: option}))
     return out
