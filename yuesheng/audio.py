@@ -49,10 +49,10 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.condense import Cut, condense, sounds
-from yuesheng.errors import OutputError, YueshengError
+from yuesheng.errors import OutputError, UnknownNameError, YueshengError
 from yuesheng.files import atomic_path
-from yuesheng.instruments import PARTS, part_for
-from yuesheng.lulu import normalize, suggest
+from yuesheng.instruments import PARTS, find_part
+from yuesheng.lulu import suggest
 from yuesheng.process import bound_to_us
 from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline, seconds, ticks
 
@@ -195,18 +195,13 @@ def part_names(names: list[str], timeline: Timeline) -> frozenset[str]:
     present = sounding_parts(timeline)
     out = set()
     for name in names:
-        part = PARTS.get(normalize(name)) or part_for(name)
+        part = find_part(name)
         if part is None:
-            raise AudioError(f"unknown part {name!r}" + _did_you_mean(name, list(PARTS)) + f"; parts: {' '.join(PARTS)}")
+            raise AudioError(f"{UnknownNameError('part', name, suggest(name, list(PARTS)))}; parts: {' '.join(PARTS)}")
         if part.name not in present:
             raise AudioError(f"{part.name} does not sound in {timeline.rite}; its parts: {' '.join(present)}")
         out.add(part.name)
     return frozenset(out)
-
-
-def _did_you_mean(name: str, candidates: list[str]) -> str:
-    found = suggest(name, candidates)
-    return f" — did you mean {' or '.join(found)}?" if found else ""
 
 
 def only_parts(timeline: Timeline, parts: frozenset[str]) -> Timeline:

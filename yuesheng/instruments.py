@@ -65,3 +65,8 @@ def part_for(instrument_name: str) -> Part | None:
         if key in name:
             return PARTS[_NAMES[key]]
     return None
+
+
+def find_part(name: str) -> Part | None:
+    """A part by its own name (歌, 瑟, 鍾…) or by an instrument that plays it (笙鐘, 頌磬, 建鼓…), else None."""
+    return PARTS.get(normalize(name)) or part_for(name)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from yuesheng.engrave import Setting, Slot, book_source, cents_legend, lily_string, piece_bookpart, piece_slots
 from yuesheng.errors import UnknownNameError
-from yuesheng.instruments import PARTS, part_for
+from yuesheng.instruments import PARTS, find_part
 from yuesheng.lulu import Tuning, suggest
 from yuesheng.report import says_que
 from yuesheng.score import Piece
@@ -62,7 +62,7 @@ class Songbook:
 
 def part_name(name: str) -> str:
     """A pitched part by name (歌 瑟 笙 和 鐘 鑮 磬 管, or an instrument such as 笙鍾 or 頌磬)."""
-    part = PARTS.get(name) or part_for(name)
+    part = find_part(name)
     if part is None or part.name not in PITCHED_PARTS:
         raise UnknownNameError("part", name, suggest(name, list(PITCHED_PARTS)) or PITCHED_PARTS)
     return part.name
