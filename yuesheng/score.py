@@ -359,7 +359,11 @@ def load_piece(path: str | Path) -> Piece:
 def source_problems(path: str | Path) -> list[Problem]:
     """Check ``source`` of a score file that loads: its text is on the pages it cites, as transmitted."""
     doc = load(path)
-    piece = read_piece(doc)
+    return check_source(doc, read_piece(doc))
+
+
+def check_source(doc: Document, piece: Piece) -> list[Problem]:
+    """``source_problems`` of a score already read: *doc* and the *piece* made from it."""
     r = Checker(doc)
     if piece.provenance is Provenance.SOURCED:
         _check_pages(r, doc.data, piece.stanzas)

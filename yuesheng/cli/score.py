@@ -17,7 +17,7 @@ from yuesheng.errors import InvalidInputError
 from yuesheng.lulu import LU, Pitch, Realization, Register, Tuning, suzi_of
 from yuesheng.report import pad
 from yuesheng.repertoire import Repertoire, load_repertoire, score_paths
-from yuesheng.score import Piece, load_piece, source_problems
+from yuesheng.score import Piece, check_source, load_piece, read_piece
 from yuesheng.yamlload import load as load_yaml
 
 
@@ -168,15 +168,15 @@ def cmd_score_check(args: argparse.Namespace) -> tuple[str, int]:
     failed = 0
     for path in paths:
         try:
-            p = load_piece(path)
+            doc = load_yaml(path)
+            p = read_piece(doc)
+            problems = check_source(doc, p)  # the file read once: its checks, then its text against the pages
         except InvalidInputError as exc:
+            problems = list(exc.problems)
+        if problems:
             failed += 1
-            for problem in exc.problems:
+            for problem in problems:
                 say(str(problem))
-            continue
-        if problems := source_problems(path):
-            failed += 1
-            out.extend(str(problem) for problem in problems)
             continue
         out.append(f"{p.id} {p.title}: ok — {len(p.stanzas)} stanzas, {len(p.notes)} notes, {p.provenance_label}, "
                    f"emendations {len(p.emendations)}, recorded irregularities {len(p.irregularities)}")
