@@ -163,6 +163,19 @@ def check_output_arg(args: argparse.Namespace, output: str | None = None) -> Non
         check_output(target, inputs_of(args))
 
 
+def timeline_for_output(args: argparse.Namespace, suffixes: tuple[str, ...], what: str) -> Timeline:
+    """The timeline of a command that writes one file: -o checked first (its suffix, unless it is a device or a
+    FIFO, and that it destroys nothing), then the rite built; without -o, RITE + the first suffix, checked too."""
+    if args.output and Path(args.output).suffix.lower() not in suffixes and not writes_directly(args.output):
+        raise UsageError(f"-o {args.output}: expected {what}")
+    check_output_arg(args)
+    timeline = timeline_of(args)
+    if not args.output:
+        args.output = f"{timeline.rite_id}{suffixes[0]}"
+        check_output_arg(args)
+    return timeline
+
+
 def wrote(path: str, what: str) -> str:
     """The line saying what was written: the result on stdout, or on stderr if stdout may be the output itself."""
     line = f"wrote {path}: {what}\n"

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from yuesheng.cli.common import (
-    EXIT_INVALID, EXIT_OK, UsageError, check_output_arg, cue_path, dump_json, emit, format_option, scores_option,
-    sequencer_options, timeline_of,
+    EXIT_INVALID, EXIT_OK, check_output_arg, cue_path, dump_json, emit, format_option, scores_option,
+    sequencer_options, timeline_for_output, timeline_of,
 )
 from yuesheng.cli.streams import say
 from yuesheng.errors import Problem
-from yuesheng.files import writes_directly
 from yuesheng.repertoire import load_repertoire
 from yuesheng.timeline import EventKind, seconds
 
@@ -60,13 +58,7 @@ def cmd_timeline(args: argparse.Namespace) -> str:
 def cmd_render(args: argparse.Namespace) -> str:
     from yuesheng.midi import midi_bytes
 
-    if args.output and Path(args.output).suffix.lower() not in (".mid", ".midi") and not writes_directly(args.output):
-        raise UsageError(f"-o {args.output}: expected a .mid file")
-    check_output_arg(args)
-    timeline = timeline_of(args)
-    if not args.output:
-        args.output = f"{timeline.rite_id}.mid"
-        check_output_arg(args)
+    timeline = timeline_for_output(args, (".mid", ".midi"), "a .mid file")
     data = midi_bytes(timeline)
     notes = sum(1 for e in timeline.events if e.kind is EventKind.NOTE)
     return emit(args, data, f"{timeline.rite}, {len(data)} bytes, {notes} notes, {seconds(timeline.duration_ticks) / 60:.1f} min")

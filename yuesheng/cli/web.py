@@ -3,23 +3,16 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
-from yuesheng.cli.common import UsageError, check_output_arg, emit, sequencer_options, timeline_of
+from yuesheng.cli.common import emit, sequencer_options, timeline_for_output
 from yuesheng.cli.streams import say
 
 
 def cmd_sheet(args: argparse.Namespace) -> str:
     from yuesheng.web.sheet import sheet_html, unplaced
 
-    if args.output and Path(args.output).suffix.lower() not in (".html", ".htm"):
-        raise UsageError(f"-o {args.output}: expected an .html file")
-    check_output_arg(args)
-    timeline = timeline_of(args)
-    if not args.output:
-        args.output = f"{timeline.rite_id}.html"
-        check_output_arg(args)
+    timeline = timeline_for_output(args, (".html", ".htm"), "an .html file")
     missing = unplaced(timeline)
     if missing:
         say(f"warning: {len(missing)} position(s) have no place on the plan (no x, y in the cue sheet), listed "
