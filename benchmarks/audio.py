@@ -1,7 +1,7 @@
 """How fast yuesheng renders each rite to audio, and how big each format is.
 
 For each shipped rite (``cues/*.yaml``, default options) this renders the whole
-rite through FluidSynth (``yuesheng.audio.render``) to FLAC and reports the
+rite through FluidSynth (``yuesheng.outputs.audio.render``) to FLAC and reports the
 real-time factor (seconds of audio per second of wall time, including
 FluidSynth's start and the encoding; also per CPU second of yuesheng and
 FluidSynth together, which a busy machine does not distort) and the file's size against the WAV's,
@@ -31,11 +31,11 @@ try:
 except ModuleNotFoundError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from yuesheng.audio import ENCODINGS, expected_frames, plan, render
-from yuesheng.condense import condense
-from yuesheng.repertoire import data_dir, load_repertoire
+from yuesheng.outputs.audio import ENCODINGS, expected_frames, plan, render
+from yuesheng.outputs.condense import condense
+from yuesheng.music.repertoire import data_dir, load_repertoire
 from yuesheng.timeline import Timeline, build_timeline, ticks
-from yuesheng.validate import load_cuesheet
+from yuesheng.check.validate import load_cuesheet
 
 RITES = ("xiangyinjiu", "xiangshe", "yanli", "dashe")
 GOAL_RTF, GOAL_FLAC_SHARE = 100.0, 0.10

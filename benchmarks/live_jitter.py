@@ -1,7 +1,7 @@
 """How late the live player sends MIDI messages, against mido's MidiFile.play() in the same run.
 
 The passage: 1,200 strokes 3 ms apart, drum and bells alternating (2,400
-messages in 3.6 s). The player (``yuesheng.live.Player`` with its real clock)
+messages in 3.6 s). The player (``yuesheng.live.player.Player`` with its real clock)
 sends them to a port; each message's lateness is the time it was sent minus the
 time it was due. The port is a python-rtmidi virtual port where the system has
 one (ALSA sequencer, CoreMIDI), else an in-process loopback port that just
@@ -9,7 +9,7 @@ notes the time: then what is measured is the scheduler itself. The same run
 measures mido's own ``MidiFile.play()`` on the same passage as the baseline,
 and both again under load: as many busy processes as there are cores, plus a
 busy Python thread in the player's own process (as a web console would be).
-The player's line says which priority the OS granted it (``yuesheng.live.realtime``);
+The player's line says which priority the OS granted it (``yuesheng.live.player.realtime``);
 the loaded case is also measured with that priority withheld, to show what it buys.
 
 Run ``python benchmarks/live_jitter.py``; the last lines are ``RESULT`` lines.
@@ -30,10 +30,10 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's code, installed or not
 
-from yuesheng import live
-from yuesheng.live import Player, RealClock
-from yuesheng.lulu import Realization
-from yuesheng.midi import to_midi
+from yuesheng.live import player as live
+from yuesheng.live.player import Player, RealClock
+from yuesheng.music.lulu import Realization
+from yuesheng.outputs.midi import to_midi
 from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline
 
 STROKES = 1200

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from yuesheng.cli import main
-from yuesheng.repertoire import Repertoire, data_dir, load_repertoire
+from yuesheng.music.repertoire import Repertoire, data_dir, load_repertoire
 
 
 @pytest.fixture(scope="session")
@@ -38,8 +38,8 @@ def shipped_score_text():
 @pytest.fixture(scope="module")
 def has_engraver() -> None:
     """Skip, saying why, where LilyPond or a CJK font cannot be found (.ci/run installs both)."""
-    from yuesheng import engrave
-    from yuesheng.engrave import EngraveError
+    from yuesheng.outputs import engrave
+    from yuesheng.outputs.engrave import EngraveError
 
     try:
         engrave.find_lilypond()

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from yuesheng.archery import Tally, counts, shoot_with_music, shoot_without_music, tally
+from yuesheng.timeline.archery import Tally, counts, shoot_with_music, shoot_without_music, tally
 from yuesheng.cuesheet import Archery, Arrow, Cite, Count, Pair, Round
 
 CITE = Cite("6-12b", "不鼓不釋")

@@ -17,16 +17,16 @@ import numpy as np
 import pytest
 import soundfile
 
-import yuesheng.audio as audio
-from yuesheng.audio import (
+import yuesheng.outputs.audio as audio
+from yuesheng.outputs.audio import (
     ENCODINGS, RIFF_LIMIT, SOUNDFONTS, TAIL, AudioError, FluidSynth, container_for, expected_frames, find_soundfont, plan, render,
     segments,
 )
 from yuesheng.errors import OutputError
-from yuesheng.lulu import LU, Pitch, Realization, Tuning, cents_offset
-from yuesheng.report import clock as show_clock
+from yuesheng.music.lulu import LU, Pitch, Realization, Tuning, cents_offset
+from yuesheng.timeline import clock as show_clock
 from yuesheng.timeline import Event, EventKind, Timeline, build_timeline, ticks
-from yuesheng.validate import load_cuesheet
+from yuesheng.check.validate import load_cuesheet
 
 ROOT = Path(__file__).parent.parent
 DATA = Path(__file__).parent / "data"
@@ -88,7 +88,7 @@ def test_a_twelve_hour_rite_is_planned_without_rendering_it():
 @pytest.mark.parametrize(("rite", "container"), [("xiangyinjiu", "WAV"), ("xiangshe", "WAV"), ("yanli", "WAV"),
                                                 ("dashe", "RF64")])
 def test_every_shipped_rite_has_a_wav_that_holds_it_and_little_to_render(repertoire, rite, container):
-    from yuesheng.repertoire import data_dir
+    from yuesheng.music.repertoire import data_dir
 
     timeline = build_timeline(load_cuesheet(data_dir("cues") / f"{rite}.yaml", repertoire))
     wav, _ = plan(timeline, f"{rite}.wav")

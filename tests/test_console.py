@@ -12,10 +12,10 @@ import httpx
 import pytest
 import uvicorn
 
-from yuesheng.control import Control
-from yuesheng.live import RealClock, Player
+from yuesheng.live.control import Control
+from yuesheng.live.player import RealClock, Player
 from yuesheng.timeline import build_timeline
-from yuesheng.validate import load_cuesheet
+from yuesheng.check.validate import load_cuesheet
 from yuesheng.web.console import Console
 
 DATA = Path(__file__).parent / "data"

@@ -7,7 +7,7 @@ import time
 import mido
 import pytest
 
-from yuesheng.control import Command, Control, OscListener, Pedal, read_keyboard
+from yuesheng.live.control import Command, Control, OscListener, Pedal, read_keyboard
 
 
 class Clock:

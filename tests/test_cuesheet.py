@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from yuesheng.cuesheet import parse_duration
-from yuesheng.validate import check_cuesheet, load_cuesheet
+from yuesheng.check.validate import check_cuesheet, load_cuesheet
 from yuesheng.errors import InvalidInputError
-from yuesheng.repertoire import data_dir
+from yuesheng.music.repertoire import data_dir
 
 DATA = Path(__file__).parent / "data"
 SHIPPED = sorted(data_dir("cues").glob("*.yaml"))

@@ -15,7 +15,7 @@ import pytest
 
 from yuesheng.errors import OutputError
 from yuesheng.files import check_output, write_atomic, writes_directly
-from yuesheng.repertoire import data_dir
+from yuesheng.music.repertoire import data_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 CUE = str(data_dir("cues") / "xiangyinjiu.yaml")

@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from yuesheng.errors import ScheduleError
-from yuesheng.repertoire import data_dir
+from yuesheng.music.repertoire import data_dir
 from yuesheng.timeline import Options, build_timeline
-from yuesheng.validate import check_cuesheet, load_cuesheet
+from yuesheng.check.validate import check_cuesheet, load_cuesheet
 from yuesheng.yamlload import MAX_BYTES
 
 SHEET = (data_dir("cues") / "xiangshe.yaml").read_text(encoding="utf-8")
@@ -301,7 +301,7 @@ def test_play_manual_with_stdin_at_eof_stops_with_a_message(run, monkeypatch):
         def close(self):
             pass
 
-    monkeypatch.setattr("yuesheng.midi.open_output", lambda name: Port())
+    monkeypatch.setattr("yuesheng.outputs.midi.open_output", lambda name: Port())
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     with time_limit(20):
         code, _, err = run("play", str(ROOT / "tests" / "data" / "golden.yaml"), "--manual")
@@ -408,14 +408,14 @@ def test_validate_problems_go_to_stderr_and_json_to_stdout(run, tmp_path):
 
 def test_play_checks_from_before_opening_a_port(run, monkeypatch):
     opened = []
-    monkeypatch.setattr("yuesheng.midi.open_output", lambda name: opened.append(name))
+    monkeypatch.setattr("yuesheng.outputs.midi.open_output", lambda name: opened.append(name))
     code, _, err = run("play", str(ROOT / "tests" / "data" / "golden.yaml"), "--from", "bin-r")
     assert code == 2 and "unknown cue 'bin-r' — did you mean 'bin-ru' or 'bai-zhi'?" in err and opened == []
 
 
 def test_audio_checks_the_output_folder_before_rendering(run, tmp_path, monkeypatch):
     rendered = []
-    monkeypatch.setattr("yuesheng.audio.render", lambda *a, **k: rendered.append(a))
+    monkeypatch.setattr("yuesheng.outputs.audio.render", lambda *a, **k: rendered.append(a))
     code, _, err = run("audio", "xiangyinjiu", "-o", str(tmp_path / "none" / "x.wav"))
     assert code == 1 and "no such folder" in err and rendered == []
     code, _, err = run("audio", "xiangyinjiu", "-o", str(tmp_path))

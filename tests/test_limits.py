@@ -19,9 +19,9 @@ import pytest
 from yuesheng import limits
 from yuesheng.cuesheet import read_cuesheet, variant_configurations
 from yuesheng.limits import LimitError
-from yuesheng.repertoire import data_dir
+from yuesheng.music.repertoire import data_dir
 from yuesheng.timeline import Options, build_timeline, measure, ticks
-from yuesheng.validate import load_cuesheet
+from yuesheng.check.validate import load_cuesheet
 from yuesheng.yamlload import load
 
 from hang import time_limit

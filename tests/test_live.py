@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng.control import Command, Control, Press
+from yuesheng.live.control import Command, Control, Press
 from yuesheng.errors import UnknownNameError
-from yuesheng.live import FADE, Player
-from yuesheng.validate import load_cuesheet
-from yuesheng.midi import live_messages
+from yuesheng.live.player import FADE, Player
+from yuesheng.check.validate import load_cuesheet
+from yuesheng.outputs.midi import live_messages
 from yuesheng.timeline import TICKS_PER_SECOND, build_timeline
 
 DATA = Path(__file__).parent / "data"
@@ -165,8 +165,8 @@ class _CapturePort(Capture):
 
 def _patch(monkeypatch, port_factory):
     clock = FakeClock()
-    monkeypatch.setattr("yuesheng.live.RealClock", lambda: clock)
-    monkeypatch.setattr("yuesheng.midi.open_output", lambda name: port_factory(clock))
+    monkeypatch.setattr("yuesheng.live.player.RealClock", lambda: clock)
+    monkeypatch.setattr("yuesheng.outputs.midi.open_output", lambda name: port_factory(clock))
     return clock
 
 
@@ -211,8 +211,8 @@ def test_a_real_virtual_port_when_the_system_has_one():
         pytest.skip(f"python-rtmidi cannot open a virtual port here: {exc}")
     import time
 
-    from yuesheng.lulu import Realization
-    from yuesheng.live import RealClock
+    from yuesheng.music.lulu import Realization
+    from yuesheng.live.player import RealClock
     from yuesheng.timeline import Event, EventKind, Timeline
 
     notes = tuple(Event(n * 96, 48, EventKind.NOTE, "c", part="瑟", key=60 + n, velocity=80) for n in range(5))
@@ -228,7 +228,7 @@ def test_realtime_raises_priority_while_playing_and_restores_it():
     import os
     import sys
 
-    from yuesheng.live import SWITCH_INTERVAL, realtime
+    from yuesheng.live.player import SWITCH_INTERVAL, realtime
 
     interval, policy = sys.getswitchinterval(), os.sched_getscheduler(0)
     with realtime() as in_effect:

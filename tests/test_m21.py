@@ -19,7 +19,7 @@ def test_musicxml_round_trip_keeps_pitches_and_lyrics(run, repertoire, tmp_path,
 
 
 def test_each_stanza_starts_a_measure_with_its_number(repertoire, tmp_path):
-    from yuesheng.m21 import piece_to_score
+    from yuesheng.outputs.musicxml import piece_to_score
 
     score = piece_to_score(repertoire.find("simu"))
     marks = [m.content for m in score.recurse().getElementsByClass("RehearsalMark")]
@@ -27,7 +27,7 @@ def test_each_stanza_starts_a_measure_with_its_number(repertoire, tmp_path):
 
 
 def test_note_value_option_sets_the_rhythm(repertoire):
-    from yuesheng.m21 import piece_to_score
+    from yuesheng.outputs.musicxml import piece_to_score
 
     score = piece_to_score(repertoire.find("simu"), note_value=0.5)
     assert {n.quarterLength for n in score.recurse().notes} == {0.5}

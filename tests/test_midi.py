@@ -9,10 +9,10 @@ from pathlib import Path
 import mido
 import pytest
 
-from yuesheng.validate import load_cuesheet
+from yuesheng.check.validate import load_cuesheet
 from yuesheng.errors import OutputError
-from yuesheng.lulu import LU, Realization, Tuning, cents_offset
-from yuesheng.midi import decode_octave_tuning, midi_bytes, to_midi, write_midi
+from yuesheng.music.lulu import LU, Realization, Tuning, cents_offset
+from yuesheng.outputs.midi import decode_octave_tuning, midi_bytes, to_midi, write_midi
 from yuesheng.timeline import Event, EventKind, Options, Timeline, build_timeline
 
 DATA = Path(__file__).parent / "data"
@@ -83,7 +83,7 @@ def test_sanfen_octave_tuning_message(golden):
 
 
 def test_a_repeated_note_is_never_cut_by_its_own_note_off():
-    from yuesheng.lulu import Realization as R
+    from yuesheng.music.lulu import Realization as R
 
     events = tuple(Event(t, 480, EventKind.NOTE, "c", part="瑟", key=60, velocity=80) for t in (0, 480, 960))
     track = to_midi(Timeline("t", "t", events, (), (), (), R())).tracks[1]
@@ -137,8 +137,8 @@ def test_markers_and_lyrics_show_private_use_codes_as_characters(golden):
 
 
 def test_a_gap_beyond_the_midi_delta_limit_is_bridged_not_written_invalid():
-    from yuesheng.lulu import Realization as R
-    from yuesheng.midi import MAX_DELTA
+    from yuesheng.music.lulu import Realization as R
+    from yuesheng.outputs.midi import MAX_DELTA
 
     later = 2 * MAX_DELTA + 12345  # about 155 hours after the first note: no single delta can hold it
     events = (Event(0, 960, EventKind.NOTE, "a", part="瑟", key=60, velocity=80),
@@ -159,8 +159,8 @@ def test_a_gap_beyond_the_midi_delta_limit_is_bridged_not_written_invalid():
 
 
 def test_a_key_outside_midi_is_an_error_not_a_traceback():
-    from yuesheng.lulu import Realization as R
-    from yuesheng.midi import MidiError
+    from yuesheng.music.lulu import Realization as R
+    from yuesheng.outputs.midi import MidiError
 
     events = (Event(0, 960, EventKind.NOTE, "a", part="瑟", key=140, velocity=80),)
     with pytest.raises(MidiError, match="note_on .*140"):

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from yuesheng.cuesheet import read_cuesheet
-from yuesheng.repertoire import data_dir
+from yuesheng.music.repertoire import data_dir
 from yuesheng.yamlload import load
 
 MINI = Path(__file__).parent / "data" / "mini_xiangyin.yaml"

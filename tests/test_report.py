@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng.archery import Tally
-from yuesheng.validate import load_cuesheet
-from yuesheng.report import clock, run_sheet_csv, run_sheet_json, run_sheet_text, sections
+from yuesheng.timeline.archery import Tally
+from yuesheng.check.validate import load_cuesheet
+from yuesheng.timeline import clock
+from yuesheng.outputs.report import run_sheet_csv, run_sheet_json, run_sheet_text, sections
 from yuesheng.timeline import build_timeline
 
 DATA = Path(__file__).parent / "data"
@@ -98,7 +99,7 @@ def test_run_sheets_show_private_use_codes_as_characters(golden):
 
 
 def test_que_only_where_the_text_writes_it(repertoire):
-    from yuesheng.repertoire import data_dir
+    from yuesheng.music.repertoire import data_dir
     text = run_sheet_csv(build_timeline(load_cuesheet(data_dir("cues") / "dashe.yaml", repertoire)))
     what = {r["cue"]: r["action_or_music"] for r in csv.DictReader(io.StringIO(text))}
     assert what["sixia-bin"].endswith("至 yue-que-bin (樂闋)") and what["sixia-gong"].endswith("(樂闋)")  # 9-12a, 9-14b
@@ -107,7 +108,7 @@ def test_que_only_where_the_text_writes_it(repertoire):
 
 
 def test_the_run_sheet_shows_the_pieces_by_zhong(repertoire):
-    from yuesheng.repertoire import data_dir
+    from yuesheng.music.repertoire import data_dir
     text = run_sheet_csv(build_timeline(load_cuesheet(data_dir("cues") / "xiangyinjiu.yaml", repertoire)))
     row = next(r for r in csv.DictReader(io.StringIO(text)) if r["cue"] == "heyue")
     assert row["action_or_music"] == "♪合樂 關雎+鵲巢 葛覃+采蘩 卷耳+采蘋"

@@ -7,8 +7,8 @@ import re
 import pytest
 
 from yuesheng.errors import InvalidInputError
-from yuesheng.repertoire import AmbiguousNameError
-from yuesheng.score import Provenance, read_piece
+from yuesheng.music.repertoire import AmbiguousNameError
+from yuesheng.music.score import Provenance, read_piece
 from yuesheng.yamlload import loads
 
 
@@ -174,7 +174,7 @@ def test_unknown_piece_suggests(repertoire):
 
 
 def _source_problems(tmp_path, text: str) -> list[str]:
-    from yuesheng.score import source_problems
+    from yuesheng.music.score import source_problems
 
     path = tmp_path / "planted.yaml"
     path.write_text(text, encoding="utf-8")
@@ -182,8 +182,8 @@ def _source_problems(tmp_path, text: str) -> list[str]:
 
 
 def test_every_shipped_score_is_on_its_pages():
-    from yuesheng.repertoire import data_dir
-    from yuesheng.score import source_problems
+    from yuesheng.music.repertoire import data_dir
+    from yuesheng.music.score import source_problems
 
     assert [p for path in sorted(data_dir("scores").glob("*.yaml")) for p in source_problems(path)] == []
 

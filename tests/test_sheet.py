@@ -21,9 +21,9 @@ import yaml
 
 from yuesheng.cli import main
 from yuesheng.cli.common import cue_path
-from yuesheng.repertoire import data_dir
+from yuesheng.music.repertoire import data_dir
 from yuesheng.timeline import Options, build_timeline
-from yuesheng.validate import load_cuesheet
+from yuesheng.check.validate import load_cuesheet
 from yuesheng.web.sheet import json_island, sheet_html
 
 RITES = ("xiangyinjiu", "xiangshe", "yanli", "dashe")
@@ -418,7 +418,7 @@ def test_the_page_shows_measured_durations_beside_the_estimates(repertoire):
     from fractions import Fraction
 
     from yuesheng.timeline import Options
-    from yuesheng.validate import load_cuesheet
+    from yuesheng.check.validate import load_cuesheet
     from yuesheng.web.sheet import sheet_html
 
     sheet = load_cuesheet(Path(__file__).parent / "data" / "golden.yaml", repertoire)
@@ -432,7 +432,7 @@ def test_the_page_shows_measured_durations_beside_the_estimates(repertoire):
 
 
 def test_que_is_named_only_where_the_text_writes_it(repertoire):
-    from yuesheng.validate import load_cuesheet
+    from yuesheng.check.validate import load_cuesheet
     from yuesheng.web.sheet import sheet_html
 
     html = sheet_html(build_timeline(load_cuesheet(Path(__file__).parent / "data" / "golden.yaml", repertoire)))

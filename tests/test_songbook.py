@@ -9,9 +9,9 @@ import pytest
 
 from yuesheng.cli import build_parser
 from yuesheng.cli.common import timeline_of
-from yuesheng.engrave import Setting, lily_string
-from yuesheng.lulu import Realization, Tuning
-from yuesheng.songbook import songbook, songbook_source
+from yuesheng.outputs.engrave import Setting, lily_string
+from yuesheng.music.lulu import Realization, Tuning
+from yuesheng.outputs.songbook import songbook, songbook_source
 
 FONT = "Noto Serif CJK TC"
 

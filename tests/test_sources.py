@@ -8,9 +8,9 @@ import pytest
 
 from kanripo import page_and_next
 from yuesheng import sources
-from yuesheng.repertoire import data_dir
-from yuesheng.score import Provenance
-from yuesheng.validate import _cites
+from yuesheng.music.repertoire import data_dir
+from yuesheng.music.score import Provenance
+from yuesheng.check.validate import _cites
 from yuesheng.yamlload import load
 
 # --- page names ---------------------------------------------------------------------------------------------------

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng.validate import load_cuesheet
+from yuesheng.check.validate import load_cuesheet
 from yuesheng.errors import UnknownNameError
-from yuesheng.lulu import Realization, Tuning, lu
-from yuesheng.report import run_sheet_text
-from yuesheng.repertoire import data_dir
+from yuesheng.music.lulu import Realization, Tuning, lu
+from yuesheng.outputs.report import run_sheet_text
+from yuesheng.music.repertoire import data_dir
 from yuesheng.timeline import EventKind, Options, Timeline, build_timeline, seconds, ticks
 
 DATA = Path(__file__).parent / "data"

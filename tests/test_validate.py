@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from yuesheng.errors import InvalidInputError
-from yuesheng.validate import check_cuesheet, load_cuesheet
+from yuesheng.check.validate import check_cuesheet, load_cuesheet
 
 MINI = Path(__file__).parent / "data" / "mini_xiangyin.yaml"
 

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from yuesheng import yamlload
-from yuesheng.repertoire import data_dir
+from yuesheng.music.repertoire import data_dir
 
 
 def test_scalars_are_not_guessed():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from yuesheng.cuesheet import Cite, Cue, MusicKind, PieceRef
-from yuesheng.zhong import zhong_count, zhong_of
+from yuesheng.cuesheet.zhong import zhong_count, zhong_of
 
 
 def _cue(repertoire, kind: MusicKind, *pieces: str) -> Cue:

@@ -4,9 +4,9 @@ The public API; heavy libraries (music21) are imported only by the functions tha
 """
 
 from yuesheng.errors import InvalidInputError, Problem, UnknownNameError, YueshengError
-from yuesheng.lulu import LU, Degree, Mode, Pitch, Realization, Register, Tuning, lu, parse_mode, resolve
-from yuesheng.repertoire import Repertoire, load_repertoire
-from yuesheng.score import Piece, Provenance, load_piece
+from yuesheng.music.lulu import LU, Degree, Mode, Pitch, Realization, Register, Tuning, lu, parse_mode, resolve
+from yuesheng.music.repertoire import Repertoire, load_repertoire
+from yuesheng.music.score import Piece, Provenance, load_piece
 
 __all__ = [
     "LU", "Degree", "InvalidInputError", "Mode", "Piece", "Pitch", "Problem", "Provenance", "Realization",

@@ -6,10 +6,10 @@ missing keys and wrong types are reported as ``file:line:col: path: message``.
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from yuesheng.errors import Problem
+from yuesheng.text import did_you_mean
 from yuesheng.yamlload import Document, PathKey
 
 MAX_INT = 2**63 - 1  # the largest integer any field takes (a seed; counts have their own, smaller limits)
@@ -58,8 +58,7 @@ class Checker:
         """Report every key of *data* not in *allowed*, with the nearest allowed key."""
         for key in data:
             if key not in allowed:
-                near = difflib.get_close_matches(key, allowed, n=1)
-                hint = f" — did you mean {near[0]!r}?" if near else f"; expected one of {', '.join(allowed)}"
+                hint = did_you_mean(key, allowed, n=1) or f"; expected one of {', '.join(allowed)}"
                 self.error(path + (key,), f"unknown key {key!r}{hint}", "schema", key=True)
 
     def mapping(self, value: Any, path: PathKey, what: str) -> dict[str, Any] | None:

@@ -1,8 +1,10 @@
-"""The exceptions of yuesheng: one root, a few kinds. Imports nothing from yuesheng."""
+"""The exceptions of yuesheng: one root, a few kinds. Imports only ``yuesheng.text``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from yuesheng.text import hint
 
 
 class YueshengError(Exception):
@@ -16,8 +18,7 @@ class UnknownNameError(YueshengError, KeyError):
         self.kind = kind
         self.name = name
         self.suggestions = tuple(suggestions)
-        hint = f" — did you mean {' or '.join(repr(s) for s in self.suggestions)}?" if self.suggestions else ""
-        super().__init__(f"unknown {kind} {name!r}{hint}")
+        super().__init__(f"unknown {kind} {name!r}{hint(self.suggestions)}")
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0])

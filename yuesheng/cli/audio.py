@@ -64,12 +64,12 @@ def _unseekable(path: Path) -> bool:
 
 
 def cmd_audio(args: argparse.Namespace) -> str:
-    from yuesheng.audio import AudioError, describe, only_parts, part_names, render, sounding_parts
-    from yuesheng.condense import condense
+    from yuesheng.outputs.audio import AudioError, describe, only_parts, part_names, render, sounding_parts
+    from yuesheng.outputs.condense import condense
     from yuesheng.cuesheet import parse_duration
     from yuesheng.files import write_atomic
-    from yuesheng.markers import audacity_labels, cue_sheet
-    from yuesheng.report import run_sheet_text
+    from yuesheng.outputs.markers import audacity_labels, cue_sheet
+    from yuesheng.outputs.report import run_sheet_text
 
     if args.gap is not None and not args.music_only:
         raise UsageError("--gap goes with --music-only")

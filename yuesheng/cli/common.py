@@ -14,8 +14,8 @@ from typing import Any
 from yuesheng.errors import UnknownNameError, YueshengError
 from yuesheng.cli.streams import say
 from yuesheng.files import check_output, write_atomic, writes_directly
-from yuesheng.lulu import DEFAULT_HUANGZHONG, Realization, Tuning, lu, parse_huangzhong
-from yuesheng.repertoire import data_dir, load_repertoire, score_paths
+from yuesheng.music.lulu import DEFAULT_HUANGZHONG, Realization, Tuning, lu, parse_huangzhong
+from yuesheng.music.repertoire import data_dir, load_repertoire, score_paths
 from yuesheng.timeline import Options, Timeline, build_timeline
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
@@ -100,8 +100,8 @@ def sequencer_options(parser: argparse.ArgumentParser, *, output: bool = True, c
 
 def timeline_of(args: argparse.Namespace) -> Timeline:
     from yuesheng.cuesheet import parse_duration
-    from yuesheng.rehearsal import load_timing
-    from yuesheng.validate import load_cuesheet
+    from yuesheng.live.rehearsal import load_timing
+    from yuesheng.check.validate import load_cuesheet
 
     repertoire = load_repertoire(args.scores)
     sheet = load_cuesheet(cue_path(args.cue), repertoire)

@@ -43,10 +43,10 @@ def is_loopback(host: str) -> bool:
 
 
 def cmd_console(args: argparse.Namespace) -> str:
-    from yuesheng.control import Control, OscListener, Pedal
-    from yuesheng.live import NullPort, Player, RealClock, start_tick
-    from yuesheng.midi import PortError, open_input, open_output
-    from yuesheng.rehearsal import Log
+    from yuesheng.live.control import Control, OscListener, Pedal
+    from yuesheng.live.player import NullPort, Player, RealClock, start_tick
+    from yuesheng.outputs.midi import PortError, open_input, open_output
+    from yuesheng.live.rehearsal import Log
 
     host, port_number = parse_address(args.listen, "--listen")
     if args.log:
@@ -92,7 +92,7 @@ def cmd_console(args: argparse.Namespace) -> str:
 
 def _bind(host: str, port: int, option: str) -> socket.socket:
     """A listening TCP socket on *host*:*port*, or PortError naming the option (a busy port, an unknown host)."""
-    from yuesheng.midi import PortError
+    from yuesheng.outputs.midi import PortError
 
     try:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -106,7 +106,7 @@ def _serve(timeline: Any, player: Any, control: Any, listener: socket.socket, to
     """Run the player in its own thread and the web server in this one, on *listener*, until Ctrl-C or SIGTERM."""
     import uvicorn
 
-    from yuesheng.control import read_keyboard
+    from yuesheng.live.control import read_keyboard
     from yuesheng.web.console import Console
 
     failure: list[BaseException] = []
@@ -143,16 +143,16 @@ def _serve(timeline: Any, player: Any, control: Any, listener: socket.socket, to
 
 
 def _port_failed(exc: OSError) -> BaseException:
-    from yuesheng.midi import PortError
+    from yuesheng.outputs.midi import PortError
 
     return PortError(f"the MIDI port failed ({exc}); all notes off sent where the port still answered")
 
 
 def cmd_retime(args: argparse.Namespace) -> str:
-    from yuesheng.rehearsal import read_log, retime, timing_yaml
-    from yuesheng.repertoire import load_repertoire
+    from yuesheng.live.rehearsal import read_log, retime, timing_yaml
+    from yuesheng.music.repertoire import load_repertoire
     from yuesheng.timeline import Options, build_timeline
-    from yuesheng.validate import load_cuesheet
+    from yuesheng.check.validate import load_cuesheet
 
     check_output_arg(args)
     sheet = load_cuesheet(cue_path(args.cue), load_repertoire(args.scores))

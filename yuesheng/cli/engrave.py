@@ -9,7 +9,7 @@ from typing import Any
 from yuesheng.cli.common import (
     UsageError, check_output_arg, note_name, pitch_options, realization, scores_option, sequencer_options, timeline_of,
 )
-from yuesheng.repertoire import load_repertoire
+from yuesheng.music.repertoire import load_repertoire
 
 _FORMATS = (".pdf", ".svg", ".png", ".ly")
 
@@ -27,7 +27,7 @@ def _written(paths: list[Path]) -> str:
 
 
 def cmd_score_engrave(args: argparse.Namespace) -> str:
-    from yuesheng.engrave import Notation, Setting, engrave, score_source
+    from yuesheng.outputs.engrave import Notation, Setting, engrave, score_source
 
     output = _output(args)
     piece = load_repertoire(args.scores).find(args.piece)
@@ -41,8 +41,8 @@ def cmd_score_engrave(args: argparse.Namespace) -> str:
 
 
 def cmd_songbook(args: argparse.Namespace) -> str:
-    from yuesheng.engrave import Notation, Setting, engrave, find_cjk_font
-    from yuesheng.songbook import songbook, songbook_source
+    from yuesheng.outputs.engrave import Notation, Setting, engrave, find_cjk_font
+    from yuesheng.outputs.songbook import songbook, songbook_source
 
     output = _output(args)
     timeline = timeline_of(args)

@@ -21,9 +21,9 @@ def stop(_signum: int, _frame: object) -> None:
 
 
 def cmd_play(args: argparse.Namespace) -> str:
-    from yuesheng.control import Control, read_keyboard
-    from yuesheng.live import Player, RealClock, start_tick
-    from yuesheng.midi import PortError, open_output, output_names
+    from yuesheng.live.control import Control, read_keyboard
+    from yuesheng.live.player import Player, RealClock, start_tick
+    from yuesheng.outputs.midi import PortError, open_output, output_names
 
     if args.list_ports:
         names = output_names()

@@ -11,7 +11,7 @@ from yuesheng.cli.common import (
 )
 from yuesheng.cli.streams import say
 from yuesheng.errors import Problem
-from yuesheng.repertoire import load_repertoire
+from yuesheng.music.repertoire import load_repertoire
 from yuesheng.timeline import EventKind, seconds
 
 
@@ -20,7 +20,7 @@ def _problem_json(p: Problem) -> dict[str, Any]:
 
 
 def cmd_validate(args: argparse.Namespace) -> tuple[str, int]:
-    from yuesheng.validate import check_cuesheet
+    from yuesheng.check.validate import check_cuesheet
 
     repertoire = load_repertoire(args.scores)
     results: list[dict[str, Any]] = []
@@ -47,7 +47,7 @@ def cmd_validate(args: argparse.Namespace) -> tuple[str, int]:
 
 
 def cmd_timeline(args: argparse.Namespace) -> str:
-    from yuesheng.report import run_sheet_csv, run_sheet_json, run_sheet_text
+    from yuesheng.outputs.report import run_sheet_csv, run_sheet_json, run_sheet_text
 
     check_output_arg(args)
     timeline = timeline_of(args)
@@ -56,7 +56,7 @@ def cmd_timeline(args: argparse.Namespace) -> str:
 
 
 def cmd_render(args: argparse.Namespace) -> str:
-    from yuesheng.midi import midi_bytes
+    from yuesheng.outputs.midi import midi_bytes
 
     timeline = timeline_for_output(args, (".mid", ".midi"), "a .mid file")
     data = midi_bytes(timeline)

@@ -14,10 +14,10 @@ from yuesheng.cli.common import (
 from yuesheng.cli.engrave import add_score_engrave
 from yuesheng.cli.streams import say
 from yuesheng.errors import InvalidInputError
-from yuesheng.lulu import LU, Pitch, Realization, Register, Tuning, suzi_of
-from yuesheng.report import pad
-from yuesheng.repertoire import Repertoire, load_repertoire, score_paths
-from yuesheng.score import Piece, check_source, load_piece, read_piece
+from yuesheng.music.lulu import LU, Pitch, Realization, Register, Tuning, suzi_of
+from yuesheng.text import pad
+from yuesheng.music.repertoire import Repertoire, load_repertoire, score_paths
+from yuesheng.music.score import Piece, check_source, load_piece, read_piece
 from yuesheng.yamlload import load as load_yaml
 
 
@@ -211,12 +211,12 @@ def cmd_score_export(args: argparse.Namespace) -> str:
     if not p.playable:
         raise UsageError(f"{p.id} has no notes to export")
     if suffix in (".mid", ".midi"):
-        from yuesheng.midi import write_midi
+        from yuesheng.outputs.midi import write_midi
         from yuesheng.timeline import piece_timeline
 
         write_midi(piece_timeline(p, realization=real, syllable=Fraction(args.note_value)), args.output)
     elif suffix in (".musicxml", ".xml"):
-        from yuesheng.m21 import write_musicxml
+        from yuesheng.outputs.musicxml import write_musicxml
 
         write_musicxml(p, args.output, realization=real, note_value=args.note_value)
     label = f" ({p.provenance_label}: {p.realization.rule})" if p.realization else ""

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
-from yuesheng.report import visible
+from yuesheng.text import visible
 
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 _EXIT_FAILED = 1

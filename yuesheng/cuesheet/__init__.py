@@ -1,7 +1,7 @@
 """Cue sheets: the model (``model``), the YAML reader (``reader``, then ``references``) and scheduling anchors (``anchors``).
 
 The format is in ``docs/cuesheet.md`` (schema ``yuesheng/data/cuesheet.schema.json``);
-``yuesheng.validate`` composes reading with the ritual rules.
+``yuesheng.check.validate`` composes reading with the ritual rules.
 """
 
 from yuesheng.cuesheet.anchors import Point, dependencies, evaluation_order, find_cycle

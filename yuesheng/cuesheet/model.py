@@ -12,8 +12,8 @@ from enum import Enum
 from fractions import Fraction
 
 from yuesheng.checking import type_name
-from yuesheng.lulu import Lu
-from yuesheng.score import Piece
+from yuesheng.music.lulu import Lu
+from yuesheng.music.score import Piece
 from yuesheng.yamlload import Document
 
 JIE_READING = "lishou-jie"  # the reading whose options are numbers of 節 (大射's 貍首: 7, or 5)

@@ -33,8 +33,8 @@ from yuesheng.cuesheet.model import (
     MusicKind, Pair, PieceRef, Reading, Round, Start, Variant, parse_duration,
 )
 from yuesheng.errors import Problem
-from yuesheng.lulu import Lu, lu, parse_huangzhong
-from yuesheng.repertoire import Repertoire
+from yuesheng.music.lulu import Lu, lu, parse_huangzhong
+from yuesheng.music.repertoire import Repertoire
 from yuesheng.yamlload import Document, PathKey
 
 FORMAT = "yuesheng-cues/1"

@@ -7,12 +7,12 @@ cycle with any combination of variants a user can switch on.
 
 from __future__ import annotations
 
-import difflib
 import itertools
 from collections.abc import Iterator
 from typing import Any
 
 from yuesheng.checking import Checker
+from yuesheng.text import did_you_mean
 from yuesheng.cuesheet.anchors import find_cycle
 from yuesheng.cuesheet.model import CueSheet, variant_configurations
 from yuesheng.yamlload import PathKey
@@ -110,6 +110,5 @@ def _every_programme(sheet: CueSheet) -> Iterator[frozenset[str]]:
 
 
 def _unknown(name: str, kind: str, table: dict[str, Any]) -> str:
-    near = difflib.get_close_matches(name, list(table), n=1)
-    return f"unknown {kind} {name!r}" + (f" — did you mean {near[0]!r}?" if near else " (not declared)")
+    return f"unknown {kind} {name!r}" + (did_you_mean(name, list(table), n=1) or " (not declared)")
 

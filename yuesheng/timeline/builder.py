@@ -35,19 +35,20 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from yuesheng import limits
-from yuesheng.archery import Release, Tally, tally
+from yuesheng.timeline.archery import Release, Tally, tally
 from yuesheng.cuesheet import (
     DEFAULT_SYLLABLE, Count, Cue, CueSheet, MusicKind, PieceRef, dependencies, evaluation_order,
 )
 from yuesheng.errors import ScheduleError, UnknownNameError
-from yuesheng.instruments import PARTS, Part, part_for
-from yuesheng.lulu import Lu, Realization, suggest
-from yuesheng.score import Note, Piece
+from yuesheng.music.instruments import PARTS, Part, part_for
+from yuesheng.music.lulu import Lu, Realization
+from yuesheng.text import suggest
+from yuesheng.music.score import Note, Piece
 from yuesheng.timeline.model import (
     _SORT_KEY, TICKS_PER_SECOND, CueTiming, Event, EventKind, Hold, Timeline, ticks,
 )
 from yuesheng.timeline.shooting import calls, calls_end, shejie, silent_rounds
-from yuesheng.zhong import BLOWN, SUNG, programme, zhong_of
+from yuesheng.cuesheet.zhong import BLOWN, SUNG, programme, zhong_of
 
 PHRASE = 4  # notes: the four-syllable line of the 詩
 DRUM_LENGTH = Fraction(1, 8)

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from fractions import Fraction
 
-from yuesheng.archery import Tally
+from yuesheng.timeline.archery import Tally
 from yuesheng.cuesheet import Cue, Member
-from yuesheng.lulu import Realization
+from yuesheng.music.lulu import Realization
 
 TICKS_PER_SECOND = 960
 
@@ -120,3 +120,11 @@ def ticks(seconds: Fraction) -> int:
 
 def seconds(tick: int) -> float:
     return tick / TICKS_PER_SECOND
+
+
+def clock(tick: int) -> str:
+    """Ticks → m:ss, or h:mm:ss past an hour."""
+    total = round(seconds(tick))
+    h, rest = divmod(total, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"

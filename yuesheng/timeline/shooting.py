@@ -9,10 +9,10 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from yuesheng.archery import Release, shoot_with_music, shoot_without_music
+from yuesheng.timeline.archery import Release, shoot_with_music, shoot_without_music
 from yuesheng.cuesheet import Cue, MusicKind, Round, rounds_called
-from yuesheng.instruments import PARTS
-from yuesheng.lulu import Degree, Pitch
+from yuesheng.music.instruments import PARTS
+from yuesheng.music.lulu import Degree, Pitch
 from yuesheng.timeline.model import EventKind
 
 if TYPE_CHECKING:

@@ -33,12 +33,12 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from yuesheng.control import Command, Control
-from yuesheng.live import Player
-from yuesheng.report import clock as show_clock
+from yuesheng.live.control import Command, Control
+from yuesheng.live.player import Player
+from yuesheng.timeline import clock as show_clock
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Timeline
 from yuesheng.web.sheet import environment, timeline_view
-from yuesheng.zhong import programme
+from yuesheng.cuesheet.zhong import programme
 
 PUSH = 0.2  # seconds between state pushes
 COOKIE = "yuesheng-token"

@@ -24,8 +24,9 @@ from functools import lru_cache
 from typing import Any
 
 from yuesheng.cuesheet import Cue, Member, MusicKind
-from yuesheng.instruments import PARTS
-from yuesheng.report import clock, cues_by_id, says_que, sections, what_of
+from yuesheng.music.instruments import PARTS
+from yuesheng.timeline import clock
+from yuesheng.outputs.report import cues_by_id, says_que, sections, what_of
 from yuesheng.timeline import CueTiming, Event, EventKind, Timeline, seconds
 
 PLAN_SCALE = 24  # SVG units per 步

@@ -40,11 +40,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from yuesheng.control import Command, Press
+from yuesheng.live.control import Command, Press
 from yuesheng.errors import UnknownNameError
-from yuesheng.lulu import suggest
-from yuesheng.midi import live_messages, panic_messages, volume_messages
-from yuesheng.report import clock as show_clock
+from yuesheng.text import suggest
+from yuesheng.outputs.midi import live_messages, panic_messages, volume_messages
+from yuesheng.timeline import clock as show_clock
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Hold, Timeline
 
 SPIN = 0.0015  # seconds before a message is due when the real clock stops sleeping and starts spinning

@@ -26,7 +26,7 @@ its pre-gap as INDEX 00)::
 from __future__ import annotations
 
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Timeline
-from yuesheng.zhong import programme
+from yuesheng.cuesheet.zhong import programme
 
 CD_FRAMES = 75  # CUE-sheet frames a second
 

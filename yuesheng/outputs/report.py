@@ -23,40 +23,14 @@ from __future__ import annotations
 import csv
 import io
 import json
-import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
 from yuesheng.cuesheet import Cue
 from yuesheng.sources import display
-from yuesheng.timeline import CueTiming, Event, EventKind, Timeline, seconds
-from yuesheng.zhong import programme
-
-
-_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0))}
-
-
-def visible(text: str) -> str:
-    """*text* with every control character but tab and newline escaped (ESC → ``\\x1b``): safe for a terminal."""
-    return text.translate(_CONTROL)
-
-
-def clock(tick: int) -> str:
-    """Ticks → m:ss, or h:mm:ss past an hour."""
-    total = round(seconds(tick))
-    h, rest = divmod(total, 3600)
-    m, s = divmod(rest, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
-
-
-def width(text: str) -> int:
-    """Terminal cells taken by *text* (CJK characters take two)."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
-
-
-def pad(text: str, cells: int) -> str:
-    """*text* padded to at least *cells* terminal cells."""
-    return text + " " * max(0, cells - width(text))
+from yuesheng.text import width
+from yuesheng.timeline import CueTiming, Event, EventKind, Timeline, clock, seconds
+from yuesheng.cuesheet.zhong import programme
 
 
 def _cell(text: str, cells: int) -> str:

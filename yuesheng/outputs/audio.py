@@ -48,11 +48,11 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from yuesheng.condense import Cut, condense, sounds
+from yuesheng.outputs.condense import Cut, condense, sounds
 from yuesheng.errors import OutputError, UnknownNameError, YueshengError
 from yuesheng.files import atomic_path
-from yuesheng.instruments import PARTS, find_part
-from yuesheng.lulu import suggest
+from yuesheng.music.instruments import PARTS, find_part
+from yuesheng.text import suggest
 from yuesheng.process import bound_to_us
 from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline, seconds, ticks
 
@@ -407,7 +407,7 @@ def render(timeline: Timeline, path: str | Path, *, soundfont: str | Path | None
     """Render *timeline* to *path* (format by extension), atomically, exactly the rite's length plus TAIL."""
     import soundfile
 
-    from yuesheng.midi import write_midi
+    from yuesheng.outputs.midi import write_midi
 
     command = find_fluidsynth()
     font = find_soundfont(soundfont)

@@ -16,7 +16,7 @@ from yuesheng.cuesheet import (
 from yuesheng import limits
 from yuesheng.errors import Problem
 from yuesheng.yamlload import PathKey
-from yuesheng.zhong import zhong_count
+from yuesheng.cuesheet.zhong import zhong_count
 
 Finding = tuple[PathKey, str]
 XIANGYIN, XIANGSHE, YANLI, DASHE = "鄉飲酒禮", "鄉射禮", "燕禮", "大射儀"

@@ -15,8 +15,8 @@ from typing import Any
 from yuesheng.cuesheet import CueSheet, read_cuesheet, variant_configurations
 from yuesheng.errors import InvalidInputError, Problem, ScheduleError
 from yuesheng.limits import LimitError
-from yuesheng.repertoire import Repertoire
-from yuesheng.rules import check_rules
+from yuesheng.music.repertoire import Repertoire
+from yuesheng.check.rules import check_rules
 from yuesheng.timeline import Options, measure
 from yuesheng.yamlload import Document, PathKey, load
 

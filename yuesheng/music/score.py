@@ -35,7 +35,7 @@ from typing import Any
 
 from yuesheng.checking import Checker
 from yuesheng.errors import InvalidInputError, Problem
-from yuesheng.lulu import LU, SUZI_SYMBOLS, Mode, Pitch, lu, parse_mode, resolve
+from yuesheng.music.lulu import LU, SUZI_SYMBOLS, Mode, Pitch, lu, parse_mode, resolve
 from yuesheng.yamlload import Document, PathKey, load
 
 LU_SYMBOLS = "".join(l.short for l in LU) + "夹"

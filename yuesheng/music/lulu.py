@@ -15,7 +15,6 @@ register: 倍 (octave below), 正 (the base octave), 清 (octave above).
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from dataclasses import dataclass
@@ -23,32 +22,7 @@ from enum import Enum
 from fractions import Fraction
 
 from yuesheng.errors import UnknownNameError
-
-# Glyph variants and simplified forms → the forms 瑟譜 and 儀禮集釋 print.
-_VARIANTS = str.maketrans(
-    {
-        "黃": "黄", "鐘": "鍾", "钟": "鍾", "呂": "吕", "賔": "賓", "宾": "賓",
-        "夹": "夾", "无": "無", "应": "應", "则": "則", "宮": "宫", "徴": "徵",
-        "变": "變", "蔟": "簇",
-    }
-)
-
-
-def normalize(text: str) -> str:
-    """Fold glyph variants and simplified characters to the source's forms."""
-    return text.strip().translate(_VARIANTS)
-
-
-def normalize_pinyin(text: str) -> str:
-    """Lower-case pinyin without tone marks, spaces or hyphens; ü and v become u."""
-    folded = text.lower().replace("ü", "u").replace("v", "u")
-    return re.sub(r"[^a-z0-9]", "", folded)
-
-
-def suggest(name: str, candidates: list[str] | tuple[str, ...], n: int = 2) -> list[str]:
-    """The nearest spellings of *name* among *candidates* (for 'did you mean')."""
-    return difflib.get_close_matches(name, candidates, n=n, cutoff=0.5)
-
+from yuesheng.text import normalize, normalize_pinyin, suggest
 
 @dataclass(frozen=True, slots=True)
 class Lu:

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 from yuesheng.errors import ExportError
 from yuesheng.files import write_atomic
-from yuesheng.lulu import Realization
-from yuesheng.score import Piece
+from yuesheng.music.lulu import Realization
+from yuesheng.music.score import Piece
 
 if TYPE_CHECKING:
     import music21

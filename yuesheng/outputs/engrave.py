@@ -42,9 +42,9 @@ from pathlib import Path
 
 from yuesheng.errors import YueshengError
 from yuesheng.files import atomic_path, check_output, write_atomic
-from yuesheng.lulu import LU, Mode, Realization, Tuning, cents_offset
+from yuesheng.music.lulu import LU, Mode, Realization, Tuning, cents_offset
 from yuesheng.process import bound_to_us
-from yuesheng.score import Note, Piece
+from yuesheng.music.score import Note, Piece
 
 LILYPOND_VERSION = "2.25.12"
 TIME_LIMIT = 300.0  # seconds for one LilyPond run

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from yuesheng.lulu import normalize
+from yuesheng.text import normalize
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,8 +30,8 @@ import mido
 
 from yuesheng.errors import YueshengError
 from yuesheng.files import write_atomic
-from yuesheng.instruments import PARTS, Part
-from yuesheng.lulu import LU, Tuning, cents_offset
+from yuesheng.music.instruments import PARTS, Part
+from yuesheng.music.lulu import LU, Tuning, cents_offset
 from yuesheng.sources import display
 from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline
 

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from yuesheng.errors import InvalidInputError, Problem, UnknownNameError
-from yuesheng.lulu import normalize, normalize_pinyin, suggest
-from yuesheng.score import Piece, load_piece
+from yuesheng.text import normalize, normalize_pinyin, suggest
+from yuesheng.music.score import Piece, load_piece
 
-_HERE = Path(__file__).resolve().parent
+_HERE = Path(__file__).resolve().parent.parent  # the yuesheng package
 
 
 def data_dir(name: str) -> Path:

@@ -1,0 +1,73 @@
+"""Text helpers every layer may use: glyph folding, 'did you mean', terminal-safe and terminal-wide text.
+
+Imports nothing from yuesheng but ``errors``-free standard library code, so that the domain, the
+outputs, live playback and the CLI can all share one spelling of each.
+
+>>> normalize(" 黃鐘 "), normalize_pinyin("Huáng-zhōng")
+('黄鍾', 'huangzhong')
+>>> suggest("luming", ["luming2", "guanju"]), did_you_mean("tempoo", ["tempo"])
+(['luming2'], " — did you mean 'tempo'?")
+>>> visible("a\\x1bb"), width("鹿鳴 ok"), pad("鳴", 4) + "|"
+('a\\\\x1bb', 7, '鳴  |')
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import unicodedata
+from collections.abc import Sequence
+
+# Glyph variants and simplified forms → the forms 瑟譜 and 儀禮集釋 print.
+_VARIANTS = str.maketrans(
+    {
+        "黃": "黄", "鐘": "鍾", "钟": "鍾", "呂": "吕", "賔": "賓", "宾": "賓",
+        "夹": "夾", "无": "無", "应": "應", "则": "則", "宮": "宫", "徴": "徵",
+        "变": "變", "蔟": "簇",
+    }
+)
+SUGGEST_CUTOFF = 0.5  # difflib similarity: two-character names that share one character still match
+
+
+def normalize(text: str) -> str:
+    """Fold glyph variants and simplified characters to the source's forms."""
+    return text.strip().translate(_VARIANTS)
+
+
+def normalize_pinyin(text: str) -> str:
+    """Lower-case pinyin without tone marks, spaces or hyphens; ü and v become u."""
+    folded = unicodedata.normalize("NFKD", text.lower()).replace("ü", "u").replace("v", "u")
+    return re.sub(r"[^a-z0-9]", "", folded)
+
+
+def suggest(name: str, candidates: Sequence[str], n: int = 2) -> list[str]:
+    """The nearest spellings of *name* among *candidates* (for 'did you mean'), nearest first."""
+    return difflib.get_close_matches(name, list(candidates), n=n, cutoff=SUGGEST_CUTOFF)
+
+
+def hint(suggestions: Sequence[str]) -> str:
+    """' — did you mean 'a' or 'b'?' for *suggestions*, or '' when there are none."""
+    return f" — did you mean {' or '.join(repr(s) for s in suggestions)}?" if suggestions else ""
+
+
+def did_you_mean(name: str, candidates: Sequence[str], n: int = 2) -> str:
+    """The 'did you mean' hint for *name* among *candidates*, or ''."""
+    return hint(suggest(name, candidates, n))
+
+
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0))}
+
+
+def visible(text: str) -> str:
+    """*text* with every control character but tab and newline escaped (ESC → ``\\x1b``): safe for a terminal."""
+    return text.translate(_CONTROL)
+
+
+def width(text: str) -> int:
+    """Terminal cells taken by *text* (CJK characters take two)."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def pad(text: str, cells: int) -> str:
+    """*text* padded to at least *cells* terminal cells."""
+    return text + " " * max(0, cells - width(text))
