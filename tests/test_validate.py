@@ -1,7 +1,11 @@
-"""validate.py: reading, quotes and rules composed; the ``quote`` rule holds every cite to its shipped page."""
+"""validate.py: reading, quotes and rules composed; the ``quote`` rule holds every cite to its shipped page.
+
+``load_cuesheet`` (for a build) checks what a build needs; ``check_cuesheet`` (``validate``) everything.
+"""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -40,8 +44,7 @@ def test_a_wrong_quote_is_an_error_at_the_quote_with_the_rule_id(repertoire, tmp
     assert problem.rule == "quote" and problem.severity == "error"
     assert problem.path.endswith(".cite.quote")
     assert "'工歌鹿鳴四牡采薇' is not on 儀禮集釋 4-20b" in problem.message
-    with pytest.raises(InvalidInputError, match=r"sheet.yaml:\d+:\d+: .*\[quote\]"):
-        load_cuesheet(path, repertoire)
+    assert load_cuesheet(path, repertoire).cues  # a misquote is validate's to report: it does not stop a build
 
 
 def test_a_reading_options_quote_is_checked_too(repertoire, tmp_path):
@@ -75,3 +78,55 @@ def test_a_malformed_page_is_reported_once_by_the_reader(repertoire, tmp_path):
     path = _sheet(tmp_path, "{page: 4-21b, quote: 主人獻工}", "{page: 4-21, quote: 主人獻工}")
     problems = check_cuesheet(path, repertoire)[1]
     assert [p.rule for p in problems] == ["cite"]
+
+
+# -- loading for a build apart from checking everything ----------------------------------------------------------
+
+CYCLE_UNDER_A_VARIANT = ("    variant: da-shi\n    action: 大師則爲之洗\n",
+                         "    variant: da-shi\n    start: {after: xi-dashi-2}\n    action: 大師則爲之洗\n")
+SECOND_CUE = ("  - id: sheng-ru\n", "  - {id: xi-dashi-2, section: 樂賓, variant: da-shi, action: 洗, who: [zhuren], "
+              "start: {after: xi-dashi}, duration: 1s, cite: {page: 4-22a, quote: 大師則爲之洗}}\n  - id: sheng-ru\n")
+
+
+def _cycle_under_a_variant(tmp_path: Path) -> Path:
+    path = _sheet(tmp_path, *CYCLE_UNDER_A_VARIANT)
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace(*SECOND_CUE, 1), encoding="utf-8")
+    return path
+
+
+def test_a_cycle_under_a_variant_is_validates_error_and_the_builds_own(run, repertoire, tmp_path):
+    path = _cycle_under_a_variant(tmp_path)
+    [problem] = check_cuesheet(path, repertoire)[1]
+    assert problem.rule == "cycle" and problem.line == _line_col(path, "start: {after: xi-dashi-2}")[0]
+    assert "anchors form a cycle (with da-shi on): xi-dashi → xi-dashi-2 → xi-dashi" in problem.message
+    assert load_cuesheet(path, repertoire).cues  # the programme as written has no cycle
+    assert run("timeline", str(path))[0] == 0
+    code, out, err = run("timeline", str(path), "--variant", "da-shi")
+    assert code == 1 and out == "" and f"error: {path}: anchors form a cycle: xi-dashi" in err
+    assert "Traceback" not in err
+
+
+def test_a_cycle_as_written_stops_loading_with_its_place(repertoire, tmp_path):
+    path = _sheet(tmp_path, "    action: 獻工\n", "    start: {after: sheng-ru}\n    action: 獻工\n")
+    path.write_text(path.read_text(encoding="utf-8").replace(
+        "  - id: sheng-ru\n", "  - id: sheng-ru\n    start: {after: xi-gong}\n", 1), encoding="utf-8")
+    with pytest.raises(InvalidInputError, match=r"sheet.yaml:\d+:\d+: cues\[\d\]\.start: anchors form a cycle: "):
+        load_cuesheet(path, repertoire)
+
+
+def test_a_misquoted_sheet_builds_but_does_not_validate(run, tmp_path):
+    path = _sheet(tmp_path, "quote: 工歌鹿鳴四牡皇皇者華", "quote: 工歌鹿鳴四牡采薇")
+    code, out, err = run("validate", str(path))
+    assert code == 1 and "INVALID" in out and "[quote]" in err
+    code, out, err = run("timeline", str(path))
+    assert code == 0 and err == "" and "工歌鹿鳴四牡采薇" not in err
+
+
+def test_a_sheet_that_breaks_a_ritual_rule_is_still_refused_by_a_build(run, tmp_path):
+    path = _sheet(tmp_path, "quote: 主人獻工}", "quote: 主人獻工}\n  - {id: zhengge-bei-0, section: 樂賓, "
+                  "action: 工告于樂正曰正歌備, who: [gong], duration: 1s, cite: {page: 4-24b, quote: 正歌備}}")
+    for command in ("validate", "timeline"):
+        code, _, err = run(command, str(path))
+        assert code == 1 and re.search(r"sheet.yaml:\d+:5: cues\[3\]: 正歌備 announced before any 笙 — .* \[zhengge-bei\]$",
+                                       err, re.M), (command, err)

@@ -1,9 +1,26 @@
-"""Validation: a cue-sheet file → every problem (YAML, schema, references, quotes, ritual rules) and the sheet.
+"""Loading and checking a cue-sheet file: ``load_cuesheet`` for the commands that build, ``check_cuesheet`` for
+``validate``.
 
 Composes the layers below it — ``yamlload`` (safe, bounded YAML), ``cuesheet.reader``
-(schema and references), ``sources`` (the shipped texts: every ``cite.quote`` is on
-its page, rule ``quote``), ``rules`` (the ritual rules) and ``timeline.measure`` (the
-size and length of the rite within ``yuesheng.limits``) — none of which calls up.
+(schema and references), ``rules`` (the ritual rules), ``sources`` (the shipped texts:
+every ``cite.quote`` is on its page, rule ``quote``) and ``timeline.measure`` (the size
+and length of the rite within ``yuesheng.limits``) — none of which calls up.
+
+Two entry points, two costs:
+
+- ``load_cuesheet``: YAML, schema, references (anchors acyclic in the programme as
+  written) and the ritual rules on every programme; InvalidInputError holding every error.
+  The rules stay in loading on purpose: some guard the builder's assumptions
+  (``archery-reference``: every pair a round names exists; ``limits``: every 終, 節,
+  syllable and duration in range), and the others keep the refusal a user has always had
+  from ``timeline``, ``render`` and the rest: a sheet that breaks a rule is still refused,
+  with the same ``file:line:col`` messages. They cost little (about 10 ms on 大射).
+- ``check_cuesheet``: all of that, and the costly checks only ``validate`` runs, none of
+  which a build needs: every quote against the shipped texts (scholarly: a misquote does
+  not stop a build); the anchors under every combination of variants and the size under
+  every variant configuration (a build finds a cycle in its own programme and measures it
+  before it builds, raising ScheduleError or LimitError, a clean error). Warnings and
+  errors, in file order, and the sheet if it reads.
 """
 
 from __future__ import annotations
@@ -13,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.cuesheet import CueSheet, read_cuesheet, variant_configurations
+from yuesheng.cuesheet.references import every_programme, programme_cycle
 from yuesheng.errors import InvalidInputError, Problem, ScheduleError
 from yuesheng.limits import LimitError
 from yuesheng.music.repertoire import Repertoire
@@ -21,19 +39,42 @@ from yuesheng.timeline import Options, measure
 from yuesheng.yamlload import Document, PathKey, load
 
 
-def check_cuesheet(path: str | Path, repertoire: Repertoire) -> tuple[CueSheet | None, list[Problem]]:
-    """Every problem of a cue sheet file — YAML, schema, references, ritual rules — and the sheet if it reads."""
+def _read(path: str | Path, repertoire: Repertoire) -> tuple[Document | None, CueSheet | None, list[Problem]]:
+    """The YAML document, the sheet if it reads, and the problems of YAML, schema and references."""
     try:
         doc = load(path)
     except InvalidInputError as exc:
-        return None, list(exc.problems)
+        return None, None, list(exc.problems)
     sheet, problems = read_cuesheet(doc, repertoire)
+    return doc, sheet, problems
+
+
+def check_cuesheet(path: str | Path, repertoire: Repertoire) -> tuple[CueSheet | None, list[Problem]]:
+    """Every problem of a cue sheet file — YAML, schema, references, quotes, ritual rules, the size under every
+    variant — in file order, and the sheet if it reads."""
+    doc, sheet, problems = _read(path, repertoire)
+    if doc is None:
+        return None, problems
     problems += check_quotes(doc)
     if sheet is not None:
+        problems += cycle_problems(sheet, problems)
         problems += check_rules(sheet)
         if not any(p.severity == "error" for p in problems):
             problems += size_problems(sheet)
-    return sheet, sorted(problems, key=lambda p: (p.line or 0, p.col or 0))
+    return sheet, _in_file_order(problems)
+
+
+def cycle_problems(sheet: CueSheet, found: list[Problem]) -> list[Problem]:
+    """A cycle of start anchors with any combination of variants on (the reader checks the programme as written
+    only), unless the references are already broken or a cycle found."""
+    if any(p.rule in ("reference", "cycle") for p in found):
+        return []
+    cycle = programme_cycle(sheet, every_programme(sheet))
+    return [sheet.doc.problem(cycle[0], cycle[1], rule="cycle")] if cycle else []
+
+
+def _in_file_order(problems: list[Problem]) -> list[Problem]:
+    return sorted(problems, key=lambda p: (p.line or 0, p.col or 0))
 
 
 def size_problems(sheet: CueSheet) -> list[Problem]:
@@ -55,9 +96,12 @@ def size_problems(sheet: CueSheet) -> list[Problem]:
 
 
 def load_cuesheet(path: str | Path, repertoire: Repertoire) -> CueSheet:
-    """Load and check a cue sheet; InvalidInputError holding every error if there is any."""
-    sheet, problems = check_cuesheet(path, repertoire)
-    errors = [p for p in problems if p.severity == "error"]
+    """Load a cue sheet for a build: YAML, schema, references and ritual rules (not the quotes, not the size under
+    every variant: see the module's docstring); InvalidInputError holding every error if there is any."""
+    _, sheet, problems = _read(path, repertoire)
+    if sheet is not None:
+        problems += check_rules(sheet)
+    errors = _in_file_order([p for p in problems if p.severity == "error"])
     if errors or sheet is None:
         raise InvalidInputError(errors)
     return sheet

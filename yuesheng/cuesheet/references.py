@@ -1,14 +1,16 @@
 """The second pass of reading a cue sheet: references between its parts.
 
 Ids are unique; anchors, cast, positions, variants and readings are declared; a
-held call's walk and the archery's variant exist; and the start anchors form no
-cycle with any combination of variants a user can switch on.
+held call's walk and the archery's variant exist; and the start anchors of the
+programme as written form no cycle. ``programme_cycle`` over ``every_programme``
+(every combination of variants a user can switch on) is for ``validate``: a build
+finds a cycle in its own programme before it schedules (ScheduleError).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from yuesheng.checking import Checker
@@ -80,17 +82,21 @@ def check_references(r: Checker, sheet: CueSheet) -> None:
         for n, needed in enumerate(variant.requires):
             if needed not in sheet.variants:
                 r.error(("variants", variant.id, "requires", n), _unknown(needed, "variant", sheet.variants), "reference")
-    if not any(p.rule == "reference" for p in r.problems):
-        for variants in _every_programme(sheet):
-            cycle = find_cycle(sheet.active_cues(variants))
-            if cycle:
-                first = sheet.cue(cycle[0])
-                switched = f" (with {', '.join(sorted(variants))} on)" if variants else ""
-                r.error(("cues", first.index, "start"), f"anchors form a cycle{switched}: {' → '.join(cycle)}", "cycle")
-                break
+    if not any(p.rule == "reference" for p in r.problems) and (found := programme_cycle(sheet, [frozenset()])):
+        r.error(*found, "cycle")
 
 
-def _every_programme(sheet: CueSheet) -> Iterator[frozenset[str]]:
+def programme_cycle(sheet: CueSheet, programmes: Iterable[frozenset[str]]) -> tuple[PathKey, str] | None:
+    """The first cycle of start anchors among *programmes* (sets of variants switched on): where, and what."""
+    for variants in programmes:
+        cycle = find_cycle(sheet.active_cues(variants))
+        if cycle:
+            switched = f" (with {', '.join(sorted(variants))} on)" if variants else ""
+            return ("cues", sheet.cue(cycle[0]).index, "start"), f"anchors form a cycle{switched}: {' → '.join(cycle)}"
+    return None
+
+
+def every_programme(sheet: CueSheet) -> Iterator[frozenset[str]]:
     """Every combination of variants a user can switch on (with what they require), each distinct programme once.
 
     Up to ``MAX_COMBINED_VARIANTS`` variants every subset is tried; beyond, every subset of at most two
