@@ -14,15 +14,15 @@ import stat
 from fractions import Fraction
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yuesheng.cli.common import UsageError, check_output_arg, sequencer_options, timeline_of
-from yuesheng.timeline import Timeline, ticks
 
 FORMATS = ("flac", "wav", "ogg", "opus")  # the suffixes of audio.ENCODINGS, the default first
 DEFAULT_GAP = Fraction(3)  # seconds: the longest silence --music-only keeps
 
-
+if TYPE_CHECKING:  # imported when a command builds (cli.common.timeline_of)
+    from yuesheng.timeline import Timeline
 
 
 def _progress_bar(fraction: float) -> None:
@@ -70,6 +70,7 @@ def cmd_audio(args: argparse.Namespace) -> str:
     from yuesheng.files import write_atomic
     from yuesheng.outputs.markers import audacity_labels, cue_sheet
     from yuesheng.outputs.report import run_sheet_text
+    from yuesheng.timeline import ticks
 
     if args.gap is not None and not args.music_only:
         raise UsageError("--gap goes with --music-only")

@@ -9,14 +9,16 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yuesheng.errors import UnknownNameError, YueshengError
 from yuesheng.cli.streams import say
 from yuesheng.files import check_output, write_atomic, writes_directly
 from yuesheng.music.lulu import DEFAULT_HUANGZHONG, Realization, Tuning, lu, parse_huangzhong
 from yuesheng.music.repertoire import data_dir, load_repertoire, score_paths
-from yuesheng.timeline import Options, Timeline, build_timeline
+
+if TYPE_CHECKING:  # the timeline is imported by the commands that build, not by score or source
+    from yuesheng.timeline import Timeline
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 MAX_SECONDS = 3600.0  # the longest --guard or --syllable that makes sense
@@ -102,6 +104,7 @@ def timeline_of(args: argparse.Namespace) -> Timeline:
     from yuesheng.cuesheet import parse_duration
     from yuesheng.live.rehearsal import load_timing
     from yuesheng.check.validate import load_cuesheet
+    from yuesheng.timeline import Options, build_timeline
 
     repertoire = load_repertoire(args.scores)
     sheet = load_cuesheet(cue_path(args.cue), repertoire)

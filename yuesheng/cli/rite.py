@@ -12,7 +12,6 @@ from yuesheng.cli.common import (
 from yuesheng.cli.streams import say
 from yuesheng.errors import Problem
 from yuesheng.music.repertoire import load_repertoire
-from yuesheng.timeline import EventKind, seconds
 
 
 def _problem_json(p: Problem) -> dict[str, Any]:
@@ -57,6 +56,7 @@ def cmd_timeline(args: argparse.Namespace) -> str:
 
 def cmd_render(args: argparse.Namespace) -> str:
     from yuesheng.outputs.midi import midi_bytes
+    from yuesheng.timeline import EventKind, seconds
 
     timeline = timeline_for_output(args, (".mid", ".midi"), "a .mid file")
     data = midi_bytes(timeline)
