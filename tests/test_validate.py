@@ -130,3 +130,45 @@ def test_a_sheet_that_breaks_a_ritual_rule_is_still_refused_by_a_build(run, tmp_
         code, _, err = run(command, str(path))
         assert code == 1 and re.search(r"sheet.yaml:\d+:5: cues\[3\]: 正歌備 announced before any 笙 — .* \[zhengge-bei\]$",
                                        err, re.M), (command, err)
+
+
+# -- the rules key on the rite's id; what differs between the rites is data ----------------------------------------
+
+
+def test_the_rule_table_names_the_shipped_rites_and_pieces_that_exist(repertoire):
+    from yuesheng.check.rules import rites
+    from yuesheng.cuesheet import read_cuesheet
+    from yuesheng.music.repertoire import data_dir
+    from yuesheng.yamlload import load
+
+    assert set(rites()) == {path.stem for path in data_dir("cues").glob("*.yaml")}
+    for rite in rites().values():
+        sheet, _ = read_cuesheet(load(data_dir("cues") / f"{rite.id}.yaml"), repertoire)
+        assert sheet is not None and sheet.rite_name == rite.name
+        assert rite.round_pieces <= set(repertoire.pieces), rite.round_pieces
+    assert rites()["xiangshe"].round_pieces == {"zouyu-huangzhong-yu", "zouyu-jiazhong-jue", "caipin"}
+
+
+@pytest.mark.parametrize("rite_id, name, rite", [
+    ("xiangshe", "鄉射禮", "xiangshe"), ("xiangshe", "鄉射禮（試演）", "xiangshe"),  # the id decides
+    ("my-rite", "鄉射禮", "xiangshe"),  # a sheet of one's own: its exact name
+    ("my-rite", "鄉射禮（試演）", None), ("my-rite", "大射儀之鄉射禮", None),  # no longer a part of the name
+])
+def test_a_sheet_is_of_the_rite_of_its_id_else_of_its_exact_name(repertoire, rite_id, name, rite):
+    from dataclasses import replace
+
+    from yuesheng.check.rules import rite_of
+
+    sheet = replace(load_cuesheet(MINI, repertoire), rite_id=rite_id, rite_name=name)
+    found = rite_of(sheet)
+    assert (found.id if found else None) == rite
+
+
+def test_a_xiangshe_round_to_another_piece_breaks_the_rule_from_the_table(repertoire, tmp_path):
+    golden = Path(__file__).parent / "data" / "golden.yaml"
+    text = golden.read_text(encoding="utf-8")
+    assert "id: golden" in text and "piece: zouyu-huangzhong-yu" in text
+    path = tmp_path / "xiangshe-own.yaml"
+    path.write_text(text.replace("piece: zouyu-huangzhong-yu", "piece: luming"), encoding="utf-8")
+    problems = [p for p in check_cuesheet(path, repertoire)[1] if p.rule == "music-round"]
+    assert any("鄉射 shoots to 騶虞 or 采蘋, not 鹿鳴" in p.message for p in problems), problems

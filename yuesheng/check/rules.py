@@ -3,12 +3,21 @@
 Every rule is checked on the programme as written and with each variant
 switched on; a broken rule is reported at the cue (or archery entry) that
 breaks it, as ``file:line:col: path: message [rule-id]``.
+
+A rule that belongs to some rites names them by id (xiangyinjiu, xiangshe, yanli,
+dashe); what differs between the rites as data — which shoot, the 節 of the drum,
+the pieces a round may sing, with their citations — is in ``data/rites.json``. A
+sheet is of the rite of its ``rite.id``; a sheet of one's own with another id, of
+the rite whose name is exactly its ``rite.name`` (``rite_of``).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 
 from yuesheng.cuesheet import (
     JIE_READING, Archery, Count, Cue, CueSheet, MusicKind, Round, rounds_called, variant_configurations,
@@ -19,9 +28,48 @@ from yuesheng.yamlload import PathKey
 from yuesheng.cuesheet.zhong import zhong_count
 
 Finding = tuple[PathKey, str]
-XIANGYIN, XIANGSHE, YANLI, DASHE = "鄉飲酒禮", "鄉射禮", "燕禮", "大射儀"
-ZOUYU_OR_CAIPIN = {"zouyu-huangzhong-yu", "zouyu-jiazhong-jue", "caipin"}
+RITES_FILE = Path(__file__).resolve().parent.parent / "data" / "rites.json"
+XIANGYIN, XIANGSHE, YANLI, DASHE = "xiangyinjiu", "xiangshe", "yanli", "dashe"
 SHIHUO_OPTIONS = ("ru-chu", "drum-only")  # the options of reading shihuo the sequencer knows
+
+
+@dataclass(frozen=True, slots=True)
+class Rite:
+    """What the rules need to know of one rite (``data/rites.json``)."""
+
+    id: str
+    name: str
+    short: str  # 鄉射, as the messages say it
+    archery: bool = False  # it shoots: its sheet needs an archery section
+    jie_total: int | None = None  # the 節 of its drum, where the text gives one
+    jie_cite: str = ""
+    round_pieces: frozenset[str] = frozenset()  # the pieces a round with music may sing (empty: any)
+    round_names: str = ""
+
+
+@cache
+def rites() -> dict[str, Rite]:
+    """The rites the rules know, by id."""
+    table = json.loads(RITES_FILE.read_text(encoding="utf-8"))
+    out = {}
+    for rid, item in table.items():
+        if rid.startswith("$"):
+            continue
+        jie, pieces = item.get("jie", {}), item.get("round_pieces", {})
+        out[rid] = Rite(rid, item["name"], item["short"], item.get("archery", False), jie.get("total"),
+                        jie.get("cite", ""), frozenset(pieces.get("ids", ())), pieces.get("names", ""))
+    return out
+
+
+def rite_of(sheet: CueSheet) -> Rite | None:
+    """The rite of *sheet*: by its id, else (a sheet of one's own) by its exact name; None if neither."""
+    table = rites()
+    return table.get(sheet.rite_id) or next((r for r in table.values() if r.name == sheet.rite_name), None)
+
+
+def _is(sheet: CueSheet, rite_id: str) -> bool:
+    rite = rite_of(sheet)
+    return rite is not None and rite.id == rite_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +104,7 @@ def zhengge_bei(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
         return
     before = [c for c in cues if c.index < announce.index and c.is_music]
     kinds = {c.music for c in before}
-    if XIANGSHE in sheet.rite_name:  # 不歌不笙不閒 (5-15b): 合樂 alone
+    if _is(sheet, XIANGSHE):  # 不歌不笙不閒 (5-15b): 合樂 alone
         wanted = {MusicKind.HEYUE: 3}
     elif MusicKind.XIAGUAN in kinds:  # 記: 升歌鹿鳴，下管新宮，笙入三成，遂合鄉樂
         wanted = {MusicKind.SHENGGE: 0, MusicKind.XIAGUAN: 3, MusicKind.HEYUE: 3}
@@ -119,7 +167,7 @@ def three_rounds(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
     """Three rounds first: hits not counted, counted if pierced, counted on the drum; a 復射 may follow."""
     archery = _archery(sheet, cues)
     if archery is None:
-        if sheet.archery is None and (XIANGSHE in sheet.rite_name or DASHE in sheet.rite_name):
+        if sheet.archery is None and (rite := rite_of(sheet)) is not None and rite.archery:
             yield ("archery",), "an archery rite needs its archery section (rounds, pairs, 節)"
         return
     counts = [r.count for r in _active_rounds(archery, cues)]
@@ -189,8 +237,10 @@ def jie_rule(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
     if archery.jie_total - archery.jie_listen != 4:
         yield ("archery", "jie"), (f"{archery.jie_total} 節 with {archery.jie_listen} to listen leaves "
                                    f"{archery.jie_total - archery.jie_listen} for the arrows; expected 4 (四節四拾)")
-    if XIANGSHE in sheet.rite_name and archery.jie_total != 5:
-        yield ("archery", "jie", "total"), f"鄉射 has {archery.jie_total} 節; expected 5 (鄉射之鼓五節)"
+    rite = rite_of(sheet)
+    if rite is not None and rite.jie_total is not None and archery.jie_total != rite.jie_total:
+        yield ("archery", "jie", "total"), (f"{rite.short} has {archery.jie_total} 節; expected {rite.jie_total} "
+                                            f"({rite.jie_cite})")
 
 
 def music_round(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
@@ -198,6 +248,7 @@ def music_round(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
     archery = _archery(sheet, cues)
     if archery is None:
         return
+    rite = rite_of(sheet)
     for n, rnd in enumerate(archery.rounds):
         active = [c for c in cues if c.id in rnd.cues]
         refs = [p for c in active for p in c.pieces] or ([rnd.music] if rnd.music else [])
@@ -205,8 +256,8 @@ def music_round(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
             if ref.zhong != archery.jie_total:
                 yield ("archery", "rounds", n), (f"{ref.piece.title} sung {ref.zhong} 終 per 耦, but the drum gives "
                                                  f"{archery.jie_total} 節 (鼓五節歌五終; 每一耦射歌五終)")
-            if XIANGSHE in sheet.rite_name and ref.piece.id not in ZOUYU_OR_CAIPIN:
-                yield ("archery", "rounds", n), f"鄉射 shoots to 騶虞 or 采蘋, not {ref.piece.title}"
+            if rite is not None and rite.round_pieces and ref.piece.id not in rite.round_pieces:
+                yield ("archery", "rounds", n), f"{rite.short} shoots to {rite.round_names}, not {ref.piece.title}"
 
 
 def calls_on_gong_shang(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
@@ -219,11 +270,11 @@ def calls_on_gong_shang(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Find
             yield _cue_path(cue), "a 唱聲 cue needs its calls: [宫, 商] for a hit, [不絶] for 鄉射's 許諾"
         elif "獲" in cue.words and calls != ["宫", "商"]:
             yield _cue_path(cue, "calls"), f"the hit call is {calls}; expected [宫, 商] (舉旌以宫偃旌以商)"
-        elif "諾" in cue.words and XIANGSHE in sheet.rite_name and calls != ["不絶"]:
+        elif "諾" in cue.words and _is(sheet, XIANGSHE) and calls != ["不絶"]:
             yield _cue_path(cue, "calls"), f"鄉射's 許諾 is {calls}; expected [不絶] (聲不絶, 不以宫商)"
-        elif "諾" in cue.words and DASHE in sheet.rite_name and "不絶" in calls:
+        elif "諾" in cue.words and _is(sheet, DASHE) and "不絶" in calls:
             yield _cue_path(cue, "calls"), "大射's 許諾 is on 宫 and 商 (許諾以宫…又諾以商), not 聲不絶"
-        elif "諾" in cue.words and DASHE in sheet.rite_name and calls[-1] == "商" and not (cue.hold_until or cue.hold):
+        elif "諾" in cue.words and _is(sheet, DASHE) and calls[-1] == "商" and not (cue.hold_until or cue.hold):
             yield _cue_path(cue, "calls"), ("大射's 諾 on 商 is held until the 負侯者 reach the 乏 (至乏聲止): give "
                                             "hold: {until: WALK} or hold: DURATION")
 
@@ -329,8 +380,9 @@ def check_rules(sheet: CueSheet) -> list[Problem]:
     """Every rule on each of the ``programmes``; deduplicated, in file order."""
     seen: dict[tuple[PathKey, str, str], Problem] = {}
     configurations = programmes(sheet)
+    rite = rite_of(sheet)
     for rule in RULES:
-        if rule.rites and not any(r in sheet.rite_name for r in rule.rites):
+        if rule.rites and (rite is None or rite.id not in rule.rites):
             continue
         for variants, readings in configurations:
             for path, message in rule.check(sheet, sheet.active_cues(variants, readings)):
