@@ -337,3 +337,60 @@ def test_a_cue_of_a_reading_option_not_chosen_is_held_to_the_rules(run, tmp_path
     code, out, err = run("validate", str(path))
     assert code == 1 and "[jiange-alternation]" in err
     assert "yi-yue-na-bin; reading yiyue-luming=san-zhong) — 儀禮集釋 4-23b" in err  # checked only with it chosen
+
+
+# -- one shape: the reader's keys are the JSON Schema's ------------------------------------------------------------
+
+SCHEMA = Path(__file__).resolve().parent.parent / "yuesheng" / "data" / "cuesheet.schema.json"
+CUES = "/properties/cues/items/oneOf"
+SCHEMA_PLACES = {  # reader.KEYS name → the schema's objects at that level (several: the union of their properties)
+    "": [""], "$defs/cite": ["/$defs/cite"], "$defs/piece": ["/$defs/piece"],
+    "rite": ["/properties/rite"], "defaults": ["/properties/defaults"],
+    "readings/*": ["/properties/readings/additionalProperties"],
+    "readings/*/options/*": ["/properties/readings/additionalProperties/properties/options/additionalProperties"],
+    "performers/*": ["/properties/performers/additionalProperties"],
+    "instruments/*": ["/properties/instruments/additionalProperties"],
+    "positions/*": ["/properties/positions/additionalProperties"],
+    "variants/*": ["/properties/variants/additionalProperties"],
+    "cues/action": [f"{CUES}/0"], "cues/music": [f"{CUES}/1"],
+    "cues/start": [f"{CUES}/0/properties/start", f"{CUES}/1/properties/start"],
+    "cues/end": [f"{CUES}/1/properties/end/oneOf/0", f"{CUES}/1/properties/end/oneOf/1"],
+    "cues/hold": [f"{CUES}/1/properties/hold/oneOf/0"],
+    "archery": ["/properties/archery"], "archery/jie": ["/properties/archery/properties/jie"],
+    "archery/pairs/*": ["/properties/archery/properties/pairs/additionalProperties"],
+    "archery/rounds/*": ["/properties/archery/properties/rounds/items"],
+    "archery/shots": ["/properties/archery/properties/shots"],
+}
+
+
+def _at(schema: dict, pointer: str) -> dict:
+    node = schema
+    for part in filter(None, pointer.split("/")):
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    return node
+
+
+def _objects(node, pointer: str = ""):
+    """The pointer of every object with properties in the schema."""
+    if isinstance(node, dict):
+        if "properties" in node:
+            yield pointer
+        for key, value in node.items():
+            yield from _objects(value, f"{pointer}/{key}")
+    elif isinstance(node, list):
+        for n, value in enumerate(node):
+            yield from _objects(value, f"{pointer}/{n}")
+
+
+def test_the_readers_keys_at_every_level_are_the_schemas_properties():
+    from yuesheng.cuesheet.reader import KEYS
+
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    assert set(KEYS) == set(SCHEMA_PLACES)
+    for name, pointers in SCHEMA_PLACES.items():
+        nodes = [_at(schema, p) for p in pointers]
+        assert all(n.get("additionalProperties") is False for n in nodes), name
+        assert set(KEYS[name]) == {k for n in nodes for k in n["properties"]}, name
+        assert len(set(KEYS[name])) == len(KEYS[name]), name
+    # and no level of the schema that the reader does not check
+    assert set(_objects(schema)) == {p for ps in SCHEMA_PLACES.values() for p in ps}

@@ -51,6 +51,32 @@ _TOP_KEYS = ("format", "rite", "defaults", "estimates", "readings", "performers"
 _COMMON_CUE_KEYS = ("id", "section", "who", "where", "words", "cite", "start", "variant", "unless", "reading", "note")
 _ACTION_KEYS = _COMMON_CUE_KEYS + ("action", "duration")
 _MUSIC_KEYS = _COMMON_CUE_KEYS + ("music", "pieces", "performers", "instruments", "end", "calls", "hold")
+# The keys allowed at each level of a cue sheet, in the order messages list them, by the level's place in
+# cuesheet.schema.json (``*``: any member of a mapping or list; ``action``/``music``: the two kinds of cue).
+# tests/test_cuesheet.py holds each equal to the schema's ``properties`` at the same place.
+KEYS: dict[str, tuple[str, ...]] = {
+    "": _TOP_KEYS,
+    "$defs/cite": ("page", "quote"),
+    "$defs/piece": ("piece", "zhong", "part", "syllable"),
+    "rite": ("id", "name", "rank", "source"),
+    "defaults": ("syllable", "call_jun", "huangzhong"),
+    "readings/*": ("name", "chosen", "options", "note"),
+    "readings/*/options/*": ("text", "cite", "value"),
+    "performers/*": ("name", "count", "position", "note"),
+    "instruments/*": ("name", "count", "player", "position", "note", "program"),
+    "positions/*": ("name", "note", "x", "y", "w", "h", "estimate"),
+    "variants/*": ("name", "cite", "note", "requires"),
+    "cues/action": _ACTION_KEYS,
+    "cues/music": _MUSIC_KEYS,
+    "cues/start": ("after", "with", "delay"),
+    "cues/end": ("at", "zhong"),
+    "cues/hold": ("until",),
+    "archery": ("jie", "tolerance", "change", "pairs", "rounds", "shots", "variant", "note"),
+    "archery/jie": ("total", "listen", "cite", "note"),
+    "archery/pairs/*": ("name", "upper", "lower", "first", "note"),
+    "archery/rounds/*": ("id", "cue", "pairs", "count", "cite", "music", "exempt", "any_hit", "pair_cues", "note"),
+    "archery/shots": ("seed", "hit", "pierce", "offset_sd", "script", "note"),
+}
 
 
 class _Reader(Checker):
@@ -88,7 +114,7 @@ class _Reader(Checker):
         raw = self.mapping(raw, path + ("cite",), "{page, quote}")
         if raw is None:
             return None
-        self.keys(raw, path + ("cite",), ("page", "quote"))
+        self.keys(raw, path + ("cite",), KEYS["$defs/cite"])
         page = self.field(raw, path + ("cite",), "page", str)
         quote = self.field(raw, path + ("cite",), "quote", str)
         if page is not None and not _PAGE.fullmatch(page):
@@ -148,7 +174,7 @@ class _Reader(Checker):
 
     def measure(self, item: dict[str, Any], path: PathKey, key: str) -> float | None:
         """A coordinate (x, y: -PLAN_LIMIT..PLAN_LIMIT 步) or an extent (w, h: more than 0, up to PLAN_LIMIT 步)."""
-        value = self.field(item, path, key, float, required=False)
+        value: float | None = self.field(item, path, key, float, required=False)
         if value is None:
             return None
         low = 0.0 if key in ("w", "h") else -PLAN_LIMIT
@@ -164,7 +190,7 @@ class _Reader(Checker):
             path: PathKey = ("readings", rid)
             if not self.ident(rid, path) or (item := self.mapping(item, path, "{name, chosen, options}")) is None:
                 continue
-            self.keys(item, path, ("name", "chosen", "options", "note"))
+            self.keys(item, path, KEYS["readings/*"])
             options = self.field(item, path, "options", dict) or {}
             for oid, option in options.items():
                 opath = path + ("options", oid)
@@ -172,7 +198,7 @@ class _Reader(Checker):
                     self.error(opath, f"option {oid!r} of the 節 reading: expected a whole number of 節 written in "
                                f"ASCII digits, at least {MIN_JIE} (四節四拾)", "schema", key=True)
                 if (option := self.mapping(option, opath, "{text, cite}")) is not None:
-                    self.keys(option, opath, ("text", "cite", "value"))
+                    self.keys(option, opath, KEYS["readings/*/options/*"])
                     self.text(option, opath, "text", required=True)
                     self.cite(option, opath, required=False)
             chosen = self.text(item, path, "chosen", required=True)
@@ -185,7 +211,7 @@ class _Reader(Checker):
     def piece_ref(self, raw: Any, path: PathKey) -> PieceRef | None:
         if (raw := self.mapping(raw, path, "{piece, zhong, part}")) is None:
             return None
-        self.keys(raw, path, ("piece", "zhong", "part", "syllable"))
+        self.keys(raw, path, KEYS["$defs/piece"])
         name = self.field(raw, path, "piece", str)
         zhong = self.field(raw, path, "zhong", int, required=False)
         zhong = 1 if zhong is None else zhong
@@ -209,7 +235,7 @@ class _Reader(Checker):
     def start(self, raw: Any, path: PathKey) -> Start | None:
         if (raw := self.mapping(raw, path, "{after: CUE} or {with: CUE}, optional delay")) is None:
             return None
-        self.keys(raw, path, ("after", "with", "delay"))
+        self.keys(raw, path, KEYS["cues/start"])
         anchors = [k for k in ("after", "with") if k in raw]
         if len(anchors) != 1:
             self.error(path, "start needs exactly one of 'after' or 'with'", "schema")
@@ -225,12 +251,12 @@ class _Reader(Checker):
             return None
         is_music = "music" in raw
         if is_music == ("action" in raw):
-            self.keys(raw, path, tuple(dict.fromkeys(_ACTION_KEYS + _MUSIC_KEYS)))
+            self.keys(raw, path, tuple(dict.fromkeys(KEYS["cues/action"] + KEYS["cues/music"])))
             which = "both" if is_music else "neither"
             self.error(path, f"a cue has either 'action' (an action cue) or 'music' (a music cue); this one has {which}",
                        "schema")
             return None
-        self.keys(raw, path, _MUSIC_KEYS if is_music else _ACTION_KEYS)
+        self.keys(raw, path, KEYS["cues/music" if is_music else "cues/action"])
         cue_id = self.ident(raw.get("id"), path + ("id",))
         cite = self.cite(raw, path)
         common: dict[str, Any] = dict(
@@ -261,7 +287,7 @@ class _Reader(Checker):
                        if (p := self.piece_ref(item, path + ("pieces", n))))
         end_at, end_on_zhong = "", False
         if raw.get("end") is not None and (end := self.mapping(raw["end"], path + ("end",), "{at: CUE} or {zhong: true}")):
-            self.keys(end, path + ("end",), ("at", "zhong"))
+            self.keys(end, path + ("end",), KEYS["cues/end"])
             if ("at" in end) == ("zhong" in end):
                 self.error(path + ("end",), "end needs exactly one of 'at' (樂闋 at an action) or 'zhong: true'", "schema")
             elif "at" in end:
@@ -291,7 +317,7 @@ class _Reader(Checker):
             self.error(path + ("hold",), f"hold is for a 唱聲 cue's last call, not for {kind.value}", "schema")
             return "", None
         if isinstance(value, dict):
-            self.keys(value, path + ("hold",), ("until",))
+            self.keys(value, path + ("hold",), KEYS["cues/hold"])
             return self.ident(value.get("until"), path + ("hold", "until")) or "", None
         hold = self.duration(raw, path, "hold", required=True)
         if hold is not None and hold <= 0:
@@ -305,9 +331,9 @@ class _Reader(Checker):
         path: PathKey = ("archery",)
         if (raw := self.mapping(raw, path, "{jie, tolerance, pairs, rounds, shots}")) is None:
             return None
-        self.keys(raw, path, ("jie", "tolerance", "change", "pairs", "rounds", "shots", "variant", "note"))
+        self.keys(raw, path, KEYS["archery"])
         jie = self.mapping(raw.get("jie"), path + ("jie",), "{total, listen, cite}") or {}
-        self.keys(jie, path + ("jie",), ("total", "listen", "cite", "note"))
+        self.keys(jie, path + ("jie",), KEYS["archery/jie"])
         total = self.field(jie, path + ("jie",), "total", int)
         listen = self.field(jie, path + ("jie",), "listen", int)
         if total is not None and total < MIN_JIE:
@@ -321,7 +347,7 @@ class _Reader(Checker):
         for pid, item in (self.field(raw, path, "pairs", dict) or {}).items():
             ppath = path + ("pairs", pid)
             if self.ident(pid, ppath) and (item := self.mapping(item, ppath, "{name, upper, lower}")) is not None:
-                self.keys(item, ppath, ("name", "upper", "lower", "first", "note"))
+                self.keys(item, ppath, KEYS["archery/pairs/*"])
                 first = self.text(item, ppath, "first") or "upper"
                 if first not in ("upper", "lower"):
                     self.error(ppath + ("first",), f"first {first!r}, expected upper or lower (who looses first)", "schema")
@@ -331,7 +357,7 @@ class _Reader(Checker):
         rounds = tuple(rd for n, item in enumerate(self.field(raw, path, "rounds", list) or [])
                        if (rd := self.round(item, path + ("rounds", n))))
         shots = self.mapping(_given(raw, "shots"), path + ("shots",), "{seed, hit, pierce, offset_sd, script}") or {}
-        self.keys(shots, path + ("shots",), ("seed", "hit", "pierce", "offset_sd", "script", "note"))
+        self.keys(shots, path + ("shots",), KEYS["archery/shots"])
         spath = path + ("shots",)
         rates = {k: self.field(shots, spath, k, float, required=False) for k in ("hit", "pierce")}
         for key, value in rates.items():
@@ -354,7 +380,7 @@ class _Reader(Checker):
     def round(self, raw: Any, path: PathKey) -> Round | None:
         if (raw := self.mapping(raw, path, "{id, cue, pairs, count, cite}")) is None:
             return None
-        self.keys(raw, path, ("id", "cue", "pairs", "count", "cite", "music", "exempt", "any_hit", "pair_cues", "note"))
+        self.keys(raw, path, KEYS["archery/rounds/*"])
         count_text = self.field(raw, path, "count", str)
         count = None
         if count_text is not None:
@@ -407,7 +433,7 @@ def _given(data: dict[str, Any], key: str) -> Any:
 
 def _defaults(r: _Reader, data: dict[str, Any]) -> tuple[Fraction, Lu, int]:
     raw = r.field(data, (), "defaults", dict, required=False) or {}
-    r.keys(raw, ("defaults",), ("syllable", "call_jun", "huangzhong"))
+    r.keys(raw, ("defaults",), KEYS["defaults"])
     syllable = r.duration(raw, ("defaults",), "syllable", required=False)
     if syllable is not None and syllable <= 0:
         r.error(("defaults", "syllable"), "syllable must be longer than 0s", "duration")
@@ -434,24 +460,22 @@ def read_cuesheet(doc: Document, repertoire: Repertoire) -> tuple[CueSheet | Non
     if not isinstance(data, dict):
         return None, [doc.problem((), f"a cue sheet is a mapping with keys {', '.join(_TOP_KEYS)}; got {type_name(data)}",
                                   rule="schema")]
-    r.keys(data, (), _TOP_KEYS)
+    r.keys(data, (), KEYS[""])
     if data.get("format") != FORMAT:
         r.error(("format",), f"format {data.get('format')!r}, expected {FORMAT!r}", "schema")
     rite = r.field(data, (), "rite", dict) or {}
-    r.keys(rite, ("rite",), ("id", "name", "rank", "source"))
+    r.keys(rite, ("rite",), KEYS["rite"])
     rite_id = r.ident(rite.get("id"), ("rite", "id")) or ""
     syllable, call_jun, huangzhong = _defaults(r, data)
     members = {key: r.members(data, key, allowed) for key, allowed in (
-        ("performers", ("name", "count", "position", "note")),
-        ("instruments", ("name", "count", "player", "position", "note", "program")),
-        ("positions", ("name", "note", "x", "y", "w", "h", "estimate")),
+        ("performers", KEYS["performers/*"]), ("instruments", KEYS["instruments/*"]), ("positions", KEYS["positions/*"]),
     )}
     r.unplaced(members["positions"])
     variants = {}
     for vid, item in (r.field(data, (), "variants", dict, required=False) or {}).items():
         if r.ident(vid, ("variants", vid)) and (item := r.mapping(item, ("variants", vid), "{name, cite, note}")):
             vpath: PathKey = ("variants", vid)
-            r.keys(item, vpath, ("name", "cite", "note", "requires"))
+            r.keys(item, vpath, KEYS["variants/*"])
             variants[vid] = Variant(vid, r.text(item, vpath, "name", required=True), r.cite(item, vpath),
                                     r.id_list(item, vpath, "requires"), r.text(item, vpath, "note"))
     cues = tuple(c for i, raw in enumerate(r.field(data, (), "cues", list) or []) if (c := r.cue(raw, i)))
