@@ -311,9 +311,20 @@ def page(name: str | PageId, *, text: str = "yili") -> Page:
     return found
 
 
+@cache
+def _juans(text: str) -> frozenset[int]:
+    return frozenset(p.juan for p in pages(text))
+
+
+@cache
+def _order(text: str) -> tuple[dict[PageId, int], tuple[PageId, ...]]:
+    ids = tuple(pages(text))
+    return {pid: n for n, pid in enumerate(ids)}, ids
+
+
 def has_juan(pid: PageId) -> bool:
     """Whether the 卷 of *pid* is shipped at all."""
-    return any(p.juan == pid.juan for p in pages(pid.text))
+    return pid.juan in _juans(pid.text)
 
 
 def _shipped(pid: PageId) -> str:
@@ -333,9 +344,9 @@ def nearest(pid: PageId, count: int = 3) -> list[PageId]:
 
 def next_page(current: Page) -> Page | None:
     """The page after *current* in its text, or None."""
-    ids = list(pages(current.id.text))
-    index = ids.index(current.id)
-    return pages(current.id.text)[ids[index + 1]] if index + 1 < len(ids) else None
+    index, ids = _order(current.id.text)
+    at = index[current.id] + 1
+    return pages(current.id.text)[ids[at]] if at < len(ids) else None
 
 
 # --- quotes ----------------------------------------------------------------------------------------------------
