@@ -103,7 +103,9 @@ def test_a_cycle_under_a_variant_is_validates_error_and_the_builds_own(run, repe
     assert load_cuesheet(path, repertoire).cues  # the programme as written has no cycle
     assert run("timeline", str(path))[0] == 0
     code, out, err = run("timeline", str(path), "--variant", "da-shi")
-    assert code == 1 and out == "" and f"error: {path}: anchors form a cycle: xi-dashi" in err
+    line, col = _line_col(path, "{after: xi-dashi-2}")
+    assert code == 1 and out == "" and err.startswith(f"{path}:{line}:{col}: cues[3].start: anchors form a cycle (with "
+                                                      "da-shi on): xi-dashi → xi-dashi-2 → xi-dashi [cycle]")
     assert "Traceback" not in err
 
 
@@ -113,6 +115,18 @@ def test_a_cycle_as_written_stops_loading_with_its_place(repertoire, tmp_path):
         "  - id: sheng-ru\n", "  - id: sheng-ru\n    start: {after: xi-gong}\n", 1), encoding="utf-8")
     with pytest.raises(InvalidInputError, match=r"sheet.yaml:\d+:\d+: cues\[\d\]\.start: anchors form a cycle: "):
         load_cuesheet(path, repertoire)
+
+
+def test_a_limit_broken_only_under_a_variant_is_validates_error_and_the_builds_own_at_its_place(run, tmp_path):
+    path = _sheet(tmp_path, "    variant: da-shi\n    action: 大師則爲之洗\n    who: [zhuren]\n    duration: 30s",
+                  "    variant: da-shi\n    action: 大師則爲之洗\n    who: [zhuren]\n    duration: 47h59min")
+    code, _, err = run("validate", str(path))
+    assert code == 1 and "the rite would last 48." in err and "(with variant da-shi) [limits]" in err
+    assert run("render", str(path), "-o", str(tmp_path / "plain.mid"))[0] == 0
+    code, _, err = run("render", str(path), "--variant", "da-shi", "-o", str(tmp_path / "long.mid"))
+    assert code == 1 and re.match(rf"{re.escape(str(path))}:\d+:\d+: cues\[\d+\]: the rite would last 48\.\d+h .* \[limits\]$",
+                                  err), err
+    assert not (tmp_path / "long.mid").exists()
 
 
 def test_a_misquoted_sheet_builds_but_does_not_validate(run, tmp_path):

@@ -19,8 +19,12 @@ Two entry points, two costs:
   which a build needs: every quote against the shipped texts (scholarly: a misquote does
   not stop a build); the anchors under every combination of variants and the size under
   every variant configuration (a build finds a cycle in its own programme and measures it
-  before it builds, raising ScheduleError or LimitError, a clean error). Warnings and
-  errors, in file order, and the sheet if it reads.
+  before it builds, raising ScheduleError or LimitError). Warnings and errors, in file
+  order, and the sheet if it reads.
+
+``build_located`` is that build, its refusals given at their place in the file as
+``validate`` would: so a command that loads and builds reports a broken sheet as
+before, ``file:line:col: path: message [rule]``, and never with a traceback.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from yuesheng.errors import InvalidInputError, Problem, ScheduleError
 from yuesheng.limits import LimitError
 from yuesheng.music.repertoire import Repertoire
 from yuesheng.check.rules import check_rules
-from yuesheng.timeline import Options, measure
+from yuesheng.timeline import Options, Timeline, build_timeline, measure
 from yuesheng.yamlload import Document, PathKey, load
 
 
@@ -80,19 +84,45 @@ def _in_file_order(problems: list[Problem]) -> list[Problem]:
 def size_problems(sheet: CueSheet) -> list[Problem]:
     """The limits of ``yuesheng.limits`` that the rite as written, or with a variant on, would break."""
     found: dict[tuple[str, str], Problem] = {}
-    index = {c.id: c.index for c in sheet.cues}
     for variants in variant_configurations(sheet):
         suffix = f" (with variant {', '.join(sorted(variants))})" if variants else ""
         try:
-            broken = measure(sheet, Options(variants)).problems()
-        except LimitError as exc:
-            broken = [("", str(exc))]
+            broken = _broken_limits(sheet, Options(variants))
         except ScheduleError:  # anchors that form a cycle with this variant: not a question of size
             continue
         for cue_id, message in broken:
-            path = ("cues", index[cue_id]) if cue_id in index else ()
-            found.setdefault((cue_id, message), sheet.doc.problem(path, message + suffix, rule="limits"))
+            found.setdefault((cue_id, message), _limit_problem(sheet, cue_id, message + suffix))
     return list(found.values())
+
+
+def _broken_limits(sheet: CueSheet, options: Options) -> list[tuple[str, str]]:
+    """(cue id or "", message) of every limit a build of *sheet* with *options* would break."""
+    try:
+        return measure(sheet, options).problems()
+    except LimitError as exc:
+        return [("", str(exc))]
+
+
+def _limit_problem(sheet: CueSheet, cue_id: str, message: str) -> Problem:
+    index = {c.id: c.index for c in sheet.cues}
+    return sheet.doc.problem(("cues", index[cue_id]) if cue_id in index else (), message, rule="limits")
+
+
+def build_located(sheet: CueSheet, options: Options) -> Timeline:
+    """``build_timeline``, its refusals at the cues that cause them (a limit broken there, a cycle of anchors in this
+    programme) as InvalidInputError at their place in the file, as ``validate`` gives them."""
+    try:
+        return build_timeline(sheet, options)
+    except LimitError:
+        broken = _broken_limits(sheet, options)
+        if not all(cue_id for cue_id, _ in broken):  # a limit of the options (--syllable, a 節 reading): said as is
+            raise
+        raise InvalidInputError([_limit_problem(sheet, cue_id, message) for cue_id, message in broken]) from None
+    except ScheduleError:
+        cycle = programme_cycle(sheet, [sheet.with_requirements(options.variants)])
+        if cycle is None:
+            raise
+        raise InvalidInputError([sheet.doc.problem(cycle[0], cycle[1], rule="cycle")]) from None
 
 
 def load_cuesheet(path: str | Path, repertoire: Repertoire) -> CueSheet:

@@ -103,8 +103,8 @@ def sequencer_options(parser: argparse.ArgumentParser, *, output: bool = True, c
 def timeline_of(args: argparse.Namespace) -> Timeline:
     from yuesheng.cuesheet import parse_duration
     from yuesheng.live.rehearsal import load_timing
-    from yuesheng.check.validate import load_cuesheet
-    from yuesheng.timeline import Options, build_timeline
+    from yuesheng.check.validate import build_located, load_cuesheet
+    from yuesheng.timeline import Options
 
     repertoire = load_repertoire(args.scores)
     sheet = load_cuesheet(cue_path(args.cue), repertoire)
@@ -132,7 +132,7 @@ def timeline_of(args: argparse.Namespace) -> Timeline:
     options = Options(frozenset(args.variant), readings, syllable, Realization(huangzhong, Tuning(args.tuning)),
                       args.seed, call_jun, timing)
     try:
-        return build_timeline(sheet, options)
+        return build_located(sheet, options)
     except UnknownNameError as exc:  # a --variant or --reading that the cue sheet does not have
         raise UsageError(str(exc)) from None
 
