@@ -186,3 +186,42 @@ def test_a_xiangshe_round_to_another_piece_breaks_the_rule_from_the_table(repert
     path.write_text(text.replace("piece: zouyu-huangzhong-yu", "piece: luming"), encoding="utf-8")
     problems = [p for p in check_cuesheet(path, repertoire)[1] if p.rule == "music-round"]
     assert any("鄉射 shoots to 騶虞 or 采蘋, not 鹿鳴" in p.message for p in problems), problems
+
+
+# -- validate's anchors under every programme: one programme of each class that cannot differ ---------------------
+
+def _sheets(repertoire, tmp_path):
+    from yuesheng.cuesheet import read_cuesheet
+    from yuesheng.music.repertoire import data_dir
+    from yuesheng.yamlload import load
+
+    paths = [*sorted(data_dir("cues").glob("*.yaml")), *sorted((Path(__file__).parent / "data").glob("*.yaml")),
+             _cycle_under_a_variant(tmp_path)]
+    return [read_cuesheet(load(path), repertoire)[0] for path in paths]
+
+
+def test_every_reference_to_a_later_point_of_any_programme_lies_in_the_cycle_span(repertoire, tmp_path):
+    from yuesheng.cuesheet.anchors import dependencies
+    from yuesheng.cuesheet.references import cycle_span, every_programme
+
+    for sheet in _sheets(repertoire, tmp_path):
+        span, index = cycle_span(sheet), {c.id: c.index for c in sheet.cues}
+        for variants in every_programme(sheet):
+            for point, waits in dependencies(sheet.active_cues(variants)).items():
+                for other in waits:
+                    if (index[other[0]], other[1] == "end") > (index[point[0]], point[1] == "end"):
+                        assert set(range(index[point[0]], index[other[0]] + 1)) <= span, (sheet.rite_id, point, other)
+
+
+def test_the_classes_find_the_cycle_every_programme_finds(repertoire, tmp_path):
+    from yuesheng.cuesheet.anchors import find_cycle
+    from yuesheng.cuesheet.references import cycle_classes, every_programme, programme_cycle
+
+    for sheet in _sheets(repertoire, tmp_path):
+        every = list(every_programme(sheet))
+        classes = list(cycle_classes(sheet, every))
+        assert programme_cycle(sheet, classes) == programme_cycle(sheet, every), sheet.rite_id
+        cyclic = {v: bool(find_cycle(sheet.active_cues(v))) for v in every}
+        assert any(cyclic.values()) == any(cyclic[v] for v in classes)
+    dashe = _sheets(repertoire, tmp_path)[0]
+    assert dashe.rite_id == "dashe" and len(list(cycle_classes(dashe, every_programme(dashe)))) < 8

@@ -15,7 +15,7 @@ from typing import Any
 
 from yuesheng.checking import Checker
 from yuesheng.text import did_you_mean
-from yuesheng.cuesheet.anchors import find_cycle
+from yuesheng.cuesheet.anchors import Point, dependencies, find_cycle
 from yuesheng.cuesheet.model import CueSheet, variant_configurations
 from yuesheng.yamlload import PathKey
 
@@ -94,6 +94,39 @@ def programme_cycle(sheet: CueSheet, programmes: Iterable[frozenset[str]]) -> tu
             switched = f" (with {', '.join(sorted(variants))} on)" if variants else ""
             return ("cues", sheet.cue(cycle[0]).index, "start"), f"anchors form a cycle{switched}: {' → '.join(cycle)}"
     return None
+
+
+def cycle_span(sheet: CueSheet) -> set[int]:
+    """The cues (indices) a cycle of anchors can pass through in any programme: those that a reference to a later
+    point (a start anchor, 樂闋, 聲止) spans, in the whole sheet.
+
+    ``dependencies`` points every edge to the previous cue backward, and draws a reference in a programme only if
+    both of its cues are in it. A cycle climbs from its first point to its last only along references, so it lies
+    within their spans; and two programmes with the same cues there have the same cycles.
+    """
+    index = {c.id: c.index for c in sheet.cues}
+
+    def at(point: Point) -> tuple[int, bool]:
+        return index[point[0]], point[1] == "end"
+
+    span: set[int] = set()
+    for point, waits in dependencies(sheet.cues).items():
+        for other in waits:
+            if at(other) > at(point):
+                span.update(range(index[point[0]], index[other[0]] + 1))
+    return span
+
+
+def cycle_classes(sheet: CueSheet, programmes: Iterable[frozenset[str]]) -> Iterator[frozenset[str]]:
+    """*programmes*, in order, without those whose cues in the ``cycle_span`` an earlier one had: their cycles are
+    the same (大射's 128 programmes are 2 for its anchors)."""
+    span = cycle_span(sheet)
+    seen: set[tuple[int, ...]] = set()
+    for variants in programmes:
+        key = tuple(c.index for c in sheet.active_cues(variants) if c.index in span)
+        if key not in seen:
+            seen.add(key)
+            yield variants
 
 
 def every_programme(sheet: CueSheet) -> Iterator[frozenset[str]]:
