@@ -379,13 +379,14 @@ def programmes(sheet: CueSheet) -> list[tuple[frozenset[str], dict[str, str]]]:
 def check_rules(sheet: CueSheet) -> list[Problem]:
     """Every rule on each of the ``programmes``; deduplicated, in file order."""
     seen: dict[tuple[PathKey, str, str], Problem] = {}
-    configurations = programmes(sheet)
+    configurations = [(variants, readings, sheet.active_cues(variants, readings))
+                      for variants, readings in programmes(sheet)]
     rite = rite_of(sheet)
     for rule in RULES:
         if rule.rites and (rite is None or rite.id not in rule.rites):
             continue
-        for variants, readings in configurations:
-            for path, message in rule.check(sheet, sheet.active_cues(variants, readings)):
+        for variants, readings, cues in configurations:
+            for path, message in rule.check(sheet, cues):
                 said = [f"variant {', '.join(sorted(variants))}"] * bool(variants) + \
                        [f"reading {k}={v}" for k, v in readings.items()]
                 suffix = f" (with {'; '.join(said)})" if said else ""
