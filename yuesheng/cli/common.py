@@ -102,7 +102,6 @@ def sequencer_options(parser: argparse.ArgumentParser, *, output: bool = True, c
 
 def timeline_of(args: argparse.Namespace) -> Timeline:
     from yuesheng.cuesheet import parse_duration
-    from yuesheng.live.rehearsal import load_timing
     from yuesheng.check.validate import build_located, load_cuesheet
     from yuesheng.timeline import Options
 
@@ -128,7 +127,11 @@ def timeline_of(args: argparse.Namespace) -> Timeline:
         call_jun = lu(args.call_jun) if args.call_jun is not None else None
     except KeyError as exc:
         raise UsageError(f"--call-jun: {exc}") from None
-    timing = load_timing(args.timing, sheet) if args.timing else {}
+    timing = {}
+    if args.timing:  # the rehearsal module only when a --timing file is given
+        from yuesheng.live.rehearsal import load_timing
+
+        timing = load_timing(args.timing, sheet)
     options = Options(frozenset(args.variant), readings, syllable, Realization(huangzhong, Tuning(args.tuning)),
                       args.seed, call_jun, timing)
     try:
