@@ -219,9 +219,9 @@ def test_the_classes_find_the_cycle_every_programme_finds(repertoire, tmp_path):
 
     for sheet in _sheets(repertoire, tmp_path):
         every = list(every_programme(sheet))
-        classes = list(cycle_classes(sheet, every))
+        classes = list(cycle_classes(sheet))
         assert programme_cycle(sheet, classes) == programme_cycle(sheet, every), sheet.rite_id
         cyclic = {v: bool(find_cycle(sheet.active_cues(v))) for v in every}
         assert any(cyclic.values()) == any(cyclic[v] for v in classes)
     dashe = _sheets(repertoire, tmp_path)[0]
-    assert dashe.rite_id == "dashe" and len(list(cycle_classes(dashe, every_programme(dashe)))) < 8
+    assert dashe.rite_id == "dashe" and len(list(cycle_classes(dashe))) < 8

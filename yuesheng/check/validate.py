@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.cuesheet import CueSheet, read_cuesheet, variant_configurations
-from yuesheng.cuesheet.references import cycle_classes, every_programme, programme_cycle
+from yuesheng.cuesheet.references import cycle_classes, programme_cycle
 from yuesheng.errors import InvalidInputError, Problem, ScheduleError
 from yuesheng.limits import LimitError
 from yuesheng.music.repertoire import Repertoire
@@ -73,7 +73,7 @@ def cycle_problems(sheet: CueSheet, found: list[Problem]) -> list[Problem]:
     only), unless the references are already broken or a cycle found."""
     if any(p.rule in ("reference", "cycle") for p in found):
         return []
-    cycle = programme_cycle(sheet, cycle_classes(sheet, every_programme(sheet)))
+    cycle = programme_cycle(sheet, cycle_classes(sheet))
     return [sheet.doc.problem(cycle[0], cycle[1], rule="cycle")] if cycle else []
 
 

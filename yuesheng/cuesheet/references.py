@@ -10,13 +10,13 @@ finds a cycle in its own programme before it schedules (ScheduleError).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from yuesheng.checking import Checker
 from yuesheng.text import did_you_mean
 from yuesheng.cuesheet.anchors import Point, dependencies, find_cycle
-from yuesheng.cuesheet.model import CueSheet, variant_configurations
+from yuesheng.cuesheet.model import Cue, CueSheet, variant_configurations
 from yuesheng.yamlload import PathKey
 
 MAX_COMBINED_VARIANTS = 12  # 4,096 programmes checked for anchor cycles at most
@@ -117,16 +117,11 @@ def cycle_span(sheet: CueSheet) -> set[int]:
     return span
 
 
-def cycle_classes(sheet: CueSheet, programmes: Iterable[frozenset[str]]) -> Iterator[frozenset[str]]:
-    """*programmes*, in order, without those whose cues in the ``cycle_span`` an earlier one had: their cycles are
-    the same (大射's 128 programmes are 2 for its anchors)."""
+def cycle_classes(sheet: CueSheet) -> Iterator[frozenset[str]]:
+    """Of ``every_programme``, in order, one of each class with the same cues in the ``cycle_span``: their cycles
+    are the same (大射's 128 programmes are 2 for its anchors)."""
     span = cycle_span(sheet)
-    seen: set[tuple[int, ...]] = set()
-    for variants in programmes:
-        key = tuple(c.index for c in sheet.active_cues(variants) if c.index in span)
-        if key not in seen:
-            seen.add(key)
-            yield variants
+    return _distinct(sheet, lambda cues: tuple(c.index for c in cues if c.index in span))
 
 
 def every_programme(sheet: CueSheet) -> Iterator[frozenset[str]]:
@@ -135,17 +130,21 @@ def every_programme(sheet: CueSheet) -> Iterator[frozenset[str]]:
     Up to ``MAX_COMBINED_VARIANTS`` variants every subset is tried; beyond, every subset of at most two
     (the timeline still reports any other cycle as an error).
     """
+    return _distinct(sheet, lambda cues: tuple(c.index for c in cues))
+
+
+def _distinct(sheet: CueSheet, key: Callable[[tuple[Cue, ...]], tuple[int, ...]]) -> Iterator[frozenset[str]]:
+    """The combinations of ``every_programme``, the first of each *key* of their cues."""
     names = sorted(sheet.variants)
     sizes = range(len(names) + 1) if len(names) <= MAX_COMBINED_VARIANTS else range(3)
     seen: set[tuple[int, ...]] = set()
     for size in sizes:
         for chosen in itertools.combinations(names, size):
             variants = sheet.with_requirements(frozenset(chosen))
-            programme = tuple(c.index for c in sheet.active_cues(variants))
-            if programme not in seen:
-                seen.add(programme)
+            found = key(sheet.active_cues(variants))
+            if found not in seen:
+                seen.add(found)
                 yield variants
-
 
 
 def _unknown(name: str, kind: str, table: dict[str, Any]) -> str:
