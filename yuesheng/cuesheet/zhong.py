@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from yuesheng.cuesheet import Cue, MusicKind, PieceRef
+from yuesheng.cuesheet.model import Cue, MusicKind, PieceRef
 
 HE: dict[str, str] = {"guanju": "queshao", "getan": "caifan", "juaner": "caipin"}  # 周南 ode → its 召南 ode (4-26a)
 SUNG, BLOWN = "歌", "笙"  # a piece's part: sung to the 瑟, or blown on the 笙; no part: all the cue's parts
