@@ -6,8 +6,7 @@ import re
 
 import pytest
 
-from yuesheng.errors import InvalidInputError
-from yuesheng.music.repertoire import AmbiguousNameError
+from yuesheng.errors import AmbiguousNameError, InvalidInputError, UnknownNameError
 from yuesheng.music.score import Provenance, read_piece
 from yuesheng.yamlload import loads
 
@@ -169,7 +168,7 @@ def test_a_shared_title_is_ambiguous(repertoire):
 
 
 def test_unknown_piece_suggests(repertoire):
-    with pytest.raises(KeyError, match="did you mean"):
+    with pytest.raises(UnknownNameError, match="did you mean"):
         repertoire.find("鹿明")
 
 

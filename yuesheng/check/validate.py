@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.cuesheet import CueSheet, read_cuesheet, variant_configurations
-from yuesheng.errors import InvalidInputError, Problem, ScheduleError
-from yuesheng.limits import LimitError
+from yuesheng.errors import InvalidInputError, LimitError, Problem, ScheduleError
 from yuesheng.music.repertoire import Repertoire
 from yuesheng.check.rules import check_rules
 from yuesheng.timeline import Options, measure

@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.cli.common import (
-    UsageError, check_output_arg, note_name, pitch_options, realization, scores_option, sequencer_options, timeline_of,
+    check_output_arg, note_name, pitch_options, realization, scores_option, sequencer_options, timeline_of,
 )
+from yuesheng.errors import UsageError
 from yuesheng.music.repertoire import load_repertoire
 
 _FORMATS = (".pdf", ".svg", ".png", ".ly")

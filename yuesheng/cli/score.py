@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.cli.common import (
-    EXIT_INVALID, EXIT_OK, Parser, UsageError, check_output_arg, dump_json, format_option, note_name, pitch_options,
+    EXIT_INVALID, EXIT_OK, Parser, check_output_arg, dump_json, format_option, note_name, pitch_options,
     realization, scores_option, wrote,
 )
 from yuesheng.cli.engrave import add_score_engrave
 from yuesheng.cli.streams import say
-from yuesheng.errors import InvalidInputError
+from yuesheng.errors import InvalidInputError, UsageError
 from yuesheng.music.lulu import LU, Pitch, Realization, Register, Tuning, suzi_of
 from yuesheng.text import pad
 from yuesheng.music.repertoire import Repertoire, load_repertoire, score_paths

@@ -14,7 +14,7 @@ from typing import Any
 from yuesheng.checking import Checker
 from yuesheng.text import did_you_mean
 from yuesheng.cuesheet.anchors import find_cycle
-from yuesheng.cuesheet.model import CueSheet, variant_configurations
+from yuesheng.cuesheet.model import CueSheet, parse_reading, variant_configurations
 from yuesheng.yamlload import PathKey
 
 MAX_COMBINED_VARIANTS = 12  # 4,096 programmes checked for anchor cycles at most
@@ -42,7 +42,7 @@ def check_references(r: Checker, sheet: CueSheet) -> None:
             if getattr(cue, key) and getattr(cue, key) not in sheet.variants:
                 r.error(path + (key,), _unknown(getattr(cue, key), "variant", sheet.variants), "reference")
         if cue.reading:
-            rid, _, option = cue.reading.partition("=")
+            rid, option = parse_reading(cue.reading)
             if rid not in sheet.readings:
                 r.error(path + ("reading",), _unknown(rid, "reading", sheet.readings) + " (write reading: ID=OPTION)",
                         "reference")

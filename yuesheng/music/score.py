@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.checking import Checker
-from yuesheng.errors import InvalidInputError, Problem
+from yuesheng.errors import InvalidInputError, InvalidValueError, Problem, UnknownNameError
 from yuesheng.music.lulu import LU, SUZI_SYMBOLS, Mode, Pitch, lu, parse_mode, resolve
 from yuesheng.yamlload import Document, PathKey, load
 
@@ -193,7 +193,7 @@ def read_piece(doc: Document) -> Piece:
     if mode_text is not None:
         try:
             mode = parse_mode(mode_text)
-        except KeyError as exc:
+        except UnknownNameError as exc:
             r.error(("mode",), str(exc))
     emendations = [Emendation(*v) for v in _read_records(r, data, "emendations", _EMENDATION_FIELDS, ("line", LINES))]
     irregularities = [Irregularity(*v) for v in
@@ -340,7 +340,7 @@ def _read_note(
         return None
     try:
         pitch = resolve(lu_char, suzi_char)
-    except ValueError as exc:
+    except InvalidValueError as exc:
         if "agree" in excused:
             return None
         r.error(path + ("lu",), f"{where}: {exc}", "agree")

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from yuesheng.errors import YueshengError
+from yuesheng.errors import EngraveError
 from yuesheng.files import atomic_path, check_output, write_atomic
 from yuesheng.music.lulu import LU, Mode, Realization, Tuning, cents_offset
 from yuesheng.process import bound_to_us
@@ -52,10 +52,6 @@ PHRASE = 4  # syllables to a bar: the four-syllable line of the 詩
 FONT_INSTALL = "apt-get install fonts-noto-cjk"
 FORMATS = ("pdf", "svg", "png", "ly")
 _FONT_PREFERENCE = ("Noto Serif CJK TC", "Noto Serif CJK SC", "Noto Sans CJK TC", "Noto Sans CJK SC")
-
-
-class EngraveError(YueshengError):
-    """LilyPond or a CJK font is missing, or the engraving failed."""
 
 
 class Notation(Enum):
