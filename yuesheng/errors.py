@@ -118,6 +118,10 @@ class UsageError(YueshengError):
     """A command line that makes no sense (exit 2)."""
 
 
+class QuoteError(YueshengError):
+    """A quote that is not on the page it is said to be on (``yuesheng source PAGE --quote``)."""
+
+
 class LimitError(YueshengError):
     """A request beyond one of the limits of ``yuesheng.limits``; the message names the limit."""
 

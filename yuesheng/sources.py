@@ -155,7 +155,7 @@ def parse_page(name: str, *, text: str = "yili") -> PageId:
 # --- pages and their parts ---------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
-class Part:
+class PagePart:
     """A stretch of a page in one layer: 經, 注, 釋曰, 案 (collation), 音義, 疏, 小字, or '' (瑟譜)."""
 
     kind: str
@@ -167,7 +167,7 @@ class Page:
     """One side of a leaf: its id and its parts in order."""
 
     id: PageId
-    parts: tuple[Part, ...]
+    parts: tuple[PagePart, ...]
 
     @property
     def text(self) -> str:
@@ -285,7 +285,7 @@ def pages(text: str) -> dict[PageId, Page]:
             elif page is not None:
                 builder.line(page, raw.rstrip("¶"))
         for pid, parts in builder.parts.items():
-            out[pid] = Page(pid, tuple(Part(k, t) for k, t in parts))
+            out[pid] = Page(pid, tuple(PagePart(k, t) for k, t in parts))
     return out
 
 

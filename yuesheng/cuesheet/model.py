@@ -7,9 +7,11 @@ schema and references check; nothing here reads files.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from fractions import Fraction
+from types import MappingProxyType
 
 from yuesheng.checking import type_name
 from yuesheng.errors import InvalidValueError
@@ -258,15 +260,18 @@ class Archery:
     jie_listen: int
     jie_cite: Cite
     tolerance: Fraction
-    pairs: dict[str, Pair]
+    pairs: Mapping[str, Pair]
     rounds: tuple[Round, ...]
     seed: int = 0
     hit_rate: float = 0.5
     pierce_rate: float = 0.8
     offset_sd: Fraction = DEFAULT_OFFSET_SD
     change: Fraction = Fraction(0)  # between one 耦 and the next in a round with music
-    script: dict[tuple[str, str], tuple[Arrow, ...]] = field(default_factory=dict)
+    script: Mapping[tuple[str, str], tuple[Arrow, ...]] = field(default_factory=dict)
     variant: str = ""  # the section applies only with this variant on (燕禮: 若射)
+
+    def __post_init__(self) -> None:
+        _freeze(self, "pairs", "script")
 
     def active(self, variants: frozenset[str]) -> bool:
         """Whether the shooting is in the programme with *variants* switched on."""
@@ -291,14 +296,17 @@ class CueSheet:
     call_jun: Lu
     huangzhong: int
     estimates: str
-    readings: dict[str, Reading]
-    performers: dict[str, Member]
-    instruments: dict[str, Member]
-    positions: dict[str, Member]
-    variants: dict[str, Variant]
+    readings: Mapping[str, Reading]
+    performers: Mapping[str, Member]
+    instruments: Mapping[str, Member]
+    positions: Mapping[str, Member]
+    variants: Mapping[str, Variant]
     cues: tuple[Cue, ...]
     archery: Archery | None
     doc: Document = field(repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        _freeze(self, "readings", "performers", "instruments", "positions", "variants")
 
     def cue(self, cue_id: str) -> Cue:
         return next(c for c in self.cues if c.id == cue_id)
@@ -319,6 +327,12 @@ class CueSheet:
     def active_archery(self, variants: frozenset[str] = frozenset()) -> Archery | None:
         """The archery section if the shooting is in the programme with *variants* switched on."""
         return self.archery if self.archery is not None and self.archery.active(variants) else None
+
+
+def _freeze(value: object, *names: str) -> None:
+    """Make the mappings *names* of a frozen dataclass read-only views of copies (the reader builds them as dicts)."""
+    for name in names:
+        object.__setattr__(value, name, MappingProxyType(dict(getattr(value, name))))
 
 
 def _reads(cue: Cue, chosen: dict[str, str]) -> bool:

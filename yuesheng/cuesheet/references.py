@@ -8,7 +8,7 @@ cycle with any combination of variants a user can switch on.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from yuesheng.checking import Checker
@@ -109,6 +109,6 @@ def _every_programme(sheet: CueSheet) -> Iterator[frozenset[str]]:
 
 
 
-def _unknown(name: str, kind: str, table: dict[str, Any]) -> str:
+def _unknown(name: str, kind: str, table: Mapping[str, Any]) -> str:
     return f"unknown {kind} {name!r}" + (did_you_mean(name, list(table), n=1) or " (not declared)")
 

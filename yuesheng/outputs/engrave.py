@@ -159,11 +159,9 @@ def _header(piece: Piece, setting: Setting, gong: int) -> list[str]:
     real = setting.realization
     title = piece.title + (f" — {piece.realization.label}" if piece.realization else "")
     if piece.realization:
-        lost = piece.lost or {}
-        subsubtitle = f"lost — {lost.get('cite', '')} {lost.get('quote', '')}".strip()
+        subsubtitle = f"lost — {piece.lost.cite} {piece.lost.quote}" if piece.lost else "lost —"
     else:
-        pages = ", ".join(str(p) for p in piece.source.get("pages", []))
-        subsubtitle = f"{piece.source.get('text', '')}{f', {pages}' if pages else ''}"
+        subsubtitle = piece.source.citation() if piece.source else ""
     tuning = "三分損益" if real.tuning is Tuning.SANFEN else "equal temperament"
     fields = {
         "title": title,
