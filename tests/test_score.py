@@ -71,7 +71,7 @@ def test_yuli_irregularity_is_recorded_from_the_source(repertoire):
 @pytest.mark.parametrize("pid", LOST)
 def test_lost_pieces_cite_their_loss_and_label_their_realization(repertoire, pid):
     piece = repertoire.find(pid)
-    assert piece.lost["cite"].startswith("儀禮集釋 ")
+    assert piece.lost.cite.startswith("儀禮集釋 ")
     assert piece.realization.label == "modern realization"
     assert "not a reconstruction" in piece.realization.rule
     assert piece.provenance_label == "lost (modern realization)"

@@ -181,11 +181,11 @@ def test_every_stanza_is_on_its_cited_page_as_transmitted(repertoire, piece_id):
         text = page_and_next("sepu", stanza.page)
         assert stanza.lyrics in text, f"stanza {stanza.number}: lyrics not on {stanza.page}"
         assert f"({stanza.lu_line}{stanza.suzi_line})" in text, f"stanza {stanza.number}: pitch block not on {stanza.page}"
-    assert piece.source["mode_line"] in page_and_next("sepu", piece.source["mode_page"])
+    assert piece.source.mode_line in page_and_next("sepu", piece.source.mode_page)
 
 
 @pytest.mark.parametrize("piece_id", ["nangai", "baihua", "huashu", "yougeng", "chongqiu", "youyi", "sixia", "gaixia",
                                       "aoxia", "xingong", "lishou", "shao"])
 def test_the_loss_is_quoted_from_its_page(repertoire, piece_id):
     piece = repertoire.find(piece_id)
-    assert sources.find_quote(piece.lost["quote"], sources.page(piece.lost["cite"])) is not None
+    assert sources.find_quote(piece.lost.quote, sources.page(piece.lost.cite)) is not None
