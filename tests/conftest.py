@@ -39,7 +39,7 @@ def shipped_score_text():
 def has_engraver() -> None:
     """Skip, saying why, where LilyPond or a CJK font cannot be found (.ci/run installs both)."""
     from yuesheng.outputs import engrave
-    from yuesheng.outputs.engrave import EngraveError
+    from yuesheng.errors import EngraveError
 
     try:
         engrave.find_lilypond()

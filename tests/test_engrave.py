@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from yuesheng.outputs import engrave
-from yuesheng.outputs.engrave import EngraveError, Notation, Setting, lily_string, score_source
+from yuesheng.errors import EngraveError
+from yuesheng.outputs.engrave import Notation, Setting, lily_string, score_source
 from yuesheng.music.lulu import Degree, Realization, Tuning
 from yuesheng.music.score import load_piece
 

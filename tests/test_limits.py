@@ -18,7 +18,7 @@ import pytest
 
 from yuesheng import limits
 from yuesheng.cuesheet import read_cuesheet, variant_configurations
-from yuesheng.limits import LimitError
+from yuesheng.errors import LimitError
 from yuesheng.music.repertoire import data_dir
 from yuesheng.timeline import Options, build_timeline, measure, ticks
 from yuesheng.check.validate import load_cuesheet

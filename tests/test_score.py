@@ -6,8 +6,7 @@ import re
 
 import pytest
 
-from yuesheng.errors import InvalidInputError
-from yuesheng.music.repertoire import AmbiguousNameError
+from yuesheng.errors import AmbiguousNameError, InvalidInputError, UnknownNameError
 from yuesheng.music.score import Provenance, read_piece
 from yuesheng.yamlload import loads
 
@@ -72,7 +71,7 @@ def test_yuli_irregularity_is_recorded_from_the_source(repertoire):
 @pytest.mark.parametrize("pid", LOST)
 def test_lost_pieces_cite_their_loss_and_label_their_realization(repertoire, pid):
     piece = repertoire.find(pid)
-    assert piece.lost["cite"].startswith("儀禮集釋 ")
+    assert piece.lost.cite.startswith("儀禮集釋 ")
     assert piece.realization.label == "modern realization"
     assert "not a reconstruction" in piece.realization.rule
     assert piece.provenance_label == "lost (modern realization)"
@@ -169,7 +168,7 @@ def test_a_shared_title_is_ambiguous(repertoire):
 
 
 def test_unknown_piece_suggests(repertoire):
-    with pytest.raises(KeyError, match="did you mean"):
+    with pytest.raises(UnknownNameError, match="did you mean"):
         repertoire.find("鹿明")
 
 

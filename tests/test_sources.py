@@ -90,7 +90,7 @@ def test_yili_parts_tell_the_jing_the_notes_and_the_collation_apart():
 def test_a_note_running_over_the_page_break_keeps_its_layer():
     first = sources.page("6-13a").parts[0]
     assert first.kind == "注" and first.text.startswith("鄭注東面者")
-    assert sources.page("6-12b").parts[0] == sources.Part("注", "之命于賤者遥號命之可也樂正亦許諾猶北面不還以賓在堂")
+    assert sources.page("6-12b").parts[0] == sources.PagePart("注", "之命于賤者遥號命之可也樂正亦許諾猶北面不還以賓在堂")
 
 
 def test_zhouli_parts_follow_jing_zhu_yinyi_shu_inline():
@@ -181,11 +181,11 @@ def test_every_stanza_is_on_its_cited_page_as_transmitted(repertoire, piece_id):
         text = page_and_next("sepu", stanza.page)
         assert stanza.lyrics in text, f"stanza {stanza.number}: lyrics not on {stanza.page}"
         assert f"({stanza.lu_line}{stanza.suzi_line})" in text, f"stanza {stanza.number}: pitch block not on {stanza.page}"
-    assert piece.source["mode_line"] in page_and_next("sepu", piece.source["mode_page"])
+    assert piece.source.mode_line in page_and_next("sepu", piece.source.mode_page)
 
 
 @pytest.mark.parametrize("piece_id", ["nangai", "baihua", "huashu", "yougeng", "chongqiu", "youyi", "sixia", "gaixia",
                                       "aoxia", "xingong", "lishou", "shao"])
 def test_the_loss_is_quoted_from_its_page(repertoire, piece_id):
     piece = repertoire.find(piece_id)
-    assert sources.find_quote(piece.lost["quote"], sources.page(piece.lost["cite"])) is not None
+    assert sources.find_quote(piece.lost.quote, sources.page(piece.lost.cite)) is not None

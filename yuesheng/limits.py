@@ -22,11 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from yuesheng.errors import YueshengError
-
-
-class LimitError(YueshengError):
-    """A request beyond one of the limits below; the message names the limit."""
+from yuesheng.errors import LimitError as LimitError  # raised as limits.LimitError by timeline/builder.py
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from yuesheng.errors import UnknownNameError, YueshengError
+from yuesheng.errors import InvalidValueError, UnknownPageError
 
 TEXTS_DIR = Path(__file__).resolve().parent / "texts"
 UNRESOLVED = "〓"
@@ -138,34 +138,24 @@ class PageId:
 
 
 def parse_page(name: str, *, text: str = "yili") -> PageId:
-    """A page name (any accepted spelling) as a PageId; *text* is the text when the name has no prefix."""
+    """A page name (any accepted spelling) as a PageId; *text* is the text when the name has no prefix.
+
+    InvalidValueError for a malformed name or an unknown text prefix.
+    """
     match = _PAGE_NAME.fullmatch(name.strip())
     if match is None:
-        raise ValueError(f"bad page name {name!r}: expected 卷-葉面 such as 9-23b, sepu:2-3a or zhouli:30-25a")
+        raise InvalidValueError("page name", name, "卷-葉面 such as 9-23b, sepu:2-3a or zhouli:30-25a")
     label = match["kr"] or match["prefix"] or match["title"]
     if label is not None and label not in _BY_NAME:
-        raise ValueError(f"unknown text {label!r} in page {name!r}: expected one of "
-                         + ", ".join(f"{t.key} ({t.title})" for t in TEXTS.values()))
+        expected = "one of " + ", ".join(f"{t.key} ({t.title})" for t in TEXTS.values())
+        raise InvalidValueError("text", label, expected, message=f"unknown text {label!r} in page {name!r}: expected {expected}")
     return PageId(_BY_NAME[label] if label else text, int(match["juan"]), int(match["leaf"]), match["side"])
-
-
-class UnknownPageError(UnknownNameError):
-    """A page that is not in the shipped texts; carries the nearest pages."""
-
-    def __init__(self, name: str, suggestions: list[str], why: str = "") -> None:
-        super().__init__("page", name, suggestions)
-        if why:
-            self.args = (f"{self.args[0]} ({why})",)
-
-
-class QuoteError(YueshengError):
-    """A quote that is not on the page it is said to be on."""
 
 
 # --- pages and their parts ---------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
-class Part:
+class PagePart:
     """A stretch of a page in one layer: 經, 注, 釋曰, 案 (collation), 音義, 疏, 小字, or '' (瑟譜)."""
 
     kind: str
@@ -177,7 +167,7 @@ class Page:
     """One side of a leaf: its id and its parts in order."""
 
     id: PageId
-    parts: tuple[Part, ...]
+    parts: tuple[PagePart, ...]
 
     @property
     def text(self) -> str:
@@ -295,7 +285,7 @@ def pages(text: str) -> dict[PageId, Page]:
             elif page is not None:
                 builder.line(page, raw.rstrip("¶"))
         for pid, parts in builder.parts.items():
-            out[pid] = Page(pid, tuple(Part(k, t) for k, t in parts))
+            out[pid] = Page(pid, tuple(PagePart(k, t) for k, t in parts))
     return out
 
 
@@ -303,7 +293,7 @@ def page(name: str | PageId, *, text: str = "yili") -> Page:
     """The shipped page *name*; UnknownPageError with the nearest pages if there is none."""
     try:
         pid = name if isinstance(name, PageId) else parse_page(name, text=text)
-    except ValueError as exc:
+    except InvalidValueError as exc:
         raise UnknownPageError(str(name), [], str(exc)) from None
     found = pages(pid.text).get(pid)
     if found is None:

@@ -35,7 +35,7 @@ from yaml.reader import Reader, ReaderError
 from yaml.resolver import BaseResolver
 from yaml.scanner import Scanner
 
-from yuesheng.errors import InvalidInputError, Problem
+from yuesheng.errors import InvalidInputError, Problem, Severity
 
 MAX_BYTES = 1 << 20
 MAX_NODES = 200_000
@@ -97,7 +97,7 @@ class Document:
         return None, None
 
     def problem(
-        self, path: PathKey, message: str, *, rule: str = "", severity: str = "error", key: bool = False
+        self, path: PathKey, message: str, *, rule: str = "", severity: Severity = "error", key: bool = False
     ) -> Problem:
         """A Problem located at the value under *path* (at its key if *key*)."""
         line, col = self.where(path, key=key)

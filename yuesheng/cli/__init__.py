@@ -24,11 +24,11 @@ from yuesheng.cli import (
     source,
     web,
 )
-from yuesheng.cli.common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Parser, UsageError
+from yuesheng.cli.common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Parser
 from yuesheng.cli.streams import (
     EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, say, terminate_as_interrupt, write_stdout,
 )
-from yuesheng.errors import InvalidInputError, YueshengError
+from yuesheng.errors import InvalidInputError, UsageError, YueshengError
 
 __all__ = ["EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "UsageError", "build_parser", "main", "main_exit"]
 

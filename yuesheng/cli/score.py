@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.cli.common import (
-    EXIT_INVALID, EXIT_OK, Parser, UsageError, check_output_arg, dump_json, format_option, note_name, pitch_options,
+    EXIT_INVALID, EXIT_OK, Parser, check_output_arg, dump_json, format_option, note_name, pitch_options,
     realization, scores_option, wrote,
 )
 from yuesheng.cli.engrave import add_score_engrave
 from yuesheng.cli.streams import say
-from yuesheng.errors import InvalidInputError
+from yuesheng.errors import InvalidInputError, UsageError
 from yuesheng.music.lulu import LU, Pitch, Realization, Register, Tuning, suzi_of
 from yuesheng.text import pad
 from yuesheng.music.repertoire import Repertoire, load_repertoire, score_paths
@@ -70,7 +70,8 @@ def cmd_score_list(args: argparse.Namespace) -> str:
 def piece_json(p: Piece, real: Realization) -> dict[str, Any]:
     """The machine-readable form of a piece (``score show --format json``)."""
     data = _piece_summary(p) | {
-        "aliases": list(p.aliases), "mode_common": p.mode_common, "source": p.source, "lost": p.lost,
+        "aliases": list(p.aliases), "mode_common": p.mode_common, "source": p.source.as_dict() if p.source else {},
+        "lost": p.lost.as_dict() if p.lost else None,
         "realization": {"label": p.realization.label, "rule": p.realization.rule} if p.realization else None,
         "tuning": real.tuning.value, "huangzhong_midi": real.huangzhong,
         "emendations": [vars_(e) for e in p.emendations],
@@ -101,9 +102,9 @@ def cmd_score_show(args: argparse.Namespace) -> str:
     out = [f"{p.title} ({p.id}) — {p.mode.name if p.mode else 'no mode'}"
            f"{f' (俗呼 {p.mode_common})' if p.mode_common else ''} — {p.provenance_label}"]
     if p.source:
-        out.append(f"source: {p.source.get('text', '')}, pages {', '.join(p.source.get('pages', []))}")
+        out.append(f"source: {p.source.text}, pages {', '.join(p.source.pages)}")
     if p.lost:
-        out.append(f"lost: {p.lost.get('cite')}: {p.lost.get('quote')}")
+        out.append(f"lost: {p.lost.citation()}")
     if p.realization:
         out.append(f"{p.realization.label.upper()}: {p.realization.rule}")
     out.append(f"tuning {real.tuning.value}, 黄鍾 = {args.huangzhong}; 詞 lyric, 律, 俗 俗字, 音 pitch"

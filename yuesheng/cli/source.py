@@ -7,6 +7,7 @@ from typing import Any
 
 from yuesheng import sources
 from yuesheng.cli.common import dump_json, format_option
+from yuesheng.errors import QuoteError
 from yuesheng.sources import Page, QuoteMatch
 
 _LABEL_CELLS = 2  # labels are one or two CJK characters: 經 注 釋曰 案 音義 疏 小字
@@ -49,7 +50,7 @@ def cmd_source(args: argparse.Namespace) -> str:
         if match is None:
             following = sources.next_page(page)
             onto = f" nor running on to {following.id}" if following else ""
-            raise sources.QuoteError(f"quote {args.quote!r} is not on {page.id.citation}{onto}")
+            raise QuoteError(f"quote {args.quote!r} is not on {page.id.citation}{onto}")
     following = sources.next_page(page) if match and match.runs_on else None
     shown = [page] + ([following] if following else [])
     codes = sorted({c for p in shown for c in sources.private_use_codes(p.text)})

@@ -8,13 +8,13 @@ cycle with any combination of variants a user can switch on.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from yuesheng.checking import Checker
 from yuesheng.text import did_you_mean
 from yuesheng.cuesheet.anchors import find_cycle
-from yuesheng.cuesheet.model import CueSheet, variant_configurations
+from yuesheng.cuesheet.model import CueSheet, parse_reading, variant_configurations
 from yuesheng.yamlload import PathKey
 
 MAX_COMBINED_VARIANTS = 12  # 4,096 programmes checked for anchor cycles at most
@@ -42,7 +42,7 @@ def check_references(r: Checker, sheet: CueSheet) -> None:
             if getattr(cue, key) and getattr(cue, key) not in sheet.variants:
                 r.error(path + (key,), _unknown(getattr(cue, key), "variant", sheet.variants), "reference")
         if cue.reading:
-            rid, _, option = cue.reading.partition("=")
+            rid, option = parse_reading(cue.reading)
             if rid not in sheet.readings:
                 r.error(path + ("reading",), _unknown(rid, "reading", sheet.readings) + " (write reading: ID=OPTION)",
                         "reference")
@@ -109,6 +109,6 @@ def _every_programme(sheet: CueSheet) -> Iterator[frozenset[str]]:
 
 
 
-def _unknown(name: str, kind: str, table: dict[str, Any]) -> str:
+def _unknown(name: str, kind: str, table: Mapping[str, Any]) -> str:
     return f"unknown {kind} {name!r}" + (did_you_mean(name, list(table), n=1) or " (not declared)")
 

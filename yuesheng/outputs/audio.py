@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.outputs.condense import Cut, condense, sounds
-from yuesheng.errors import OutputError, UnknownNameError, YueshengError
+from yuesheng.errors import AudioError, OutputError, UnknownNameError
 from yuesheng.files import atomic_path
 from yuesheng.music.instruments import PARTS, find_part
 from yuesheng.text import suggest
@@ -70,10 +70,6 @@ SOUNDFONTS = (
     Path("/usr/share/sounds/sf3/default-GM.sf3"),
 )
 INSTALL = "install it with: apt-get install fluidsynth fluid-soundfont-gm"
-
-
-class AudioError(YueshengError):
-    """FluidSynth or a SoundFont is missing or unusable, or the render failed."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from yuesheng.errors import YueshengError
+from yuesheng.errors import EngraveError
 from yuesheng.files import atomic_path, check_output, write_atomic
 from yuesheng.music.lulu import LU, Mode, Realization, Tuning, cents_offset
 from yuesheng.process import bound_to_us
@@ -52,10 +52,6 @@ PHRASE = 4  # syllables to a bar: the four-syllable line of the 詩
 FONT_INSTALL = "apt-get install fonts-noto-cjk"
 FORMATS = ("pdf", "svg", "png", "ly")
 _FONT_PREFERENCE = ("Noto Serif CJK TC", "Noto Serif CJK SC", "Noto Sans CJK TC", "Noto Sans CJK SC")
-
-
-class EngraveError(YueshengError):
-    """LilyPond or a CJK font is missing, or the engraving failed."""
 
 
 class Notation(Enum):
@@ -163,11 +159,9 @@ def _header(piece: Piece, setting: Setting, gong: int) -> list[str]:
     real = setting.realization
     title = piece.title + (f" — {piece.realization.label}" if piece.realization else "")
     if piece.realization:
-        lost = piece.lost or {}
-        subsubtitle = f"lost — {lost.get('cite', '')} {lost.get('quote', '')}".strip()
+        subsubtitle = f"lost — {piece.lost.cite} {piece.lost.quote}" if piece.lost else "lost —"
     else:
-        pages = ", ".join(str(p) for p in piece.source.get("pages", []))
-        subsubtitle = f"{piece.source.get('text', '')}{f', {pages}' if pages else ''}"
+        subsubtitle = piece.source.citation() if piece.source else ""
     tuning = "三分損益" if real.tuning is Tuning.SANFEN else "equal temperament"
     fields = {
         "title": title,

@@ -177,8 +177,8 @@ def songbook_source(book: Songbook, setting: Setting, *, font: str) -> str:
     for entry in book.entries:
         before = [_heading(h) for h in entry.hearings]
         if not entry.piece.playable:
-            lost = entry.piece.lost or {}
-            before.append(f"No notation survives ({lost.get('cite', '')}: {lost.get('quote', '')}).")
+            citation = entry.piece.lost.citation() if entry.piece.lost else ": "
+            before.append(f"No notation survives ({citation}).")
         parts.append(piece_bookpart(entry.piece, setting, slots=entry.slots, before=before, toc=True, legend=False))
     return book_source(parts, font=font, front=front)
 
