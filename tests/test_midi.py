@@ -85,8 +85,8 @@ def test_sanfen_octave_tuning_message(golden):
 def test_a_repeated_note_is_never_cut_by_its_own_note_off():
     from yuesheng.music.lulu import Realization as R
 
-    events = tuple(Event(t, 480, EventKind.NOTE, "c", part="瑟", key=60, velocity=80) for t in (0, 480, 960))
-    track = to_midi(Timeline("t", "t", events, (), (), (), R())).tracks[1]
+    events = tuple(Event(start_tick=t, length_ticks=480, kind=EventKind.NOTE, cue="c", part="瑟", key=60, velocity=80) for t in (0, 480, 960))
+    track = to_midi(Timeline(rite="t", rite_id="t", events=events, realization=R())).tracks[1]
     kinds = [(m.type, m.time) for m in track if m.type.startswith("note")]
     assert kinds == [("note_on", 0), ("note_off", 480), ("note_on", 0), ("note_off", 480), ("note_on", 0),
                      ("note_off", 480)]
@@ -141,9 +141,9 @@ def test_a_gap_beyond_the_midi_delta_limit_is_bridged_not_written_invalid():
     from yuesheng.outputs.midi import MAX_DELTA
 
     later = 2 * MAX_DELTA + 12345  # about 155 hours after the first note: no single delta can hold it
-    events = (Event(0, 960, EventKind.NOTE, "a", part="瑟", key=60, velocity=80),
-              Event(later, 960, EventKind.NOTE, "b", part="瑟", key=62, velocity=80))
-    data = midi_bytes(Timeline("t", "t", events, (), (), (), R()))
+    events = (Event(start_tick=0, length_ticks=960, kind=EventKind.NOTE, cue="a", part="瑟", key=60, velocity=80),
+              Event(start_tick=later, length_ticks=960, kind=EventKind.NOTE, cue="b", part="瑟", key=62, velocity=80))
+    data = midi_bytes(Timeline(rite="t", rite_id="t", events=events, realization=R()))
     midi = _read(data)
     for track in midi.tracks:
         assert all(0 <= m.time <= MAX_DELTA for m in track)
@@ -155,16 +155,16 @@ def test_a_gap_beyond_the_midi_delta_limit_is_bridged_not_written_invalid():
             ons.append((now, m.note))
     assert ons == [(0, 60), (later, 62)]
     assert [m.text for m in se if m.type == "text"] == ["", ""]  # the two bridges, empty text events
-    assert data == midi_bytes(Timeline("t", "t", events, (), (), (), R()))
+    assert data == midi_bytes(Timeline(rite="t", rite_id="t", events=events, realization=R()))
 
 
 def test_a_key_outside_midi_is_an_error_not_a_traceback():
     from yuesheng.music.lulu import Realization as R
     from yuesheng.outputs.midi import MidiError
 
-    events = (Event(0, 960, EventKind.NOTE, "a", part="瑟", key=140, velocity=80),)
+    events = (Event(start_tick=0, length_ticks=960, kind=EventKind.NOTE, cue="a", part="瑟", key=140, velocity=80),)
     with pytest.raises(MidiError, match="note_on .*140"):
-        midi_bytes(Timeline("t", "t", events, (), (), (), R()))
+        midi_bytes(Timeline(rite="t", rite_id="t", events=events, realization=R()))
 
 
 def test_to_midi_and_midi_bytes_write_the_same_file(golden):
