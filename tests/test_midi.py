@@ -12,8 +12,9 @@ import pytest
 from yuesheng.check.validate import load_cuesheet
 from yuesheng.errors import OutputError
 from yuesheng.music.lulu import LU, Realization, Tuning, cents_offset
-from yuesheng.outputs.midi import decode_octave_tuning, midi_bytes, to_midi, write_midi
-from yuesheng.timeline import Event, EventKind, Options, Timeline, build_timeline
+from yuesheng.music.repertoire import data_dir
+from yuesheng.outputs.midi import TEMPO, decode_octave_tuning, live_messages, midi_bytes, to_midi, write_midi
+from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Options, Timeline, build_timeline
 
 DATA = Path(__file__).parent / "data"
 
@@ -171,3 +172,33 @@ def test_to_midi_and_midi_bytes_write_the_same_file(golden):
     buffer = io.BytesIO()
     to_midi(golden).save(file=buffer)
     assert buffer.getvalue() == midi_bytes(golden)
+
+
+def _file_messages(data: bytes) -> list[tuple[float, mido.Message]]:
+    """The channel and system-exclusive messages of a MIDI file, each with its time in seconds (960 ticks/s)."""
+    midi = _read(data)
+    found = []
+    for track in midi.tracks:
+        tick = 0
+        for message in track:
+            tick += message.time
+            if not message.is_meta:
+                found.append((mido.tick2second(tick, midi.ticks_per_beat, TEMPO), message.copy(time=0)))
+    return found
+
+
+@pytest.mark.parametrize("sheet, options", [("golden", Options()),
+                                            ("xiangyinjiu", Options(realization=Realization(62, Tuning.SANFEN)))])
+def test_live_messages_are_the_messages_of_the_midi_file(repertoire, sheet, options):
+    """What live playback sends is what the file holds, at the same times; only the file closes each part."""
+    path = DATA / f"{sheet}.yaml" if sheet == "golden" else data_dir("cues") / f"{sheet}.yaml"
+    timeline = build_timeline(load_cuesheet(path, repertoire), options)
+    setup, timed = live_messages(timeline)
+    live = [(0.0, m) for m in setup] + [(tick / TICKS_PER_SECOND, m.copy(time=0)) for tick, _, m in timed]
+    written = _file_messages(midi_bytes(timeline))
+    closing = [(t, m) for t, m in written if m.type == "control_change" and m.control in (120, 123)]
+    assert {t for t, _ in closing} == {timeline.duration_ticks / TICKS_PER_SECOND}
+    assert len(closing) == 2 * len({m.channel for _, m in written if m.type == "note_on"})
+    played = Counter((round(t, 9), str(m)) for t, m in written if (t, m) not in closing)
+    assert played == Counter((round(t, 9), str(m)) for t, m in live)
+    assert any(m.type == "sysex" for _, m in live) == (options.realization is not None)
