@@ -36,12 +36,14 @@ S = ticks(Fraction(1))
 
 
 def _timeline(*events: Event, rite: str = "t") -> Timeline:
-    return Timeline(rite=rite, rite_id=rite, events=tuple(sorted(events, key=lambda e: e.sort_key)), realization=Realization())
+    return Timeline(rite=rite, rite_id=rite, events=tuple(sorted(events, key=lambda e: e.sort_key)),
+                    realization=Realization())
 
 
 def _phrase(at: int, part: str = "瑟") -> list[Event]:
     """Two seconds of notes from *at* seconds."""
-    return [Event(start_tick=(at * 4 + n) * S // 4, length_ticks=S // 4, kind=EventKind.NOTE, cue="m", part=part, key=60 + n, velocity=100)
+    return [Event(start_tick=(at * 4 + n) * S // 4, length_ticks=S // 4, kind=EventKind.NOTE, cue="m", part=part,
+                  key=60 + n, velocity=100)
             for n in range(8)]
 
 
@@ -189,7 +191,8 @@ def test_sanfen_tuning_is_audible_within_three_cents(tmp_path, name):
     the_lu = next(l for l in LU if l.short == name)
     real = Realization(60, Tuning.SANFEN)
     key, _ = real.midi(Pitch(the_lu))
-    note = Event(start_tick=0, length_ticks=ticks(Fraction(4)), kind=EventKind.NOTE, cue="tone", part="歌", key=key, velocity=100)
+    note = Event(start_tick=0, length_ticks=ticks(Fraction(4)), kind=EventKind.NOTE, cue="tone", part="歌", key=key,
+                 velocity=100)
     out = tmp_path / "tone.wav"
     render(Timeline(rite="tone", rite_id="tone", events=(note,), realization=real), out)
     samples, rate = soundfile.read(str(out), dtype="int16")
@@ -201,7 +204,8 @@ def test_sanfen_tuning_is_audible_within_three_cents(tmp_path, name):
 
 @needs_fluidsynth
 def test_a_ringing_instrument_does_not_make_the_render_run_on(tmp_path):
-    bells = tuple(Event(start_tick=ticks(Fraction(n, 4)), length_ticks=ticks(Fraction(1, 4)), kind=EventKind.NOTE, cue="b", part="鐘", key=60 + n,
+    bells = tuple(Event(start_tick=ticks(Fraction(n, 4)), length_ticks=ticks(Fraction(1, 4)), kind=EventKind.NOTE,
+                        cue="b", part="鐘", key=60 + n,
                         velocity=127) for n in range(8))
     out = tmp_path / "bells.wav"
     rendered = render(Timeline(rite="bells", rite_id="bells", events=bells, realization=Realization()), out)

@@ -15,11 +15,13 @@ S = ticks(Fraction(1))
 
 
 def _note(at: float, length: float = 1) -> Event:
-    return Event(start_tick=int(at * S), length_ticks=int(length * S), kind=EventKind.NOTE, cue="m", part="瑟", key=60, velocity=90)
+    return Event(start_tick=int(at * S), length_ticks=int(length * S), kind=EventKind.NOTE, cue="m", part="瑟", key=60,
+                 velocity=90)
 
 
 def _timeline(*events: Event) -> Timeline:
-    return Timeline(rite="t", rite_id="t", events=tuple(sorted(events, key=lambda e: e.sort_key)), realization=Realization())
+    return Timeline(rite="t", rite_id="t", events=tuple(sorted(events, key=lambda e: e.sort_key)),
+                    realization=Realization())
 
 
 def test_silences_run_from_the_start_between_the_sounds_to_the_end():

@@ -86,7 +86,8 @@ def test_sanfen_octave_tuning_message(golden):
 def test_a_repeated_note_is_never_cut_by_its_own_note_off():
     from yuesheng.music.lulu import Realization as R
 
-    events = tuple(Event(start_tick=t, length_ticks=480, kind=EventKind.NOTE, cue="c", part="瑟", key=60, velocity=80) for t in (0, 480, 960))
+    events = tuple(Event(start_tick=t, length_ticks=480, kind=EventKind.NOTE, cue="c", part="瑟", key=60,
+                         velocity=80) for t in (0, 480, 960))
     track = to_midi(Timeline(rite="t", rite_id="t", events=events, realization=R())).tracks[1]
     kinds = [(m.type, m.time) for m in track if m.type.startswith("note")]
     assert kinds == [("note_on", 0), ("note_off", 480), ("note_on", 0), ("note_off", 480), ("note_on", 0),

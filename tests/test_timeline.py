@@ -40,7 +40,8 @@ def dump(timeline: Timeline) -> str:
     counts = Counter((e.cue, e.part) for e in timeline.events if e.kind is EventKind.NOTE)
     lines += ["notes"] + [f"{cue} {part} {n}" for (cue, part), n in sorted(counts.items())]
     lines += ["tick length cue part key cents zhong text"]
-    lines += [f"{e.start_tick:7d} {e.length_ticks:5d} {e.cue} {e.part} {e.key} {e.cents:+.2f} 終{e.zhong} {e.text}".rstrip()
+    lines += [f"{e.start_tick:7d} {e.length_ticks:5d} {e.cue} {e.part} {e.key} {e.cents:+.2f} 終{e.zhong} {e.text}"
+              .rstrip()
               for e in timeline.events if e.kind is EventKind.NOTE]
     return "\n".join(lines) + "\n"
 

@@ -3,10 +3,18 @@
 
 from yuesheng.music.instruments import PHRASE
 from yuesheng.timeline.builder import DEFAULT_SYLLABLE, Options, Size, build_timeline, measure, piece_timeline
-from yuesheng.timeline.model import (
-    TICKS_PER_SECOND, CueTiming, Event, EventKind, Hold, Timeline, clock, seconds, ticks,
-)
 from yuesheng.timeline.calls import CALL_LENGTH
+from yuesheng.timeline.model import (
+    TICKS_PER_SECOND,
+    CueTiming,
+    Event,
+    EventKind,
+    Hold,
+    Timeline,
+    clock,
+    seconds,
+    ticks,
+)
 
 __all__ = [
     "CALL_LENGTH", "DEFAULT_SYLLABLE", "PHRASE", "TICKS_PER_SECOND", "CueTiming", "Event", "EventKind", "Hold",

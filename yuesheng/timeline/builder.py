@@ -26,10 +26,10 @@ from yuesheng.cuesheet import DEFAULT_SYLLABLE, Cue, CueSheet, MusicKind
 from yuesheng.music.instruments import PARTS, part_for
 from yuesheng.music.lulu import Realization
 from yuesheng.music.score import Piece
-from yuesheng.timeline import music
 from yuesheng.timeline.archery import Tally
 from yuesheng.timeline.calls import calls, calls_end
 from yuesheng.timeline.model import _SORT_KEY, CueTiming, Event, EventKind, Hold, Timeline, ticks
+from yuesheng.timeline.music import announce, play
 from yuesheng.timeline.schedule import duration, estimate, schedule
 from yuesheng.timeline.shooting import shejie, silent_rounds, tallies
 from yuesheng.timeline.state import BuildState, Options, Point, Setting
@@ -41,12 +41,12 @@ def _run(setting: Setting, state: BuildState) -> tuple[dict[Point, Fraction], tu
     """Schedule every cue, making (or counting) its events; the times of the cues and the tallies."""
 
     def music_end(cue: Cue, start: Fraction, stop: Fraction | None, times: Mapping[Point, Fraction]) -> Fraction:
-        music.announce(state, cue, start)
+        announce(state, cue, start)
         if cue.music is MusicKind.CHANGSHENG:
             return calls_end(cue, start, stop, times)
         if cue.music is MusicKind.SHEJIE:
             return shejie(setting, state, cue, start)
-        return music.play(setting, state, cue, start, stop)
+        return play(setting, state, cue, start, stop)
 
     times = schedule(setting, music_end)
     for cue in setting.cues:
@@ -64,7 +64,8 @@ def _timeline(setting: Setting, state: BuildState, times: Mapping[Point, Fractio
     cues = sorted((CueTiming(cue=c, start_tick=ticks(times[(c.id, "start")]), end_tick=ticks(times[(c.id, "end")]),
                              estimate_ticks=estimate(c, timing)) for c in setting.cues),
                   key=lambda t: (t.start_tick, t.cue.index))
-    programs = {p.name: m.program for m in sheet.instruments.values() if m.program is not None and (p := part_for(m.name))}
+    programs = {p.name: m.program for m in sheet.instruments.values()
+                if m.program is not None and (p := part_for(m.name))}
     names = {m.id: m.name for table in (sheet.performers, sheet.positions) for m in table.values()}
     holds = {c: Hold(cue=c, until=setting.by_id[c].end_at, start_tick=ticks(times[(c, "start")]),
                      end_tick=ticks(times[(c, "end")]), phrase_ticks=tuple(ticks(t) for t in starts))
@@ -140,7 +141,7 @@ def piece_timeline(piece: Piece, *, realization: Realization = Realization(),
     for n, note in enumerate(piece.notes):
         key, cents = realization.midi(note.pitch)
         events.append(Event(start_tick=ticks(n * syllable), length_ticks=ticks(syllable), kind=EventKind.NOTE,
-                            cue=piece.id, part=part.name, key=key, cents=cents, velocity=part.velocity, text=note.lyric.strip() if part.name == "歌" else "",
-                            piece=piece.id, zhong=1))
+                            cue=piece.id, part=part.name, key=key, cents=cents, velocity=part.velocity,
+                            text=note.lyric.strip() if part.name == "歌" else "", piece=piece.id, zhong=1))
     notices = (f"{piece.title}: {piece.realization.label}: {piece.realization.rule}",) if piece.realization else ()
     return Timeline(rite=piece.title, rite_id=piece.id, events=tuple(events), notices=notices, realization=realization)

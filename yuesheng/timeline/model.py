@@ -12,9 +12,9 @@ from enum import Enum
 from fractions import Fraction
 from typing import Any, NoReturn, TypeVar
 
-from yuesheng.timeline.archery import Tally
 from yuesheng.cuesheet import Cue, Member
 from yuesheng.music.lulu import Realization
+from yuesheng.timeline.archery import Tally
 
 TICKS_PER_SECOND = 960
 K = TypeVar("K")

@@ -48,7 +48,8 @@ class _Grid:
 def announce(state: BuildState, cue: Cue, start: Fraction) -> None:
     """The marker of a music cue, and the notices its pieces call for (lost pieces, music without a programme)."""
     title = " ".join(f"{p.piece.title}" + (f"×{p.zhong}" if p.zhong > 1 else "") for p in cue.pieces)
-    state.add(EventKind.MARKER, start, Fraction(0), cue.id, text=f"{cue.music.value if cue.music else ''} {title}".strip())
+    state.add(EventKind.MARKER, start, Fraction(0), cue.id,
+              text=f"{cue.music.value if cue.music else ''} {title}".strip())
     texts = tables().notices
     for ref in cue.pieces:
         if ref.piece.realization:

@@ -97,7 +97,8 @@ def _check_options(sheet: CueSheet, options: Options) -> tuple[frozenset[str], d
         if rid not in sheet.readings:
             raise UnknownNameError("reading", rid, suggest(rid, list(sheet.readings)))
         if option not in sheet.readings[rid].options:
-            raise UnknownNameError(f"option of reading {rid}", option, suggest(option, list(sheet.readings[rid].options)))
+            raise UnknownNameError(f"option of reading {rid}", option, suggest(option,
+                                                                               list(sheet.readings[rid].options)))
         readings[rid] = option
     return sheet.with_requirements(options.variants), readings
 
