@@ -70,7 +70,8 @@ def best_of(repeats: int, fn: Callable[[], object]) -> tuple[float, float]:
 
 def timeline_of(events: list[Event], rite: str = "synthetic") -> Timeline:
     """A Timeline holding *events*, sorted as build_timeline sorts them."""
-    return Timeline(rite, rite, tuple(sorted(events, key=lambda e: e.sort_key)), (), (), (), Realization())
+    return Timeline(rite=rite, rite_id=rite, events=tuple(sorted(events, key=lambda e: e.sort_key)),
+                    realization=Realization())
 
 
 def synthetic_events(n: int, seed: int = 0) -> list[Event]:
@@ -84,19 +85,24 @@ def synthetic_events(n: int, seed: int = 0) -> list[Event]:
         if roll < 0.82:  # one syllable on the three melodic parts at once (fewer if near n)
             key, syllable = rng.randint(60, 84), LYRICS[rng.randrange(len(LYRICS))]
             for part, shift, vel in (("歌", 0, 90), ("瑟", 0, 75), ("笙", -12, 70))[: n - len(events)]:
-                events.append(Event(tick, SYLLABLE, EventKind.NOTE, cue, part=part, key=max(60, key + shift),
+                events.append(Event(start_tick=tick, length_ticks=SYLLABLE, kind=EventKind.NOTE, cue=cue, part=part,
+                                    key=max(60, key + shift),
                                     velocity=vel, text=syllable if part == "歌" else "", piece="p", zhong=1))
             tick += SYLLABLE
         elif roll < 0.88:
-            events.append(Event(tick, TICKS_PER_SECOND // 8, EventKind.DRUM, cue, part="鼓", key=35, velocity=110))
+            events.append(Event(start_tick=tick, length_ticks=TICKS_PER_SECOND // 8, kind=EventKind.DRUM, cue=cue,
+                                part="鼓", key=35, velocity=110))
         elif roll < 0.92:
-            events.append(Event(tick, rng.choice((2, 5, 30)) * TICKS_PER_SECOND, EventKind.ACTION, cue,
+            events.append(Event(start_tick=tick, length_ticks=rng.choice((2, 5, 30)) * TICKS_PER_SECOND,
+                                kind=EventKind.ACTION, cue=cue,
                                 text="主人拜送，賓答拜"))
             tick += TICKS_PER_SECOND
         elif roll < 0.96:
-            events.append(Event(tick, 0, EventKind.MARKER, cue, text="升歌 鹿鳴 四牡 皇皇者華"))
+            events.append(Event(start_tick=tick, length_ticks=0, kind=EventKind.MARKER, cue=cue,
+                                text="升歌 鹿鳴 四牡 皇皇者華"))
         else:
-            events.append(Event(tick + 1, TICKS_PER_SECOND * 4 // 5, EventKind.CALL, cue, part="獲者",
+            events.append(Event(start_tick=tick + 1, length_ticks=TICKS_PER_SECOND * 4 // 5, kind=EventKind.CALL,
+                                cue=cue, part="獲者",
                                 key=rng.choice((60, 62)), velocity=100, text="獲", degree="宫"))
     return events
 

@@ -15,23 +15,25 @@ S = ticks(Fraction(1))
 
 
 def _note(at: float, length: float = 1) -> Event:
-    return Event(int(at * S), int(length * S), EventKind.NOTE, "m", part="瑟", key=60, velocity=90)
+    return Event(start_tick=int(at * S), length_ticks=int(length * S), kind=EventKind.NOTE, cue="m", part="瑟", key=60,
+                 velocity=90)
 
 
 def _timeline(*events: Event) -> Timeline:
-    return Timeline("t", "t", tuple(sorted(events, key=lambda e: e.sort_key)), (), (), (), Realization())
+    return Timeline(rite="t", rite_id="t", events=tuple(sorted(events, key=lambda e: e.sort_key)),
+                    realization=Realization())
 
 
 def test_silences_run_from_the_start_between_the_sounds_to_the_end():
-    action = Event(0, 100 * S, EventKind.ACTION, "a", text="拜")
+    action = Event(start_tick=0, length_ticks=100 * S, kind=EventKind.ACTION, cue="a", text="拜")
     timeline = _timeline(action, _note(10), _note(10.5), _note(40))
     assert silences(timeline) == [(0, 10 * S), (int(11.5 * S), 40 * S), (41 * S, 100 * S)]
     assert silences(timeline, ring_ticks=2 * S) == [(0, 10 * S), (int(13.5 * S), 40 * S), (43 * S, 100 * S)]
 
 
 def test_condense_shortens_long_silences_and_moves_sound_rigidly():
-    action = Event(0, 100 * S, EventKind.ACTION, "a", text="拜")
-    marker = Event(int(25.75 * S), 0, EventKind.MARKER, "mk", text="in the silence")
+    action = Event(start_tick=0, length_ticks=100 * S, kind=EventKind.ACTION, cue="a", text="拜")
+    marker = Event(start_tick=int(25.75 * S), length_ticks=0, kind=EventKind.MARKER, cue="mk", text="in the silence")
     timeline = _timeline(action, marker, _note(10), _note(10.5), _note(40))
     condensed = condense(timeline, gap_ticks=3 * S)
     assert condensed.cuts == (Cut(0, 10 * S, 7 * S), Cut(int(11.5 * S), int(28.5 * S), int(25.5 * S)),

@@ -215,8 +215,9 @@ def test_a_real_virtual_port_when_the_system_has_one():
     from yuesheng.live.player import RealClock
     from yuesheng.timeline import Event, EventKind, Timeline
 
-    notes = tuple(Event(n * 96, 48, EventKind.NOTE, "c", part="瑟", key=60 + n, velocity=80) for n in range(5))
-    timeline = Timeline("t", "t", notes, (), (), (), Realization())
+    notes = tuple(Event(start_tick=n * 96, length_ticks=48, kind=EventKind.NOTE, cue="c", part="瑟", key=60 + n,
+                        velocity=80) for n in range(5))
+    timeline = Timeline(rite="t", rite_id="t", events=notes, realization=Realization())
     with port, listener:
         Player(timeline, port, RealClock()).run()
         time.sleep(0.2)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from fractions import Fraction
 from pathlib import Path
@@ -24,7 +25,8 @@ def _sheet(repertoire, name: str):
 
 
 def dump(timeline: Timeline) -> str:
-    """A readable text dump: the run sheet, then every event but the notes, then notes counted per part."""
+    """A readable text dump: the run sheet, every event but the notes, the notes counted per part, then every note:
+    onset tick, length in ticks, cue, part, MIDI key and cents, 終, and the syllable sung."""
     lines = [run_sheet_text(timeline), "events"]
     for e in timeline.events:
         if e.kind is EventKind.NOTE:
@@ -37,12 +39,23 @@ def dump(timeline: Timeline) -> str:
         lines.append(" ".join(f for f in fields if f))
     counts = Counter((e.cue, e.part) for e in timeline.events if e.kind is EventKind.NOTE)
     lines += ["notes"] + [f"{cue} {part} {n}" for (cue, part), n in sorted(counts.items())]
+    lines += ["tick length cue part key cents zhong text"]
+    lines += [f"{e.start_tick:7d} {e.length_ticks:5d} {e.cue} {e.part} {e.key} {e.cents:+.2f} 終{e.zhong} {e.text}"
+              .rstrip()
+              for e in timeline.events if e.kind is EventKind.NOTE]
     return "\n".join(lines) + "\n"
 
 
 def test_golden_timeline(repertoire):
+    """tests/data/golden.yaml built and dumped as text equals tests/data/golden_timeline.txt.
+
+    After a change of behaviour on purpose, regenerate the file and review its diff:
+    ``YUESHENG_REGOLD=1 pytest tests/test_timeline.py -k golden``.
+    """
     got = dump(build_timeline(_sheet(repertoire, "golden")))
     golden = DATA / "golden_timeline.txt"
+    if os.environ.get("YUESHENG_REGOLD") == "1":
+        golden.write_text(got, encoding="utf-8")
     assert got == golden.read_text(encoding="utf-8")
 
 

@@ -230,7 +230,8 @@ def size_bound(encoding: Encoding, frames: int, sound_frames: int) -> int:
 
 def render_timeline(timeline: Timeline) -> Timeline:
     """What FluidSynth plays: the sounding events, and an end a little past the tail so it renders all of it."""
-    end = Event(timeline.duration_ticks + ticks(TAIL) + QUANTUM // 8, 0, EventKind.MARKER, "end")
+    end = Event(start_tick=timeline.duration_ticks + ticks(TAIL) + QUANTUM // 8, length_ticks=0, kind=EventKind.MARKER,
+                cue="end")
     events = tuple(e for e in timeline.events if sounds(e)) + (end,)
     return dataclasses.replace(timeline, events=events, cues=(), tallies=(), notices=(), holds={})
 
