@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from yuesheng.errors import LimitError as LimitError  # raised as limits.LimitError by timeline/builder.py
 
 
 @dataclass(frozen=True, slots=True)

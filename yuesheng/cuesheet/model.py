@@ -54,7 +54,7 @@ class Count(Enum):
 CALLS = ("宫", "商", "不絶")
 
 
-def parse_duration(text: str) -> Fraction:
+def parse_duration(text: object) -> Fraction:
     """'1min30s' → 90 seconds. Raises InvalidValueError with the expected form."""
     if isinstance(text, bool) or isinstance(text, int | float):
         raise InvalidValueError("duration", text, DURATION_FORM,

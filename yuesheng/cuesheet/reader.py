@@ -156,7 +156,7 @@ class _Reader(Checker):
             allowed = f"more than 0 and at most {PLAN_LIMIT:g}" if low == 0 else f"{-PLAN_LIMIT:g}..{PLAN_LIMIT:g}"
             self.error(path + (key,), f"{key} {value:g} 步, expected {allowed} (1 步 = 6 尺)", "plan")
             return None
-        return value
+        return float(value)
 
     def readings(self, data: dict[str, Any]) -> dict[str, Reading]:
         out = {}

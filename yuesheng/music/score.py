@@ -138,10 +138,6 @@ class Lost:
         """The ``lost`` mapping as a score file writes it."""
         return {"cite": self.cite, "quote": self.quote}
 
-    def get(self, key: str, default: str | None = None) -> str | None:
-        """The old mapping access, for timeline/builder.py until it reads ``.cite`` (issue 20 merge)."""
-        return self.as_dict().get(key, default)
-
 
 @dataclass(frozen=True, slots=True)
 class Piece:

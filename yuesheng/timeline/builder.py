@@ -23,6 +23,7 @@ from fractions import Fraction
 
 from yuesheng import limits
 from yuesheng.cuesheet import DEFAULT_SYLLABLE, Cue, CueSheet, MusicKind
+from yuesheng.errors import LimitError
 from yuesheng.music.instruments import PARTS, part_for
 from yuesheng.music.lulu import Realization
 from yuesheng.music.score import Piece
@@ -115,7 +116,7 @@ def build_timeline(sheet: CueSheet, options: Options = Options()) -> Timeline:
     Measured first: a build that would break a limit (``yuesheng.limits``) raises LimitError before it starts.
     """
     if problems := measure(sheet, options).problems():
-        raise limits.LimitError("; ".join(message for _, message in problems))
+        raise LimitError("; ".join(message for _, message in problems))
     with _collector_paused():  # millions of new events, none of them in a cycle: the collector would rescan them
         setting, state = Setting.of(sheet, options), BuildState()
         return _timeline(setting, state, *_run(setting, state))

@@ -54,7 +54,7 @@ def announce(state: BuildState, cue: Cue, start: Fraction) -> None:
     for ref in cue.pieces:
         if ref.piece.realization:
             state.notice(texts["lost"].format(title=ref.piece.title, id=ref.piece.id,
-                                              cite=ref.piece.lost.get("cite") if ref.piece.lost else "",
+                                              cite=ref.piece.lost.cite if ref.piece.lost else "",
                                               label=ref.piece.realization.label, rule=ref.piece.realization.rule))
     if cue.music in FREE_MUSIC and cue.music is not None and cue.pieces:
         until = texts["free_until"].format(action=cue.end_at) if cue.end_at else ""

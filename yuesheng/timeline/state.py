@@ -11,7 +11,7 @@ from typing import Any
 
 from yuesheng import limits
 from yuesheng.cuesheet import Archery, Cue, CueSheet, MusicKind
-from yuesheng.errors import UnknownNameError
+from yuesheng.errors import LimitError, UnknownNameError
 from yuesheng.music.instruments import Part
 from yuesheng.music.lulu import Lu, Realization
 from yuesheng.text import suggest
@@ -85,7 +85,7 @@ class Setting:
                 if ref.syllable is not None:
                     found.append(limits.SYLLABLE.check(f"cue {cue.id}: {ref.piece.title} syllable", ref.syllable))
         if problems := list(dict.fromkeys(m for m in found if m)):
-            raise limits.LimitError("; ".join(problems))
+            raise LimitError("; ".join(problems))
 
 
 def _check_options(sheet: CueSheet, options: Options) -> tuple[frozenset[str], dict[str, str]]:
