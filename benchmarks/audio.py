@@ -31,11 +31,11 @@ try:
 except ModuleNotFoundError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from yuesheng.check.validate import load_cuesheet
+from yuesheng.music.repertoire import data_dir, load_repertoire
 from yuesheng.outputs.audio import ENCODINGS, expected_frames, plan, render
 from yuesheng.outputs.condense import condense
-from yuesheng.music.repertoire import data_dir, load_repertoire
 from yuesheng.timeline import Timeline, build_timeline, ticks
-from yuesheng.check.validate import load_cuesheet
 
 RITES = ("xiangyinjiu", "xiangshe", "yanli", "dashe")
 GOAL_RTF, GOAL_FLAC_SHARE = 100.0, 0.10

@@ -23,11 +23,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's yuesheng, not an installed one
 
-from yuesheng.outputs.engrave import Notation, Setting, engrave, find_cjk_font, score_source
+from yuesheng.check.validate import load_cuesheet
 from yuesheng.music.repertoire import data_dir, load_repertoire
+from yuesheng.outputs.engrave import Notation, Setting, engrave, find_cjk_font, score_source
 from yuesheng.outputs.songbook import songbook, songbook_source
 from yuesheng.timeline import build_timeline
-from yuesheng.check.validate import load_cuesheet
 
 RITES = ("xiangyinjiu", "xiangshe", "yanli", "dashe")
 

@@ -39,16 +39,16 @@ import resource
 import subprocess
 import sys
 import time
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's yuesheng, installed or not
 
 from yuesheng.check.validate import load_cuesheet
 from yuesheng.music.lulu import Realization
-from yuesheng.outputs.midi import midi_bytes
 from yuesheng.music.repertoire import data_dir, load_repertoire
+from yuesheng.outputs.midi import midi_bytes
 from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline, build_timeline
 
 LYRICS = "呦呦鹿鳴食野之苹我有嘉賓鼓瑟吹笙吹笙鼓簧承筐是將人之好我示我周行"

@@ -33,10 +33,10 @@ try:
 except ModuleNotFoundError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from yuesheng.outputs.report import run_sheet_text
-from yuesheng.music.repertoire import data_dir, load_repertoire
-from yuesheng.timeline import build_timeline
 from yuesheng.check.validate import load_cuesheet
+from yuesheng.music.repertoire import data_dir, load_repertoire
+from yuesheng.outputs.report import run_sheet_text
+from yuesheng.timeline import build_timeline
 from yuesheng.web.sheet import sheet_html
 
 RITES = ("dashe", "xiangshe", "xiangyinjiu", "yanli")

@@ -18,15 +18,25 @@ import pytest
 import soundfile
 
 import yuesheng.outputs.audio as audio
-from yuesheng.outputs.audio import (
-    ENCODINGS, RIFF_LIMIT, SOUNDFONTS, TAIL, AudioError, FluidSynth, container_for, expected_frames, find_soundfont, plan, render,
-    segments,
-)
+from yuesheng.check.validate import load_cuesheet
 from yuesheng.errors import OutputError
 from yuesheng.music.lulu import LU, Pitch, Realization, Tuning, cents_offset
-from yuesheng.timeline import clock as show_clock
+from yuesheng.outputs.audio import (
+    ENCODINGS,
+    RIFF_LIMIT,
+    SOUNDFONTS,
+    TAIL,
+    AudioError,
+    FluidSynth,
+    container_for,
+    expected_frames,
+    find_soundfont,
+    plan,
+    render,
+    segments,
+)
 from yuesheng.timeline import Event, EventKind, Timeline, build_timeline, ticks
-from yuesheng.check.validate import load_cuesheet
+from yuesheng.timeline import clock as show_clock
 
 ROOT = Path(__file__).parent.parent
 DATA = Path(__file__).parent / "data"

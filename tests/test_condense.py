@@ -5,10 +5,10 @@ from __future__ import annotations
 from fractions import Fraction
 from pathlib import Path
 
-from yuesheng.outputs.condense import Cut, condense, silences, sounds
-from yuesheng.music.lulu import Realization
-from yuesheng.timeline import Event, EventKind, Timeline, build_timeline, ticks
 from yuesheng.check.validate import load_cuesheet
+from yuesheng.music.lulu import Realization
+from yuesheng.outputs.condense import Cut, condense, silences, sounds
+from yuesheng.timeline import Event, EventKind, Timeline, build_timeline, ticks
 
 DATA = Path(__file__).parent / "data"
 S = ticks(Fraction(1))

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng.outputs import engrave
 from yuesheng.errors import EngraveError
-from yuesheng.outputs.engrave import Notation, Setting, lily_string, score_source
 from yuesheng.music.lulu import Degree, Realization, Tuning
 from yuesheng.music.score import load_piece
+from yuesheng.outputs import engrave
+from yuesheng.outputs.engrave import Notation, Setting, lily_string, score_source
 
 FONT = "Noto Serif CJK TC"  # the source-only tests name a font; they do not need it installed
 _PITCH = re.compile(r"(?<![\\\w])([a-g])(isis|eses|is|es)?([',]*)4(?![\w])")

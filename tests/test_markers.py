@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from yuesheng.check.validate import load_cuesheet
 from yuesheng.outputs.markers import audacity_labels, cue_sheet, cue_time, tracks
 from yuesheng.timeline import TICKS_PER_SECOND, build_timeline
-from yuesheng.check.validate import load_cuesheet
 
 DATA = Path(__file__).parent / "data"
 

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from yuesheng.check.validate import load_cuesheet
 from yuesheng.cuesheet import CueSheet
 from yuesheng.music.repertoire import data_dir, load_repertoire
 from yuesheng.timeline import CALL_LENGTH, CueTiming, Event, EventKind, Options, Timeline, build_timeline, ticks
-from yuesheng.check.validate import load_cuesheet
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "music-passages.md"
 RITES = {"鄉飲酒禮": "xiangyinjiu", "鄉射禮": "xiangshe", "燕禮": "yanli", "大射儀": "dashe"}

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from yuesheng.check.validate import load_cuesheet
 from yuesheng.errors import InvalidInputError
 from yuesheng.live.rehearsal import Log, load_timing, read_log, retime, timing_yaml
 from yuesheng.timeline import build_timeline
-from yuesheng.check.validate import load_cuesheet
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = DATA / "golden.yaml"  # actions bin-ru (10 s), bai-zhi (5 s), zhengge-bei (5 s)

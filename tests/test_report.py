@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng.timeline.archery import Tally
 from yuesheng.check.validate import load_cuesheet
-from yuesheng.timeline import clock
 from yuesheng.outputs.report import run_sheet_csv, run_sheet_json, run_sheet_text, sections
-from yuesheng.timeline import build_timeline
+from yuesheng.timeline import build_timeline, clock
+from yuesheng.timeline.archery import Tally
 
 DATA = Path(__file__).parent / "data"
 

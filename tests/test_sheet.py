@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 import yaml
 
+from yuesheng.check.validate import load_cuesheet
 from yuesheng.cli import main
 from yuesheng.cli.common import cue_path
 from yuesheng.music.repertoire import data_dir
 from yuesheng.timeline import Options, build_timeline
-from yuesheng.check.validate import load_cuesheet
 from yuesheng.web.sheet import json_island, sheet_html
 
 RITES = ("xiangyinjiu", "xiangshe", "yanli", "dashe")
@@ -417,8 +417,8 @@ def test_a_sheet_without_places_lists_its_positions_beside_the_plan(tmp_path, re
 def test_the_page_shows_measured_durations_beside_the_estimates(repertoire):
     from fractions import Fraction
 
-    from yuesheng.timeline import Options
     from yuesheng.check.validate import load_cuesheet
+    from yuesheng.timeline import Options
     from yuesheng.web.sheet import sheet_html
 
     sheet = load_cuesheet(Path(__file__).parent / "data" / "golden.yaml", repertoire)

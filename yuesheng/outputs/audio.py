@@ -48,12 +48,12 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from yuesheng.outputs.condense import Cut, condense, sounds
 from yuesheng.errors import AudioError, OutputError, UnknownNameError
 from yuesheng.files import atomic_path
 from yuesheng.music.instruments import PARTS, find_part
-from yuesheng.text import suggest
+from yuesheng.outputs.condense import Cut, condense, sounds
 from yuesheng.process import bound_to_us
+from yuesheng.text import suggest
 from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline, seconds, ticks
 
 TAIL = Fraction(2)  # seconds of release after the last event

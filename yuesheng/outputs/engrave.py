@@ -43,8 +43,8 @@ from pathlib import Path
 from yuesheng.errors import EngraveError
 from yuesheng.files import atomic_path, check_output, write_atomic
 from yuesheng.music.lulu import LU, Mode, Realization, Tuning, cents_offset
-from yuesheng.process import bound_to_us
 from yuesheng.music.score import Note, Piece
+from yuesheng.process import bound_to_us
 
 LILYPOND_VERSION = "2.25.12"
 TIME_LIMIT = 300.0  # seconds for one LilyPond run

@@ -25,8 +25,8 @@ its pre-gap as INDEX 00)::
 
 from __future__ import annotations
 
-from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Timeline
 from yuesheng.cuesheet.zhong import programme
+from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Timeline
 
 CD_FRAMES = 75  # CUE-sheet frames a second
 

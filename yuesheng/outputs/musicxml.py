@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import music21
 
 
-def piece_to_score(piece: Piece, *, realization: Realization = Realization(), note_value: float = 1.0) -> "music21.stream.Score":
+def piece_to_score(piece: Piece, *, realization: Realization = Realization(), note_value: float = 1.0) -> music21.stream.Score:
     """A music21 Score of *piece*: one part, one measure group per stanza, three lyric lines."""
     from music21 import bar, expressions, metadata, meter, note, stream
 

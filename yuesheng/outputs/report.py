@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from yuesheng.cuesheet import Cue
+from yuesheng.cuesheet.zhong import programme
 from yuesheng.sources import display
 from yuesheng.text import width
 from yuesheng.timeline import CueTiming, Event, EventKind, Timeline, clock, seconds
-from yuesheng.cuesheet.zhong import programme
 
 
 def _cell(text: str, cells: int) -> str:

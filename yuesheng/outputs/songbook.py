@@ -15,13 +15,13 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from yuesheng.outputs.engrave import Setting, Slot, book_source, cents_legend, lily_string, piece_bookpart, piece_slots
 from yuesheng.errors import UnknownNameError
 from yuesheng.music.instruments import PARTS, find_part
 from yuesheng.music.lulu import Tuning
-from yuesheng.text import suggest
-from yuesheng.outputs.report import says_que
 from yuesheng.music.score import Piece
+from yuesheng.outputs.engrave import Setting, Slot, book_source, cents_legend, lily_string, piece_bookpart, piece_slots
+from yuesheng.outputs.report import says_que
+from yuesheng.text import suggest
 from yuesheng.timeline import CueTiming, Event, EventKind, Timeline
 
 PITCHED_PARTS = tuple(name for name, p in PARTS.items() if not p.is_drum and name not in ("獲者", "負侯者"))
