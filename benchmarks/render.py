@@ -41,6 +41,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's yuesheng, installed or not
@@ -108,8 +109,8 @@ def render_rites(repeats: int) -> None:
         sheet = load_cuesheet(path, repertoire)
         timeline = build_timeline(sheet)
         notes = sum(e.kind is EventKind.NOTE for e in timeline.events)
-        build = best_of(repeats, lambda: build_timeline(sheet))[1]
-        midi = best_of(repeats, lambda: midi_bytes(timeline))[1]
+        build = best_of(repeats, partial(build_timeline, sheet))[1]
+        midi = best_of(repeats, partial(midi_bytes, timeline))[1]
         print(f"{len(timeline.events):>8}{notes:>8}{build:>10.4f}{midi:>10.4f}  {timeline.rite} ({path.name})")
 
 
@@ -118,7 +119,7 @@ def per_event_costs(sizes: list[int], repeats: int) -> list[float]:
     costs = []
     for n in sizes:
         timeline = timeline_of(synthetic_events(n))
-        seconds = best_of(repeats, lambda: midi_bytes(timeline))[1]
+        seconds = best_of(repeats, partial(midi_bytes, timeline))[1]
         costs.append(seconds / n * 1e6)
         print(f"synthetic {n:>7} events: midi_bytes {seconds:8.4f} s CPU, {costs[-1]:6.2f} µs/event")
     return costs
@@ -146,10 +147,13 @@ def music21_baseline(notes: list[Event], repeats: int) -> tuple[tuple[float, flo
             whole.insert(0, part)
         return whole
 
+    def export(whole: stream.Score) -> io.BytesIO:
+        return io.BytesIO(m21midi.translate.streamToMidiFile(whole).writestr())
+
     runs = []
     for _ in range(repeats):  # a fresh stream each time: the export may cache on it
         whole = score()
-        runs.append(timed(lambda: io.BytesIO(m21midi.translate.streamToMidiFile(whole).writestr())))
+        runs.append(timed(partial(export, whole)))
     timeline = timeline_of(notes)
     return (min(w for w, _ in runs), min(c for _, c in runs)), best_of(repeats, lambda: midi_bytes(timeline))
 
@@ -249,7 +253,7 @@ def main(argv: list[str] | None = None) -> None:
     long = long_piece_costs([500, 4000] if args.quick else [5000, 40000])
     million = million_syllables(10**5 if args.quick else 10**6)
     print(f"RESULT render_speedup_vs_music21={m21_s / ours_s:.2f} (CPU time: {m21_cpu / ours_cpu:.2f})")
-    for x, cost in zip(exponents, costs):
+    for x, cost in zip(exponents, costs, strict=True):
         print(f"RESULT per_event_us_1e{x}={cost:.2f}")
     for notes, wall_us, cpu_us in long:
         print(f"RESULT long_piece_us_per_note_{notes}={wall_us:.1f} (CPU {cpu_us:.1f})")

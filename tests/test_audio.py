@@ -196,7 +196,7 @@ def _pitch_hz(samples: np.ndarray, rate: int, around: float) -> float:
 @needs_fluidsynth
 @pytest.mark.parametrize("name", ["仲", "林", "夾"])
 def test_sanfen_tuning_is_audible_within_three_cents(tmp_path, name):
-    the_lu = next(l for l in LU if l.short == name)
+    the_lu = next(lu for lu in LU if lu.short == name)
     real = Realization(60, Tuning.SANFEN)
     key, _ = real.midi(Pitch(the_lu))
     note = Event(0, ticks(Fraction(4)), EventKind.NOTE, "tone", part="歌", key=key, velocity=100)
@@ -235,7 +235,7 @@ def test_music_only_with_labels_lands_every_mark_on_its_cue(run, tmp_path):
     runsheet = (tmp_path / "mini.runsheet.txt").read_text(encoding="utf-8")
     assert "music only: every silence longer than 3 s shortened to 3 s" in runsheet
     assert len(samples) / rate == pytest.approx(float(labels[-1][1]) + 2, abs=0.01)  # the condensed rite + tail
-    for start, end, what in labels:
+    for start, _end, what in labels:
         cue_id = what.split(":")[0]
         clock = show_clock(round(float(start) * 960))
         assert any(line.startswith(clock) and f" {cue_id} " in line for line in runsheet.splitlines()), what

@@ -57,9 +57,9 @@ def test_a_rite_condensed_keeps_its_cues_in_order_and_its_music_intact(repertoir
     short = condensed.timeline
     assert short.duration_ticks == timeline.duration_ticks - condensed.removed_ticks < timeline.duration_ticks
     assert [t.cue.id for t in short.cues] == [t.cue.id for t in timeline.cues]
-    assert all(a.start_tick <= b.start_tick for a, b in zip(short.cues, short.cues[1:]))
+    assert all(a.start_tick <= b.start_tick for a, b in zip(short.cues, short.cues[1:], strict=False))
     before = [e for e in timeline.events if sounds(e)]
     after = [e for e in short.events if sounds(e)]
     assert len(before) == len(after)
-    assert all(a.length_ticks == b.length_ticks and a.key == b.key for a, b in zip(before, after))
+    assert all(a.length_ticks == b.length_ticks and a.key == b.key for a, b in zip(before, after, strict=True))
     assert all(end - start <= 3 * S for start, end in silences(short))

@@ -377,7 +377,7 @@ def test_zoom_goes_from_the_whole_rite_to_one_pairs_jie(pages, opened):
         def spacing() -> float:
             xs = p.eval_on_selector_all('#timeline .mark.jie[data-t] line',
                                         "els => els.map(e => +e.getAttribute('x1')).sort((a, b) => a - b)")
-            return min(b - a for a, b in zip(xs, xs[1:]))
+            return min(b - a for a, b in zip(xs, xs[1:], strict=False))
         whole = spacing()
         options = p.eval_on_selector_all("#zoom option", "os => os.map(o => o.textContent)")
         p.select_option("#zoom", label=next(o for o in options if o.startswith("耦 round-3")))

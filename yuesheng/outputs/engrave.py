@@ -408,7 +408,7 @@ def engrave(source: str, output: str | Path, *, time_limit: float = TIME_LIMIT) 
                    for n in range(1, len(made) + 1)]
         for path in written[1:]:  # the first was checked by the command; the others only now exist by name
             check_output(path)
-        for page, path in zip(made, written):
+        for page, path in zip(made, written, strict=True):
             with atomic_path(path) as tmp_path:
                 shutil.copyfile(page, tmp_path)
     return written
