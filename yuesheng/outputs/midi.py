@@ -255,7 +255,8 @@ def live_messages(timeline: Timeline) -> tuple[list[mido.Message], list[tuple[in
 
 def panic_messages(channels: list[int]) -> list[mido.Message]:
     """All notes off and all sound off on every channel given."""
-    return [mido.Message("control_change", channel=c, control=control, value=0) for c in channels for control in (123, 120)]
+    return [mido.Message("control_change", channel=c, control=control, value=0)
+            for c in channels for control in (123, 120)]
 
 
 def volume_messages(channels: list[int], value: int) -> list[mido.Message]:
