@@ -37,7 +37,8 @@ def test_condense_shortens_long_silences_and_moves_sound_rigidly():
     assert condensed.cuts == (Cut(0, 10 * S, 7 * S), Cut(int(11.5 * S), int(28.5 * S), int(25.5 * S)),
                               Cut(41 * S, 59 * S, 56 * S))
     notes = [e for e in condensed.timeline.events if sounds(e)]
-    assert [e.start_tick for e in notes] == [3 * S, int(3.5 * S), int(7.5 * S)]  # 0.5 s apart as before; 3 s from the end of one to the next
+    # 0.5 s apart as before; 3 s from the end of one to the next
+    assert [e.start_tick for e in notes] == [3 * S, int(3.5 * S), int(7.5 * S)]
     assert all(e.length_ticks == S for e in notes)
     assert condensed.timeline.duration_ticks == int(11.5 * S)  # the trailing silence is 3 s too
     moved = next(e for e in condensed.timeline.events if e.kind is EventKind.MARKER)

@@ -1,5 +1,6 @@
 """Engraving: the LilyPond source holds the piece's pitches and 簡譜 digits; the PDF and SVG hold its text;
-score text never runs as LilyPond code; missing engraver or font gives a clear error; the songbook follows the Timeline."""
+score text never runs as LilyPond code; missing engraver or font gives a clear error; the songbook follows the
+Timeline."""
 
 from __future__ import annotations
 
