@@ -92,7 +92,8 @@ def test_yili_parts_tell_the_jing_the_notes_and_the_collation_apart():
 def test_a_note_running_over_the_page_break_keeps_its_layer():
     first = sources.page("6-13a").parts[0]
     assert first.kind == "注" and first.text.startswith("鄭注東面者")
-    assert sources.page("6-12b").parts[0] == sources.PagePart("注", "之命于賤者遥號命之可也樂正亦許諾猶北面不還以賓在堂")
+    note = sources.PagePart("注", "之命于賤者遥號命之可也樂正亦許諾猶北面不還以賓在堂")
+    assert sources.page("6-12b").parts[0] == note
 
 
 def test_zhouli_parts_follow_jing_zhu_yinyi_shu_inline():
