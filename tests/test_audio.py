@@ -18,15 +18,25 @@ import pytest
 import soundfile
 
 import yuesheng.outputs.audio as audio
-from yuesheng.outputs.audio import (
-    ENCODINGS, RIFF_LIMIT, SOUNDFONTS, TAIL, AudioError, FluidSynth, container_for, expected_frames, find_soundfont, plan, render,
-    segments,
-)
+from yuesheng.check.validate import load_cuesheet
 from yuesheng.errors import OutputError
 from yuesheng.music.lulu import LU, Pitch, Realization, Tuning, cents_offset
-from yuesheng.timeline import clock as show_clock
+from yuesheng.outputs.audio import (
+    ENCODINGS,
+    RIFF_LIMIT,
+    SOUNDFONTS,
+    TAIL,
+    AudioError,
+    FluidSynth,
+    container_for,
+    expected_frames,
+    find_soundfont,
+    plan,
+    render,
+    segments,
+)
 from yuesheng.timeline import Event, EventKind, Timeline, build_timeline, ticks
-from yuesheng.check.validate import load_cuesheet
+from yuesheng.timeline import clock as show_clock
 
 ROOT = Path(__file__).parent.parent
 DATA = Path(__file__).parent / "data"
@@ -188,7 +198,7 @@ def _pitch_hz(samples: np.ndarray, rate: int, around: float) -> float:
 @needs_fluidsynth
 @pytest.mark.parametrize("name", ["仲", "林", "夾"])
 def test_sanfen_tuning_is_audible_within_three_cents(tmp_path, name):
-    the_lu = next(l for l in LU if l.short == name)
+    the_lu = next(lu for lu in LU if lu.short == name)
     real = Realization(60, Tuning.SANFEN)
     key, _ = real.midi(Pitch(the_lu))
     note = Event(start_tick=0, length_ticks=ticks(Fraction(4)), kind=EventKind.NOTE, cue="tone", part="歌", key=key,
@@ -229,7 +239,7 @@ def test_music_only_with_labels_lands_every_mark_on_its_cue(run, tmp_path):
     runsheet = (tmp_path / "mini.runsheet.txt").read_text(encoding="utf-8")
     assert "music only: every silence longer than 3 s shortened to 3 s" in runsheet
     assert len(samples) / rate == pytest.approx(float(labels[-1][1]) + 2, abs=0.01)  # the condensed rite + tail
-    for start, end, what in labels:
+    for start, _end, what in labels:
         cue_id = what.split(":")[0]
         clock = show_clock(round(float(start) * 960))
         assert any(line.startswith(clock) and f" {cue_id} " in line for line in runsheet.splitlines()), what

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng.errors import UnknownNameError
 from yuesheng.cli import build_parser
 from yuesheng.cli.common import timeline_of
-from yuesheng.outputs.engrave import Setting, lily_string
+from yuesheng.errors import UnknownNameError
 from yuesheng.music.lulu import Realization, Tuning
+from yuesheng.outputs.engrave import Setting, lily_string
 from yuesheng.outputs.songbook import songbook, songbook_source
 
 FONT = "Noto Serif CJK TC"

@@ -22,9 +22,8 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Iterator
-from typing import Any
 from pathlib import Path
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 import mido
 
@@ -34,6 +33,7 @@ from yuesheng.music.instruments import PARTS, Part
 from yuesheng.music.lulu import LU, Tuning, cents_offset
 from yuesheng.sources import display
 from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline
+
 
 class PortError(YueshengError):
     """A MIDI port that cannot be listed, opened or written."""
@@ -255,7 +255,8 @@ def live_messages(timeline: Timeline) -> tuple[list[mido.Message], list[tuple[in
 
 def panic_messages(channels: list[int]) -> list[mido.Message]:
     """All notes off and all sound off on every channel given."""
-    return [mido.Message("control_change", channel=c, control=control, value=0) for c in channels for control in (123, 120)]
+    return [mido.Message("control_change", channel=c, control=control, value=0)
+            for c in channels for control in (123, 120)]
 
 
 def volume_messages(channels: list[int], value: int) -> list[mido.Message]:

@@ -25,9 +25,8 @@ from typing import Any
 
 from yuesheng.cuesheet import Cue, Member, MusicKind
 from yuesheng.music.instruments import PARTS
-from yuesheng.timeline import clock
 from yuesheng.outputs.report import cues_by_id, says_que, sections, what_of
-from yuesheng.timeline import CueTiming, Event, EventKind, Timeline, seconds
+from yuesheng.timeline import CueTiming, Event, EventKind, Timeline, clock, seconds
 
 PLAN_SCALE = 24  # SVG units per 步
 HALL_VIEW = (-14.0, -9.0, 28.0, 24.0)  # 步: the 堂 and the near 庭, the plan's first view
