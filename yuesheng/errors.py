@@ -70,3 +70,18 @@ class InputClosedError(YueshengError):
 
 class ExportError(YueshengError):
     """A piece that cannot be written in the format asked for (a note value MusicXML cannot express)."""
+
+
+# -- live playback, the console and the command line's signals ------------------------------------
+
+
+class PortError(YueshengError):
+    """A MIDI port that cannot be listed, opened or written."""
+
+
+class NetworkError(YueshengError):
+    """A TCP or UDP address that cannot be listened on (the console's web port, OSC): busy, unknown, not permitted."""
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived: unwind like KeyboardInterrupt (a BaseException, so no ``except Exception`` swallows it)."""

@@ -28,16 +28,12 @@ from typing import TypeAlias
 
 import mido
 
-from yuesheng.errors import YueshengError
+from yuesheng.errors import PortError, YueshengError
 from yuesheng.files import write_atomic
 from yuesheng.music.instruments import PARTS, Part
 from yuesheng.music.lulu import LU, Tuning, cents_offset
 from yuesheng.sources import display
 from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline
-
-class PortError(YueshengError):
-    """A MIDI port that cannot be listed, opened or written."""
-
 
 class MidiError(YueshengError):
     """A Timeline that cannot be written as MIDI (a key or velocity outside 0–127)."""
