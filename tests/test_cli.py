@@ -290,13 +290,14 @@ def test_a_signal_stops_a_batch_command_with_its_code_and_a_show_cleanly_with_0(
     finally:
         got = child.finish()
     expected = code if code is not None else {signal.SIGTERM: 143, signal.SIGINT: 130}[signum]
-    assert got == expected, child.err
-    assert child.err[-1] == name + last_line and not any("Traceback" in line for line in child.err)
+    seen = f"stdout {child.out}, stderr {child.err}"
+    assert got == expected, seen
+    assert child.err[-1] == name + last_line and not any("Traceback" in line for line in child.err), seen
     if argv[0] == "render":
         assert list(tmp_path.iterdir()) == []  # nothing half-written
     else:  # the show stopped: the port silenced, then closed
         assert child.out[-3:-1] == ["port: all notes off", "port: closed"] and child.out[-1].endswith(
-            "all notes off and all sound off sent on channels [0, 1, 4, 8, 9]")
+            "all notes off and all sound off sent on channels [0, 1, 4, 8, 9]"), seen
     if argv[0] == "console":
         assert json.loads((tmp_path / "c.jsonl").read_text(encoding="utf-8").splitlines()[0])["event"] == "session"
 
@@ -314,4 +315,4 @@ def test_ctrl_c_stops_yuesheng_even_when_it_was_started_with_sigint_ignored(tmp_
         child.process.send_signal(signal.SIGINT)
     finally:
         got = child.finish()
-    assert got == 0 and child.err[-1].startswith("interrupted (Ctrl-C): the show stopped")
+    assert got == 0 and child.err[-1].startswith("interrupted (Ctrl-C): the show stopped"), (child.out, child.err)
