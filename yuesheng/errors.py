@@ -136,3 +136,18 @@ class AudioError(YueshengError):
 
 class EngraveError(YueshengError):
     """LilyPond or a CJK font is missing, or the engraving failed."""
+
+
+# -- live playback, the console and the command line's signals ------------------------------------
+
+
+class PortError(YueshengError):
+    """A MIDI port that cannot be listed, opened or written."""
+
+
+class NetworkError(YueshengError):
+    """A TCP or UDP address that cannot be listened on (the console's web port, OSC): busy, unknown, not permitted."""
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived: unwind like KeyboardInterrupt (a BaseException, so no ``except Exception`` swallows it)."""

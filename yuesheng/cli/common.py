@@ -11,8 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from yuesheng.errors import InvalidValueError, UnknownNameError
-from yuesheng.errors import UsageError as UsageError  # still imported from here by cli/live.py and cli/console.py
+from yuesheng.errors import InvalidValueError, UnknownNameError, UsageError
 from yuesheng.cli.streams import say
 from yuesheng.files import check_output, write_atomic, writes_directly
 from yuesheng.music.lulu import DEFAULT_HUANGZHONG, Realization, Tuning, lu, parse_huangzhong

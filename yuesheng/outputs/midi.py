@@ -27,17 +27,12 @@ from typing import Any, TypeAlias
 
 import mido
 
-from yuesheng.errors import MidiError, YueshengError
+from yuesheng.errors import MidiError, PortError
 from yuesheng.files import write_atomic
 from yuesheng.music.instruments import PARTS, Part
 from yuesheng.music.lulu import LU, Tuning, cents_offset
 from yuesheng.sources import display
 from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline
-
-
-class PortError(YueshengError):
-    """A MIDI port that cannot be listed, opened or written."""
-
 
 TEMPO = 1_000_000  # µs per beat: 60 bpm, so one beat = one second = TICKS_PER_SECOND ticks
 MAX_DELTA = 0x0FFFFFFF  # the longest delta time a Standard MIDI File can hold (four bytes of seven bits)
@@ -227,7 +222,7 @@ def _tracks(timeline: Timeline, *, reuse: bool = False) -> list[_Track]:
     return tracks
 
 
-def _midi_file(tracks: list) -> mido.MidiFile:
+def _midi_file(tracks: list[Any]) -> mido.MidiFile:
     return mido.MidiFile(type=1, ticks_per_beat=TICKS_PER_SECOND, charset="utf-8", tracks=tracks)
 
 
