@@ -6,8 +6,20 @@ import pytest
 
 from yuesheng.errors import UnknownNameError
 from yuesheng.music.lulu import (
-    LU, Degree, Pitch, Realization, Register, Tuning, cents_offset, lu, parse_huangzhong, parse_mode, parse_note_name,
-    pitches_of_suzi, resolve, suzi_of,
+    LU,
+    Degree,
+    Pitch,
+    Realization,
+    Register,
+    Tuning,
+    cents_offset,
+    lu,
+    parse_huangzhong,
+    parse_mode,
+    parse_note_name,
+    pitches_of_suzi,
+    resolve,
+    suzi_of,
 )
 
 

@@ -10,7 +10,6 @@ from yuesheng.errors import AmbiguousNameError, InvalidInputError, UnknownNameEr
 from yuesheng.music.score import Provenance, read_piece
 from yuesheng.yamlload import loads
 
-
 SOURCED = ["luming", "simu", "huanghuangzhehua", "yuli", "nanyoujiayu", "nanshanyoutai", "guanju", "getan",
            "juaner", "queshao", "caifan", "caipin", "zouyu-huangzhong-yu", "zouyu-jiazhong-jue"]
 LOST = ["nangai", "baihua", "huashu", "yougeng", "chongqiu", "youyi", "sixia", "gaixia", "aoxia", "xingong",

@@ -12,8 +12,8 @@ import pytest
 from yuesheng.check.validate import load_cuesheet
 from yuesheng.errors import UnknownNameError
 from yuesheng.music.lulu import Realization, Tuning, lu
-from yuesheng.outputs.report import run_sheet_text
 from yuesheng.music.repertoire import data_dir
+from yuesheng.outputs.report import run_sheet_text
 from yuesheng.timeline import EventKind, Options, Timeline, build_timeline, seconds, ticks
 
 DATA = Path(__file__).parent / "data"

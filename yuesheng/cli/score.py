@@ -8,18 +8,26 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.cli.common import (
-    EXIT_INVALID, EXIT_OK, Parser, check_output_arg, dump_json, format_option, note_name, pitch_options,
-    realization, scores_option, wrote,
+    EXIT_INVALID,
+    EXIT_OK,
+    Parser,
+    check_output_arg,
+    dump_json,
+    format_option,
+    note_name,
+    pitch_options,
+    realization,
+    scores_option,
+    wrote,
 )
 from yuesheng.cli.engrave import add_score_engrave
 from yuesheng.cli.streams import say
 from yuesheng.errors import InvalidInputError, UsageError
 from yuesheng.music.lulu import LU, Pitch, Realization, Register, Tuning, suzi_of
-from yuesheng.text import pad
 from yuesheng.music.repertoire import Repertoire, load_repertoire, score_paths
 from yuesheng.music.score import Piece, check_source, load_piece, read_piece
+from yuesheng.text import pad
 from yuesheng.yamlload import load as load_yaml
-
 
 NOTE_VALUES = (1 / 64, 64.0)  # --note-value: the shortest and longest, in beats
 

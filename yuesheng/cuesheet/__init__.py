@@ -6,8 +6,28 @@ The format is in ``docs/cuesheet.md`` (schema ``yuesheng/data/cuesheet.schema.js
 
 from yuesheng.cuesheet.anchors import Point, dependencies, evaluation_order, find_cycle
 from yuesheng.cuesheet.model import (
-    CALLS, DEFAULT_SYLLABLE, JIE_READING, Anchor, Archery, Arrow, Cite, Count, Cue, CueSheet, Member, MusicKind, Pair,
-    PieceRef, Reading, Round, Shooter, Start, Variant, parse_duration, parse_reading, rounds_called,
+    CALLS,
+    DEFAULT_SYLLABLE,
+    JIE_READING,
+    Anchor,
+    Archery,
+    Arrow,
+    Cite,
+    Count,
+    Cue,
+    CueSheet,
+    Member,
+    MusicKind,
+    Pair,
+    PieceRef,
+    Reading,
+    Round,
+    Shooter,
+    Start,
+    Variant,
+    parse_duration,
+    parse_reading,
+    rounds_called,
     variant_configurations,
 )
 from yuesheng.cuesheet.reader import FORMAT, read_cuesheet

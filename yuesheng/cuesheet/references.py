@@ -12,9 +12,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from yuesheng.checking import Checker
-from yuesheng.text import did_you_mean
 from yuesheng.cuesheet.anchors import find_cycle
 from yuesheng.cuesheet.model import CueSheet, parse_reading, variant_configurations
+from yuesheng.text import did_you_mean
 from yuesheng.yamlload import PathKey
 
 MAX_COMBINED_VARIANTS = 12  # 4,096 programmes checked for anchor cycles at most

@@ -24,6 +24,7 @@ from fractions import Fraction
 from yuesheng.errors import InvalidValueError, UnknownNameError
 from yuesheng.text import normalize, normalize_pinyin, suggest
 
+
 @dataclass(frozen=True, slots=True)
 class Lu:
     """One of the twelve 律; index 0 is 黄鍾, each a semitone above the last."""
