@@ -110,7 +110,7 @@ XUANGONG = [
 @pytest.mark.parametrize(("name", "scale", "final"), XUANGONG)
 def test_mode_against_the_xuangong_table(name, scale, final):
     mode = parse_mode(name)
-    assert "".join(l.short for l in mode.scale) == scale
+    assert "".join(the_lu.short for the_lu in mode.scale) == scale
     assert mode.final.short == final
 
 
@@ -168,7 +168,7 @@ def test_bad_note_names(bad):
 
 
 def test_twelve_lu_in_order():
-    assert "".join(l.short for l in LU) == "黄大太夾姑仲蕤林夷南無應"
+    assert "".join(the_lu.short for the_lu in LU) == "黄大太夾姑仲蕤林夷南無應"
 
 
 @pytest.mark.parametrize(("start", "up", "name"), [("黄", 2, "太"), ("應", 2, "大清"), ("南", 5, "太清"), ("黄", -1, "應倍")])

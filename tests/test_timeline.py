@@ -75,7 +75,7 @@ def test_shejie_per_pair_five_zhong_five_jie_evenly_spaced(repertoire, xiangshe)
     for pid in rnd.pairs:
         strokes = [e.start_tick for e in events if e.pair == pid and e.kind is EventKind.DRUM and e.velocity == 110]
         assert len(strokes) == 5
-        gaps = {b - a for a, b in zip(strokes, strokes[1:])}
+        gaps = {b - a for a, b in zip(strokes, strokes[1:], strict=False)}
         assert len(gaps) == 1  # 間若一
         (gap,) = gaps
         sung = [e for e in xiangshe.events if e.kind is EventKind.NOTE and e.part == "歌" and e.cue == "she-san"
@@ -166,7 +166,7 @@ def test_hit_calls_are_gong_then_shang_a_whole_tone_apart(xiangshe):
     calls = [e for e in xiangshe.events if e.kind is EventKind.CALL and e.text == "獲"]
     assert calls
     assert {(e.degree, e.key) for e in calls} == {("宫", 60), ("商", 62)}
-    for gong, shang in zip(calls[::2], calls[1::2]):
+    for gong, shang in zip(calls[::2], calls[1::2], strict=True):
         assert (gong.degree, shang.degree) == ("宫", "商") and shang.start_tick > gong.start_tick
 
 

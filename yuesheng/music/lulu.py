@@ -273,7 +273,7 @@ def parse_mode(name: str) -> Mode:
         found = _DEGREE_SPELLINGS.get(rest.removeprefix("清"))
         if found is not None and found.is_zhengsheng:
             return Mode(LU[_LU_SPELLINGS[head]], found, qing)
-    every = [l.name + d.hanzi for l in LU for d in SCALE_DEGREES if d.is_zhengsheng]
+    every = [the_lu.name + d.hanzi for the_lu in LU for d in SCALE_DEGREES if d.is_zhengsheng]
     raise UnknownNameError("宮調", name, suggest(text, every))
 
 

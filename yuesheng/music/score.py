@@ -38,7 +38,7 @@ from yuesheng.errors import InvalidInputError, InvalidValueError, Problem, Unkno
 from yuesheng.music.lulu import LU, SUZI_SYMBOLS, Mode, Pitch, lu, parse_mode, resolve
 from yuesheng.yamlload import Document, PathKey, load
 
-LU_SYMBOLS = "".join(l.short for l in LU) + "夹"
+LU_SYMBOLS = "".join(the_lu.short for the_lu in LU) + "夹"
 LINES = ("lyrics", "lu", "suzi")
 CHECKS = ("length", "lu", "suzi", "agree", "scale", "start", "final")
 
@@ -357,7 +357,7 @@ def _read_stanza(
               f"and {len(emended['suzi'])} characters; they must be equal", "length")
         return None
     notes = []
-    for pos, (syllable, lu_char, suzi_char) in enumerate(zip(lyrics, emended["lu"], emended["suzi"]), start=1):
+    for pos, (syllable, lu_char, suzi_char) in enumerate(zip(lyrics, emended["lu"], emended["suzi"], strict=False), start=1):
         note = _read_note(r, path, number, pos, syllable, lu_char, suzi_char, mode, excused)
         if note is not None:
             notes.append(note)
@@ -388,7 +388,7 @@ def _read_note(
         r.error(path + ("lu",), f"{where}: {exc}", "agree")
         return None
     if mode is not None and mode.degree_of(lu(lu_char)) is None and "scale" not in excused:
-        scale = "".join(l.short for l in mode.scale)
+        scale = "".join(the_lu.short for the_lu in mode.scale)
         r.error(path + ("lu",), f"{where}: {lu_char} is not in the scale of {mode.name} ({scale})", "scale")
     return Note(syllable, lu_char, suzi_char, pitch, number, pos)
 
