@@ -190,7 +190,8 @@ def test_a_lyric_not_as_transmitted_fails_the_source_check_at_its_stanza(tmp_pat
     text = _planted(shipped_score_text("simu"), "四牡騑騑周道倭遲", "四牡騑騑周道逶遲")
     [problem] = _source_problems(tmp_path, text)
     line = next(i for i, row in enumerate(text.splitlines(), 1) if "周道逶遲" in row)
-    assert problem.startswith(f"{tmp_path / 'planted.yaml'}:{line}:13: stanzas[0].lyrics: stanza 1: lyrics…(律俗字) '四牡騑騑周道逶遲")
+    assert problem.startswith(f"{tmp_path / 'planted.yaml'}:{line}:13: stanzas[0].lyrics: "
+                              "stanza 1: lyrics…(律俗字) '四牡騑騑周道逶遲")
     assert "is not on 瑟譜 2-2b as transmitted" in problem and problem.endswith("[source]")
 
 
