@@ -56,7 +56,8 @@ def imports(module: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                base = ".".join(
+                    package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
             for alias in node.names:  # ``from yuesheng.x import y`` imports module yuesheng.x.y when there is one
                 found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base)
     return {m for m in found if m in MODULES and m != module}

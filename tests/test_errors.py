@@ -12,8 +12,8 @@ import yuesheng
 from yuesheng import errors
 from yuesheng.cuesheet import parse_duration, parse_reading
 from yuesheng.errors import InvalidValueError, UnknownNameError, YueshengError
-from yuesheng.music.repertoire import Repertoire, load_repertoire
 from yuesheng.music.lulu import lu
+from yuesheng.music.repertoire import Repertoire, load_repertoire
 
 PACKAGE = Path(yuesheng.__file__).parent
 

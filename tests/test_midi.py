@@ -161,8 +161,8 @@ def test_a_gap_beyond_the_midi_delta_limit_is_bridged_not_written_invalid():
 
 
 def test_a_key_outside_midi_is_an_error_not_a_traceback():
-    from yuesheng.music.lulu import Realization as R
     from yuesheng.errors import MidiError
+    from yuesheng.music.lulu import Realization as R
 
     events = (Event(start_tick=0, length_ticks=960, kind=EventKind.NOTE, cue="a", part="瑟", key=140, velocity=80),)
     with pytest.raises(MidiError, match="note_on .*140"):

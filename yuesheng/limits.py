@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 
-
 @dataclass(frozen=True, slots=True)
 class Limit:
     """A bound: how a message names it, its value, and whether it bounds from above or below."""

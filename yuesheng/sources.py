@@ -75,8 +75,8 @@ class PrivateUse:
 # "charlist": that list's Unicode column (both in GAIJI_SOURCE); then the passage that fixes the reading.
 GAIJI_SOURCE = "github.com/kanripo/KR-Gaiji, commit 662fd61d (2019-11-30): charlist.org.txt, images/KRnnnn.png"
 PRIVATE_USE: dict[str, PrivateUse] = {p.code: p for p in (
-    PrivateUse("KR0615", "朄", "image: 巾+柬, the form of 朄 (Noto CJK draws 朄 so); zhouli:23-22b 鄭注 quotes 詩 應朄縣鼓, "
-               "音義 朄音𦙍"),
+    PrivateUse("KR0615", "朄", "image: 巾+柬, the form of 朄 (Noto CJK draws 朄 so); zhouli:23-22b 鄭注 quotes "
+               "詩 應朄縣鼓, 音義 朄音𦙍"),
     PrivateUse("KR0621", "芒", "image: 艹 over 亾 (亾 = 亡), a form of 芒; sepu:2-2a 叶音 鳴(一章叶芒二章同…)"),
     PrivateUse("KR0764", "霤", "image: 雨 over a form of 留; 4-44a 磬階間縮… (儀禮 鄉飲酒禮記 縮霤), 鄭注 縮從也"),
     PrivateUse("KR0795", "毄", "image: 毄 as Noto CJK draws it; zhouli:24-34a 占人 …幣以比其命, 音義 …音係 (毄 = 繫)"),
@@ -85,7 +85,8 @@ PRIVATE_USE: dict[str, PrivateUse] = {p.code: p for p in (
     PrivateUse("KR1055", "篴", "image: 竹 over 遂 = 篴; zhouli:23-26a 小師 鄭注 管如篴而小"),
     PrivateUse("KR1131", "徒", "image: 彳+走, a form of 徒; 10-17a 鄭注 服不負侯其徒居乏"),
     PrivateUse("KR1168", "冔", "charlist: 𠳲 (口+冔), a form of 冔; sepu:4-6a quotes 詩 文王 常服黼冔"),
-    PrivateUse("KR1969", None, "image: 曲 with doubled strokes (the top of 豐); 9-5b 鄭注 其為字從豆…聲: not established"),
+    PrivateUse("KR1969", None, "image: 曲 with doubled strokes (the top of 豐); 9-5b 鄭注 其為字從豆…聲: "
+               "not established"),
     PrivateUse("KR2239", None, "image: 阝+几; zhouli:24-10a 音義 伊耆又作帆…: not established"),
     PrivateUse("KR2503", None, "image: 木+兩; zhouli:30-37b 音義 掚監本訛…: not established"),
     PrivateUse("KR2691", "兆", "image: an old form of 兆; zhouli:24-15a 大卜 三…之灋, 音義 …音兆亦作兆"),
@@ -148,7 +149,8 @@ def parse_page(name: str, *, text: str = "yili") -> PageId:
     label = match["kr"] or match["prefix"] or match["title"]
     if label is not None and label not in _BY_NAME:
         expected = "one of " + ", ".join(f"{t.key} ({t.title})" for t in TEXTS.values())
-        raise InvalidValueError("text", label, expected, message=f"unknown text {label!r} in page {name!r}: expected {expected}")
+        raise InvalidValueError("text", label, expected,
+                                message=f"unknown text {label!r} in page {name!r}: expected {expected}")
     return PageId(_BY_NAME[label] if label else text, int(match["juan"]), int(match["leaf"]), match["side"])
 
 
@@ -211,7 +213,8 @@ class _Builder:
             return
         new = False
         if self.style == "yili" and not self.open and not content.startswith("("):
-            marker = next((k for m, k in (("鄭注", "注"), ("鄭目録", "注"), ("釋曰", "釋曰")) if content.startswith(m)), "")
+            marker = next((k for m, k in (("鄭注", "注"), ("鄭目録", "注"), ("釋曰", "釋曰"))
+                           if content.startswith(m)), "")
             if marker:
                 self.kind, new = marker, True
             elif indent == 0 and self.kind != "經":

@@ -7,7 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.cli.common import (
-    check_output_arg, note_name, pitch_options, realization, scores_option, sequencer_options, timeline_of,
+    check_output_arg,
+    note_name,
+    pitch_options,
+    realization,
+    scores_option,
+    sequencer_options,
+    timeline_of,
 )
 from yuesheng.errors import UsageError
 from yuesheng.music.repertoire import load_repertoire

@@ -356,6 +356,7 @@ def rounds_called(call: Cue, cues: tuple[Cue, ...], rounds: tuple[Round, ...]) -
     place = {c.id: c.index for c in cues}
     until = place.get(call.end_at, call.index)
     def answers(cid: str) -> bool:
-        return cid in place and ((call.start is not None and call.start.cue == cid) or call.index <= place[cid] <= until)
+        return cid in place and ((call.start is not None and call.start.cue == cid)
+                                 or call.index <= place[cid] <= until)
 
     return [r for r in rounds if any(answers(cid) for cid in r.cues)]

@@ -24,6 +24,7 @@ from fractions import Fraction
 from yuesheng.errors import InvalidValueError, UnknownNameError
 from yuesheng.text import normalize, normalize_pinyin, suggest
 
+
 @dataclass(frozen=True, slots=True)
 class Lu:
     """One of the twelve 律; index 0 is 黄鍾, each a semitone above the last."""
@@ -272,7 +273,7 @@ def parse_mode(name: str) -> Mode:
         found = _DEGREE_SPELLINGS.get(rest.removeprefix("清"))
         if found is not None and found.is_zhengsheng:
             return Mode(LU[_LU_SPELLINGS[head]], found, qing)
-    every = [l.name + d.hanzi for l in LU for d in SCALE_DEGREES if d.is_zhengsheng]
+    every = [the_lu.name + d.hanzi for the_lu in LU for d in SCALE_DEGREES if d.is_zhengsheng]
     raise UnknownNameError("宮調", name, suggest(text, every))
 
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from yuesheng.errors import AmbiguousNameError, InvalidInputError, Problem, UnknownNameError
-from yuesheng.text import normalize, normalize_pinyin, suggest
 from yuesheng.music.score import Piece, load_piece
+from yuesheng.text import normalize, normalize_pinyin, suggest
 
 _HERE = Path(__file__).resolve().parent.parent  # the yuesheng package
 

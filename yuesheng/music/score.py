@@ -38,7 +38,7 @@ from yuesheng.errors import InvalidInputError, InvalidValueError, Problem, Unkno
 from yuesheng.music.lulu import LU, SUZI_SYMBOLS, Mode, Pitch, lu, parse_mode, resolve
 from yuesheng.yamlload import Document, PathKey, load
 
-LU_SYMBOLS = "".join(l.short for l in LU) + "夹"
+LU_SYMBOLS = "".join(the_lu.short for the_lu in LU) + "夹"
 LINES = ("lyrics", "lu", "suzi")
 CHECKS = ("length", "lu", "suzi", "agree", "scale", "start", "final")
 
@@ -281,7 +281,8 @@ def _check_pages(r: Checker, data: dict[str, Any], stanzas: tuple[Stanza, ...]) 
             _check_on_page(r, path + ("lyrics",), s.page, f"{s.lyrics}…({s.lu_line}{s.suzi_line})",
                            f"stanza {s.number}: lyrics…(律俗字)", default="sepu")
     source = data.get("source")
-    if isinstance(source, dict) and isinstance(source.get("mode_page"), str) and isinstance(source.get("mode_line"), str):
+    if (isinstance(source, dict) and isinstance(source.get("mode_page"), str)
+            and isinstance(source.get("mode_line"), str)):
         _check_on_page(r, ("source", "mode_line"), source["mode_page"], source["mode_line"], "the mode line",
                        default="sepu")
 
@@ -293,7 +294,10 @@ def _check_lost(r: Checker, lost: Lost) -> None:
 
 def _read_records(r: Checker, data: dict[str, Any], key: str, fields: tuple[tuple[str, type], ...],
                   choice: tuple[str, tuple[str, ...]]) -> list[list[Any]]:
-    """The entries of a list of records (emendations, irregularities), each checked; *choice* is a field with fixed values."""
+    """The entries of a list of records (emendations, irregularities), each checked.
+
+    *choice* is a field with fixed values.
+    """
     names = tuple(name for name, _ in fields)
     out = []
     for i, raw in enumerate(r.field(data, (), key, list, required=False) or []):
@@ -357,7 +361,8 @@ def _read_stanza(
               f"and {len(emended['suzi'])} characters; they must be equal", "length")
         return None
     notes = []
-    for pos, (syllable, lu_char, suzi_char) in enumerate(zip(lyrics, emended["lu"], emended["suzi"]), start=1):
+    columns = zip(lyrics, emended["lu"], emended["suzi"], strict=False)  # "length" excused: the shortest line ends it
+    for pos, (syllable, lu_char, suzi_char) in enumerate(columns, start=1):
         note = _read_note(r, path, number, pos, syllable, lu_char, suzi_char, mode, excused)
         if note is not None:
             notes.append(note)
@@ -388,7 +393,7 @@ def _read_note(
         r.error(path + ("lu",), f"{where}: {exc}", "agree")
         return None
     if mode is not None and mode.degree_of(lu(lu_char)) is None and "scale" not in excused:
-        scale = "".join(l.short for l in mode.scale)
+        scale = "".join(the_lu.short for the_lu in mode.scale)
         r.error(path + ("lu",), f"{where}: {lu_char} is not in the scale of {mode.name} ({scale})", "scale")
     return Note(syllable, lu_char, suzi_char, pitch, number, pos)
 

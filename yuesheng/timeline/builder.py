@@ -37,6 +37,8 @@ from yuesheng.timeline.state import BuildState, Options, Point, Setting
 
 __all__ = ["DEFAULT_SYLLABLE", "Options", "Size", "build_timeline", "measure", "piece_timeline"]
 
+DEFAULT_REALIZATION = Realization()  # the default 黄鍾 and tuning: one frozen value, as the old default was
+
 
 def _run(setting: Setting, state: BuildState) -> tuple[dict[Point, Fraction], tuple[Tally, ...]]:
     """Schedule every cue, making (or counting) its events; the times of the cues and the tallies."""
@@ -134,7 +136,7 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def piece_timeline(piece: Piece, *, realization: Realization = Realization(),
+def piece_timeline(piece: Piece, *, realization: Realization = DEFAULT_REALIZATION,
                    syllable: Fraction = DEFAULT_SYLLABLE) -> Timeline:
     """A Timeline of one piece sung (or played) once, for exporting a score as MIDI."""
     part = PARTS["歌"] if any(n.lyric.strip() for n in piece.notes) else PARTS["笙"]
