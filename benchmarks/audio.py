@@ -31,11 +31,11 @@ try:
 except ModuleNotFoundError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from yuesheng.check.validate import load_cuesheet
+from yuesheng.music.repertoire import data_dir, load_repertoire
 from yuesheng.outputs.audio import ENCODINGS, expected_frames, plan, render
 from yuesheng.outputs.condense import condense
-from yuesheng.music.repertoire import data_dir, load_repertoire
 from yuesheng.timeline import Timeline, build_timeline, ticks
-from yuesheng.check.validate import load_cuesheet
 
 RITES = ("xiangyinjiu", "xiangshe", "yanli", "dashe")
 GOAL_RTF, GOAL_FLAC_SHARE = 100.0, 0.10
@@ -95,8 +95,9 @@ def main(argv: list[str] | None = None) -> int:
             if args.music_only:
                 short = condense(timeline, gap_ticks=ticks(3)).timeline
                 audio_s, wall, _, size = timed_render(short, Path(tmp) / f"{rite}-music.ogg")
-                print(f"{rite} --music-only .ogg: {audio_s / 60:.1f} min of {expected_frames(timeline) / 44100 / 3600:.1f}"
-                      f" h, {wall:.1f} s, {size / 1e6:.1f} MB", flush=True)
+                print(f"{rite} --music-only .ogg: {audio_s / 60:.1f} min of "
+                      f"{expected_frames(timeline) / 44100 / 3600:.1f} h, {wall:.1f} s, {size / 1e6:.1f} MB",
+                      flush=True)
                 results.append(f"RESULT music-only ogg {rite} {audio_s / 60:.1f} min, {size / 1e6:.1f} MB, "
                                f"rendered in {wall:.1f} s")
     print("\n".join(results))

@@ -19,15 +19,18 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's yuesheng, not an installed one
 
-from yuesheng.outputs.engrave import Notation, Setting, engrave, find_cjk_font, score_source
+from yuesheng.check.validate import load_cuesheet
+from yuesheng.cuesheet import CueSheet
 from yuesheng.music.repertoire import data_dir, load_repertoire
+from yuesheng.music.score import Piece
+from yuesheng.outputs.engrave import Notation, Setting, engrave, find_cjk_font, score_source
 from yuesheng.outputs.songbook import songbook, songbook_source
 from yuesheng.timeline import build_timeline
-from yuesheng.check.validate import load_cuesheet
 
 RITES = ("xiangyinjiu", "xiangshe", "yanli", "dashe")
 
@@ -39,6 +42,18 @@ def best(fn: Callable[[], object], repeat: int) -> float:
         fn()
         times.append(time.perf_counter() - start)
     return min(times)
+
+
+def ode(piece: Piece, notation: Notation, path: Path) -> None:
+    """Engrave *piece* alone in *notation* to *path*."""
+    engrave(score_source(piece, Setting(notation=notation)), path)
+
+
+def book(sheet: CueSheet, path: Path) -> None:
+    """Build the timeline of *sheet* and engrave its songbook to *path*."""
+    timeline = build_timeline(sheet)
+    source = songbook_source(songbook(timeline), Setting(realization=timeline.realization), font=find_cjk_font())
+    engrave(source, path)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -53,20 +68,12 @@ def main(argv: list[str] | None = None) -> None:
         for label, notation, suffix in (("ode_pdf_staff", Notation.STAFF, "pdf"),
                                         ("ode_pdf_jianpu", Notation.JIANPU, "pdf"),
                                         ("ode_svg_staff", Notation.STAFF, "svg")):
-            seconds = best(lambda: engrave(score_source(luming, Setting(notation=notation)), out / f"o.{suffix}"),
-                           args.repeat)
+            seconds = best(partial(ode, luming, notation, out / f"o.{suffix}"), args.repeat)
             results[label] = seconds
             print(f"鹿鳴 {notation.value} {suffix}: {seconds:.2f} s")
         for rite in RITES:
             sheet = load_cuesheet(data_dir("cues") / f"{rite}.yaml", repertoire)
-
-            def book(rite: str = rite) -> None:
-                timeline = build_timeline(sheet)
-                source = songbook_source(songbook(timeline), Setting(realization=timeline.realization),
-                                         font=find_cjk_font())
-                engrave(source, out / f"{rite}.pdf")
-
-            seconds = best(book, args.repeat)
+            seconds = best(partial(book, sheet, out / f"{rite}.pdf"), args.repeat)
             results[f"songbook_{rite}"] = seconds
             pieces = len(songbook(build_timeline(sheet)).entries)
             print(f"{rite} songbook: {pieces} pieces, {seconds:.2f} s")

@@ -46,9 +46,11 @@ def passage() -> Timeline:
     for n in range(STROKES):
         tick = round(n * GAP_MS * TICKS_PER_SECOND / 1000)
         part, key = ("鼓", 35) if n % 2 else ("鐘", 72 + n % 5)
-        events.append(Event(tick, 2, EventKind.DRUM if part == "鼓" else EventKind.NOTE, "jie", part=part, key=key,
+        events.append(Event(start_tick=tick, length_ticks=2, kind=EventKind.DRUM if part == "鼓" else EventKind.NOTE,
+                            cue="jie", part=part, key=key,
                             velocity=100))
-    return Timeline("jitter", "jitter", tuple(sorted(events, key=lambda e: e.sort_key)), (), (), (), Realization())
+    return Timeline(rite="jitter", rite_id="jitter", events=tuple(sorted(events, key=lambda e: e.sort_key)),
+                    realization=Realization())
 
 
 class Loopback:

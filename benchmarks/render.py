@@ -39,16 +39,17 @@ import resource
 import subprocess
 import sys
 import time
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's yuesheng, installed or not
 
 from yuesheng.check.validate import load_cuesheet
 from yuesheng.music.lulu import Realization
-from yuesheng.outputs.midi import midi_bytes
 from yuesheng.music.repertoire import data_dir, load_repertoire
+from yuesheng.outputs.midi import midi_bytes
 from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline, build_timeline
 
 LYRICS = "呦呦鹿鳴食野之苹我有嘉賓鼓瑟吹笙吹笙鼓簧承筐是將人之好我示我周行"
@@ -70,7 +71,8 @@ def best_of(repeats: int, fn: Callable[[], object]) -> tuple[float, float]:
 
 def timeline_of(events: list[Event], rite: str = "synthetic") -> Timeline:
     """A Timeline holding *events*, sorted as build_timeline sorts them."""
-    return Timeline(rite, rite, tuple(sorted(events, key=lambda e: e.sort_key)), (), (), (), Realization())
+    return Timeline(rite=rite, rite_id=rite, events=tuple(sorted(events, key=lambda e: e.sort_key)),
+                    realization=Realization())
 
 
 def synthetic_events(n: int, seed: int = 0) -> list[Event]:
@@ -84,19 +86,24 @@ def synthetic_events(n: int, seed: int = 0) -> list[Event]:
         if roll < 0.82:  # one syllable on the three melodic parts at once (fewer if near n)
             key, syllable = rng.randint(60, 84), LYRICS[rng.randrange(len(LYRICS))]
             for part, shift, vel in (("歌", 0, 90), ("瑟", 0, 75), ("笙", -12, 70))[: n - len(events)]:
-                events.append(Event(tick, SYLLABLE, EventKind.NOTE, cue, part=part, key=max(60, key + shift),
+                events.append(Event(start_tick=tick, length_ticks=SYLLABLE, kind=EventKind.NOTE, cue=cue, part=part,
+                                    key=max(60, key + shift),
                                     velocity=vel, text=syllable if part == "歌" else "", piece="p", zhong=1))
             tick += SYLLABLE
         elif roll < 0.88:
-            events.append(Event(tick, TICKS_PER_SECOND // 8, EventKind.DRUM, cue, part="鼓", key=35, velocity=110))
+            events.append(Event(start_tick=tick, length_ticks=TICKS_PER_SECOND // 8, kind=EventKind.DRUM, cue=cue,
+                                part="鼓", key=35, velocity=110))
         elif roll < 0.92:
-            events.append(Event(tick, rng.choice((2, 5, 30)) * TICKS_PER_SECOND, EventKind.ACTION, cue,
+            events.append(Event(start_tick=tick, length_ticks=rng.choice((2, 5, 30)) * TICKS_PER_SECOND,
+                                kind=EventKind.ACTION, cue=cue,
                                 text="主人拜送，賓答拜"))
             tick += TICKS_PER_SECOND
         elif roll < 0.96:
-            events.append(Event(tick, 0, EventKind.MARKER, cue, text="升歌 鹿鳴 四牡 皇皇者華"))
+            events.append(Event(start_tick=tick, length_ticks=0, kind=EventKind.MARKER, cue=cue,
+                                text="升歌 鹿鳴 四牡 皇皇者華"))
         else:
-            events.append(Event(tick + 1, TICKS_PER_SECOND * 4 // 5, EventKind.CALL, cue, part="獲者",
+            events.append(Event(start_tick=tick + 1, length_ticks=TICKS_PER_SECOND * 4 // 5, kind=EventKind.CALL,
+                                cue=cue, part="獲者",
                                 key=rng.choice((60, 62)), velocity=100, text="獲", degree="宫"))
     return events
 
@@ -108,8 +115,8 @@ def render_rites(repeats: int) -> None:
         sheet = load_cuesheet(path, repertoire)
         timeline = build_timeline(sheet)
         notes = sum(e.kind is EventKind.NOTE for e in timeline.events)
-        build = best_of(repeats, lambda: build_timeline(sheet))[1]
-        midi = best_of(repeats, lambda: midi_bytes(timeline))[1]
+        build = best_of(repeats, partial(build_timeline, sheet))[1]
+        midi = best_of(repeats, partial(midi_bytes, timeline))[1]
         print(f"{len(timeline.events):>8}{notes:>8}{build:>10.4f}{midi:>10.4f}  {timeline.rite} ({path.name})")
 
 
@@ -118,7 +125,7 @@ def per_event_costs(sizes: list[int], repeats: int) -> list[float]:
     costs = []
     for n in sizes:
         timeline = timeline_of(synthetic_events(n))
-        seconds = best_of(repeats, lambda: midi_bytes(timeline))[1]
+        seconds = best_of(repeats, partial(midi_bytes, timeline))[1]
         costs.append(seconds / n * 1e6)
         print(f"synthetic {n:>7} events: midi_bytes {seconds:8.4f} s CPU, {costs[-1]:6.2f} µs/event")
     return costs
@@ -146,10 +153,13 @@ def music21_baseline(notes: list[Event], repeats: int) -> tuple[tuple[float, flo
             whole.insert(0, part)
         return whole
 
+    def export(whole: stream.Score) -> io.BytesIO:
+        return io.BytesIO(m21midi.translate.streamToMidiFile(whole).writestr())
+
     runs = []
     for _ in range(repeats):  # a fresh stream each time: the export may cache on it
         whole = score()
-        runs.append(timed(lambda: io.BytesIO(m21midi.translate.streamToMidiFile(whole).writestr())))
+        runs.append(timed(partial(export, whole)))
     timeline = timeline_of(notes)
     return (min(w for w, _ in runs), min(c for _, c in runs)), best_of(repeats, lambda: midi_bytes(timeline))
 
@@ -249,7 +259,7 @@ def main(argv: list[str] | None = None) -> None:
     long = long_piece_costs([500, 4000] if args.quick else [5000, 40000])
     million = million_syllables(10**5 if args.quick else 10**6)
     print(f"RESULT render_speedup_vs_music21={m21_s / ours_s:.2f} (CPU time: {m21_cpu / ours_cpu:.2f})")
-    for x, cost in zip(exponents, costs):
+    for x, cost in zip(exponents, costs, strict=True):
         print(f"RESULT per_event_us_1e{x}={cost:.2f}")
     for notes, wall_us, cpu_us in long:
         print(f"RESULT long_piece_us_per_note_{notes}={wall_us:.1f} (CPU {cpu_us:.1f})")

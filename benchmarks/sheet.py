@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 try:
@@ -33,10 +34,10 @@ try:
 except ModuleNotFoundError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from yuesheng.outputs.report import run_sheet_text
-from yuesheng.music.repertoire import data_dir, load_repertoire
-from yuesheng.timeline import build_timeline
 from yuesheng.check.validate import load_cuesheet
+from yuesheng.music.repertoire import data_dir, load_repertoire
+from yuesheng.outputs.report import run_sheet_text
+from yuesheng.timeline import build_timeline
 from yuesheng.web.sheet import sheet_html
 
 RITES = ("dashe", "xiangshe", "xiangyinjiu", "yanli")
@@ -97,8 +98,8 @@ def main() -> None:
         first_s = time.perf_counter() - start
         pages[rite] = folder / f"{rite}.html"
         pages[rite].write_text(html, encoding="utf-8")
-        page_s = best_of(args.repeat, lambda: sheet_html(timeline))
-        text_s = best_of(args.repeat, lambda: run_sheet_text(timeline))
+        page_s = best_of(args.repeat, partial(sheet_html, timeline))
+        text_s = best_of(args.repeat, partial(run_sheet_text, timeline))
         written[rite] = (page_s, text_s, first_s)
         print(f"{rite:<12} {len(timeline.events):>7} {len(timeline.cues):>5} {len(html.encode()) / 1e6:>7.2f}MB "
               f"{first_s:>10.3f}s {page_s:>10.3f}s {text_s:>10.3f}s")

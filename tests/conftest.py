@@ -38,8 +38,8 @@ def shipped_score_text():
 @pytest.fixture(scope="module")
 def has_engraver() -> None:
     """Skip, saying why, where LilyPond or a CJK font cannot be found (.ci/run installs both)."""
+    from yuesheng.errors import EngraveError
     from yuesheng.outputs import engrave
-    from yuesheng.outputs.engrave import EngraveError
 
     try:
         engrave.find_lilypond()

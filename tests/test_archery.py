@@ -6,8 +6,8 @@ from fractions import Fraction
 
 import pytest
 
-from yuesheng.timeline.archery import Tally, counts, shoot_with_music, shoot_without_music, tally
 from yuesheng.cuesheet import Archery, Arrow, Cite, Count, Pair, Round
+from yuesheng.timeline.archery import Tally, counts, shoot_with_music, shoot_without_music, tally
 
 CITE = Cite("6-12b", "不鼓不釋")
 TOLERANCE = Fraction(1, 4)

@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 import json
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
 
 import pytest
 
@@ -207,3 +214,120 @@ def test_commands_that_build_nothing_import_no_timeline(argv):
     done = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, timeout=60,
                           cwd=Path(__file__).resolve().parent.parent)
     assert done.returncode == 0 and done.stdout.splitlines()[-1] == "[]"
+
+
+# -- signals: a real child process, signalled once it says it is ready -------------------------------------------
+
+ROOT = Path(__file__).parent.parent
+GOLDEN = str(ROOT / "tests" / "data" / "golden.yaml")
+
+# The child: yuesheng's own main, with a MIDI port that says on stdout when it is silenced and closed, and an
+# fsync that says on stderr that a file is being written, then waits to be interrupted.
+CHILD = """\
+import os, sys, time
+import yuesheng.outputs.midi as midi
+
+class Port:
+    def send(self, message):
+        if message.type == "control_change" and message.control == 123 and message.channel == 0:
+            print("port: all notes off", flush=True)
+    def close(self):
+        print("port: closed", flush=True)
+
+def fsync(fd):
+    print("writing", file=sys.stderr, flush=True)
+    time.sleep(60)
+
+midi.open_output = lambda name: Port()
+os.fsync = fsync
+from yuesheng.cli import main_exit
+sys.argv = ["yuesheng"] + sys.argv[1:]
+main_exit()
+"""
+
+
+class Child:
+    """A child process whose stdout and stderr are read line by line (in threads), so a test can wait for a line."""
+
+    def __init__(self, *argv: str) -> None:
+        self.process = subprocess.Popen([sys.executable, "-c", CHILD, *argv], cwd=ROOT, stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8")
+        self.lines: queue.Queue[tuple[str, str]] = queue.Queue()
+        self.out: list[str] = []
+        self.err: list[str] = []
+        self.readers = [threading.Thread(target=self._read, args=(name, stream), daemon=True)
+                        for name, stream in (("out", self.process.stdout), ("err", self.process.stderr))]
+        for reader in self.readers:
+            reader.start()
+
+    def _read(self, name: str, stream) -> None:
+        for line in stream:
+            (self.out if name == "out" else self.err).append(line.rstrip("\n"))
+            self.lines.put((name, line))
+
+    def wait_for(self, text: str, timeout: float = 60.0) -> None:
+        """Until a line holding *text* comes on either stream; fails, saying what came, at the deadline."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                _, line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no line with {text!r} in {timeout} s: {self.out} {self.err}") from None
+            if text in line:
+                return
+
+    def finish(self, timeout: float = 30.0) -> int:
+        """The exit code, once the process has ended and its streams are read to the end."""
+        try:
+            code = self.process.wait(timeout=timeout)
+        finally:
+            self.process.kill()
+            self.process.stdin.close()
+        for reader in self.readers:
+            reader.join(timeout=5)
+        return code
+
+
+@pytest.mark.parametrize("signum, name", [(signal.SIGTERM, "terminated (SIGTERM)"),
+                                          (signal.SIGINT, "interrupted (Ctrl-C)")])
+@pytest.mark.parametrize("argv, ready, code, last_line", [
+    (("render", GOLDEN, "-o", "{tmp}/x.mid"), "writing", None, ": stopped, nothing half-written left behind"),
+    (("play", GOLDEN, "--manual"), "next GO 1/", 0, ": the show stopped, all notes off and all sound off sent"),
+    (("console", GOLDEN, "--listen", "127.0.0.1:0", "--log", "{tmp}/c.jsonl"), "console of ", 0,
+     ": the show stopped, all notes off and all sound off sent"),
+], ids=["render", "play", "console"])
+def test_a_signal_stops_a_batch_command_with_its_code_and_a_show_cleanly_with_0(tmp_path, signum, name, argv, ready,
+                                                                                code, last_line):
+    child = Child(*(a.format(tmp=tmp_path) for a in argv))
+    try:
+        child.wait_for(ready)
+        child.process.send_signal(signum)
+    finally:
+        got = child.finish()
+    expected = code if code is not None else {signal.SIGTERM: 143, signal.SIGINT: 130}[signum]
+    seen = f"stdout {child.out}, stderr {child.err}"
+    assert got == expected, seen
+    assert child.err[-1] == name + last_line and not any("Traceback" in line for line in child.err), seen
+    if argv[0] == "render":
+        assert list(tmp_path.iterdir()) == []  # nothing half-written
+    else:  # the show stopped: the port silenced, then closed
+        assert child.out[-3:-1] == ["port: all notes off", "port: closed"] and child.out[-1].endswith(
+            "all notes off and all sound off sent on channels [0, 1, 4, 8, 9]"), seen
+    if argv[0] == "console":
+        assert json.loads((tmp_path / "c.jsonl").read_text(encoding="utf-8").splitlines()[0])["event"] == "session"
+
+
+def test_ctrl_c_stops_yuesheng_even_when_it_was_started_with_sigint_ignored(tmp_path):
+    """``nohup``, ``&``: the shell starts a program with SIGINT ignored; yuesheng takes it back (an operator's
+    Ctrl-C must always work)."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # inherited by the child
+    try:
+        child = Child("play", GOLDEN, "--manual")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    try:
+        child.wait_for("next GO 1/")
+        child.process.send_signal(signal.SIGINT)
+    finally:
+        got = child.finish()
+    assert got == 0 and child.err[-1].startswith("interrupted (Ctrl-C): the show stopped"), (child.out, child.err)

@@ -1,25 +1,30 @@
-"""The console on a real port: HTTP, WebSocket and the token; the page driven in headless Chromium."""
+"""The console: its logic over HTTP and WebSocket through Starlette's TestClient, with a fake clock driving a real
+Player; on a real port only what needs one: the page driven in headless Chromium."""
 
 from __future__ import annotations
 
-import json
+import queue
 import shutil
 import threading
 import time
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-import httpx
 import pytest
 import uvicorn
+from starlette.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 
-from yuesheng.live.control import Control
-from yuesheng.live.player import RealClock, Player
+from yuesheng.live.control import Control, Press
+from yuesheng.live.player import FADE, RealClock, Player
 from yuesheng.timeline import build_timeline
 from yuesheng.check.validate import load_cuesheet
 from yuesheng.web.console import Console
 
 DATA = Path(__file__).parent / "data"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+WALL = 1_800_000_000.0  # the console's wall clock in these tests (for the projected end)
+BELLS = 4  # the held 肆夏's channel
 
 
 class Port:
@@ -35,23 +40,220 @@ class Port:
         return [m for _, m in list(self.sent) if getattr(m, "type", "") == "control_change" and m.control == number]
 
 
+class FakeClock:
+    """The player's and the guard's time: it moves only when the test moves it."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def now(self) -> float:
+        return self.t
+
+    def sleep_until(self, when: float) -> None:
+        self.t = max(self.t, when)
+
+
+class Stepped:
+    """The control's commands, for the player: a message's time comes only once the test's clock has reached it."""
+
+    def __init__(self, control: Control, clock: FakeClock) -> None:
+        self.control, self.clock = control, clock
+
+    def wait_until(self, deadline: float | None) -> Press | None:
+        while True:
+            try:
+                return self.control.presses.get(timeout=0.005)
+            except queue.Empty:
+                if deadline is not None and self.clock.t >= deadline:
+                    return None
+
+
+class Live:
+    """A console for the golden rite behind a TestClient, its player in a thread on a fake clock."""
+
+    def __init__(self, timeline, token: str | None = None) -> None:
+        self.clock, self.port = FakeClock(), Port()
+        self.control = Control(self.clock, guard=0.5)
+        self.player = Player(timeline, self.port, self.clock, control=Stepped(self.control, self.clock), stay=True,
+                             show=lambda _: None)
+        self.client = TestClient(Console(timeline, self.player, self.control, token=token, wall=lambda: WALL).app())
+        self.thread = threading.Thread(target=self.player.run, daemon=True)
+        self.thread.start()
+
+    def command(self, command: str, cue: str = "") -> bool:
+        return self.client.post("/command", json={"command": command, "cue": cue}).json()["accepted"]
+
+    def settle(self, predicate) -> dict:
+        """The state, once *predicate* holds of it (the player's thread has handled the command)."""
+        deadline = time.monotonic() + 5
+        while not predicate(state := self.client.get("/state").json()):
+            assert time.monotonic() < deadline, f"the state never got there: {state}"
+            time.sleep(0.005)
+        return state
+
+    def close(self) -> None:
+        self.control.close("test over")
+        self.thread.join(timeout=10)
+        assert not self.thread.is_alive(), "the player outlived the test"
+
+
+@pytest.fixture(scope="module")
+def golden(repertoire):
+    return build_timeline(load_cuesheet(DATA / "golden.yaml", repertoire))
+
+
+@pytest.fixture
+def live(golden):
+    console = Live(golden)
+    yield console
+    console.close()
+
+
+@pytest.fixture
+def guarded(golden):
+    console = Live(golden, token="s3cret")
+    yield console
+    console.close()
+
+
+def test_before_the_first_go_the_page_shows_the_next_action_and_no_clock(live):
+    state = live.client.get("/state").json()
+    assert state["current"] is None and state["next"]["id"] == "bin-ru" and state["next"]["cite"] == "儀禮集釋 5-4a"
+    assert state["playing"] == [] and state["ended"] == "" and state["planned_total_s"] == 228.0
+    assert [state[k] for k in ("elapsed_s", "in_cue_s", "overrun_s", "projected_end")] == [None] * 4
+
+
+def test_go_starts_the_next_action_and_the_clock_follows_the_fake_time(live):
+    assert live.command("go")
+    state = live.settle(lambda s: s["current"] is not None)
+    assert state["current"]["id"] == "bin-ru" and state["next"]["id"] == "bai-zhi"
+    assert state["playing"] == [{"cue": "sixia", "what": "金奏 肆夏", "until": "bai-zhi: 主人再拜 賓荅再拜"}]
+    assert (state["elapsed_s"], state["in_cue_s"], state["overrun_s"]) == (0.0, 0.0, 0.0)
+    live.clock.t = 14.0  # 4 s longer than bin-ru's planned 10 s
+    state = live.client.get("/state").json()
+    assert (state["elapsed_s"], state["in_cue_s"], state["overrun_s"], state["position_s"]) == (14.0, 14.0, 4.0, 10.0)
+    assert state["projected_total_s"] == 232.0
+    assert state["projected_end"] == (datetime.fromtimestamp(WALL, timezone.utc)
+                                      + timedelta(seconds=232.0 - 14.0)).isoformat(timespec="seconds")
+
+
+def test_the_guard_refuses_a_go_too_soon_after_the_last(live):
+    assert live.command("go") and not live.command("go")  # the same moment: a double press
+    live.clock.t = 0.4
+    assert not live.command("go")
+    live.clock.t = 0.6
+    assert live.command("go")
+    state = live.settle(lambda s: s["current"] is not None and s["current"]["id"] == "bai-zhi")
+    assert state["next"]["id"] == "zhengge-bei"
+
+
+def test_stop_all_silences_every_channel_and_nothing_plays(live):
+    live.command("go")
+    live.settle(lambda s: s["playing"])
+    assert live.command("stop")
+    live.settle(lambda s: not s["playing"])
+    assert {m.channel for m in live.port.controls(120)} == set(live.player.channels)
+    assert {m.channel for m in live.port.controls(123)} == set(live.player.channels)
+
+
+def test_fade_steps_the_held_music_down_then_stops_it(live):
+    live.command("go")
+    live.settle(lambda s: s["playing"])
+    assert live.command("fade")
+    live.clock.t = FADE + 0.5  # the player plays the fade out at its own pace as the fake time passes
+    assert _wait(lambda: [m.value for m in live.port.controls(7) if m.channel == BELLS][-2:] == [0, 100])
+    steps = [m.value for m in live.port.controls(7) if m.channel == BELLS]  # silent, then restored for later music
+    assert steps[-2:] == [0, 100] and steps[:-1] == sorted(steps[:-1], reverse=True) and len(steps) > 10
+    assert live.client.get("/state").json()["playing"] == []
+
+
+def test_jump_makes_a_cue_the_next_and_go_plays_it(live):
+    assert live.command("goto", "zhengge-bei")
+    state = live.settle(lambda s: s["next"] is not None and s["next"]["id"] == "zhengge-bei")
+    assert state["current"] is None
+    assert live.command("go")
+    state = live.settle(lambda s: s["current"] is not None)
+    assert state["current"]["id"] == "zhengge-bei" and state["position_s"] == 93.0
+    assert (state["elapsed_s"], state["overrun_s"]) == (93.0, 0.0)  # reckoned as if what was jumped over ran to plan
+    # 歌's last note-offs fall at this moment: once they are sent, the shooting's music is all that plays
+    live.settle(lambda s: sorted(p["cue"] for p in s["playing"]) == ["huo", "she"])
+
+
+def test_malformed_commands_are_refused(live):
+    for bad in ({"command": "launch"}, {"command": "goto", "cue": "nosuch"}, {"command": "goto", "cue": 3}, [1, 2]):
+        assert live.client.post("/command", json=bad).json() == {"accepted": False}
+    assert live.client.post("/command", content=b"{oops").status_code == 400
+    assert live.client.get("/state").json()["next"]["id"] == "bin-ru"
+
+
+def test_the_page_lists_every_action_to_jump_to(live):
+    page = live.client.get("/")
+    assert page.status_code == 200 and "set-cookie" not in page.headers
+    for cue in ("bin-ru", "bai-zhi", "zhengge-bei"):
+        assert f'value="{cue}"' in page.text
+
+
+def test_the_token_is_required_on_every_request_and_socket(guarded):
+    client = guarded.client
+    for path in ("/", "/state"):
+        assert client.get(path).status_code == 403
+        assert client.get(path + "?token=wrong").status_code == 403
+    assert client.post("/command", json={"command": "go"}).status_code == 403
+    with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect("/ws"):
+        pass
+    assert refused.value.code == 1008  # closed before it is accepted: a server answers the handshake 403
+    page = client.get("/?token=s3cret")
+    assert page.status_code == 200 and "yuesheng-token=s3cret" in page.headers["set-cookie"]
+    client.cookies.clear()
+    assert client.get("/state", headers={"Cookie": "yuesheng-token=s3cret"}).status_code == 200
+    assert client.get("/state", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+    assert client.post("/command?token=s3cret", json={"command": "go"}).json() == {"accepted": True}
+
+
+def test_the_socket_takes_commands_and_pushes_the_state_after_a_go(live):
+    with live.client.websocket_connect("/ws") as socket:
+        assert socket.receive_json()["state"]["next"]["id"] == "bin-ru"
+        socket.send_json({"command": "go"})
+        assert _reply(socket) == {"accepted": True}
+        pushed = socket.receive_json()["state"]
+        while pushed["current"] is None:  # a push or two may leave before the player's thread has taken the GO
+            pushed = socket.receive_json()["state"]
+        assert pushed["current"]["id"] == "bin-ru" and pushed["next"]["id"] == "bai-zhi"
+        socket.send_text("{oops")
+        assert _reply(socket) == {"accepted": False}
+
+
+def _reply(socket) -> dict:
+    """The answer to a command sent on *socket*, past the state pushes."""
+    while "state" in (frame := socket.receive_json()):
+        pass
+    return frame
+
+
+def test_every_connected_page_gets_the_state_pushed(live):
+    with live.client.websocket_connect("/ws") as first, live.client.websocket_connect("/ws") as second:
+        for socket in (first, second):
+            assert all(socket.receive_json()["state"]["next"]["id"] == "bin-ru" for _ in range(3))
+
+
+# -- on a real port: the page in a browser ------------------------------------------------------------
+
+
 class Served:
     """A console for the golden rite, served by uvicorn on a free port of 127.0.0.1, its player in a thread."""
 
-    def __init__(self, timeline, token: str | None) -> None:
+    def __init__(self, timeline) -> None:
         self.port = Port()
         clock = RealClock()
         self.control = Control(clock, guard=0.3)
         self.player = Player(timeline, self.port, clock, control=self.control, stay=True, show=lambda _: None)
-        self.server = uvicorn.Server(uvicorn.Config(Console(timeline, self.player, self.control, token=token).app(),
+        self.server = uvicorn.Server(uvicorn.Config(Console(timeline, self.player, self.control).app(),
                                                     host="127.0.0.1", port=0, log_level="warning", lifespan="off"))
         self.threads = [threading.Thread(target=self.server.run, daemon=True),
                         threading.Thread(target=self.player.run, daemon=True)]
         for thread in self.threads:
             thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started and time.monotonic() < deadline:
-            time.sleep(0.01)
+        assert _wait(lambda: self.server.started, 10), "the server did not start"
         self.url = f"http://127.0.0.1:{self.server.servers[0].sockets[0].getsockname()[1]}"
 
     def close(self) -> None:
@@ -62,21 +264,9 @@ class Served:
         assert not any(thread.is_alive() for thread in self.threads), "the server or the player outlived the test"
 
 
-@pytest.fixture(scope="module")
-def golden(repertoire):
-    return build_timeline(load_cuesheet(DATA / "golden.yaml", repertoire))
-
-
 @pytest.fixture
 def served(golden):
-    console = Served(golden, token=None)
-    yield console
-    console.close()
-
-
-@pytest.fixture
-def guarded(golden):
-    console = Served(golden, token="s3cret")
+    console = Served(golden)
     yield console
     console.close()
 
@@ -88,43 +278,6 @@ def _wait(predicate, timeout: float = 5.0) -> bool:
             return True
         time.sleep(0.02)
     return False
-
-
-def test_state_and_commands_over_http(served):
-    state = httpx.get(served.url + "/state").json()
-    assert state["current"] is None and state["next"]["id"] == "bin-ru" and state["next"]["cite"] == "儀禮集釋 5-4a"
-    assert httpx.post(served.url + "/command", json={"command": "go"}).json() == {"accepted": True}
-    assert httpx.post(served.url + "/command", json={"command": "go"}).json() == {"accepted": False}  # the guard
-    assert _wait(lambda: httpx.get(served.url + "/state").json()["current"] is not None)
-    state = httpx.get(served.url + "/state").json()
-    assert state["current"]["id"] == "bin-ru" and state["next"]["id"] == "bai-zhi"
-    assert {"cue": "sixia", "what": "金奏 肆夏", "until": "bai-zhi: 主人再拜 賓荅再拜"} in state["playing"]
-    assert state["elapsed_s"] >= 0 and state["overrun_s"] is not None and state["projected_end"]
-    for bad in ({"command": "launch"}, {"command": "goto", "cue": "nosuch"}, [1, 2]):
-        assert httpx.post(served.url + "/command", json=bad).json() == {"accepted": False}
-    assert httpx.post(served.url + "/command", content=b"{oops").status_code == 400
-
-
-def test_the_token_is_required_on_every_request_and_socket(guarded):
-    import websockets.sync.client as ws
-    from websockets.exceptions import InvalidStatus
-
-    for path in ("/", "/state"):
-        assert httpx.get(guarded.url + path).status_code == 403
-        assert httpx.get(guarded.url + path + "?token=wrong").status_code == 403
-    assert httpx.post(guarded.url + "/command", json={"command": "go"}).status_code == 403
-    with pytest.raises(InvalidStatus) as refused:
-        ws.connect(guarded.url.replace("http", "ws") + "/ws")
-    assert refused.value.response.status_code == 403
-    page = httpx.get(guarded.url + "/?token=s3cret")
-    assert page.status_code == 200 and "yuesheng-token" in page.headers["set-cookie"]
-    assert httpx.get(guarded.url + "/state", cookies={"yuesheng-token": "s3cret"}).status_code == 200
-    assert httpx.get(guarded.url + "/state", headers={"Authorization": "Bearer s3cret"}).status_code == 200
-    with ws.connect(guarded.url.replace("http", "ws") + "/ws?token=s3cret") as socket:
-        assert "state" in json.loads(socket.recv(timeout=5))
-        socket.send(json.dumps({"command": "go"}))
-        replies = [json.loads(socket.recv(timeout=5)) for _ in range(3)]
-        assert {"accepted": True} in replies
 
 
 @pytest.fixture(scope="module")
@@ -203,38 +356,6 @@ def test_console_usage_errors(run, argv, message):
 def test_console_without_no_midi_names_the_ports_when_the_port_is_missing(run):
     code, _, err = run("console", str(DATA / "golden.yaml"), "--port", "no such port")
     assert code == 1 and "cannot open MIDI output no such port" in err
-
-
-def test_console_process_stops_cleanly_on_sigterm(tmp_path):
-    import signal
-    import subprocess
-    import sys
-
-    log = tmp_path / "c.jsonl"
-    process = subprocess.Popen([sys.executable, "-m", "yuesheng", "console", str(DATA / "golden.yaml"), "--no-midi",
-                                "--listen", "127.0.0.1:0", "--log", str(log)], stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               cwd=Path(__file__).parent.parent)
-    try:
-        assert _wait(lambda: log.exists() and log.stat().st_size > 0, 20)
-        time.sleep(1.0)
-        process.send_signal(signal.SIGTERM)
-        out, err = process.communicate(timeout=20)
-    finally:
-        process.kill()
-    assert process.returncode == 0, err
-    assert "console closed: all notes off and all sound off" in out
-    assert json.loads(log.read_text(encoding="utf-8").splitlines()[0])["event"] == "session"
-
-
-def test_every_connected_page_gets_the_state_pushed(served):
-    import websockets.sync.client as ws
-
-    url = served.url.replace("http", "ws") + "/ws"
-    with ws.connect(url) as first, ws.connect(url) as second:
-        for socket in (first, second):
-            states = [json.loads(socket.recv(timeout=5)) for _ in range(3)]
-            assert all(s["state"]["next"]["id"] == "bin-ru" for s in states)
 
 
 def test_a_busy_listen_port_is_a_clear_error_before_anything_is_shown(run):

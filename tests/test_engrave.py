@@ -1,5 +1,6 @@
 """Engraving: the LilyPond source holds the piece's pitches and 簡譜 digits; the PDF and SVG hold its text;
-score text never runs as LilyPond code; missing engraver or font gives a clear error; the songbook follows the Timeline."""
+score text never runs as LilyPond code; missing engraver or font gives a clear error; the songbook follows the
+Timeline."""
 
 from __future__ import annotations
 
@@ -12,14 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng.outputs import engrave
-from yuesheng.outputs.engrave import EngraveError, Notation, Setting, lily_string, score_source
+from yuesheng.errors import EngraveError
 from yuesheng.music.lulu import Degree, Realization, Tuning
 from yuesheng.music.score import load_piece
+from yuesheng.outputs import engrave
+from yuesheng.outputs.engrave import Notation, Setting, lily_string, score_source
 
 FONT = "Noto Serif CJK TC"  # the source-only tests name a font; they do not need it installed
 _PITCH = re.compile(r"(?<![\\\w])([a-g])(isis|eses|is|es)?([',]*)4(?![\w])")
-_STEP = dict(zip("cdefgab", (0, 2, 4, 5, 7, 9, 11)))
+_STEP = dict(zip("cdefgab", (0, 2, 4, 5, 7, 9, 11), strict=True))
 _ALTER = {None: 0, "is": 1, "es": -1, "isis": 2, "eses": -2}
 
 
@@ -32,8 +34,8 @@ def _voices(source: str) -> list[str]:
 def _keys(voice: str) -> list[int]:
     """MIDI keys of the LilyPond notes (absolute pitches: c is C3, c' C4) in *voice*."""
     voice = re.sub(r"\\key \S+ \\major|\\clef \S+", "", voice)
-    return [48 + _STEP[l] + _ALTER[a or None] + 12 * (marks.count("'") - marks.count(","))
-            for l, a, marks in _PITCH.findall(voice)]
+    return [48 + _STEP[letter] + _ALTER[a or None] + 12 * (marks.count("'") - marks.count(","))
+            for letter, a, marks in _PITCH.findall(voice)]
 
 
 def _digits(source: str) -> list[str]:
@@ -67,7 +69,7 @@ def test_staff_notes_in_the_source_are_the_pieces_pitches(repertoire, huangzhong
     source = score_source(piece, Setting(realization=real), font=FONT)
     voices = _voices(source)
     assert len(voices) == len(piece.stanzas)
-    for voice, stanza in zip(voices, piece.stanzas):
+    for voice, stanza in zip(voices, piece.stanzas, strict=True):
         assert _keys(voice) == [real.midi(n.pitch)[0] for n in stanza.notes]
 
 
@@ -103,8 +105,8 @@ def test_jianpu_octave_dots_mark_the_register(repertoire) -> None:
 def test_lyric_lines_are_the_syllables_lu_and_suzi(repertoire) -> None:
     piece = repertoire.find("鹿鳴")
     source = score_source(piece, Setting(), font=FONT)
-    lines = [l for l in source.splitlines() if "\\new Lyrics" in l][:3]
-    words = [re.findall(r'"((?:\\.|[^"\\])*)"', l)[2:] for l in lines]  # past "v" and the label
+    lines = [line for line in source.splitlines() if "\\new Lyrics" in line][:3]
+    words = [re.findall(r'"((?:\\.|[^"\\])*)"', line)[2:] for line in lines]  # past "v" and the label
     notes = piece.stanzas[0].notes
     assert words == [[n.lyric for n in notes], [n.pitch.name for n in notes], [n.suzi for n in notes]]
 

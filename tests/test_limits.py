@@ -15,16 +15,15 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from hang import time_limit
 
 from yuesheng import limits
+from yuesheng.check.validate import load_cuesheet
 from yuesheng.cuesheet import read_cuesheet, variant_configurations
-from yuesheng.limits import LimitError
+from yuesheng.errors import LimitError
 from yuesheng.music.repertoire import data_dir
 from yuesheng.timeline import Options, build_timeline, measure, ticks
-from yuesheng.check.validate import load_cuesheet
 from yuesheng.yamlload import load
-
-from hang import time_limit
 
 DATA = Path(__file__).parent / "data"
 MINI = (DATA / "mini_xiangyin.yaml").read_text(encoding="utf-8")
@@ -213,17 +212,33 @@ def test_a_rite_longer_than_the_limit_is_invalid_at_the_cue_that_ends_last(run, 
 # -- the measure is exact, and the shipped rites are far inside the limits ---------------------------------------
 
 
+def _assert_measure_is_exact(sheet, options: Options) -> None:
+    size, timeline = measure(sheet, options), build_timeline(sheet, options)
+    assert size.events == len(timeline.events)
+    assert size.marks == sum(len(hold.phrase_ticks) for hold in timeline.holds.values())
+    assert ticks(size.end) == max(t.end_tick for t in timeline.cues)
+    assert not size.problems()
+
+
+@pytest.mark.parametrize("rite, options", [
+    ("xiangyinjiu", Options(readings={"heyue": "li-rugui"})),  # the 合 pair together
+    ("xiangshe", Options(syllable=Fraction(7, 3))),  # 射節 and held music off the tick grid
+    ("yanli", Options(frozenset({"yan-she"}), syllable=limits.SYLLABLE.value)),  # 金奏, held music repeated often
+    ("dashe", Options(readings={"wusuanyue": "jing-ci"})),
+])
+def test_measure_counts_exactly_the_events_a_build_makes(repertoire, rite, options):
+    """A few configurations end to end; the playing rules themselves are checked in test_instruments."""
+    _assert_measure_is_exact(load_cuesheet(data_dir("cues") / f"{rite}.yaml", repertoire), options)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("rite", ["xiangyinjiu", "xiangshe", "yanli", "dashe"])
-def test_measure_counts_exactly_the_events_a_build_makes(repertoire, rite):
+def test_measure_is_exact_for_every_variant_configuration(repertoire, rite):
+    """Every variant configuration at three tempi (about a minute: slow, so a quick run leaves it out)."""
     sheet = load_cuesheet(data_dir("cues") / f"{rite}.yaml", repertoire)
     for variants in variant_configurations(sheet):
         for syllable in (None, limits.SYLLABLE.value, Fraction(7, 3)):
-            options = Options(variants, syllable=syllable)
-            size, timeline = measure(sheet, options), build_timeline(sheet, options)
-            assert size.events == len(timeline.events)
-            assert size.marks == sum(len(hold.phrase_ticks) for hold in timeline.holds.values())
-            assert ticks(size.end) == max(t.end_tick for t in timeline.cues)
-            assert not size.problems()
+            _assert_measure_is_exact(sheet, Options(variants, syllable=syllable))
 
 
 def test_every_limit_lives_in_one_module():

@@ -8,7 +8,7 @@ import pytest
 
 from yuesheng.live.control import Command, Control, Press
 from yuesheng.errors import UnknownNameError
-from yuesheng.live.player import FADE, Player
+from yuesheng.live.player import FADE, Player, Playing
 from yuesheng.check.validate import load_cuesheet
 from yuesheng.outputs.midi import live_messages
 from yuesheng.timeline import TICKS_PER_SECOND, build_timeline
@@ -215,8 +215,9 @@ def test_a_real_virtual_port_when_the_system_has_one():
     from yuesheng.live.player import RealClock
     from yuesheng.timeline import Event, EventKind, Timeline
 
-    notes = tuple(Event(n * 96, 48, EventKind.NOTE, "c", part="瑟", key=60 + n, velocity=80) for n in range(5))
-    timeline = Timeline("t", "t", notes, (), (), (), Realization())
+    notes = tuple(Event(start_tick=n * 96, length_ticks=48, kind=EventKind.NOTE, cue="c", part="瑟", key=60 + n,
+                        velocity=80) for n in range(5))
+    timeline = Timeline(rite="t", rite_id="t", events=notes, realization=Realization())
     with port, listener:
         Player(timeline, port, RealClock()).run()
         time.sleep(0.2)
@@ -343,9 +344,13 @@ def test_status_reports_the_current_and_next_cue_and_what_plays(golden):
 
     player = Player(golden, Capture(clock), clock, control=Probe(clock, [(0.0, Command.GO, "")]), stay=True)
     player.run()
-    after_go = next(s for s in states if s["current"] == "bin-ru")
-    assert after_go["next"] == "bai-zhi" and after_go["current_started"] == 0.0
-    assert {"cue": "sixia", "until": "bai-zhi"} in after_go["playing"]
+    before = states[0]
+    assert before.current is None and before.next == "bin-ru" and before.playing == () and before.first_tick is None
+    after_go = next(s for s in states if s.current == "bin-ru")
+    assert after_go.next == "bai-zhi" and after_go.current_started == 0.0 and after_go.first_started == 0.0
+    assert Playing("sixia", "bai-zhi") in after_go.playing and after_go.actions[:2] == ("bin-ru", "bai-zhi")
+    with pytest.raises(AttributeError):
+        after_go.current = "changed"  # a frozen snapshot: the player's later changes cannot reach it, nor the reader's
 
 
 def test_when_no_command_can_come_the_queued_music_plays_out_and_held_music_ends_at_its_phrase(golden):

@@ -6,8 +6,20 @@ import pytest
 
 from yuesheng.errors import UnknownNameError
 from yuesheng.music.lulu import (
-    LU, Degree, Pitch, Realization, Register, Tuning, cents_offset, lu, parse_huangzhong, parse_mode, parse_note_name,
-    pitches_of_suzi, resolve, suzi_of,
+    LU,
+    Degree,
+    Pitch,
+    Realization,
+    Register,
+    Tuning,
+    cents_offset,
+    lu,
+    parse_huangzhong,
+    parse_mode,
+    parse_note_name,
+    pitches_of_suzi,
+    resolve,
+    suzi_of,
 )
 
 
@@ -46,7 +58,8 @@ def test_registers_are_octaves():
 
 
 # 瑟譜 卷一 雅律通俗譜例 (001-10b–11a)
-SUZI_TABLE_TEXT = "黄(黄鍾合)大(大吕四下)太(太簇四上)夹(夹鍾一下)姑(姑洗一上)仲(仲吕上)蕤(蕤賓勾)林(林鍾尺)夷(夷則工下)南(南吕工上)無(無射凡下)應(應鍾凡上)"
+SUZI_TABLE_TEXT = ("黄(黄鍾合)大(大吕四下)太(太簇四上)夹(夹鍾一下)姑(姑洗一上)仲(仲吕上)"
+                   "蕤(蕤賓勾)林(林鍾尺)夷(夷則工下)南(南吕工上)無(無射凡下)應(應鍾凡上)")
 
 
 @pytest.mark.parametrize("entry", SUZI_TABLE_TEXT.split(")")[:-1])
@@ -58,7 +71,8 @@ def test_suzi_table_matches_yalu_tongsu_pu_li(entry):
     assert pitches_of_suzi(symbol) == (pitch,)
 
 
-@pytest.mark.parametrize(("lu_name", "symbol"), [("黄", "六"), ("大", "五下"), ("太", "五上"), ("夾", "五緊"), ("夾", "五𦂳")])
+@pytest.mark.parametrize(("lu_name", "symbol"),
+                         [("黄", "六"), ("大", "五下"), ("太", "五上"), ("夾", "五緊"), ("夾", "五𦂳")])
 def test_qing_suzi(lu_name, symbol):
     assert pitches_of_suzi(symbol) == (Pitch(lu(lu_name), Register.QING),)
 
@@ -98,7 +112,7 @@ XUANGONG = [
 @pytest.mark.parametrize(("name", "scale", "final"), XUANGONG)
 def test_mode_against_the_xuangong_table(name, scale, final):
     mode = parse_mode(name)
-    assert "".join(l.short for l in mode.scale) == scale
+    assert "".join(the_lu.short for the_lu in mode.scale) == scale
     assert mode.final.short == final
 
 
@@ -156,10 +170,11 @@ def test_bad_note_names(bad):
 
 
 def test_twelve_lu_in_order():
-    assert "".join(l.short for l in LU) == "黄大太夾姑仲蕤林夷南無應"
+    assert "".join(the_lu.short for the_lu in LU) == "黄大太夾姑仲蕤林夷南無應"
 
 
-@pytest.mark.parametrize(("start", "up", "name"), [("黄", 2, "太"), ("應", 2, "大清"), ("南", 5, "太清"), ("黄", -1, "應倍")])
+@pytest.mark.parametrize(("start", "up", "name"),
+                         [("黄", 2, "太"), ("應", 2, "大清"), ("南", 5, "太清"), ("黄", -1, "應倍")])
 def test_transposing_a_pitch_crosses_registers(start, up, name):
     assert Pitch(lu(start)).up(up).name == name
 

@@ -15,7 +15,8 @@ def test_musicxml_round_trip_keeps_pitches_and_lyrics(run, repertoire, tmp_path,
     parsed = [n for n in music21.converter.parse(out).recurse().notes]
     piece = repertoire.find(pid)
     assert [n.pitch.midi for n in parsed] == [62 + n.pitch.semitones for n in piece.notes]
-    assert [[l.text for l in n.lyrics] for n in parsed] == [[n.lyric.strip() or "·", n.lu, n.suzi] for n in piece.notes]
+    assert [[lyric.text for lyric in n.lyrics] for n in parsed] == [
+        [n.lyric.strip() or "·", n.lu, n.suzi] for n in piece.notes]
 
 
 def test_each_stanza_starts_a_measure_with_its_number(repertoire, tmp_path):

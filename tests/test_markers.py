@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from yuesheng.check.validate import load_cuesheet
 from yuesheng.outputs.markers import audacity_labels, cue_sheet, cue_time, tracks
 from yuesheng.timeline import TICKS_PER_SECOND, build_timeline
-from yuesheng.check.validate import load_cuesheet
 
 DATA = Path(__file__).parent / "data"
 
@@ -21,7 +21,7 @@ def timeline(repertoire):
 def test_a_label_per_cue_at_its_start_and_end(timeline):
     lines = audacity_labels(timeline).splitlines()
     assert len(lines) == len(timeline.cues)
-    for line, t in zip(lines, timeline.cues):
+    for line, t in zip(lines, timeline.cues, strict=True):
         start, end, text = line.split("\t")
         assert float(start) == pytest.approx(t.start_tick / TICKS_PER_SECOND, abs=1e-6)
         assert float(end) == pytest.approx(t.end_tick / TICKS_PER_SECOND, abs=1e-6)

@@ -12,8 +12,9 @@ import pytest
 from yuesheng.check.validate import load_cuesheet
 from yuesheng.errors import OutputError
 from yuesheng.music.lulu import LU, Realization, Tuning, cents_offset
-from yuesheng.outputs.midi import decode_octave_tuning, midi_bytes, to_midi, write_midi
-from yuesheng.timeline import Event, EventKind, Options, Timeline, build_timeline
+from yuesheng.music.repertoire import data_dir
+from yuesheng.outputs.midi import TEMPO, decode_octave_tuning, live_messages, midi_bytes, to_midi, write_midi
+from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Options, Timeline, build_timeline
 
 DATA = Path(__file__).parent / "data"
 
@@ -85,8 +86,9 @@ def test_sanfen_octave_tuning_message(golden):
 def test_a_repeated_note_is_never_cut_by_its_own_note_off():
     from yuesheng.music.lulu import Realization as R
 
-    events = tuple(Event(t, 480, EventKind.NOTE, "c", part="瑟", key=60, velocity=80) for t in (0, 480, 960))
-    track = to_midi(Timeline("t", "t", events, (), (), (), R())).tracks[1]
+    events = tuple(Event(start_tick=t, length_ticks=480, kind=EventKind.NOTE, cue="c", part="瑟", key=60,
+                         velocity=80) for t in (0, 480, 960))
+    track = to_midi(Timeline(rite="t", rite_id="t", events=events, realization=R())).tracks[1]
     kinds = [(m.type, m.time) for m in track if m.type.startswith("note")]
     assert kinds == [("note_on", 0), ("note_off", 480), ("note_on", 0), ("note_off", 480), ("note_on", 0),
                      ("note_off", 480)]
@@ -141,9 +143,9 @@ def test_a_gap_beyond_the_midi_delta_limit_is_bridged_not_written_invalid():
     from yuesheng.outputs.midi import MAX_DELTA
 
     later = 2 * MAX_DELTA + 12345  # about 155 hours after the first note: no single delta can hold it
-    events = (Event(0, 960, EventKind.NOTE, "a", part="瑟", key=60, velocity=80),
-              Event(later, 960, EventKind.NOTE, "b", part="瑟", key=62, velocity=80))
-    data = midi_bytes(Timeline("t", "t", events, (), (), (), R()))
+    events = (Event(start_tick=0, length_ticks=960, kind=EventKind.NOTE, cue="a", part="瑟", key=60, velocity=80),
+              Event(start_tick=later, length_ticks=960, kind=EventKind.NOTE, cue="b", part="瑟", key=62, velocity=80))
+    data = midi_bytes(Timeline(rite="t", rite_id="t", events=events, realization=R()))
     midi = _read(data)
     for track in midi.tracks:
         assert all(0 <= m.time <= MAX_DELTA for m in track)
@@ -155,19 +157,49 @@ def test_a_gap_beyond_the_midi_delta_limit_is_bridged_not_written_invalid():
             ons.append((now, m.note))
     assert ons == [(0, 60), (later, 62)]
     assert [m.text for m in se if m.type == "text"] == ["", ""]  # the two bridges, empty text events
-    assert data == midi_bytes(Timeline("t", "t", events, (), (), (), R()))
+    assert data == midi_bytes(Timeline(rite="t", rite_id="t", events=events, realization=R()))
 
 
 def test_a_key_outside_midi_is_an_error_not_a_traceback():
+    from yuesheng.errors import MidiError
     from yuesheng.music.lulu import Realization as R
-    from yuesheng.outputs.midi import MidiError
 
-    events = (Event(0, 960, EventKind.NOTE, "a", part="瑟", key=140, velocity=80),)
+    events = (Event(start_tick=0, length_ticks=960, kind=EventKind.NOTE, cue="a", part="瑟", key=140, velocity=80),)
     with pytest.raises(MidiError, match="note_on .*140"):
-        midi_bytes(Timeline("t", "t", events, (), (), (), R()))
+        midi_bytes(Timeline(rite="t", rite_id="t", events=events, realization=R()))
 
 
 def test_to_midi_and_midi_bytes_write_the_same_file(golden):
     buffer = io.BytesIO()
     to_midi(golden).save(file=buffer)
     assert buffer.getvalue() == midi_bytes(golden)
+
+
+def _file_messages(data: bytes) -> list[tuple[float, mido.Message]]:
+    """The channel and system-exclusive messages of a MIDI file, each with its time in seconds (960 ticks/s)."""
+    midi = _read(data)
+    found = []
+    for track in midi.tracks:
+        tick = 0
+        for message in track:
+            tick += message.time
+            if not message.is_meta:
+                found.append((mido.tick2second(tick, midi.ticks_per_beat, TEMPO), message.copy(time=0)))
+    return found
+
+
+@pytest.mark.parametrize("sheet, options", [("golden", Options()),
+                                            ("xiangyinjiu", Options(realization=Realization(62, Tuning.SANFEN)))])
+def test_live_messages_are_the_messages_of_the_midi_file(repertoire, sheet, options):
+    """What live playback sends is what the file holds, at the same times; only the file closes each part."""
+    path = DATA / f"{sheet}.yaml" if sheet == "golden" else data_dir("cues") / f"{sheet}.yaml"
+    timeline = build_timeline(load_cuesheet(path, repertoire), options)
+    setup, timed = live_messages(timeline)
+    live = [(0.0, m) for m in setup] + [(tick / TICKS_PER_SECOND, m.copy(time=0)) for tick, _, m in timed]
+    written = _file_messages(midi_bytes(timeline))
+    closing = [(t, m) for t, m in written if m.type == "control_change" and m.control in (120, 123)]
+    assert {t for t, _ in closing} == {timeline.duration_ticks / TICKS_PER_SECOND}
+    assert len(closing) == 2 * len({m.channel for _, m in written if m.type == "note_on"})
+    played = Counter((round(t, 9), str(m)) for t, m in written if (t, m) not in closing)
+    assert played == Counter((round(t, 9), str(m)) for t, m in live)
+    assert any(m.type == "sysex" for _, m in live) == (options.realization is not None)

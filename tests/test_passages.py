@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from yuesheng.check.validate import load_cuesheet
 from yuesheng.cuesheet import CueSheet
 from yuesheng.music.repertoire import data_dir, load_repertoire
 from yuesheng.timeline import CALL_LENGTH, CueTiming, Event, EventKind, Options, Timeline, build_timeline, ticks
-from yuesheng.check.validate import load_cuesheet
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "music-passages.md"
 RITES = {"鄉飲酒禮": "xiangyinjiu", "鄉射禮": "xiangshe", "燕禮": "yanli", "大射儀": "dashe"}
@@ -125,7 +125,8 @@ def _check_calls(row: Row, head: str, body: str) -> None:
     degrees, part, anchors = (field.strip() for field in (body + "/").split("/")[:3])
     timeline = _timeline(row.rite, opts)
     timing = _timing(timeline, cue)
-    calls = sorted((e for e in timeline.events if e.cue == cue and e.kind is EventKind.CALL), key=lambda e: e.start_tick)
+    calls = sorted((e for e in timeline.events if e.cue == cue and e.kind is EventKind.CALL),
+                   key=lambda e: e.start_tick)
     assert calls, f"{cue} sounds no call"
     assert {e.part for e in calls} == {part}, f"{cue}: called by {sorted({e.part for e in calls})}"
     wanted, _, per_hit = degrees.partition(" per hit of ")

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from yuesheng.check.validate import load_cuesheet
 from yuesheng.errors import InvalidInputError
 from yuesheng.live.rehearsal import Log, load_timing, read_log, retime, timing_yaml
 from yuesheng.timeline import build_timeline
-from yuesheng.check.validate import load_cuesheet
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = DATA / "golden.yaml"  # actions bin-ru (10 s), bai-zhi (5 s), zhengge-bei (5 s)
@@ -46,7 +46,8 @@ def test_each_entry_is_one_json_line_with_wall_and_monotonic_time(tmp_path):
 def test_a_log_written_under_kill_9_has_only_whole_lines(tmp_path):
     path = tmp_path / "killed.jsonl"
     writer = ("import sys, itertools\nfrom yuesheng.live.rehearsal import Log\nlog = Log(sys.argv[1])\n"
-              "for n in itertools.count():\n    log.write('go', float(n), cue='bin-ru', source='pedal', pad='x' * 300)\n")
+              "for n in itertools.count():\n"
+              "    log.write('go', float(n), cue='bin-ru', source='pedal', pad='x' * 300)\n")
     process = subprocess.Popen([sys.executable, "-c", writer, str(path)], cwd=Path(__file__).parent.parent)
     deadline = time.monotonic() + 20
     while (not path.exists() or path.stat().st_size < 200_000) and time.monotonic() < deadline:
@@ -120,9 +121,12 @@ def test_timing_overlay_round_trips_and_replaces_the_estimates(tmp_path, sheet):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("format: yuesheng-timing/1\nrite: golden\ndurations:\n  nosuch: {duration: 3s, n: 1}\n", ":4:3: .*unknown action 'nosuch'"),
-    ("format: yuesheng-timing/1\nrite: golden\ndurations:\n  ge: {duration: 3s, n: 1}\n", ":4:3: .*unknown action 'ge'"),
-    ("format: yuesheng-timing/1\nrite: golden\ndurations:\n  bin-ru: {duration: soon, n: 1}\n", ":4:.*bad duration 'soon'"),
+    ("format: yuesheng-timing/1\nrite: golden\ndurations:\n  nosuch: {duration: 3s, n: 1}\n",
+     ":4:3: .*unknown action 'nosuch'"),
+    ("format: yuesheng-timing/1\nrite: golden\ndurations:\n  ge: {duration: 3s, n: 1}\n",
+     ":4:3: .*unknown action 'ge'"),
+    ("format: yuesheng-timing/1\nrite: golden\ndurations:\n  bin-ru: {duration: soon, n: 1}\n",
+     ":4:.*bad duration 'soon'"),
     ("format: yuesheng-timing/1\nrite: dashe\ndurations: {}\n", ":2:7: .*timing of rite 'dashe'"),
 ])
 def test_a_bad_timing_file_is_an_error_with_its_place(tmp_path, sheet, text, message):
@@ -155,7 +159,8 @@ def test_retime_with_a_bad_log_exits_1_naming_the_line(run, tmp_path):
 
 
 def test_a_stop_or_fade_before_the_first_go_is_part_of_a_log(tmp_path, sheet):
-    entries, _ = read_log(_log(tmp_path / "s.jsonl", [("fade", "", 1.0), ("stop", "", 2.0), ("go", "bin-ru", 3.0)]), sheet)
+    path = _log(tmp_path / "s.jsonl", [("fade", "", 1.0), ("stop", "", 2.0), ("go", "bin-ru", 3.0)])
+    entries, _ = read_log(path, sheet)
     assert [(e.event, e.cue) for e in entries] == [("session", ""), ("fade", ""), ("stop", ""), ("go", "bin-ru")]
 
 

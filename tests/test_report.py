@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng.timeline.archery import Tally
 from yuesheng.check.validate import load_cuesheet
-from yuesheng.timeline import clock
 from yuesheng.outputs.report import run_sheet_csv, run_sheet_json, run_sheet_text, sections
-from yuesheng.timeline import build_timeline
+from yuesheng.timeline import build_timeline, clock
+from yuesheng.timeline.archery import Tally
 
 DATA = Path(__file__).parent / "data"
 
@@ -82,7 +81,8 @@ def _with_private_use(golden):
     from yuesheng.cuesheet import Cite
 
     first = golden.cues[0]
-    cue = replace(first.cue, cite=Cite("5-4b", "主人阼階上當&KR0925;北面再拜"), words="當&KR0925;", action="當&KR0925;北面")
+    cue = replace(first.cue, cite=Cite("5-4b", "主人阼階上當&KR0925;北面再拜"), words="當&KR0925;",
+                  action="當&KR0925;北面")
     events = tuple(replace(e, text="當&KR0925;北面") if e.cue == cue.id and e.text else e for e in golden.events)
     return replace(golden, cues=(replace(first, cue=cue),) + golden.cues[1:], events=events)
 

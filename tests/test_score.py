@@ -6,11 +6,9 @@ import re
 
 import pytest
 
-from yuesheng.errors import InvalidInputError
-from yuesheng.music.repertoire import AmbiguousNameError
+from yuesheng.errors import AmbiguousNameError, InvalidInputError, UnknownNameError
 from yuesheng.music.score import Provenance, read_piece
 from yuesheng.yamlload import loads
-
 
 SOURCED = ["luming", "simu", "huanghuangzhehua", "yuli", "nanyoujiayu", "nanshanyoutai", "guanju", "getan",
            "juaner", "queshao", "caifan", "caipin", "zouyu-huangzhong-yu", "zouyu-jiazhong-jue"]
@@ -72,7 +70,7 @@ def test_yuli_irregularity_is_recorded_from_the_source(repertoire):
 @pytest.mark.parametrize("pid", LOST)
 def test_lost_pieces_cite_their_loss_and_label_their_realization(repertoire, pid):
     piece = repertoire.find(pid)
-    assert piece.lost["cite"].startswith("儀禮集釋 ")
+    assert piece.lost.cite.startswith("儀禮集釋 ")
     assert piece.realization.label == "modern realization"
     assert "not a reconstruction" in piece.realization.rule
     assert piece.provenance_label == "lost (modern realization)"
@@ -95,7 +93,7 @@ def _problems(text: str) -> list[str]:
 def test_flipped_suzi_is_caught_with_file_line_stanza_and_position(shipped_score_text):
     text = _planted(shipped_score_text("simu"), "suzi: 合一勾一四合", "suzi: 合尺勾一四合")
     (problem,) = _problems(text)
-    lu_line = next(i for i, l in enumerate(text.splitlines(), 1) if l.strip().startswith("lu: 黄姑蕤姑太黄"))
+    lu_line = next(i for i, line in enumerate(text.splitlines(), 1) if line.strip().startswith("lu: 黄姑蕤姑太黄"))
     assert problem.startswith(f"planted.yaml:{lu_line}:9: stanzas[0].lu: stanza 1 position 2 (牡): ")
     assert "律 姑 disagrees with 俗字 尺" in problem and problem.endswith("[agree]")
 
@@ -169,7 +167,7 @@ def test_a_shared_title_is_ambiguous(repertoire):
 
 
 def test_unknown_piece_suggests(repertoire):
-    with pytest.raises(KeyError, match="did you mean"):
+    with pytest.raises(UnknownNameError, match="did you mean"):
         repertoire.find("鹿明")
 
 
@@ -191,8 +189,9 @@ def test_every_shipped_score_is_on_its_pages():
 def test_a_lyric_not_as_transmitted_fails_the_source_check_at_its_stanza(tmp_path, shipped_score_text):
     text = _planted(shipped_score_text("simu"), "四牡騑騑周道倭遲", "四牡騑騑周道逶遲")
     [problem] = _source_problems(tmp_path, text)
-    line = next(i for i, l in enumerate(text.splitlines(), 1) if "周道逶遲" in l)
-    assert problem.startswith(f"{tmp_path / 'planted.yaml'}:{line}:13: stanzas[0].lyrics: stanza 1: lyrics…(律俗字) '四牡騑騑周道逶遲")
+    line = next(i for i, row in enumerate(text.splitlines(), 1) if "周道逶遲" in row)
+    assert problem.startswith(f"{tmp_path / 'planted.yaml'}:{line}:13: stanzas[0].lyrics: "
+                              "stanza 1: lyrics…(律俗字) '四牡騑騑周道逶遲")
     assert "is not on 瑟譜 2-2b as transmitted" in problem and problem.endswith("[source]")
 
 
@@ -204,6 +203,6 @@ def test_a_stanza_on_a_page_that_does_not_exist_names_the_nearest(tmp_path, ship
 
 def test_a_lost_pieces_quote_is_checked_on_its_page(tmp_path, shipped_score_text):
     text = shipped_score_text("nangai")
-    quote = next(l.split("quote:", 1)[1].strip() for l in text.splitlines() if l.strip().startswith("quote:"))
+    quote = next(line.split("quote:", 1)[1].strip() for line in text.splitlines() if line.strip().startswith("quote:"))
     [problem] = _source_problems(tmp_path, _planted(text, quote, quote[:-1] + "乎"))
     assert "lost.quote: the quote" in problem and problem.endswith("[source]")

@@ -9,8 +9,9 @@ import pytest
 
 from yuesheng.cli import build_parser
 from yuesheng.cli.common import timeline_of
-from yuesheng.outputs.engrave import Setting, lily_string
+from yuesheng.errors import UnknownNameError
 from yuesheng.music.lulu import Realization, Tuning
+from yuesheng.outputs.engrave import Setting, lily_string
 from yuesheng.outputs.songbook import songbook, songbook_source
 
 FONT = "Noto Serif CJK TC"
@@ -52,7 +53,7 @@ def test_songbook_part_line_follows_the_timeline() -> None:
 
 
 def test_a_part_that_does_not_play_is_named_with_those_that_do() -> None:
-    with pytest.raises(KeyError, match="unknown part playing in 鄉射禮 '鐘' — did you mean '歌' or '瑟'"):
+    with pytest.raises(UnknownNameError, match="unknown part playing in 鄉射禮 '鐘' — did you mean '歌' or '瑟'"):
         songbook(_timeline("xiangshe"), part="鐘")
 
 

@@ -1,16 +1,17 @@
-"""The shipped texts: page names, parts, quotes, private-use codes — and fidelity: every cite and stanza is on its page."""
+"""The shipped texts: page names, parts, quotes, private-use codes — and fidelity: every cite and stanza is on its
+page."""
 
 from __future__ import annotations
 
 import re
 
 import pytest
-
 from kanripo import page_and_next
+
 from yuesheng import sources
+from yuesheng.check.validate import _cites
 from yuesheng.music.repertoire import data_dir
 from yuesheng.music.score import Provenance
-from yuesheng.check.validate import _cites
 from yuesheng.yamlload import load
 
 # --- page names ---------------------------------------------------------------------------------------------------
@@ -83,14 +84,16 @@ def test_yili_parts_tell_the_jing_the_notes_and_the_collation_apart():
     assert parts[1][0] == "注" and parts[1][1].startswith("鄭注階間北面")
     assert parts[2] == ("釋曰", "釋曰奠觶者以顯其事表其位也")
     assert parts[3] == ("經", "坐取觶不祭遂飲卒觶興坐奠觶遂拜執觶興")
-    assert parts[4][0] == "案" and parts[4][1].startswith("(案此下/原本衍)(盥字") and parts[4][1].endswith("今從疏刪去)")
+    note = parts[4][1]
+    assert parts[4][0] == "案" and note.startswith("(案此下/原本衍)(盥字") and note.endswith("今從疏刪去)")
     assert parts[5] == ("經", "洗北面坐")
 
 
 def test_a_note_running_over_the_page_break_keeps_its_layer():
     first = sources.page("6-13a").parts[0]
     assert first.kind == "注" and first.text.startswith("鄭注東面者")
-    assert sources.page("6-12b").parts[0] == sources.Part("注", "之命于賤者遥號命之可也樂正亦許諾猶北面不還以賓在堂")
+    note = sources.PagePart("注", "之命于賤者遥號命之可也樂正亦許諾猶北面不還以賓在堂")
+    assert sources.page("6-12b").parts[0] == note
 
 
 def test_zhouli_parts_follow_jing_zhu_yinyi_shu_inline():
@@ -180,12 +183,13 @@ def test_every_stanza_is_on_its_cited_page_as_transmitted(repertoire, piece_id):
     for stanza in piece.stanzas:
         text = page_and_next("sepu", stanza.page)
         assert stanza.lyrics in text, f"stanza {stanza.number}: lyrics not on {stanza.page}"
-        assert f"({stanza.lu_line}{stanza.suzi_line})" in text, f"stanza {stanza.number}: pitch block not on {stanza.page}"
-    assert piece.source["mode_line"] in page_and_next("sepu", piece.source["mode_page"])
+        block = f"({stanza.lu_line}{stanza.suzi_line})"
+        assert block in text, f"stanza {stanza.number}: pitch block not on {stanza.page}"
+    assert piece.source.mode_line in page_and_next("sepu", piece.source.mode_page)
 
 
 @pytest.mark.parametrize("piece_id", ["nangai", "baihua", "huashu", "yougeng", "chongqiu", "youyi", "sixia", "gaixia",
                                       "aoxia", "xingong", "lishou", "shao"])
 def test_the_loss_is_quoted_from_its_page(repertoire, piece_id):
     piece = repertoire.find(piece_id)
-    assert sources.find_quote(piece.lost["quote"], sources.page(piece.lost["cite"])) is not None
+    assert sources.find_quote(piece.lost.quote, sources.page(piece.lost.cite)) is not None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from fractions import Fraction
 from pathlib import Path
@@ -11,8 +12,8 @@ import pytest
 from yuesheng.check.validate import load_cuesheet
 from yuesheng.errors import UnknownNameError
 from yuesheng.music.lulu import Realization, Tuning, lu
-from yuesheng.outputs.report import run_sheet_text
 from yuesheng.music.repertoire import data_dir
+from yuesheng.outputs.report import run_sheet_text
 from yuesheng.timeline import EventKind, Options, Timeline, build_timeline, seconds, ticks
 
 DATA = Path(__file__).parent / "data"
@@ -24,7 +25,8 @@ def _sheet(repertoire, name: str):
 
 
 def dump(timeline: Timeline) -> str:
-    """A readable text dump: the run sheet, then every event but the notes, then notes counted per part."""
+    """A readable text dump: the run sheet, every event but the notes, the notes counted per part, then every note:
+    onset tick, length in ticks, cue, part, MIDI key and cents, 終, and the syllable sung."""
     lines = [run_sheet_text(timeline), "events"]
     for e in timeline.events:
         if e.kind is EventKind.NOTE:
@@ -37,12 +39,23 @@ def dump(timeline: Timeline) -> str:
         lines.append(" ".join(f for f in fields if f))
     counts = Counter((e.cue, e.part) for e in timeline.events if e.kind is EventKind.NOTE)
     lines += ["notes"] + [f"{cue} {part} {n}" for (cue, part), n in sorted(counts.items())]
+    lines += ["tick length cue part key cents zhong text"]
+    lines += [f"{e.start_tick:7d} {e.length_ticks:5d} {e.cue} {e.part} {e.key} {e.cents:+.2f} 終{e.zhong} {e.text}"
+              .rstrip()
+              for e in timeline.events if e.kind is EventKind.NOTE]
     return "\n".join(lines) + "\n"
 
 
 def test_golden_timeline(repertoire):
+    """tests/data/golden.yaml built and dumped as text equals tests/data/golden_timeline.txt.
+
+    After a change of behaviour on purpose, regenerate the file and review its diff:
+    ``YUESHENG_REGOLD=1 pytest tests/test_timeline.py -k golden``.
+    """
     got = dump(build_timeline(_sheet(repertoire, "golden")))
     golden = DATA / "golden_timeline.txt"
+    if os.environ.get("YUESHENG_REGOLD") == "1":
+        golden.write_text(got, encoding="utf-8")
     assert got == golden.read_text(encoding="utf-8")
 
 
@@ -62,7 +75,7 @@ def test_shejie_per_pair_five_zhong_five_jie_evenly_spaced(repertoire, xiangshe)
     for pid in rnd.pairs:
         strokes = [e.start_tick for e in events if e.pair == pid and e.kind is EventKind.DRUM and e.velocity == 110]
         assert len(strokes) == 5
-        gaps = {b - a for a, b in zip(strokes, strokes[1:])}
+        gaps = {b - a for a, b in zip(strokes, strokes[1:], strict=False)}
         assert len(gaps) == 1  # 間若一
         (gap,) = gaps
         sung = [e for e in xiangshe.events if e.kind is EventKind.NOTE and e.part == "歌" and e.cue == "she-san"
@@ -153,7 +166,7 @@ def test_hit_calls_are_gong_then_shang_a_whole_tone_apart(xiangshe):
     calls = [e for e in xiangshe.events if e.kind is EventKind.CALL and e.text == "獲"]
     assert calls
     assert {(e.degree, e.key) for e in calls} == {("宫", 60), ("商", 62)}
-    for gong, shang in zip(calls[::2], calls[1::2]):
+    for gong, shang in zip(calls[::2], calls[1::2], strict=True):
         assert (gong.degree, shang.degree) == ("宫", "商") and shang.start_tick > gong.start_tick
 
 
@@ -246,13 +259,14 @@ def test_every_xiangshe_xunuo_sounds_unbroken(xiangshe):
 
 def test_the_gong_looses_first_in_his_pair(dashe):
     for rnd in ("round-2", "round-3"):
-        gong = sorted((e for e in dashe.events if e.kind is EventKind.RELEASE and e.round == rnd and e.pair == "gong-bin"),
+        gong = sorted((e for e in dashe.events
+                       if e.kind is EventKind.RELEASE and e.round == rnd and e.pair == "gong-bin"),
                       key=lambda e: e.arrow)
         assert [(e.archer, e.text) for e in gong[:2]] == [("下射", "jun"), ("上射", "bin")]  # 公下射也而先發 (10-9a)
         assert [e.archer for e in gong] == ["下射", "上射"] * 4
     drum = {e.start_tick for e in dashe.events if e.kind is EventKind.DRUM and e.pair == "gong-bin" and e.velocity > 80}
-    bin_third = [e for e in dashe.events if e.kind is EventKind.RELEASE and e.round == "round-3" and e.pair == "gong-bin"
-                 and e.text == "bin"]
+    bin_third = [e for e in dashe.events if e.kind is EventKind.RELEASE and e.round == "round-3"
+                 and e.pair == "gong-bin" and e.text == "bin"]
     assert not any(e.start_tick in drum for e in bin_third)  # the 賓 looses on the half-節 stroke
 
 
@@ -301,7 +315,8 @@ def test_heyue_after_li_rugui_sounds_the_pairs_together(repertoire):
     zheng = build_timeline(sheet)
     li = build_timeline(sheet, Options(readings={"heyue": "li-rugui"}))
     assert heyue_span(li) < heyue_span(zheng)
-    starts = Counter(e.start_tick for e in li.events if e.cue == "heyue" and e.kind is EventKind.NOTE and e.part == "笙")
+    starts = Counter(e.start_tick for e in li.events
+                     if e.cue == "heyue" and e.kind is EventKind.NOTE and e.part == "笙")
     sung = {e.start_tick for e in li.events if e.cue == "heyue" and e.kind is EventKind.NOTE and e.part == "歌"}
     assert sung & set(starts)  # 笙 on the 召南 ode while the 歌 sing the 周南 ode
 
@@ -378,7 +393,8 @@ def test_yanli_she_xunuo_is_unbroken_and_held_to_the_end_of_the_walk(yan_she):
 def test_yanli_jun_steps_on_after_the_music_looses_first_and_is_exempt(yan_she):
     # 記 8-26b–27a: 君與射則爲下射 … 樂作而后就物 … 不以樂志
     timing = {t.cue.id: t for t in yan_she.cues}
-    third = [e for e in yan_she.events if e.kind is EventKind.RELEASE and e.round == "yan-round-3" and e.pair == "jun-bin"]
+    third = [e for e in yan_she.events
+             if e.kind is EventKind.RELEASE and e.round == "yan-round-3" and e.pair == "jun-bin"]
     first_stroke = min(e.start_tick for e in yan_she.events if e.kind is EventKind.DRUM and e.pair == "jun-bin")
     assert timing["yan-jun-jiu-wu"].start_tick >= first_stroke >= timing["yan-she-san"].start_tick
     assert min(e.start_tick for e in third) > timing["yan-jun-jiu-wu"].start_tick
@@ -425,13 +441,16 @@ def test_a_call_held_for_a_duration(repertoire, tmp_path):
     old = "    calls: [不絶]\n    end: {at: she-yi}\n"
     assert old in text
     path = tmp_path / "held.yaml"
-    text = text.replace(old, "    calls: [宫, 商]\n    hold: 12s\n").replace("  name: 鄉射禮", "  name: 試射")  # not 鄉射's 聲不絶
+    text = text.replace(old, "    calls: [宫, 商]\n    hold: 12s\n").replace(
+        "  name: 鄉射禮", "  name: 試射")  # not 鄉射's 聲不絶
     path.write_text(text, encoding="utf-8")
     tl = build_timeline(load_cuesheet(path, repertoire))
     timing = next(t for t in tl.cues if t.cue.id == "xunuo")
-    gong, shang = sorted((e for e in tl.events if e.kind is EventKind.CALL and e.cue == "xunuo"), key=lambda e: e.start_tick)
+    gong, shang = sorted((e for e in tl.events if e.kind is EventKind.CALL and e.cue == "xunuo"),
+                         key=lambda e: e.start_tick)
     assert (gong.degree, gong.length_ticks) == ("宫", ticks(Fraction(4, 5)))
-    assert (shang.degree, shang.start_tick - gong.start_tick, shang.length_ticks) == ("商", ticks(Fraction(1)), ticks(Fraction(12)))
+    assert (shang.degree, shang.start_tick - gong.start_tick, shang.length_ticks) == (
+        "商", ticks(Fraction(1)), ticks(Fraction(12)))
     assert timing.end_tick == shang.start_tick + shang.length_ticks
 def test_heyue_default_sounds_each_pair_in_turn_and_counts_three_zhong(repertoire):
     tl = build_timeline(_sheet(repertoire, "xiangyinjiu"))

@@ -142,8 +142,8 @@ def test_a_sheet_that_breaks_a_ritual_rule_is_still_refused_by_a_build(run, tmp_
                   "action: 工告于樂正曰正歌備, who: [gong], duration: 1s, cite: {page: 4-24b, quote: 正歌備}}")
     for command in ("validate", "timeline"):
         code, _, err = run(command, str(path))
-        assert code == 1 and re.search(r"sheet.yaml:\d+:5: cues\[3\]: 正歌備 announced before any 笙 — .* \[zhengge-bei\]$",
-                                       err, re.M), (command, err)
+        expected = r"sheet.yaml:\d+:5: cues\[3\]: 正歌備 announced before any 笙 — .* \[zhengge-bei\]$"
+        assert code == 1 and re.search(expected, err, re.M), (command, err)
 
 
 # -- the rules key on the rite's id; what differs between the rites is data ----------------------------------------

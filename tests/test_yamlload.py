@@ -54,8 +54,10 @@ def test_long_numbers_that_are_quoted_or_text_stay_strings():
 
 def test_an_alias_bomb_is_measured_before_it_is_built():  # 1 + 11 + 111 + … + 111,111,111 values
     bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
-        f"{x}: &{x} [*{y}, *{y}, *{y}, *{y}, *{y}, *{y}, *{y}, *{y}, *{y}, *{y}]\n" for x, y in zip("bcdefgh", "abcdefg"))
-    with pytest.raises(yamlload.InvalidInputError, match="document too large: 123,456,789 values after alias expansion"):
+        f"{x}: &{x} [*{y}, *{y}, *{y}, *{y}, *{y}, *{y}, *{y}, *{y}, *{y}, *{y}]\n"
+        for x, y in zip("bcdefgh", "abcdefg", strict=True))
+    with pytest.raises(yamlload.InvalidInputError,
+                       match="document too large: 123,456,789 values after alias expansion"):
         yamlload.loads(bomb, "f")
 
 

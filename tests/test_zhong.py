@@ -34,8 +34,8 @@ def test_an_ode_without_its_partner_is_a_zhong_of_its_own(repertoire):
 
 
 def test_jiange_an_ode_and_its_sheng_piece_are_one_zhong(repertoire):
-    cue = _cue(repertoire, MusicKind.JIANGE, "yuli:歌", "yougeng:笙", "nanyoujiayu:歌", "chongqiu:笙", "nanshanyoutai:歌",
-               "youyi:笙")
+    cue = _cue(repertoire, MusicKind.JIANGE, "yuli:歌", "yougeng:笙", "nanyoujiayu:歌", "chongqiu:笙",
+               "nanshanyoutai:歌", "youyi:笙")
     assert _titles(cue) == ["魚麗+由庚", "南有嘉魚+崇丘", "南山有臺+由儀"]
     assert not any(z.he for z in zhong_of(cue))
 

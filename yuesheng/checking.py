@@ -49,8 +49,8 @@ class Checker:
         if kind is float and isinstance(value, int) and not wrong_bool:
             return float(value)
         if not isinstance(value, kind) or wrong_bool:
-            self.error(path + (key,), f"expected {_TYPE_NAMES.get(kind, kind.__name__)}, got {type_name(value)} {value!r}",
-                       "schema")
+            self.error(path + (key,),
+                       f"expected {_TYPE_NAMES.get(kind, kind.__name__)}, got {type_name(value)} {value!r}", "schema")
             return None
         return value
 

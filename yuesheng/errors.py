@@ -1,27 +1,23 @@
-"""The exceptions of yuesheng: one root, a few kinds. Imports only ``yuesheng.text``."""
+"""The exceptions of yuesheng: one root, a few kinds, each caught by name. Imports only ``yuesheng.text``.
+
+Every class here derives from ``YueshengError``; no module defines an exception
+class of its own (tests/test_errors.py checks both). The CLI turns a
+``UsageError`` into exit 2 and every other ``YueshengError`` into exit 1.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from yuesheng.text import hint
+
+Severity = Literal["error", "warning"]  # an error fails the check; a warning is printed and the check passes
 
 
 class YueshengError(Exception):
     """Root of every error yuesheng raises on purpose."""
-
-
-class UnknownNameError(YueshengError, KeyError):
-    """A name (律, 宮調, piece, instrument…) that is not known; carries suggestions."""
-
-    def __init__(self, kind: str, name: str, suggestions: list[str] | tuple[str, ...] = ()) -> None:
-        self.kind = kind
-        self.name = name
-        self.suggestions = tuple(suggestions)
-        super().__init__(f"unknown {kind} {name!r}{hint(self.suggestions)}")
-
-    def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +30,7 @@ class Problem:
     path: str
     message: str
     rule: str = ""
-    severity: str = "error"
+    severity: Severity = "error"
 
     def __str__(self) -> str:
         where = self.file
@@ -70,3 +66,88 @@ class InputClosedError(YueshengError):
 
 class ExportError(YueshengError):
     """A piece that cannot be written in the format asked for (a note value MusicXML cannot express)."""
+
+
+# --- what went wrong with a value, a name, a command line, a limit, a tool (issue 20) -------------------------------
+
+class InvalidValueError(YueshengError, ValueError):
+    """A value that is not what its field expects: a duration, a note name, a page name, a 律 against its 俗字.
+
+    Carries the *field*, the *value* and what was *expected*; the message reads
+    ``bad FIELD 'VALUE': expected EXPECTED`` unless the raiser words it better.
+    Still a ``ValueError`` for the callers that catch that (live/rehearsal.py,
+    check/validate.py) until they catch it by name.
+    """
+
+    def __init__(self, field: str, value: object, expected: str, *, message: str = "") -> None:
+        self.field = field
+        self.value = value
+        self.expected = expected
+        super().__init__(message or f"bad {field} {value!r}: expected {expected}")
+
+
+class UnknownNameError(YueshengError):
+    """A name (律, 宮調, piece, instrument…) that is not known; carries suggestions.
+
+    Not a ``KeyError``: a lookup that fails on a bug must not read as an unknown name.
+    """
+
+    def __init__(self, kind: str, name: str, suggestions: Sequence[str] = (), *, message: str = "") -> None:
+        self.kind = kind
+        self.name = name
+        self.suggestions = tuple(suggestions)
+        super().__init__(message or f"unknown {kind} {name!r}{hint(self.suggestions)}")
+
+
+class AmbiguousNameError(UnknownNameError):
+    """A title shared by several pieces (騶虞 has two settings)."""
+
+    def __init__(self, name: str, ids: Sequence[str]) -> None:
+        super().__init__("piece", name, ids, message=f"{name!r} names {len(ids)} pieces: {', '.join(ids)}; give the id")
+
+
+class UnknownPageError(UnknownNameError):
+    """A page that is not in the shipped texts (or a malformed page name); carries the nearest pages."""
+
+    def __init__(self, name: str, suggestions: Sequence[str], why: str = "") -> None:
+        message = f"unknown page {name!r}{hint(suggestions)}" + (f" ({why})" if why else "")
+        super().__init__("page", name, suggestions, message=message)
+
+
+class UsageError(YueshengError):
+    """A command line that makes no sense (exit 2)."""
+
+
+class QuoteError(YueshengError):
+    """A quote that is not on the page it is said to be on (``yuesheng source PAGE --quote``)."""
+
+
+class LimitError(YueshengError):
+    """A request beyond one of the limits of ``yuesheng.limits``; the message names the limit."""
+
+
+class MidiError(YueshengError):
+    """A Timeline that cannot be written as MIDI (a key or velocity outside 0–127)."""
+
+
+class AudioError(YueshengError):
+    """FluidSynth or a SoundFont is missing or unusable, or the render failed."""
+
+
+class EngraveError(YueshengError):
+    """LilyPond or a CJK font is missing, or the engraving failed."""
+
+
+# -- live playback, the console and the command line's signals ------------------------------------
+
+
+class PortError(YueshengError):
+    """A MIDI port that cannot be listed, opened or written."""
+
+
+class NetworkError(YueshengError):
+    """A TCP or UDP address that cannot be listened on (the console's web port, OSC): busy, unknown, not permitted."""
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived: unwind like KeyboardInterrupt (a BaseException, so no ``except Exception`` swallows it)."""

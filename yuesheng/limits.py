@@ -22,12 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from yuesheng.errors import YueshengError
-
-
-class LimitError(YueshengError):
-    """A request beyond one of the limits below; the message names the limit."""
-
 
 @dataclass(frozen=True, slots=True)
 class Limit:

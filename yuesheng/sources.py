@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from yuesheng.errors import UnknownNameError, YueshengError
+from yuesheng.errors import InvalidValueError, UnknownPageError
 
 TEXTS_DIR = Path(__file__).resolve().parent / "texts"
 UNRESOLVED = "〓"
@@ -75,8 +75,8 @@ class PrivateUse:
 # "charlist": that list's Unicode column (both in GAIJI_SOURCE); then the passage that fixes the reading.
 GAIJI_SOURCE = "github.com/kanripo/KR-Gaiji, commit 662fd61d (2019-11-30): charlist.org.txt, images/KRnnnn.png"
 PRIVATE_USE: dict[str, PrivateUse] = {p.code: p for p in (
-    PrivateUse("KR0615", "朄", "image: 巾+柬, the form of 朄 (Noto CJK draws 朄 so); zhouli:23-22b 鄭注 quotes 詩 應朄縣鼓, "
-               "音義 朄音𦙍"),
+    PrivateUse("KR0615", "朄", "image: 巾+柬, the form of 朄 (Noto CJK draws 朄 so); zhouli:23-22b 鄭注 quotes "
+               "詩 應朄縣鼓, 音義 朄音𦙍"),
     PrivateUse("KR0621", "芒", "image: 艹 over 亾 (亾 = 亡), a form of 芒; sepu:2-2a 叶音 鳴(一章叶芒二章同…)"),
     PrivateUse("KR0764", "霤", "image: 雨 over a form of 留; 4-44a 磬階間縮… (儀禮 鄉飲酒禮記 縮霤), 鄭注 縮從也"),
     PrivateUse("KR0795", "毄", "image: 毄 as Noto CJK draws it; zhouli:24-34a 占人 …幣以比其命, 音義 …音係 (毄 = 繫)"),
@@ -85,7 +85,8 @@ PRIVATE_USE: dict[str, PrivateUse] = {p.code: p for p in (
     PrivateUse("KR1055", "篴", "image: 竹 over 遂 = 篴; zhouli:23-26a 小師 鄭注 管如篴而小"),
     PrivateUse("KR1131", "徒", "image: 彳+走, a form of 徒; 10-17a 鄭注 服不負侯其徒居乏"),
     PrivateUse("KR1168", "冔", "charlist: 𠳲 (口+冔), a form of 冔; sepu:4-6a quotes 詩 文王 常服黼冔"),
-    PrivateUse("KR1969", None, "image: 曲 with doubled strokes (the top of 豐); 9-5b 鄭注 其為字從豆…聲: not established"),
+    PrivateUse("KR1969", None, "image: 曲 with doubled strokes (the top of 豐); 9-5b 鄭注 其為字從豆…聲: "
+               "not established"),
     PrivateUse("KR2239", None, "image: 阝+几; zhouli:24-10a 音義 伊耆又作帆…: not established"),
     PrivateUse("KR2503", None, "image: 木+兩; zhouli:30-37b 音義 掚監本訛…: not established"),
     PrivateUse("KR2691", "兆", "image: an old form of 兆; zhouli:24-15a 大卜 三…之灋, 音義 …音兆亦作兆"),
@@ -138,34 +139,25 @@ class PageId:
 
 
 def parse_page(name: str, *, text: str = "yili") -> PageId:
-    """A page name (any accepted spelling) as a PageId; *text* is the text when the name has no prefix."""
+    """A page name (any accepted spelling) as a PageId; *text* is the text when the name has no prefix.
+
+    InvalidValueError for a malformed name or an unknown text prefix.
+    """
     match = _PAGE_NAME.fullmatch(name.strip())
     if match is None:
-        raise ValueError(f"bad page name {name!r}: expected 卷-葉面 such as 9-23b, sepu:2-3a or zhouli:30-25a")
+        raise InvalidValueError("page name", name, "卷-葉面 such as 9-23b, sepu:2-3a or zhouli:30-25a")
     label = match["kr"] or match["prefix"] or match["title"]
     if label is not None and label not in _BY_NAME:
-        raise ValueError(f"unknown text {label!r} in page {name!r}: expected one of "
-                         + ", ".join(f"{t.key} ({t.title})" for t in TEXTS.values()))
+        expected = "one of " + ", ".join(f"{t.key} ({t.title})" for t in TEXTS.values())
+        raise InvalidValueError("text", label, expected,
+                                message=f"unknown text {label!r} in page {name!r}: expected {expected}")
     return PageId(_BY_NAME[label] if label else text, int(match["juan"]), int(match["leaf"]), match["side"])
-
-
-class UnknownPageError(UnknownNameError):
-    """A page that is not in the shipped texts; carries the nearest pages."""
-
-    def __init__(self, name: str, suggestions: list[str], why: str = "") -> None:
-        super().__init__("page", name, suggestions)
-        if why:
-            self.args = (f"{self.args[0]} ({why})",)
-
-
-class QuoteError(YueshengError):
-    """A quote that is not on the page it is said to be on."""
 
 
 # --- pages and their parts ---------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
-class Part:
+class PagePart:
     """A stretch of a page in one layer: 經, 注, 釋曰, 案 (collation), 音義, 疏, 小字, or '' (瑟譜)."""
 
     kind: str
@@ -177,7 +169,7 @@ class Page:
     """One side of a leaf: its id and its parts in order."""
 
     id: PageId
-    parts: tuple[Part, ...]
+    parts: tuple[PagePart, ...]
 
     @property
     def text(self) -> str:
@@ -221,7 +213,8 @@ class _Builder:
             return
         new = False
         if self.style == "yili" and not self.open and not content.startswith("("):
-            marker = next((k for m, k in (("鄭注", "注"), ("鄭目録", "注"), ("釋曰", "釋曰")) if content.startswith(m)), "")
+            marker = next((k for m, k in (("鄭注", "注"), ("鄭目録", "注"), ("釋曰", "釋曰"))
+                           if content.startswith(m)), "")
             if marker:
                 self.kind, new = marker, True
             elif indent == 0 and self.kind != "經":
@@ -295,7 +288,7 @@ def pages(text: str) -> dict[PageId, Page]:
             elif page is not None:
                 builder.line(page, raw.rstrip("¶"))
         for pid, parts in builder.parts.items():
-            out[pid] = Page(pid, tuple(Part(k, t) for k, t in parts))
+            out[pid] = Page(pid, tuple(PagePart(k, t) for k, t in parts))
     return out
 
 
@@ -303,7 +296,7 @@ def page(name: str | PageId, *, text: str = "yili") -> Page:
     """The shipped page *name*; UnknownPageError with the nearest pages if there is none."""
     try:
         pid = name if isinstance(name, PageId) else parse_page(name, text=text)
-    except ValueError as exc:
+    except InvalidValueError as exc:
         raise UnknownPageError(str(name), [], str(exc)) from None
     found = pages(pid.text).get(pid)
     if found is None:

@@ -35,7 +35,7 @@ from yaml.reader import Reader, ReaderError
 from yaml.resolver import BaseResolver
 from yaml.scanner import Scanner
 
-from yuesheng.errors import InvalidInputError, Problem
+from yuesheng.errors import InvalidInputError, Problem, Severity
 
 MAX_BYTES = 1 << 20
 MAX_NODES = 200_000
@@ -97,7 +97,7 @@ class Document:
         return None, None
 
     def problem(
-        self, path: PathKey, message: str, *, rule: str = "", severity: str = "error", key: bool = False
+        self, path: PathKey, message: str, *, rule: str = "", severity: Severity = "error", key: bool = False
     ) -> Problem:
         """A Problem located at the value under *path* (at its key if *key*)."""
         line, col = self.where(path, key=key)
@@ -113,7 +113,8 @@ def _check_scalar(node: ScalarNode) -> str | None:
     if node.style or len(node.value) <= MAX_NUMBER_CHARS:
         return None
     if _INT.fullmatch(node.value) or _FLOAT.fullmatch(node.value):
-        return f"number of {len(node.value)} characters is too large (at most {MAX_NUMBER_CHARS}): quote it if it is text"
+        return (f"number of {len(node.value)} characters is too large (at most {MAX_NUMBER_CHARS}): "
+                "quote it if it is text")
     return None
 
 
@@ -159,7 +160,8 @@ class _Builder:
 
     def fail(self, node: Node, message: str, path: PathKey) -> InvalidInputError:
         mark = node.start_mark
-        return InvalidInputError([Problem(self.file, mark.line + 1, mark.column + 1, format_path(path), message, "yaml")])
+        return InvalidInputError(
+            [Problem(self.file, mark.line + 1, mark.column + 1, format_path(path), message, "yaml")])
 
     def build(self, node: Node, path: PathKey) -> Any:
         self.count += 1
@@ -279,7 +281,8 @@ def _decode(raw: bytes, name: str) -> str:
                                          "save it as UTF-8", "yaml")]) from None
     if (nul := text.find("\0")) >= 0:
         line, col = _line_col(text, nul)
-        raise InvalidInputError([Problem(name, line, col, "", "NUL byte: not a text file; save it as UTF-8 text", "yaml")])
+        raise InvalidInputError(
+            [Problem(name, line, col, "", "NUL byte: not a text file; save it as UTF-8 text", "yaml")])
     return text
 
 

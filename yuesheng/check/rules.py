@@ -23,7 +23,7 @@ from yuesheng.cuesheet import (
     JIE_READING, Archery, Count, Cue, CueSheet, MusicKind, Round, rounds_called, variant_configurations,
 )
 from yuesheng import limits
-from yuesheng.errors import Problem
+from yuesheng.errors import Problem, Severity
 from yuesheng.yamlload import PathKey
 from yuesheng.cuesheet.zhong import zhong_count
 
@@ -80,7 +80,7 @@ class Rule:
     cite: str
     rites: tuple[str, ...]
     check: Callable[[CueSheet, tuple[Cue, ...]], Iterator[Finding]]
-    severity: str = "error"
+    severity: Severity = "error"
 
 
 def _cue_path(cue: Cue, *rest: str | int) -> PathKey:

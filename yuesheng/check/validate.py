@@ -35,8 +35,7 @@ from typing import Any
 
 from yuesheng.cuesheet import CueSheet, read_cuesheet, variant_configurations
 from yuesheng.cuesheet.references import cycle_classes, programme_cycle
-from yuesheng.errors import InvalidInputError, Problem, ScheduleError
-from yuesheng.limits import LimitError
+from yuesheng.errors import InvalidInputError, LimitError, Problem, ScheduleError, UnknownPageError
 from yuesheng.music.repertoire import Repertoire
 from yuesheng.check.rules import check_rules
 from yuesheng.timeline import Options, Timeline, build_timeline, measure
@@ -171,7 +170,7 @@ def check_quotes(doc: Document) -> list[Problem]:
             continue
         try:
             page = sources.page(pid)
-        except sources.UnknownPageError as exc:
+        except UnknownPageError as exc:
             problems.append(doc.problem(path + ("page",), str(exc), rule="quote"))
             continue
         if sources.find_quote(quote, page) is None:

@@ -6,7 +6,8 @@ timeline, render), ``source``, ``audio``, ``live`` (play), ``console`` (console,
 ``common`` holds what they share. Exit codes: 0 ok (warnings allowed),
 1 invalid input (bad file, unknown name, failed check, an output that cannot
 be written), 2 usage error, 130 interrupted by Ctrl-C, 143 terminated by
-SIGTERM. Errors and warnings go to stderr; results to stdout (``streams``).
+SIGTERM (``play`` and ``console`` stop cleanly and exit 0: ``signals``). Errors and
+warnings go to stderr; results to stdout (``streams``).
 """
 
 from __future__ import annotations
@@ -24,11 +25,10 @@ from yuesheng.cli import (
     source,
     web,
 )
-from yuesheng.cli.common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Parser, UsageError
-from yuesheng.cli.streams import (
-    EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, say, terminate_as_interrupt, write_stdout,
-)
-from yuesheng.errors import InvalidInputError, YueshengError
+from yuesheng.cli.common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Parser
+from yuesheng.cli.signals import STOPS, batch_stopped, signals_raise
+from yuesheng.cli.streams import say, write_stdout
+from yuesheng.errors import InvalidInputError, UsageError, YueshengError
 
 __all__ = ["EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "UsageError", "build_parser", "main", "main_exit"]
 
@@ -52,16 +52,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit code (0 ok, 1 invalid input, 2 usage, 130 Ctrl-C, 143 SIGTERM)."""
-    with terminate_as_interrupt():
+    """Run the command line; return the exit code (0 ok, 1 invalid input, 2 usage, 130 Ctrl-C, 143 SIGTERM;
+    ``play`` and ``console`` 0 after either signal)."""
+    with signals_raise():
         try:
             return _run(argv)
-        except KeyboardInterrupt:
-            say("interrupted (Ctrl-C): stopped, nothing half-written left behind")
-            return EXIT_INTERRUPTED
-        except Terminated:
-            say("terminated (SIGTERM): stopped, nothing half-written left behind")
-            return EXIT_TERMINATED
+        except STOPS as stop:
+            return batch_stopped(stop)
 
 
 def _run(argv: Sequence[str] | None) -> int:

@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from yuesheng.cli.common import UsageError, check_output_arg, sequencer_options, timeline_of
+from yuesheng.cli.common import check_output_arg, sequencer_options, timeline_of
+from yuesheng.errors import AudioError, InvalidValueError, UsageError
 
 FORMATS = ("flac", "wav", "ogg", "opus")  # the suffixes of audio.ENCODINGS, the default first
 DEFAULT_GAP = Fraction(3)  # seconds: the longest silence --music-only keeps
@@ -64,7 +65,7 @@ def _unseekable(path: Path) -> bool:
 
 
 def cmd_audio(args: argparse.Namespace) -> str:
-    from yuesheng.outputs.audio import AudioError, describe, only_parts, part_names, render, sounding_parts
+    from yuesheng.outputs.audio import describe, only_parts, part_names, render, sounding_parts
     from yuesheng.outputs.condense import condense
     from yuesheng.cuesheet import parse_duration
     from yuesheng.files import write_atomic
@@ -76,7 +77,7 @@ def cmd_audio(args: argparse.Namespace) -> str:
         raise UsageError("--gap goes with --music-only")
     try:
         gap = parse_duration(args.gap) if args.gap is not None else DEFAULT_GAP
-    except ValueError as exc:
+    except InvalidValueError as exc:
         raise UsageError(f"--gap: {exc}") from None
     timeline = timeline_of(args)
     if args.music_only:

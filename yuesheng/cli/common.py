@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from yuesheng.errors import UnknownNameError, YueshengError
+from yuesheng.errors import InvalidValueError, UnknownNameError, UsageError
 from yuesheng.cli.streams import say
 from yuesheng.files import check_output, write_atomic, writes_directly
 from yuesheng.music.lulu import DEFAULT_HUANGZHONG, Realization, Tuning, lu, parse_huangzhong
@@ -23,10 +23,6 @@ if TYPE_CHECKING:  # the timeline is imported by the commands that build, not by
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 MAX_SECONDS = 3600.0  # the longest --guard or --syllable that makes sense
 NOTE_NAMES = ("C", "C#", "D", "Eb", "E", "F", "F#", "G", "G#", "A", "Bb", "B")
-
-
-class UsageError(YueshengError):
-    """A command line that makes no sense (exit 2)."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -49,7 +45,7 @@ def realization(args: argparse.Namespace) -> Realization:
     """--huangzhong and --tuning as a Realization."""
     try:
         key = parse_huangzhong(args.huangzhong)
-    except ValueError as exc:
+    except InvalidValueError as exc:
         raise UsageError(f"--huangzhong: {exc}") from None
     return Realization(key, Tuning(args.tuning))
 
@@ -101,7 +97,7 @@ def sequencer_options(parser: argparse.ArgumentParser, *, output: bool = True, c
 
 
 def timeline_of(args: argparse.Namespace) -> Timeline:
-    from yuesheng.cuesheet import parse_duration
+    from yuesheng.cuesheet import parse_duration, parse_reading
     from yuesheng.check.validate import build_located, load_cuesheet
     from yuesheng.timeline import Options
 
@@ -109,23 +105,24 @@ def timeline_of(args: argparse.Namespace) -> Timeline:
     sheet = load_cuesheet(cue_path(args.cue), repertoire)
     readings = {}
     for item in args.reading:
-        rid, sep, option = item.partition("=")
-        if not sep:
-            raise UsageError(f"--reading {item!r}: expected ID=OPTION, e.g. heyue=li-rugui")
+        try:
+            rid, option = parse_reading(item)
+        except InvalidValueError as exc:
+            raise UsageError(f"--reading {item!r}: expected {exc.expected}") from None
         readings[rid] = option
     try:
         syllable = parse_duration(args.syllable) if args.syllable is not None else None
-    except ValueError as exc:
+    except InvalidValueError as exc:
         raise UsageError(f"--syllable: {exc}") from None
     try:
         huangzhong = parse_huangzhong(args.huangzhong) if args.huangzhong is not None else sheet.huangzhong
-    except ValueError as exc:
+    except InvalidValueError as exc:
         raise UsageError(f"--huangzhong: {exc}") from None
     if syllable is not None and not 0 < syllable <= MAX_SECONDS:
         raise UsageError(f"--syllable {args.syllable}: expected longer than 0s and at most {MAX_SECONDS:g}s")
     try:
         call_jun = lu(args.call_jun) if args.call_jun is not None else None
-    except KeyError as exc:
+    except UnknownNameError as exc:
         raise UsageError(f"--call-jun: {exc}") from None
     timing = {}
     if args.timing:  # the rehearsal module only when a --timing file is given

@@ -1,11 +1,14 @@
-"""``yuesheng console``: the operator's console in the browser; ``yuesheng retime``: measured durations from logs."""
+"""``yuesheng console``: the operator's console in the browser; ``yuesheng retime``: measured durations from logs.
+
+The console runs until Ctrl-C or SIGTERM, then stops the show, silences the port, closes and exits 0
+(``signals``).
+"""
 
 from __future__ import annotations
 
 import argparse
 import ipaddress
 import secrets
-import signal
 import socket
 import sys
 import threading
@@ -13,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.cli.common import (
-    UsageError, check_output_arg, cue_path, emit, inputs_of, positive, scores_option, sequencer_options, timeline_of,
+    check_output_arg, cue_path, emit, inputs_of, positive, scores_option, sequencer_options, timeline_of,
 )
-from yuesheng.cli.live import Stopped, stop
+from yuesheng.cli.signals import STOPS, show_stopped
 from yuesheng.cli.streams import show
-from yuesheng.errors import UnknownNameError
+from yuesheng.errors import InvalidValueError, NetworkError, PortError, UnknownNameError, UsageError
 from yuesheng.files import check_output
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
@@ -45,7 +48,7 @@ def is_loopback(host: str) -> bool:
 def cmd_console(args: argparse.Namespace) -> str:
     from yuesheng.live.control import Control, OscListener, Pedal
     from yuesheng.live.player import NullPort, Player, RealClock, start_tick
-    from yuesheng.outputs.midi import PortError, open_input, open_output
+    from yuesheng.outputs.midi import open_input, open_output
     from yuesheng.live.rehearsal import Log
 
     host, port_number = parse_address(args.listen, "--listen")
@@ -54,7 +57,7 @@ def cmd_console(args: argparse.Namespace) -> str:
     osc_address = parse_address(args.osc, "--osc") if args.osc else None
     try:
         pedal = Pedal.parse(args.pedal) if args.pedal else None
-    except ValueError as exc:
+    except InvalidValueError as exc:
         raise UsageError(str(exc)) from None
     timeline = timeline_of(args)
     try:
@@ -79,7 +82,7 @@ def cmd_console(args: argparse.Namespace) -> str:
             try:
                 closing.append(OscListener(control, *osc_address))
             except OSError as exc:
-                raise PortError(f"cannot listen for OSC on {args.osc}: {exc.strerror or exc}") from None
+                raise NetworkError(f"cannot listen for OSC on {args.osc}: {exc.strerror or exc}") from None
         if pedal is not None:
             closing.append(open_input(pedal.port, pedal.listener(control)))
         player = Player(timeline, port, clock, control=control, start=args.start, preroll=0.2, log=log, stay=True,
@@ -91,15 +94,13 @@ def cmd_console(args: argparse.Namespace) -> str:
 
 
 def _bind(host: str, port: int, option: str) -> socket.socket:
-    """A listening TCP socket on *host*:*port*, or PortError naming the option (a busy port, an unknown host)."""
-    from yuesheng.outputs.midi import PortError
-
+    """A listening TCP socket on *host*:*port*, or NetworkError naming the option (a busy port, an unknown host)."""
     try:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         address = socket.getaddrinfo(host, port, family, socket.SOCK_STREAM)[0][4]
         return socket.create_server(address, family=family)
     except OSError as exc:
-        raise PortError(f"{option} {host}:{port}: cannot listen there ({exc.strerror or exc})") from None
+        raise NetworkError(f"{option} {host}:{port}: cannot listen there ({exc.strerror or exc})") from None
 
 
 def _serve(timeline: Any, player: Any, control: Any, listener: socket.socket, token: str | None) -> str:
@@ -121,19 +122,17 @@ def _serve(timeline: Any, player: Any, control: Any, listener: socket.socket, to
         server.should_exit = True
 
     thread = threading.Thread(target=play, name="yuesheng-player", daemon=True)
-    thread.start()
-    read_keyboard(control, sys.stdin, notify=show, close_at_end=False)
-    host, port = listener.getsockname()[:2]
-    shown = f"[{host}]" if ":" in host else host
-    show(f"console of {timeline.rite}: http://{shown}:{port}/" + (f"?token={token}" if token else "")
-         + "  (Ctrl-C to stop)")
-    previous = signal.signal(signal.SIGTERM, stop)  # uvicorn re-raises the signal it handled once it has shut down
     try:
-        server.run(sockets=[listener])
-    except (KeyboardInterrupt, Stopped):
-        pass
+        thread.start()
+        read_keyboard(control, sys.stdin, notify=show, close_at_end=False)
+        host, port = listener.getsockname()[:2]
+        shown = f"[{host}]" if ":" in host else host
+        show(f"console of {timeline.rite}: http://{shown}:{port}/" + (f"?token={token}" if token else "")
+             + "  (Ctrl-C to stop)")
+        server.run(sockets=[listener])  # uvicorn raises the signal it handled again once it has shut down
+    except STOPS as stop:
+        show_stopped(stop)
     finally:
-        signal.signal(signal.SIGTERM, previous)
         control.close("the console was closed")
         thread.join(timeout=5)
         player.panic()
@@ -143,8 +142,6 @@ def _serve(timeline: Any, player: Any, control: Any, listener: socket.socket, to
 
 
 def _port_failed(exc: OSError) -> BaseException:
-    from yuesheng.outputs.midi import PortError
-
     return PortError(f"the MIDI port failed ({exc}); all notes off sent where the port still answered")
 
 

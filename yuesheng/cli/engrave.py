@@ -7,8 +7,15 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.cli.common import (
-    UsageError, check_output_arg, note_name, pitch_options, realization, scores_option, sequencer_options, timeline_of,
+    check_output_arg,
+    note_name,
+    pitch_options,
+    realization,
+    scores_option,
+    sequencer_options,
+    timeline_of,
 )
+from yuesheng.errors import UsageError
 from yuesheng.music.repertoire import load_repertoire
 
 _FORMATS = (".pdf", ".svg", ".png", ".ly")
@@ -32,7 +39,7 @@ def cmd_score_engrave(args: argparse.Namespace) -> str:
     output = _output(args)
     piece = load_repertoire(args.scores).find(args.piece)
     if not piece.playable:
-        raise UsageError(f"{piece.id} has no notes to engrave (lost: {(piece.lost or {}).get('cite', '')})")
+        raise UsageError(f"{piece.id} has no notes to engrave (lost: {piece.lost.cite if piece.lost else ''})")
     setting = Setting(Notation(args.notation), realization(args), args.huangzhong)
     written = engrave(score_source(piece, setting), output)
     label = f", {piece.realization.label}" if piece.realization else ""

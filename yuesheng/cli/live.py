@@ -1,29 +1,24 @@
-"""``yuesheng play``: the rite to a MIDI port in real time."""
+"""``yuesheng play``: the rite to a MIDI port in real time; Ctrl-C or SIGTERM stops it cleanly (exit 0: ``signals``)."""
 
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from yuesheng.cli.common import UsageError, positive, sequencer_options, timeline_of
+from yuesheng.cli.common import positive, sequencer_options, timeline_of
+from yuesheng.cli.signals import STOPS, show_stopped
 from yuesheng.cli.streams import show
-from yuesheng.errors import InputClosedError, UnknownNameError
+from yuesheng.errors import InputClosedError, PortError, UnknownNameError, UsageError
 
-
-class Stopped(Exception):
-    """SIGTERM: stop like Ctrl-C."""
-
-
-def stop(_signum: int, _frame: object) -> None:
-    raise Stopped
+if TYPE_CHECKING:
+    from yuesheng.live.player import Player
 
 
 def cmd_play(args: argparse.Namespace) -> str:
     from yuesheng.live.control import Control, read_keyboard
     from yuesheng.live.player import Player, RealClock, start_tick
-    from yuesheng.outputs.midi import PortError, open_output, output_names
+    from yuesheng.outputs.midi import open_output, output_names
 
     if args.list_ports:
         names = output_names()
@@ -36,27 +31,33 @@ def cmd_play(args: argparse.Namespace) -> str:
     except UnknownNameError as exc:
         raise UsageError(str(exc)) from None
     port = open_output(args.port)
-    clock = RealClock()
-    control = Control(clock, guard=args.guard) if args.manual else None
-    if control is not None:
-        read_keyboard(control, sys.stdin, notify=show)
-    player = Player(timeline, port, clock, control=control, start=args.start, show=show, preroll=0.2)
-    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        clock = RealClock()
+        control = Control(clock, guard=args.guard) if args.manual else None
+        if control is not None:
+            read_keyboard(control, sys.stdin, notify=show)
+        player = Player(timeline, port, clock, control=control, start=args.start, show=show, preroll=0.2)
+        return _perform(player, timeline.rite)
+    finally:
+        port.close()
+
+
+def _perform(player: Player, rite: str) -> str:
+    """Run the show; a signal stops it cleanly (the player has silenced the port), a failing port is an error."""
     try:
         player.run()
-    except (KeyboardInterrupt, Stopped):
+    except STOPS as stop:
+        show_stopped(stop)
         return f"stopped: all notes off and all sound off sent on channels {player.channels}\n"
     except (OSError, PortError, ValueError) as exc:
         raise PortError(f"the MIDI port failed ({exc}); all notes off sent where the port still answered") from None
     finally:
         if player.ended:
             player.panic()
-        signal.signal(signal.SIGTERM, previous)
-        port.close()
     if player.ended:  # the terminal closed: what was playing has played out, and no GO can come
         raise InputClosedError(f"standard input ended (end of file): no GO can come; manual mode reads Enter from a "
                                f"terminal ({len(player.sent)} messages were played)")
-    return f"played {timeline.rite}: {len(player.sent)} messages\n"
+    return f"played {rite}: {len(player.sent)} messages\n"
 
 
 def register(sub: Any) -> None:

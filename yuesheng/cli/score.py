@@ -8,18 +8,26 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.cli.common import (
-    EXIT_INVALID, EXIT_OK, Parser, UsageError, check_output_arg, dump_json, format_option, note_name, pitch_options,
-    realization, scores_option, wrote,
+    EXIT_INVALID,
+    EXIT_OK,
+    Parser,
+    check_output_arg,
+    dump_json,
+    format_option,
+    note_name,
+    pitch_options,
+    realization,
+    scores_option,
+    wrote,
 )
 from yuesheng.cli.engrave import add_score_engrave
 from yuesheng.cli.streams import say
-from yuesheng.errors import InvalidInputError
+from yuesheng.errors import InvalidInputError, UsageError
 from yuesheng.music.lulu import LU, Pitch, Realization, Register, Tuning, suzi_of
-from yuesheng.text import pad
 from yuesheng.music.repertoire import Repertoire, load_repertoire, score_paths
 from yuesheng.music.score import Piece, check_source, load_piece, read_piece
+from yuesheng.text import pad
 from yuesheng.yamlload import load as load_yaml
-
 
 NOTE_VALUES = (1 / 64, 64.0)  # --note-value: the shortest and longest, in beats
 
@@ -43,8 +51,8 @@ def cmd_lu(args: argparse.Namespace) -> str:
     head = f"律呂 — tuning {real.tuning.value}, 黄鍾 = {args.huangzhong} (MIDI {real.huangzhong}), A4 = 440 Hz\n"
     lines = [head, f"{pad('律', 8)}{pad('名', 10)}{pad('俗字', 7)}{pad('pinyin', 12)}midi  note  cents     Hz"]
     for r in rows:
-        lines.append(f"{pad(str(r['lu']), 8)}{pad(str(r['name']), 10)}{pad(str(r['suzi'] or '—'), 7)}{pad(str(r['pinyin']), 12)}"
-                     f"{r['midi']:>4}  {r['note']:<4}{r['cents']:>+7.2f}{r['hz']:>9.2f}")
+        lines.append(f"{pad(str(r['lu']), 8)}{pad(str(r['name']), 10)}{pad(str(r['suzi'] or '—'), 7)}"
+                     f"{pad(str(r['pinyin']), 12)}{r['midi']:>4}  {r['note']:<4}{r['cents']:>+7.2f}{r['hz']:>9.2f}")
     return "\n".join(lines) + "\n"
 
 
@@ -70,7 +78,8 @@ def cmd_score_list(args: argparse.Namespace) -> str:
 def piece_json(p: Piece, real: Realization) -> dict[str, Any]:
     """The machine-readable form of a piece (``score show --format json``)."""
     data = _piece_summary(p) | {
-        "aliases": list(p.aliases), "mode_common": p.mode_common, "source": p.source, "lost": p.lost,
+        "aliases": list(p.aliases), "mode_common": p.mode_common, "source": p.source.as_dict() if p.source else {},
+        "lost": p.lost.as_dict() if p.lost else None,
         "realization": {"label": p.realization.label, "rule": p.realization.rule} if p.realization else None,
         "tuning": real.tuning.value, "huangzhong_midi": real.huangzhong,
         "emendations": [vars_(e) for e in p.emendations],
@@ -101,9 +110,9 @@ def cmd_score_show(args: argparse.Namespace) -> str:
     out = [f"{p.title} ({p.id}) — {p.mode.name if p.mode else 'no mode'}"
            f"{f' (俗呼 {p.mode_common})' if p.mode_common else ''} — {p.provenance_label}"]
     if p.source:
-        out.append(f"source: {p.source.get('text', '')}, pages {', '.join(p.source.get('pages', []))}")
+        out.append(f"source: {p.source.text}, pages {', '.join(p.source.pages)}")
     if p.lost:
-        out.append(f"lost: {p.lost.get('cite')}: {p.lost.get('quote')}")
+        out.append(f"lost: {p.lost.citation()}")
     if p.realization:
         out.append(f"{p.realization.label.upper()}: {p.realization.rule}")
     out.append(f"tuning {real.tuning.value}, 黄鍾 = {args.huangzhong}; 詞 lyric, 律, 俗 俗字, 音 pitch"
@@ -123,7 +132,8 @@ def cmd_score_show(args: argparse.Namespace) -> str:
             out.append("")
         out.pop()
     for e in p.emendations:
-        out.append(f"\nemendation: stanza {e.stanza} {e.line} position {e.position}: {e.transmitted} → {e.adopted}. {e.reason}")
+        out.append(f"\nemendation: stanza {e.stanza} {e.line} position {e.position}: "
+                   f"{e.transmitted} → {e.adopted}. {e.reason}")
     return "\n".join(out) + "\n"
 
 
@@ -181,7 +191,8 @@ def cmd_score_check(args: argparse.Namespace) -> tuple[str, int]:
         out.append(f"{p.id} {p.title}: ok — {len(p.stanzas)} stanzas, {len(p.notes)} notes, {p.provenance_label}, "
                    f"emendations {len(p.emendations)}, recorded irregularities {len(p.irregularities)}")
         for e in p.emendations:
-            out.append(f"  emendation: stanza {e.stanza} {e.line} position {e.position}: {e.transmitted} → {e.adopted} — {e.reason}")
+            out.append(f"  emendation: stanza {e.stanza} {e.line} position {e.position}: "
+                       f"{e.transmitted} → {e.adopted} — {e.reason}")
         for i in p.irregularities:
             out.append(f"  irregularity: stanza {i.stanza} {i.check}: {i.reason} ({i.cite})")
     out.append(f"\n{len(paths) - failed} of {len(paths)} scores pass their cross-checks")

@@ -7,6 +7,7 @@ from typing import Any
 
 from yuesheng import sources
 from yuesheng.cli.common import dump_json, format_option
+from yuesheng.errors import QuoteError
 from yuesheng.sources import Page, QuoteMatch
 
 _LABEL_CELLS = 2  # labels are one or two CJK characters: 經 注 釋曰 案 音義 疏 小字
@@ -49,7 +50,7 @@ def cmd_source(args: argparse.Namespace) -> str:
         if match is None:
             following = sources.next_page(page)
             onto = f" nor running on to {following.id}" if following else ""
-            raise sources.QuoteError(f"quote {args.quote!r} is not on {page.id.citation}{onto}")
+            raise QuoteError(f"quote {args.quote!r} is not on {page.id.citation}{onto}")
     following = sources.next_page(page) if match and match.runs_on else None
     shown = [page] + ([following] if following else [])
     codes = sorted({c for p in shown for c in sources.private_use_codes(p.text)})
@@ -93,7 +94,8 @@ def _json(page: Page, following: Page | None, match: QuoteMatch | None, codes: l
 def register(sub: Any) -> None:
     """Add ``source`` to the top-level subparsers."""
     p = sub.add_parser("source", help="a page of 儀禮集釋, 周禮注疏 or 瑟譜 as shipped, with a quote marked",
-                       description="Pages: 9-23b (儀禮集釋), zhouli:30-25a or '周禮注疏 30-25a', sepu:2-3a or '瑟譜 2-3a'.")
+                       description="Pages: 9-23b (儀禮集釋), zhouli:30-25a or '周禮注疏 30-25a', "
+                                   "sepu:2-3a or '瑟譜 2-3a'.")
     p.add_argument("page", metavar="PAGE", help="a page: 9-23b, zhouli:30-25a, sepu:2-3a")
     p.add_argument("--quote", metavar="TEXT", help="mark this quote (… for words left out); exit 1 if it is not there")
     format_option(p)

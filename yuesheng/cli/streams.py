@@ -1,47 +1,21 @@
-"""The command line's streams and signals: where messages go, and a clean stop.
+"""The command line's streams: where messages go.
 
 Results go to stdout; errors, warnings and notices to stderr (``say``), with
 control characters escaped so that nothing from an input file reaches the
 terminal raw. A stdout that is closed, full, a broken pipe or unable to encode
-Chinese is a one-line error (exit 1), never a traceback. SIGTERM stops the
-program like Ctrl-C, so every temporary file is removed on the way out.
+Chinese is a one-line error (exit 1), never a traceback. Ctrl-C and SIGTERM
+are ``signals``' concern.
 """
 
 from __future__ import annotations
 
 import os
-import signal
 import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TextIO
 
 from yuesheng.text import visible
 
-EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 _EXIT_FAILED = 1
-
-
-class Terminated(BaseException):
-    """SIGTERM arrived: unwind like KeyboardInterrupt (a BaseException, so no ``except Exception`` swallows it)."""
-
-
-def _terminate(_signum: int, _frame: object) -> None:
-    raise Terminated
-
-
-@contextmanager
-def terminate_as_interrupt() -> Iterator[None]:
-    """While inside, SIGTERM raises Terminated (in the main thread; elsewhere nothing changes)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, _terminate)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def say(message: str) -> None:

@@ -1,4 +1,4 @@
-"""Cue sheets: the model (``model``), the YAML reader (``reader``, then ``references``) and scheduling anchors (``anchors``).
+"""Cue sheets: the model (``model``), YAML reader (``reader``, then ``references``), scheduling anchors (``anchors``).
 
 The format is in ``docs/cuesheet.md`` (schema ``yuesheng/data/cuesheet.schema.json``);
 ``yuesheng.check.validate`` composes reading with the ritual rules.
@@ -6,13 +6,35 @@ The format is in ``docs/cuesheet.md`` (schema ``yuesheng/data/cuesheet.schema.js
 
 from yuesheng.cuesheet.anchors import Point, dependencies, evaluation_order, find_cycle
 from yuesheng.cuesheet.model import (
-    CALLS, DEFAULT_SYLLABLE, JIE_READING, Archery, Arrow, Cite, Count, Cue, CueSheet, Member, MusicKind, Pair,
-    PieceRef, Reading, Round, Start, Variant, parse_duration, rounds_called, variant_configurations,
+    CALLS,
+    DEFAULT_SYLLABLE,
+    JIE_READING,
+    Anchor,
+    Archery,
+    Arrow,
+    Cite,
+    Count,
+    Cue,
+    CueSheet,
+    Member,
+    MusicKind,
+    Pair,
+    PieceRef,
+    Reading,
+    Round,
+    Shooter,
+    Start,
+    Variant,
+    parse_duration,
+    parse_reading,
+    rounds_called,
+    variant_configurations,
 )
 from yuesheng.cuesheet.reader import FORMAT, read_cuesheet
 
 __all__ = [
-    "CALLS", "DEFAULT_SYLLABLE", "FORMAT", "JIE_READING", "Archery", "Arrow", "Cite", "Count", "Cue", "CueSheet", "Member", "MusicKind", "Pair",
-    "PieceRef", "Point", "Reading", "Round", "Start", "Variant", "dependencies", "evaluation_order", "find_cycle",
-    "parse_duration", "read_cuesheet", "rounds_called", "variant_configurations",
+    "CALLS", "DEFAULT_SYLLABLE", "FORMAT", "JIE_READING", "Anchor", "Archery", "Arrow", "Cite", "Count", "Cue",
+    "CueSheet", "Member", "MusicKind", "Pair", "PieceRef", "Point", "Reading", "Round", "Shooter", "Start", "Variant",
+    "dependencies", "evaluation_order", "find_cycle", "parse_duration", "parse_reading", "read_cuesheet",
+    "rounds_called", "variant_configurations",
 ]

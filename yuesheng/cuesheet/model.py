@@ -7,11 +7,14 @@ schema and references check; nothing here reads files.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import Enum, StrEnum
 from fractions import Fraction
+from types import MappingProxyType
 
 from yuesheng.checking import type_name
+from yuesheng.errors import InvalidValueError
 from yuesheng.music.lulu import Lu
 from yuesheng.music.score import Piece
 from yuesheng.yamlload import Document
@@ -20,6 +23,7 @@ JIE_READING = "lishou-jie"  # the reading whose options are numbers of 節 (大�
 DEFAULT_SYLLABLE = Fraction(3, 2)  # seconds a sung syllable lasts where the cue sheet does not say (README, Tempo)
 DEFAULT_OFFSET_SD = Fraction(3, 20)  # seconds: the spread of the shot model's releases around the 節
 _DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)(h|min|ms|s))")
+DURATION_FORM = "number+unit parts (h, min, s, ms), e.g. 45s, 2min, 1min30s"
 _UNIT_SECONDS = {"h": Fraction(3600), "min": Fraction(60), "s": Fraction(1), "ms": Fraction(1, 1000)}
 
 
@@ -50,20 +54,24 @@ class Count(Enum):
 CALLS = ("宫", "商", "不絶")
 
 
-def parse_duration(text: str) -> Fraction:
-    """'1min30s' → 90 seconds. Raises ValueError with the expected form."""
+def parse_duration(text: object) -> Fraction:
+    """'1min30s' → 90 seconds. Raises InvalidValueError with the expected form."""
     if isinstance(text, bool) or isinstance(text, int | float):
-        raise ValueError(f"bare number {text!r}: write it with a unit, e.g. {text}s or {text}min")
+        raise InvalidValueError("duration", text, DURATION_FORM,
+                                message=f"bare number {text!r}: write it with a unit, e.g. {text}s or {text}min")
     if not isinstance(text, str):
-        raise ValueError(f"expected a duration string such as 90s or 1min30s, got {type_name(text)}")
+        raise InvalidValueError("duration", text, DURATION_FORM,
+                                message=f"expected a duration string such as 90s or 1min30s, got {type_name(text)}")
     compact = text.replace(" ", "")
     if len(compact) > 40:
-        raise ValueError(f"duration {text[:20]!r}… is {len(text)} characters long: expected e.g. 45s or 1min30s")
+        raise InvalidValueError("duration", text, DURATION_FORM, message=f"duration {text[:20]!r}… is {len(text)} "
+                                "characters long: expected e.g. 45s or 1min30s")
     if re.fullmatch(r"\d+:\d+(:\d+)?", compact):
-        raise ValueError(f"{text!r} is ambiguous (YAML 1.1 reads 1:30 as 90): write it with units, e.g. 1min30s")
+        raise InvalidValueError("duration", text, DURATION_FORM, message=f"{text!r} is ambiguous (YAML 1.1 reads 1:30 "
+                                "as 90): write it with units, e.g. 1min30s")
     parts = _DURATION.findall(compact)
     if not parts or "".join(n + u for n, u in parts) != compact:
-        raise ValueError(f"bad duration {text!r}: expected number+unit parts (h, min, s, ms), e.g. 45s, 2min, 1min30s")
+        raise InvalidValueError("duration", text, DURATION_FORM)
     return sum((Fraction(n) * _UNIT_SECONDS[u] for n, u in parts), Fraction(0))  # bounds: yuesheng.limits
 
 
@@ -83,11 +91,33 @@ class Cite:
         return f"{self.where} {self.quote}"
 
 
+class Anchor(StrEnum):
+    """How a cue's start hangs on another cue: with its start, or after its end."""
+
+    WITH = "with"
+    AFTER = "after"
+
+
+class Shooter(StrEnum):
+    """The two archers of a 耦."""
+
+    UPPER = "upper"  # 上射
+    LOWER = "lower"  # 下射
+
+
+def parse_reading(text: str) -> tuple[str, str]:
+    """'heyue=li-rugui' → ('heyue', 'li-rugui'): a reading's id and the option chosen. InvalidValueError without '='."""
+    rid, sep, option = text.partition("=")
+    if not sep:
+        raise InvalidValueError("reading", text, "ID=OPTION, e.g. heyue=li-rugui")
+    return rid, option
+
+
 @dataclass(frozen=True, slots=True)
 class Start:
     """When a cue starts: with or after another cue, plus a delay."""
 
-    anchor: str  # "with" | "after"
+    anchor: Anchor
     cue: str
     delay: Fraction = Fraction(0)
 
@@ -191,7 +221,7 @@ class Pair:
     name: str
     upper: str
     lower: str
-    first: str = "upper"  # who looses first: "upper", or "lower" (大射: the 公, 鄭注 10-9a)
+    first: Shooter = Shooter.UPPER  # who looses first: the lower for the 公 (大射, 鄭注 10-9a)
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,15 +260,18 @@ class Archery:
     jie_listen: int
     jie_cite: Cite
     tolerance: Fraction
-    pairs: dict[str, Pair]
+    pairs: Mapping[str, Pair]
     rounds: tuple[Round, ...]
     seed: int = 0
     hit_rate: float = 0.5
     pierce_rate: float = 0.8
     offset_sd: Fraction = DEFAULT_OFFSET_SD
     change: Fraction = Fraction(0)  # between one 耦 and the next in a round with music
-    script: dict[tuple[str, str], tuple[Arrow, ...]] = field(default_factory=dict)
+    script: Mapping[tuple[str, str], tuple[Arrow, ...]] = field(default_factory=dict)
     variant: str = ""  # the section applies only with this variant on (燕禮: 若射)
+
+    def __post_init__(self) -> None:
+        _freeze(self, "pairs", "script")
 
     def active(self, variants: frozenset[str]) -> bool:
         """Whether the shooting is in the programme with *variants* switched on."""
@@ -263,14 +296,17 @@ class CueSheet:
     call_jun: Lu
     huangzhong: int
     estimates: str
-    readings: dict[str, Reading]
-    performers: dict[str, Member]
-    instruments: dict[str, Member]
-    positions: dict[str, Member]
-    variants: dict[str, Variant]
+    readings: Mapping[str, Reading]
+    performers: Mapping[str, Member]
+    instruments: Mapping[str, Member]
+    positions: Mapping[str, Member]
+    variants: Mapping[str, Variant]
     cues: tuple[Cue, ...]
     archery: Archery | None
     doc: Document = field(repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        _freeze(self, "readings", "performers", "instruments", "positions", "variants")
 
     def cue(self, cue_id: str) -> Cue:
         return next(c for c in self.cues if c.id == cue_id)
@@ -293,10 +329,18 @@ class CueSheet:
         return self.archery if self.archery is not None and self.archery.active(variants) else None
 
 
+def _freeze(value: object, *names: str) -> None:
+    """Make the mappings *names* of a frozen dataclass read-only views of copies (the reader builds them as dicts)."""
+    for name in names:
+        object.__setattr__(value, name, MappingProxyType(dict(getattr(value, name))))
+
+
 def _reads(cue: Cue, chosen: dict[str, str]) -> bool:
     """Whether *cue* belongs to the chosen readings (a cue without ``reading`` always does)."""
-    rid, _, option = cue.reading.partition("=")
-    return not cue.reading or chosen.get(rid) == option
+    if not cue.reading:
+        return True
+    rid, option = parse_reading(cue.reading)
+    return chosen.get(rid) == option
 
 
 def variant_configurations(sheet: CueSheet) -> list[frozenset[str]]:
@@ -312,6 +356,7 @@ def rounds_called(call: Cue, cues: tuple[Cue, ...], rounds: tuple[Round, ...]) -
     place = {c.id: c.index for c in cues}
     until = place.get(call.end_at, call.index)
     def answers(cid: str) -> bool:
-        return cid in place and ((call.start is not None and call.start.cue == cid) or call.index <= place[cid] <= until)
+        return cid in place and ((call.start is not None and call.start.cue == cid)
+                                 or call.index <= place[cid] <= until)
 
     return [r for r in rounds if any(answers(cid) for cid in r.cues)]

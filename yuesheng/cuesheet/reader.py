@@ -29,10 +29,10 @@ from typing import Any
 from yuesheng.checking import Checker, type_name
 from yuesheng.cuesheet.references import check_references
 from yuesheng.cuesheet.model import (
-    CALLS, DEFAULT_OFFSET_SD, DEFAULT_SYLLABLE, JIE_READING, Archery, Arrow, Cite, Count, Cue, CueSheet, Member,
-    MusicKind, Pair, PieceRef, Reading, Round, Start, Variant, parse_duration,
+    CALLS, DEFAULT_OFFSET_SD, DEFAULT_SYLLABLE, JIE_READING, Anchor, Archery, Arrow, Cite, Count, Cue, CueSheet, Member,
+    MusicKind, Pair, PieceRef, Reading, Round, Shooter, Start, Variant, parse_duration, parse_reading,
 )
-from yuesheng.errors import Problem
+from yuesheng.errors import InvalidValueError, Problem, UnknownNameError
 from yuesheng.music.lulu import Lu, lu, parse_huangzhong
 from yuesheng.music.repertoire import Repertoire
 from yuesheng.yamlload import Document, PathKey
@@ -101,7 +101,7 @@ class _Reader(Checker):
             return None
         try:
             return parse_duration(data[key])
-        except ValueError as exc:
+        except InvalidValueError as exc:
             self.error(path + (key,), str(exc), "duration")
             return None
 
@@ -182,7 +182,7 @@ class _Reader(Checker):
             allowed = f"more than 0 and at most {PLAN_LIMIT:g}" if low == 0 else f"{-PLAN_LIMIT:g}..{PLAN_LIMIT:g}"
             self.error(path + (key,), f"{key} {value:g} 步, expected {allowed} (1 步 = 6 尺)", "plan")
             return None
-        return value
+        return float(value)
 
     def readings(self, data: dict[str, Any]) -> dict[str, Reading]:
         out = {}
@@ -221,7 +221,7 @@ class _Reader(Checker):
             return None
         try:
             piece = self.repertoire.find(name)
-        except KeyError as exc:
+        except UnknownNameError as exc:
             self.error(path + ("piece",), str(exc), "reference")
             return None
         if not piece.realization and not piece.playable:
@@ -231,6 +231,16 @@ class _Reader(Checker):
         if syllable is not None and syllable <= 0:
             self.error(path + ("syllable",), "syllable must be longer than 0s", "duration")
         return PieceRef(piece, zhong, self.text(raw, path, "part"), syllable)
+
+    def reading(self, raw: dict[str, Any], path: PathKey) -> str:
+        """A cue's ``reading: ID=OPTION``, or '' (and a problem) if it is not of that form."""
+        text = self.text(raw, path, "reading")
+        try:
+            parse_reading(text) if text else None
+        except InvalidValueError as exc:
+            self.error(path + ("reading",), str(exc), "schema")
+            return ""
+        return text
 
     def start(self, raw: Any, path: PathKey) -> Start | None:
         if (raw := self.mapping(raw, path, "{after: CUE} or {with: CUE}, optional delay")) is None:
@@ -243,7 +253,7 @@ class _Reader(Checker):
         cue = self.ident(raw[anchors[0]], path + (anchors[0],))
         delay = self.duration(raw, path, "delay", required=False)
         delay = Fraction(0) if delay is None else delay
-        return Start(anchors[0], cue, delay) if cue else None
+        return Start(Anchor(anchors[0]), cue, delay) if cue else None
 
     def cue(self, raw: Any, index: int) -> Cue | None:
         path: PathKey = ("cues", index)
@@ -263,7 +273,7 @@ class _Reader(Checker):
             section=self.text(raw, path, "section", required=True), who=self.id_list(raw, path, "who"),
             where=self.text(raw, path, "where"), words=self.text(raw, path, "words"), note=self.text(raw, path, "note"),
             variant=self.text(raw, path, "variant"), unless=self.text(raw, path, "unless"),
-            reading=self.text(raw, path, "reading"),
+            reading=self.reading(raw, path),
             start=self.start(raw["start"], path + ("start",)) if raw.get("start") is not None else None,
         )
         if not is_music:
@@ -348,9 +358,13 @@ class _Reader(Checker):
             ppath = path + ("pairs", pid)
             if self.ident(pid, ppath) and (item := self.mapping(item, ppath, "{name, upper, lower}")) is not None:
                 self.keys(item, ppath, KEYS["archery/pairs/*"])
-                first = self.text(item, ppath, "first") or "upper"
-                if first not in ("upper", "lower"):
-                    self.error(ppath + ("first",), f"first {first!r}, expected upper or lower (who looses first)", "schema")
+                first_text = self.text(item, ppath, "first") or Shooter.UPPER
+                try:
+                    first = Shooter(first_text)
+                except ValueError:
+                    self.error(ppath + ("first",), f"first {first_text!r}, expected upper or lower (who looses first)",
+                               "schema")
+                    first = Shooter.UPPER
                 pairs[pid] = Pair(pid, self.text(item, ppath, "name", required=True),
                                   self.text(item, ppath, "upper", required=True), self.text(item, ppath, "lower", required=True),
                                   first)
@@ -442,13 +456,13 @@ def _defaults(r: _Reader, data: dict[str, Any]) -> tuple[Fraction, Lu, int]:
     if raw.get("call_jun") is not None:
         try:
             call_jun = lu(str(raw["call_jun"]))
-        except KeyError as exc:
+        except UnknownNameError as exc:
             r.error(("defaults", "call_jun"), str(exc), "schema")
     huangzhong = 60
     if raw.get("huangzhong") is not None:
         try:
             huangzhong = parse_huangzhong(str(raw["huangzhong"]))
-        except ValueError as exc:
+        except InvalidValueError as exc:
             r.error(("defaults", "huangzhong"), str(exc), "schema")
     return syllable, call_jun, huangzhong
 
@@ -468,7 +482,8 @@ def read_cuesheet(doc: Document, repertoire: Repertoire) -> tuple[CueSheet | Non
     rite_id = r.ident(rite.get("id"), ("rite", "id")) or ""
     syllable, call_jun, huangzhong = _defaults(r, data)
     members = {key: r.members(data, key, allowed) for key, allowed in (
-        ("performers", KEYS["performers/*"]), ("instruments", KEYS["instruments/*"]), ("positions", KEYS["positions/*"]),
+        ("performers", KEYS["performers/*"]), ("instruments", KEYS["instruments/*"]),
+        ("positions", KEYS["positions/*"]),
     )}
     r.unplaced(members["positions"])
     variants = {}

@@ -10,13 +10,13 @@ finds a cycle in its own programme before it schedules (ScheduleError).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from yuesheng.checking import Checker
-from yuesheng.text import did_you_mean
 from yuesheng.cuesheet.anchors import Point, dependencies, find_cycle
-from yuesheng.cuesheet.model import Cue, CueSheet, variant_configurations
+from yuesheng.cuesheet.model import Cue, CueSheet, parse_reading, variant_configurations
+from yuesheng.text import did_you_mean
 from yuesheng.yamlload import PathKey
 
 MAX_COMBINED_VARIANTS = 12  # 4,096 programmes checked for anchor cycles at most
@@ -44,7 +44,7 @@ def check_references(r: Checker, sheet: CueSheet) -> None:
             if getattr(cue, key) and getattr(cue, key) not in sheet.variants:
                 r.error(path + (key,), _unknown(getattr(cue, key), "variant", sheet.variants), "reference")
         if cue.reading:
-            rid, _, option = cue.reading.partition("=")
+            rid, option = parse_reading(cue.reading)
             if rid not in sheet.readings:
                 r.error(path + ("reading",), _unknown(rid, "reading", sheet.readings) + " (write reading: ID=OPTION)",
                         "reference")
@@ -57,7 +57,8 @@ def check_references(r: Checker, sheet: CueSheet) -> None:
             if cue.end_at not in seen:
                 r.error(path + ("end", "at"), _unknown(cue.end_at, "cue", seen), "reference")
             elif seen[cue.end_at] <= cue.index:
-                r.error(path + ("end", "at"), f"樂闋 at {cue.end_at!r}, which comes before the music starts", "reference")
+                r.error(path + ("end", "at"), f"樂闋 at {cue.end_at!r}, which comes before the music starts",
+                        "reference")
             elif sheet.cue(cue.end_at).is_music:
                 r.error(path + ("end", "at"), f"樂闋 at {cue.end_at!r}, which is music: name the action that stops it "
                         "(on the day the operator's GO for that action ends the music)", "reference")
@@ -68,20 +69,23 @@ def check_references(r: Checker, sheet: CueSheet) -> None:
                 r.error(path + ("hold", "until"), f"call held until {cue.hold_until!r}, which is music: name the "
                         "action (the walk) at whose end the voice stops (聲止)", "reference")
             elif any(cue.active(v) and not sheet.cue(cue.hold_until).active(v) for v in variant_configurations(sheet)):
-                r.error(path + ("hold", "until"), f"call held until {cue.hold_until!r}, which is not in every programme "
-                        "the call is in (check variant and unless)", "reference")
+                r.error(path + ("hold", "until"), f"call held until {cue.hold_until!r}, which is not in every "
+                        "programme the call is in (check variant and unless)", "reference")
     for kind, table in (("instruments", sheet.instruments), ("performers", sheet.performers)):
         for member in table.values():
             if member.player and member.player not in sheet.performers:
-                r.error((kind, member.id, "player"), _unknown(member.player, "performer", sheet.performers), "reference")
+                r.error((kind, member.id, "player"), _unknown(member.player, "performer", sheet.performers),
+                        "reference")
             if member.position and member.position not in sheet.positions:
-                r.error((kind, member.id, "position"), _unknown(member.position, "position", sheet.positions), "reference")
+                r.error((kind, member.id, "position"), _unknown(member.position, "position", sheet.positions),
+                        "reference")
     if sheet.archery and sheet.archery.variant and sheet.archery.variant not in sheet.variants:
         r.error(("archery", "variant"), _unknown(sheet.archery.variant, "variant", sheet.variants), "reference")
     for variant in sheet.variants.values():
         for n, needed in enumerate(variant.requires):
             if needed not in sheet.variants:
-                r.error(("variants", variant.id, "requires", n), _unknown(needed, "variant", sheet.variants), "reference")
+                r.error(("variants", variant.id, "requires", n), _unknown(needed, "variant", sheet.variants),
+                        "reference")
     if not any(p.rule == "reference" for p in r.problems) and (found := programme_cycle(sheet, [frozenset()])):
         r.error(*found, "cycle")
 
@@ -147,6 +151,6 @@ def _distinct(sheet: CueSheet, key: Callable[[tuple[Cue, ...]], tuple[int, ...]]
                 yield variants
 
 
-def _unknown(name: str, kind: str, table: dict[str, Any]) -> str:
+def _unknown(name: str, kind: str, table: Mapping[str, Any]) -> str:
     return f"unknown {kind} {name!r}" + (did_you_mean(name, list(table), n=1) or " (not declared)")
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from yuesheng.cuesheet import Cue, MusicKind, PieceRef
+from yuesheng.cuesheet.model import Cue, MusicKind, PieceRef
 
 HE: dict[str, str] = {"guanju": "queshao", "getan": "caifan", "juaner": "caipin"}  # 周南 ode → its 召南 ode (4-26a)
 SUNG, BLOWN = "歌", "笙"  # a piece's part: sung to the 瑟, or blown on the 笙; no part: all the cue's parts
@@ -77,11 +77,11 @@ def zhong_count(cue: Cue) -> int:
 
 def programme(cue: Cue) -> str:
     """The pieces of a music cue by 終: '鹿鳴 四牡 皇皇者華', '鹿鳴×3', '關雎+鵲巢 葛覃+采蘩 卷耳+采蘋'."""
-    runs: list[list] = []  # [name, times in a row]
+    runs: list[tuple[str, int]] = []  # (name, times in a row)
     for zhong in zhong_of(cue):
         name = "+".join(ref.piece.title for ref in zhong.pieces)
         if runs and runs[-1][0] == name:
-            runs[-1][1] += 1
+            runs[-1] = (name, runs[-1][1] + 1)
         else:
-            runs.append([name, 1])
+            runs.append((name, 1))
     return " ".join(name + (f"×{n}" if n > 1 else "") for name, n in runs)

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol
 
+from yuesheng.errors import InvalidValueError
+
 
 class Clock(Protocol):
     def now(self) -> float: ...
@@ -161,7 +163,8 @@ class Pedal:
         assert match is not None  # the pattern matches every string
         number = int(match["number"]) if match["number"] else None
         if not match["port"] or (number is not None and number > 127):
-            raise ValueError(f"--pedal {text!r}: expected PORT, PORT:noteN or PORT:ccN with N 0..127")
+            raise InvalidValueError("--pedal", text, "PORT, PORT:noteN or PORT:ccN with N 0..127",
+                                    message=f"--pedal {text!r}: expected PORT, PORT:noteN or PORT:ccN with N 0..127")
         return cls(match["port"], match["kind"] or "", number)
 
     def pressed(self, message: Any) -> bool:

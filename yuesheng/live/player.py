@@ -35,6 +35,7 @@ import os
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -166,8 +167,42 @@ class _Looping:
         return (self.hold.end_tick - self.hold.start_tick) / TICKS_PER_SECOND
 
 
+@dataclass(frozen=True, slots=True)
+class Playing:
+    """A cue whose messages are still queued: *until* is the action that stops it ("" if none: it plays out)."""
+
+    cue: str
+    until: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerStatus:
+    """Where the rite stands at one moment, copied under the player's lock for another thread (the console).
+
+    Times are the player's clock; a cue is named by its id. ``actions`` are the points GO steps through, in
+    order, from ``begin_tick`` on; ``first_*`` is the earliest of them started so far, from which the console
+    reckons when the rite began.
+    """
+
+    now: float
+    current: str | None  # the action last started
+    current_started: float | None
+    next: str | None  # the action the next GO starts
+    first_started: float | None
+    first_tick: int | None
+    playing: tuple[Playing, ...]
+    ended: str  # why the player stopped waiting for commands, if a source closed
+    priority: str  # what ``realtime`` obtained from the OS
+    begin_tick: int
+    actions: tuple[str, ...]
+
+
 class Player:
-    """Plays a Timeline to a port, in auto mode or following the operator's commands."""
+    """Plays a Timeline to a port, in auto mode or following the operator's commands.
+
+    Only the playing thread changes the player; it holds ``lock`` while it does, so ``status`` — the one
+    thing another thread reads — is a consistent snapshot.
+    """
 
     def __init__(self, timeline: Timeline, port: Port, clock: Clock, *, control: Commands | None = None,
                  start: str | None = None, show: Callable[[str], None] = print, preroll: float = 0.0,
@@ -178,13 +213,16 @@ class Player:
         self.setup, timed = live_messages(timeline)
         actions = [t for t in timeline.cues if not t.cue.is_music]
         begin = self.begin = start_tick(timeline, start)
-        self.points: list[CueTiming] = [t for t in actions if t.start_tick >= begin]
+        self.points: tuple[CueTiming, ...] = tuple(t for t in actions if t.start_tick >= begin)
+        self.actions = tuple(t.cue.id for t in self.points)
         self.by_segment = _segments([t.start_tick for t in self.points], [m for m in timed if m[0] >= begin])
         self.held = {c: h for c, h in timeline.holds.items() if h.start_tick >= begin}
         self.held_messages = {c: [(tick, m) for tick, cue, m in timed if cue == c] for c in self.held}
         self.channels = sorted({m.channel for m in self.setup if hasattr(m, "channel")} |
                                {m.channel for _, _, m in timed})
+        self.lock = threading.Lock()
         self.heap: list[_Item] = []
+        self.queued: Counter[str] = Counter()  # cue → its messages in the heap
         self.looping: dict[str, _Looping] = {}
         self.cut: dict[str, float] = {}  # cue → when its remaining messages stop sounding (a fade's end)
         self.silenced: set[str] = set()  # held cues stopped by STOP or FADE: not started again until a jump
@@ -222,26 +260,35 @@ class Player:
                 gc.enable()
 
     def _loop(self) -> None:
+        """Wait for the next command or message; change the player under the lock, send and show outside it."""
         origin = self.clock.now() + self.preroll
-        self.base = (self.begin, origin)
-        if self.by_segment.get(-1):
-            self._activate(-1, origin)
+        with self.lock:
+            self.base = (self.begin, origin)
+            if self.by_segment.get(-1):
+                self._activate(-1, origin)
         while True:
             due = self.heap[0].due if self.heap else None
             press = self._next_press(due)
             if press is not None:
                 if press.command is Command.QUIT:
-                    self.ended = press.cue
-                    if self.stay or not self.heap:
-                        return
-                    self._play_out(press.at)
+                    with self.lock:
+                        self.ended = press.cue
+                        if self.stay or not self.heap:
+                            return
+                        self._play_out(press.at)
                     continue
-                self._handle(press)
+                with self.lock:
+                    line = self._handle(press)
+                if line:
+                    self.show(line)
                 continue
             if due is None:
                 return
-            item = heapq.heappop(self.heap)
-            if self._dropped(item):
+            with self.lock:
+                item = heapq.heappop(self.heap)
+                self.queued[item.cue] -= 1
+                dropped = self._dropped(item)
+            if dropped:
                 continue
             self.clock.sleep_until(item.due)
             self.port.send(item.message)
@@ -271,18 +318,20 @@ class Player:
             return None
         if self.prompted < self.next_point:
             self.prompted = self.next_point
-            self._prompt(self.next_point)
+            self.show(self._prompt(self.next_point))
         return self.control.wait_until(due)
 
-    def _handle(self, press: Press) -> None:
+    def _handle(self, press: Press) -> str:
+        """Carry out an operator's command; the line to show the operator, if any."""
         if press.command is Command.GO:
             if self.next_point < len(self.points):
-                self._go(self.next_point, press.at)
+                line = self._go(self.next_point, press.at)
                 self._log("go", press, self.points[self.current].cue.id)
                 self.next_point += 1
+                return line
         elif press.command is Command.STOP:
             self.panic()
-            self.heap.clear()
+            self._clear()
             self.silenced |= set(self.looping)
             self.looping.clear()
             self._log("stop", press, self._current_id())
@@ -292,10 +341,10 @@ class Player:
         elif press.command is Command.GOTO:
             point = self._point_of(press.cue)
             if point is None:
-                self.show(f"no cue {press.cue!r} to jump to")
-                return
+                return f"no cue {press.cue!r} to jump to"
             self._jump(point, press.at)
             self._log("goto", press, press.cue)
+        return ""
 
     def _log(self, event: str, press: Press, cue: str) -> None:
         if self.log is not None:
@@ -304,7 +353,8 @@ class Player:
     def _current_id(self) -> str:
         return self.points[self.current].cue.id if self.current >= 0 else ""
 
-    def _go(self, point: int, press: float) -> None:
+    def _go(self, point: int, press: float) -> str:
+        """Start action *point*; the prompt for the next (manual mode)."""
         cue = self.points[point]
         self.current = point
         self.started[point] = press
@@ -312,15 +362,16 @@ class Player:
             if looping.hold.until == cue.cue.id and looping.cut is None:
                 looping.cut = self._phrase_end(looping, press)
         self._activate(point, press)
-        if self.control is not None:
-            self.prompted = point + 1
-            self._prompt(point + 1, current=cue)
+        if self.control is None:
+            return ""
+        self.prompted = point + 1
+        return self._prompt(point + 1, current=cue)
 
     def _jump(self, point: int, at: float) -> None:
         """Silence, forget what was queued, and make *point* the next to play."""
         for message in panic_messages(self.channels):
             self.port.send(message)
-        self.heap.clear()
+        self._clear()
         self.looping.clear()
         self.cut.clear()
         self.silenced.clear()
@@ -357,25 +408,28 @@ class Player:
             else:
                 self.cut[cue] = end
 
-    def status(self) -> dict[str, Any]:
-        """Where the rite stands, for a display: the current and next cue, when they started, what plays."""
-        now = self.clock.now()
-        current = self.points[self.current] if self.current >= 0 else None
-        upcoming = self.points[self.next_point] if self.next_point < len(self.points) else None
-        heap, looping = list(self.heap), dict(self.looping)  # copies: the player's thread changes them
-        playing = sorted({i.cue for i in heap if i.cue and not self._dropped_at(i, now, looping)})
-        return {
-            "now": now, "current": current.cue.id if current else None,
-            "current_started": self.started.get(self.current), "next": upcoming.cue.id if upcoming else None,
-            "first_started": self.started.get(min(self.started)) if self.started else None,
-            "first_point": min(self.started) if self.started else None,
-            "playing": [{"cue": c, "until": looping[c].hold.until if c in looping else ""} for c in playing],
-            "ended": self.ended,
-        }
+    def status(self) -> PlayerStatus:
+        """Where the rite stands now, taken under the lock: safe to call from any thread."""
+        with self.lock:
+            now = self.clock.now()
+            first = min(self.started) if self.started else None
+            return PlayerStatus(
+                now=now, current=self._current_id() or None, current_started=self.started.get(self.current),
+                next=self.actions[self.next_point] if self.next_point < len(self.actions) else None,
+                first_started=self.started[first] if first is not None else None,
+                first_tick=self.points[first].start_tick if first is not None else None,
+                playing=tuple(Playing(c, self._until(c)) for c in sorted(self.queued)
+                              if c and self.queued[c] > 0 and not self._cut_by(c, now)),
+                ended=self.ended, priority=self.priority, begin_tick=self.begin, actions=self.actions)
 
-    def _dropped_at(self, item: _Item, now: float, looping: dict[str, _Looping]) -> bool:
-        held = looping.get(item.cue)
-        cut = held.cut if held is not None else self.cut.get(item.cue)
+    def _until(self, cue: str) -> str:
+        looping = self.looping.get(cue)
+        return looping.hold.until if looping is not None else ""
+
+    def _cut_by(self, cue: str, now: float) -> bool:
+        """Whether *cue*'s remaining messages were cut (STOP at a phrase, FADE) at or before *now*."""
+        looping = self.looping.get(cue)
+        cut = looping.cut if looping is not None else self.cut.get(cue)
         return cut is not None and cut <= now
 
     def _activate(self, segment: int, press: float) -> None:
@@ -423,9 +477,15 @@ class Player:
 
     def _push(self, due: float, cue: str, message: Any) -> None:
         heapq.heappush(self.heap, _Item(due, 0 if message.type == "note_off" else 1, self.seq, cue, message))
+        self.queued[cue] += 1
         self.seq += 1
 
-    def _prompt(self, point: int, current: CueTiming | None = None) -> None:
+    def _clear(self) -> None:
+        """Forget every queued message."""
+        self.heap.clear()
+        self.queued.clear()
+
+    def _prompt(self, point: int, current: CueTiming | None = None) -> str:
         nxt = self.points[point] if point < len(self.points) else None
         parts = []
         if current is not None:
@@ -436,7 +496,7 @@ class Player:
                          f"{nxt.cue.action}{words}")
         else:
             parts.append("no more cues: the music plays out")
-        self.show("  |  ".join(parts))
+        return "  |  ".join(parts)
 
     def panic(self) -> None:
         """All notes off and all sound off on every channel used; errors here are ignored (the port may be gone)."""

@@ -37,7 +37,7 @@ from typing import Any
 
 from yuesheng.checking import Checker
 from yuesheng.cuesheet import CueSheet, parse_duration
-from yuesheng.errors import InvalidInputError, OutputError, Problem
+from yuesheng.errors import InvalidInputError, InvalidValueError, OutputError, Problem
 from yuesheng.timeline import TICKS_PER_SECOND, Timeline
 from yuesheng.yamlload import PathKey, load, read_bytes
 
@@ -222,7 +222,7 @@ def load_timing(path: str | Path, sheet: CueSheet) -> dict[str, Fraction]:
         check.keys(item, where, ("duration", "n"))
         try:
             out[cue] = parse_duration(item.get("duration", ""))
-        except ValueError as exc:
+        except InvalidValueError as exc:
             check.error(where + ("duration",), str(exc), "duration")
     errors = [p for p in check.problems if p.severity == "error"]
     if errors:

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from enum import Enum
 from fractions import Fraction
 
-from yuesheng.errors import UnknownNameError
+from yuesheng.errors import InvalidValueError, UnknownNameError
 from yuesheng.text import normalize, normalize_pinyin, suggest
+
 
 @dataclass(frozen=True, slots=True)
 class Lu:
@@ -73,7 +74,7 @@ def lu(name: str | int | Lu) -> Lu:
     if isinstance(name, int) and not isinstance(name, bool):
         if 0 <= name < 12:
             return LU[name]
-        raise ValueError(f"律 index {name} out of range, expected 0..11")
+        raise InvalidValueError("律 index", name, "0..11", message=f"律 index {name} out of range, expected 0..11")
     key = normalize(str(name))
     index = _LU_SPELLINGS.get(key, _LU_SPELLINGS.get(normalize_pinyin(key)))
     if index is None:
@@ -164,14 +165,15 @@ def pitches_of_suzi(symbol: str) -> tuple[Pitch, ...]:
 def resolve(lu_name: str | Lu, suzi: str) -> Pitch:
     """The absolute pitch of a note: the 律 line gives its class, the 俗字 its register.
 
-    Raises ValueError when the two disagree under the 雅律通俗譜例.
+    Raises InvalidValueError when the two disagree under the 雅律通俗譜例.
     """
     the_lu = lu(lu_name)
     for pitch in pitches_of_suzi(suzi):
         if pitch.lu == the_lu:
             return pitch
     allowed = "".join(p.lu.short for p in pitches_of_suzi(suzi))
-    raise ValueError(f"律 {the_lu.short} disagrees with 俗字 {suzi} (which stands for {allowed})")
+    raise InvalidValueError("俗字", suzi, f"one of {allowed}",
+                            message=f"律 {the_lu.short} disagrees with 俗字 {suzi} (which stands for {allowed})")
 
 
 class Degree(Enum):
@@ -271,7 +273,7 @@ def parse_mode(name: str) -> Mode:
         found = _DEGREE_SPELLINGS.get(rest.removeprefix("清"))
         if found is not None and found.is_zhengsheng:
             return Mode(LU[_LU_SPELLINGS[head]], found, qing)
-    every = [l.name + d.hanzi for l in LU for d in SCALE_DEGREES if d.is_zhengsheng]
+    every = [the_lu.name + d.hanzi for the_lu in LU for d in SCALE_DEGREES if d.is_zhengsheng]
     raise UnknownNameError("宮調", name, suggest(text, every))
 
 
@@ -314,11 +316,11 @@ def parse_note_name(name: str) -> int:
     """MIDI key of a note name such as C4 (60), D4, F#3, Eb4."""
     match = _NOTE.match(name.strip())
     if not match:
-        raise ValueError(f"bad note name {name!r}, expected a letter, optional # or b, and an octave, e.g. C4 or D4")
+        raise InvalidValueError("note name", name, "a letter, optional # or b, and an octave, e.g. C4 or D4")
     step, accidental, octave = match.groups()
     key = 12 * (int(octave) + 1) + _STEP[step.upper()] + {"#": 1, "♯": 1, "b": -1, "♭": -1}.get(accidental, 0)
     if not 0 <= key <= 127:
-        raise ValueError(f"note {name!r} is outside the MIDI range")
+        raise InvalidValueError("note", name, "a MIDI key 0..127", message=f"note {name!r} is outside the MIDI range")
     return key
 
 
@@ -328,11 +330,12 @@ HUANGZHONG_KEYS = range(0 + 12, 127 - 23 + 1)
 
 
 def parse_huangzhong(name: str) -> int:
-    """MIDI key of 黄鍾 from a note name, within ``HUANGZHONG_KEYS`` (C0…G#7). Raises ValueError."""
+    """MIDI key of 黄鍾 from a note name, within ``HUANGZHONG_KEYS`` (C0…G#7). Raises InvalidValueError."""
     key = parse_note_name(name)
     if key not in HUANGZHONG_KEYS:
-        raise ValueError(f"黄鍾 = {name.strip()} (MIDI {key}) puts the 律 outside the MIDI keys 0–127 (倍黄鍾 is 12 "
-                         f"below, 應鍾清 23 above): choose a note from C0 to G#7")
+        raise InvalidValueError("黄鍾", name, "a note from C0 to G#7",
+                                message=f"黄鍾 = {name.strip()} (MIDI {key}) puts the 律 outside the MIDI keys 0–127 "
+                                "(倍黄鍾 is 12 below, 應鍾清 23 above): choose a note from C0 to G#7")
     return key
 
 
@@ -345,7 +348,9 @@ class Realization:
 
     def __post_init__(self) -> None:
         if self.huangzhong not in HUANGZHONG_KEYS:
-            raise ValueError(f"黄鍾 at MIDI key {self.huangzhong}: expected {HUANGZHONG_KEYS.start}..{HUANGZHONG_KEYS.stop - 1}")
+            expected = f"{HUANGZHONG_KEYS.start}..{HUANGZHONG_KEYS.stop - 1}"
+            raise InvalidValueError("黄鍾", self.huangzhong, expected,
+                                    message=f"黄鍾 at MIDI key {self.huangzhong}: expected {expected}")
 
     def midi(self, pitch: Pitch) -> tuple[int, float]:
         """MIDI key and cents offset (from that key in equal temperament, to 0.01) of *pitch*."""

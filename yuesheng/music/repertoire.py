@@ -10,9 +10,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from yuesheng.errors import InvalidInputError, Problem, UnknownNameError
-from yuesheng.text import normalize, normalize_pinyin, suggest
+from yuesheng.errors import AmbiguousNameError, InvalidInputError, Problem, UnknownNameError
 from yuesheng.music.score import Piece, load_piece
+from yuesheng.text import normalize, normalize_pinyin, suggest
 
 _HERE = Path(__file__).resolve().parent.parent  # the yuesheng package
 
@@ -23,14 +23,6 @@ def data_dir(name: str) -> Path:
         if candidate.is_dir():
             return candidate
     raise FileNotFoundError(f"shipped {name}/ not found next to {_HERE}")
-
-
-class AmbiguousNameError(UnknownNameError):
-    """A title shared by several pieces (騶虞 has two settings)."""
-
-    def __init__(self, name: str, ids: list[str]) -> None:
-        super().__init__("piece", name, ids)
-        self.args = (f"{name!r} names {len(ids)} pieces: {', '.join(ids)}; give the id",)
 
 
 def _keys(piece: Piece) -> set[str]:

@@ -34,11 +34,11 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.checking import Checker
-from yuesheng.errors import InvalidInputError, Problem
+from yuesheng.errors import InvalidInputError, InvalidValueError, Problem, UnknownNameError, UnknownPageError
 from yuesheng.music.lulu import LU, SUZI_SYMBOLS, Mode, Pitch, lu, parse_mode, resolve
 from yuesheng.yamlload import Document, PathKey, load
 
-LU_SYMBOLS = "".join(l.short for l in LU) + "夹"
+LU_SYMBOLS = "".join(the_lu.short for the_lu in LU) + "夹"
 LINES = ("lyrics", "lu", "suzi")
 CHECKS = ("length", "lu", "suzi", "agree", "scale", "start", "final")
 
@@ -97,11 +97,46 @@ class Irregularity:
 
 
 @dataclass(frozen=True, slots=True)
-class Realization:
-    """The label and rule of a modern realization of a lost piece."""
+class ModernRealization:
+    """The label and rule of a modern realization of a lost piece (not ``lulu.Realization``, which sounds 律)."""
 
     label: str
     rule: str
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where a sourced piece is written: the text, its pages, and the mode line with its page."""
+
+    text: str = ""
+    pages: tuple[str, ...] = ()
+    mode_line: str = ""
+    mode_page: str = ""
+
+    def citation(self) -> str:
+        """'瑟譜 (KR1i0004) 卷二 詩舊譜, 002-1a, 002-2a' (the pages only if there are any)."""
+        return self.text + (f", {', '.join(self.pages)}" if self.pages else "")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ``source`` mapping as a score file writes it (keys that are set)."""
+        data = {"text": self.text, "pages": list(self.pages), "mode_line": self.mode_line, "mode_page": self.mode_page}
+        return {k: v for k, v in data.items() if v}
+
+
+@dataclass(frozen=True, slots=True)
+class Lost:
+    """A lost piece: the passage that names it (a 儀禮集釋 page and a quote)."""
+
+    cite: str
+    quote: str
+
+    def citation(self) -> str:
+        """'儀禮集釋 4-22b: 南陔白華華黍小雅篇也今亡其義未聞'."""
+        return f"{self.cite}: {self.quote}"
+
+    def as_dict(self) -> dict[str, str]:
+        """The ``lost`` mapping as a score file writes it."""
+        return {"cite": self.cite, "quote": self.quote}
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,12 +149,12 @@ class Piece:
     mode: Mode | None
     mode_common: str
     provenance: Provenance
-    source: dict[str, Any]
+    source: Source | None
     stanzas: tuple[Stanza, ...]
     emendations: tuple[Emendation, ...]
     irregularities: tuple[Irregularity, ...]
-    realization: Realization | None
-    lost: dict[str, str] | None
+    realization: ModernRealization | None
+    lost: Lost | None
     path: str
     notes: tuple[Note, ...] = field(init=False, repr=False, compare=False)  # every stanza's notes, in order
 
@@ -177,7 +212,7 @@ def read_piece(doc: Document) -> Piece:
         r.keys(realization_data, ("realization",), ("label", "rule"))
         label = r.field(realization_data, ("realization",), "label", str)
         rule = r.field(realization_data, ("realization",), "rule", str)
-        realization = Realization(label or "", rule or "")
+        realization = ModernRealization(label or "", rule or "")
     lost = r.field(data, (), "lost", dict, required=provenance is Provenance.LOST)
     if provenance is Provenance.LOST and lost is not None:
         r.keys(lost, ("lost",), ("cite", "quote"))
@@ -193,7 +228,7 @@ def read_piece(doc: Document) -> Piece:
     if mode_text is not None:
         try:
             mode = parse_mode(mode_text)
-        except KeyError as exc:
+        except UnknownNameError as exc:
             r.error(("mode",), str(exc))
     emendations = [Emendation(*v) for v in _read_records(r, data, "emendations", _EMENDATION_FIELDS, ("line", LINES))]
     irregularities = [Irregularity(*v) for v in
@@ -212,9 +247,17 @@ def read_piece(doc: Document) -> Piece:
         raise InvalidInputError(r.problems)
     return Piece(
         pid, title, aliases, mode, str(data.get("mode_common") or ""), provenance,
-        dict(data.get("source") or {}), stanzas, tuple(emendations), tuple(irregularities),
-        realization, lost, doc.file,
+        _source(data.get("source")), stanzas, tuple(emendations), tuple(irregularities),
+        realization, Lost(lost["cite"], lost["quote"]) if lost is not None else None, doc.file,
     )
+
+
+def _source(raw: Any) -> Source | None:
+    """The ``source`` mapping of a score file as a Source (None if it has none)."""
+    if not isinstance(raw, dict) or not raw:
+        return None
+    return Source(str(raw.get("text") or ""), tuple(str(p) for p in raw.get("pages") or ()),
+                  str(raw.get("mode_line") or ""), str(raw.get("mode_page") or ""))
 
 
 def _check_on_page(r: Checker, path: PathKey, name: str, text: str, what: str, *, default: str) -> None:
@@ -223,7 +266,7 @@ def _check_on_page(r: Checker, path: PathKey, name: str, text: str, what: str, *
 
     try:
         page = sources.page(name, text=default)
-    except sources.UnknownPageError as exc:
+    except UnknownPageError as exc:
         r.error(path, str(exc), "source")
         return
     if sources.find_quote(text, page) is None:
@@ -238,20 +281,23 @@ def _check_pages(r: Checker, data: dict[str, Any], stanzas: tuple[Stanza, ...]) 
             _check_on_page(r, path + ("lyrics",), s.page, f"{s.lyrics}…({s.lu_line}{s.suzi_line})",
                            f"stanza {s.number}: lyrics…(律俗字)", default="sepu")
     source = data.get("source")
-    if isinstance(source, dict) and isinstance(source.get("mode_page"), str) and isinstance(source.get("mode_line"), str):
+    if (isinstance(source, dict) and isinstance(source.get("mode_page"), str)
+            and isinstance(source.get("mode_line"), str)):
         _check_on_page(r, ("source", "mode_line"), source["mode_page"], source["mode_line"], "the mode line",
                        default="sepu")
 
 
-def _check_lost(r: Checker, lost: dict[str, Any]) -> None:
+def _check_lost(r: Checker, lost: Lost) -> None:
     """A lost piece's quote is on its cited page (``儀禮集釋 4-22b``)."""
-    if isinstance(lost.get("cite"), str) and isinstance(lost.get("quote"), str):
-        _check_on_page(r, ("lost", "quote"), lost["cite"], lost["quote"], "the quote", default="yili")
+    _check_on_page(r, ("lost", "quote"), lost.cite, lost.quote, "the quote", default="yili")
 
 
 def _read_records(r: Checker, data: dict[str, Any], key: str, fields: tuple[tuple[str, type], ...],
                   choice: tuple[str, tuple[str, ...]]) -> list[list[Any]]:
-    """The entries of a list of records (emendations, irregularities), each checked; *choice* is a field with fixed values."""
+    """The entries of a list of records (emendations, irregularities), each checked.
+
+    *choice* is a field with fixed values.
+    """
     names = tuple(name for name, _ in fields)
     out = []
     for i, raw in enumerate(r.field(data, (), key, list, required=False) or []):
@@ -315,7 +361,8 @@ def _read_stanza(
               f"and {len(emended['suzi'])} characters; they must be equal", "length")
         return None
     notes = []
-    for pos, (syllable, lu_char, suzi_char) in enumerate(zip(lyrics, emended["lu"], emended["suzi"]), start=1):
+    columns = zip(lyrics, emended["lu"], emended["suzi"], strict=False)  # "length" excused: the shortest line ends it
+    for pos, (syllable, lu_char, suzi_char) in enumerate(columns, start=1):
         note = _read_note(r, path, number, pos, syllable, lu_char, suzi_char, mode, excused)
         if note is not None:
             notes.append(note)
@@ -340,13 +387,13 @@ def _read_note(
         return None
     try:
         pitch = resolve(lu_char, suzi_char)
-    except ValueError as exc:
+    except InvalidValueError as exc:
         if "agree" in excused:
             return None
         r.error(path + ("lu",), f"{where}: {exc}", "agree")
         return None
     if mode is not None and mode.degree_of(lu(lu_char)) is None and "scale" not in excused:
-        scale = "".join(l.short for l in mode.scale)
+        scale = "".join(the_lu.short for the_lu in mode.scale)
         r.error(path + ("lu",), f"{where}: {lu_char} is not in the scale of {mode.name} ({scale})", "scale")
     return Note(syllable, lu_char, suzi_char, pitch, number, pos)
 

@@ -48,12 +48,12 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from yuesheng.outputs.condense import Cut, condense, sounds
-from yuesheng.errors import OutputError, UnknownNameError, YueshengError
+from yuesheng.errors import AudioError, OutputError, UnknownNameError
 from yuesheng.files import atomic_path
 from yuesheng.music.instruments import PARTS, find_part
-from yuesheng.text import suggest
+from yuesheng.outputs.condense import Cut, condense, sounds
 from yuesheng.process import bound_to_us
+from yuesheng.text import suggest
 from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline, seconds, ticks
 
 TAIL = Fraction(2)  # seconds of release after the last event
@@ -70,10 +70,6 @@ SOUNDFONTS = (
     Path("/usr/share/sounds/sf3/default-GM.sf3"),
 )
 INSTALL = "install it with: apt-get install fluidsynth fluid-soundfont-gm"
-
-
-class AudioError(YueshengError):
-    """FluidSynth or a SoundFont is missing or unusable, or the render failed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +170,8 @@ def encoding_for(path: str | Path) -> Encoding:
 
     suffix = Path(path).suffix.lower()
     if suffix not in ENCODINGS:
-        raise AudioError(f"{path}: unknown audio format {suffix or '(no extension)'}; use one of {', '.join(ENCODINGS)}")
+        raise AudioError(f"{path}: unknown audio format {suffix or '(no extension)'}; "
+                         f"use one of {', '.join(ENCODINGS)}")
     encoding = ENCODINGS[suffix]
     if not soundfile.check_format(encoding.container, encoding.subtype):
         raise AudioError(f"{path}: this libsndfile ({soundfile.__libsndfile_version__}) cannot write {encoding.name}")
@@ -234,7 +231,8 @@ def size_bound(encoding: Encoding, frames: int, sound_frames: int) -> int:
 
 def render_timeline(timeline: Timeline) -> Timeline:
     """What FluidSynth plays: the sounding events, and an end a little past the tail so it renders all of it."""
-    end = Event(timeline.duration_ticks + ticks(TAIL) + QUANTUM // 8, 0, EventKind.MARKER, "end")
+    end = Event(start_tick=timeline.duration_ticks + ticks(TAIL) + QUANTUM // 8, length_ticks=0, kind=EventKind.MARKER,
+                cue="end")
     events = tuple(e for e in timeline.events if sounds(e)) + (end,)
     return dataclasses.replace(timeline, events=events, cues=(), tallies=(), notices=(), holds={})
 
@@ -421,7 +419,8 @@ def render(timeline: Timeline, path: str | Path, *, soundfont: str | Path | None
             write_midi(condensed, mid)
         except OutputError as exc:
             raise OutputError(f"cannot write the MIDI file FluidSynth reads, in {tmp}: {exc}") from None
-        with FluidSynth(fluidsynth_arguments(command, font, mid, rate, effects=effects), 60 + sound_seconds / 5) as synth:
+        arguments = fluidsynth_arguments(command, font, mid, rate, effects=effects)
+        with FluidSynth(arguments, 60 + sound_seconds / 5) as synth:
             try:
                 with soundfile.SoundFile(out, "w", rate, CHANNELS, target.encoding.subtype, format=target.container) \
                         as audio:
@@ -468,5 +467,5 @@ def describe(rendered: Rendered, timeline: Timeline) -> str:
     """One line for the user."""
     form = rendered.container + (" (a WAV past 4 GiB)" if rendered.container == "RF64" else "")
     return (f"wrote {rendered.path}: {timeline.rite}, {rendered.seconds / 60:.1f} min "
-            f"({seconds(timeline.duration_ticks):.1f} s + {float(TAIL):g} s tail), {form} at {rendered.sample_rate} Hz, "
-            f"SoundFont {rendered.soundfont}")
+            f"({seconds(timeline.duration_ticks):.1f} s + {float(TAIL):g} s tail), "
+            f"{form} at {rendered.sample_rate} Hz, SoundFont {rendered.soundfont}")

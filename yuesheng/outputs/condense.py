@@ -109,8 +109,9 @@ def condense(timeline: Timeline, *, gap_ticks: int, ring_ticks: int = 0, quantum
         return dataclasses.replace(e, start_tick=start, length_ticks=at(e.start_tick + e.length_ticks) - start)
 
     events = tuple(sorted((moved(e) for e in timeline.events), key=lambda e: e.sort_key))
-    cues = tuple(CueTiming(t.cue, at(t.start_tick), at(t.end_tick)) for t in timeline.cues)
-    holds = {c: Hold(h.cue, h.until, at(h.start_tick), at(h.end_tick), tuple(at(p) for p in h.phrase_ticks))
+    cues = tuple(CueTiming(cue=t.cue, start_tick=at(t.start_tick), end_tick=at(t.end_tick)) for t in timeline.cues)
+    holds = {c: Hold(cue=h.cue, until=h.until, start_tick=at(h.start_tick), end_tick=at(h.end_tick),
+                     phrase_ticks=tuple(at(p) for p in h.phrase_ticks))
              for c, h in timeline.holds.items()}
     return Condensed(dataclasses.replace(timeline, events=events, cues=cues, holds=holds), cuts)
 

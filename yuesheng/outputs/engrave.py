@@ -40,11 +40,11 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from yuesheng.errors import YueshengError
+from yuesheng.errors import EngraveError
 from yuesheng.files import atomic_path, check_output, write_atomic
 from yuesheng.music.lulu import LU, Mode, Realization, Tuning, cents_offset
-from yuesheng.process import bound_to_us
 from yuesheng.music.score import Note, Piece
+from yuesheng.process import bound_to_us
 
 LILYPOND_VERSION = "2.25.12"
 TIME_LIMIT = 300.0  # seconds for one LilyPond run
@@ -52,10 +52,6 @@ PHRASE = 4  # syllables to a bar: the four-syllable line of the 詩
 FONT_INSTALL = "apt-get install fonts-noto-cjk"
 FORMATS = ("pdf", "svg", "png", "ly")
 _FONT_PREFERENCE = ("Noto Serif CJK TC", "Noto Serif CJK SC", "Noto Sans CJK TC", "Noto Sans CJK SC")
-
-
-class EngraveError(YueshengError):
-    """LilyPond or a CJK font is missing, or the engraving failed."""
 
 
 class Notation(Enum):
@@ -101,7 +97,8 @@ def lily_string(text: str) -> str:
 _LETTERS = "cdefgab"
 _OCTAVE_MARKS = ",'"
 _NATURAL = (0, 2, 4, 5, 7, 9, 11)
-_TONIC_LETTER = {0: 0, 1: 1, 2: 1, 3: 2, 4: 2, 5: 3, 6: 4, 7: 4, 8: 5, 9: 5, 10: 6, 11: 6}  # C Db D Eb E F Gb G Ab A Bb B
+# C Db D Eb E F Gb G Ab A Bb B
+_TONIC_LETTER = {0: 0, 1: 1, 2: 1, 3: 2, 4: 2, 5: 3, 6: 4, 7: 4, 8: 5, 9: 5, 10: 6, 11: 6}
 # Semitones above 宫 → (scale step, 簡譜 digit): 變徵 is a raised 4th, other chromatic notes follow the nearest degree.
 _DEGREE_STEP = {0: 0, 1: 0, 2: 1, 3: 1, 4: 2, 5: 3, 6: 3, 7: 4, 8: 4, 9: 5, 10: 6, 11: 6}
 _ACCIDENTAL = {-2: "eses", -1: "es", 0: "", 1: "is", 2: "isis"}
@@ -163,18 +160,16 @@ def _header(piece: Piece, setting: Setting, gong: int) -> list[str]:
     real = setting.realization
     title = piece.title + (f" — {piece.realization.label}" if piece.realization else "")
     if piece.realization:
-        lost = piece.lost or {}
-        subsubtitle = f"lost — {lost.get('cite', '')} {lost.get('quote', '')}".strip()
+        subsubtitle = f"lost — {piece.lost.cite} {piece.lost.quote}" if piece.lost else "lost —"
     else:
-        pages = ", ".join(str(p) for p in piece.source.get("pages", []))
-        subsubtitle = f"{piece.source.get('text', '')}{f', {pages}' if pages else ''}"
+        subsubtitle = piece.source.citation() if piece.source else ""
     tuning = "三分損益" if real.tuning is Tuning.SANFEN else "equal temperament"
     fields = {
         "title": title,
         "subtitle": _mode_line(piece),
         "subsubtitle": subsubtitle,
-        "meter": f"黄鍾 = {setting.huangzhong_name}" + (f" · 1 = {key_name(gong)}" if setting.notation is Notation.JIANPU
-                                                         else ""),
+        "meter": f"黄鍾 = {setting.huangzhong_name}"
+                 + (f" · 1 = {key_name(gong)}" if setting.notation is Notation.JIANPU else ""),
         "arranger": tuning + (f" · {setting.part}" if setting.part else ""),
     }
     return ["\\header {"] + [f"  {name} = {lily_string(value)}" for name, value in fields.items()] + ["}"]
@@ -254,7 +249,8 @@ def stanza_score(piece: Piece, stanza: int, slots: Sequence[Slot], setting: Sett
     tokens.append('\\bar "|."')
     sounding = [s.note for s in slots if s.key is not None]
     staff = "\\new RhythmicStaff \\with { \\jianpuStaff }" if setting.notation is Notation.JIANPU else "\\new Staff"
-    key_sig = "" if setting.notation is Notation.JIANPU else f"\\key {lily_pitch(gong, gong).rstrip(_OCTAVE_MARKS)} \\major "
+    key_sig = ("" if setting.notation is Notation.JIANPU
+               else f"\\key {lily_pitch(gong, gong).rstrip(_OCTAVE_MARKS)} \\major ")
     clef = "" if setting.notation is Notation.JIANPU else f"\\clef {_clef(keys)} "
     page = next((s.page for s in piece.stanzas if s.number == stanza), "")
     heading = f"第{stanza}章" + (f" · {page}" if page else "")
@@ -312,7 +308,8 @@ def piece_bookpart(piece: Piece, setting: Setting, *, slots: Sequence[Slot] | No
     return "\n".join(lines)
 
 
-_JIANPU_STAFF = (r"jianpuStaff = \with { \override StaffSymbol.line-count = #0 \override BarLine.bar-extent = #'(-2 . 2) "
+_JIANPU_STAFF = (r"jianpuStaff = \with { \override StaffSymbol.line-count = #0 "
+                 r"\override BarLine.bar-extent = #'(-2 . 2) "
                  r"\omit Stem \omit Clef \omit KeySignature \omit Accidental }")
 
 
@@ -322,7 +319,8 @@ def book_source(bookparts: Sequence[str], *, font: str, title: str = "", front: 
              f"\\paper {{ fonts.serif = {lily_string(font)} fonts.sans = {lily_string(font)} "
              "tagline = ##f ragged-last = ##f tocTitleMarkup = \\markup \\fill-line { \\bold \"Contents 目錄\" } }",
              "\\layout { \\context { \\Lyrics \\override LyricSpace.minimum-distance = #1.2 } }",
-             "\\header { tagline = ##f }" if not title else f"\\header {{ tagline = ##f title = {lily_string(title)} }}"]
+             "\\header { tagline = ##f }" if not title
+             else f"\\header {{ tagline = ##f title = {lily_string(title)} }}"]
     if front:
         lines += ["\\bookpart {", "\\header { title = ##f subtitle = ##f }"] + list(front) + ["}"]
     return "\n".join(lines + list(bookparts)) + "\n"
@@ -340,7 +338,8 @@ def find_lilypond() -> str:
                            "pip install lilypond") from None
     path = Path(lilypond.executable())
     if not path.is_file():
-        raise EngraveError(f"the lilypond package has no engraver at {path}; reinstall it: pip install --force-reinstall lilypond")
+        raise EngraveError(f"the lilypond package has no engraver at {path}; "
+                           "reinstall it: pip install --force-reinstall lilypond")
     return str(path)
 
 
@@ -367,7 +366,8 @@ def run_tool(command: Sequence[str], *, cwd: Path, time_limit: float = TIME_LIMI
     log = (out + err).decode("utf-8", errors="replace")
     if process.returncode != 0:
         errors = [line for line in log.splitlines() if "error" in line.lower()]
-        raise EngraveError(f"{what} failed (exit {process.returncode}): " + ("; ".join(errors[:5]) or log.strip()[-600:]))
+        detail = "; ".join(errors[:5]) or log.strip()[-600:]
+        raise EngraveError(f"{what} failed (exit {process.returncode}): {detail}")
     return log
 
 
@@ -414,7 +414,7 @@ def engrave(source: str, output: str | Path, *, time_limit: float = TIME_LIMIT) 
                    for n in range(1, len(made) + 1)]
         for path in written[1:]:  # the first was checked by the command; the others only now exist by name
             check_output(path)
-        for page, path in zip(made, written):
+        for page, path in zip(made, written, strict=True):
             with atomic_path(path) as tmp_path:
                 shutil.copyfile(page, tmp_path)
     return written

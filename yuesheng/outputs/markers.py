@@ -10,9 +10,10 @@ Audacity label track (UTF-8, one label per cue, seconds with six decimals)::
     12.500000<TAB>167.000000<TAB>shengge: ♪升歌 鹿鳴 四牡 皇皇者華
 
 CUE sheet (UTF-8 with a byte-order mark, so players detect the hanzi; one
-TRACK per music cue (cues that start together share one), ``WAVE`` for any audio file as the format has it; INDEX in minutes:seconds:frames at 75 frames a second,
-minutes past 99 for long rites; a first track that does not start at 0 gets
-its pre-gap as INDEX 00)::
+TRACK per music cue (cues that start together share one), ``WAVE`` for any
+audio file as the format has it; INDEX in minutes:seconds:frames at 75 frames
+a second, minutes past 99 for long rites; a first track that does not start at
+0 gets its pre-gap as INDEX 00)::
 
     TITLE "鄉飲酒禮"
     FILE "xiangyinjiu.flac" WAVE
@@ -25,8 +26,8 @@ its pre-gap as INDEX 00)::
 
 from __future__ import annotations
 
-from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Timeline
 from yuesheng.cuesheet.zhong import programme
+from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Timeline
 
 CD_FRAMES = 75  # CUE-sheet frames a second
 

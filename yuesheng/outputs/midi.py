@@ -22,26 +22,17 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Iterator
-from typing import Any
 from pathlib import Path
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 import mido
 
-from yuesheng.errors import YueshengError
+from yuesheng.errors import MidiError, PortError
 from yuesheng.files import write_atomic
 from yuesheng.music.instruments import PARTS, Part
 from yuesheng.music.lulu import LU, Tuning, cents_offset
 from yuesheng.sources import display
 from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline
-
-class PortError(YueshengError):
-    """A MIDI port that cannot be listed, opened or written."""
-
-
-class MidiError(YueshengError):
-    """A Timeline that cannot be written as MIDI (a key or velocity outside 0–127)."""
-
 
 TEMPO = 1_000_000  # µs per beat: 60 bpm, so one beat = one second = TICKS_PER_SECOND ticks
 MAX_DELTA = 0x0FFFFFFF  # the longest delta time a Standard MIDI File can hold (four bytes of seven bits)
@@ -231,7 +222,7 @@ def _tracks(timeline: Timeline, *, reuse: bool = False) -> list[_Track]:
     return tracks
 
 
-def _midi_file(tracks: list) -> mido.MidiFile:
+def _midi_file(tracks: list[Any]) -> mido.MidiFile:
     return mido.MidiFile(type=1, ticks_per_beat=TICKS_PER_SECOND, charset="utf-8", tracks=tracks)
 
 
@@ -259,7 +250,8 @@ def live_messages(timeline: Timeline) -> tuple[list[mido.Message], list[tuple[in
 
 def panic_messages(channels: list[int]) -> list[mido.Message]:
     """All notes off and all sound off on every channel given."""
-    return [mido.Message("control_change", channel=c, control=control, value=0) for c in channels for control in (123, 120)]
+    return [mido.Message("control_change", channel=c, control=control, value=0)
+            for c in channels for control in (123, 120)]
 
 
 def volume_messages(channels: list[int], value: int) -> list[mido.Message]:

@@ -22,8 +22,11 @@ from yuesheng.music.score import Piece
 if TYPE_CHECKING:
     import music21
 
+DEFAULT_REALIZATION = Realization()  # the default 黄鍾 and tuning: one frozen value, as the old default was
 
-def piece_to_score(piece: Piece, *, realization: Realization = Realization(), note_value: float = 1.0) -> "music21.stream.Score":
+
+def piece_to_score(piece: Piece, *, realization: Realization = DEFAULT_REALIZATION,
+                   note_value: float = 1.0) -> music21.stream.Score:
     """A music21 Score of *piece*: one part, one measure group per stanza, three lyric lines."""
     from music21 import bar, expressions, metadata, meter, note, stream
 
@@ -57,7 +60,8 @@ def piece_to_score(piece: Piece, *, realization: Realization = Realization(), no
     return score
 
 
-def write_musicxml(piece: Piece, path: str | Path, *, realization: Realization = Realization(), note_value: float = 1.0) -> None:
+def write_musicxml(piece: Piece, path: str | Path, *, realization: Realization = DEFAULT_REALIZATION,
+                   note_value: float = 1.0) -> None:
     """Export *piece* as MusicXML to *path*, atomically."""
     from music21.exceptions21 import Music21Exception
     from music21.musicxml.m21ToXml import GeneralObjectExporter

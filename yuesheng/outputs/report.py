@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from yuesheng.cuesheet import Cue
+from yuesheng.cuesheet.zhong import programme
 from yuesheng.sources import display
 from yuesheng.text import width
 from yuesheng.timeline import CueTiming, Event, EventKind, Timeline, clock, seconds
-from yuesheng.cuesheet.zhong import programme
 
 
 def _cell(text: str, cells: int) -> str:
@@ -60,7 +60,8 @@ def sections(timeline: Timeline) -> list[Section]:
     for t in timeline.cues:
         if out and out[-1].name == t.cue.section:
             last = out[-1]
-            out[-1] = Section(last.name, min(last.start_tick, t.start_tick), max(last.end_tick, t.end_tick), last.cues + 1)
+            out[-1] = Section(last.name, min(last.start_tick, t.start_tick), max(last.end_tick, t.end_tick),
+                              last.cues + 1)
         else:
             out.append(Section(t.cue.section, t.start_tick, t.end_tick, 1))
     return out
@@ -71,7 +72,8 @@ def says_que(cue: Cue, ender: Cue | None) -> bool:
 
     The 經 writes it only for 肆夏 (8-24a, 9-12a, 9-14b); other music that runs until an action just ends.
     """
-    return any("樂闋" in text for text in (cue.cite.quote, ender.action if ender else "", ender.cite.quote if ender else ""))
+    texts = (cue.cite.quote, ender.action if ender else "", ender.cite.quote if ender else "")
+    return any("樂闋" in text for text in texts)
 
 
 def what_of(timeline_cue: CueTiming, by_id: dict[str, Cue]) -> str:
@@ -111,8 +113,9 @@ def run_sheet_text(timeline: Timeline) -> str:
         who = ", ".join(names.get(p, p) for p in (cue.who or cue.performers))
         est = f"{_cell(clock(t.estimate_ticks) if t.estimate_ticks is not None else '', 7)} " if measured else ""
         lines.append(f"{_cell(clock(t.start_tick), 8)} {_cell(clock(t.end_tick - t.start_tick), 7)} {est}"
-                     f"{_cell(cue.section, 10)} {_cell(cue.id, 22)} {_cell(who, 22)} {_cell(names.get(cue.where, cue.where), 12)} "
-                     f"{_cell(what_of(t, by_cue), 40)} {_cell(cue.words, 16)} {cue.cite.page} {display(cue.cite.quote)}")
+                     f"{_cell(cue.section, 10)} {_cell(cue.id, 22)} {_cell(who, 22)} "
+                     f"{_cell(names.get(cue.where, cue.where), 12)} {_cell(what_of(t, by_cue), 40)} "
+                     f"{_cell(cue.words, 16)} {cue.cite.page} {display(cue.cite.quote)}")
     lines += ["", "sections"]
     for s in sections(timeline):
         lines.append(f"  {_cell(s.name, 12)} {_cell(clock(s.start_tick), 8)} → {_cell(clock(s.end_tick), 8)} "
@@ -136,9 +139,10 @@ def run_sheet_csv(timeline: Timeline) -> str:
     for t in timeline.cues:
         cue = t.cue
         estimate = f"{seconds(t.estimate_ticks):.3f}" if t.estimate_ticks is not None else ""
-        writer.writerow([display(str(v)) for v in (clock(t.start_tick), f"{seconds(t.start_tick):.3f}", f"{seconds(t.end_tick - t.start_tick):.3f}",
-                         cue.section, cue.id, cue.music.value if cue.music else "action", " ".join(cue.who or cue.performers),
-                         cue.where, what_of(t, by_cue), cue.words, cue.cite.page, cue.cite.quote, estimate)])
+        row = (clock(t.start_tick), f"{seconds(t.start_tick):.3f}", f"{seconds(t.end_tick - t.start_tick):.3f}",
+               cue.section, cue.id, cue.music.value if cue.music else "action", " ".join(cue.who or cue.performers),
+               cue.where, what_of(t, by_cue), cue.words, cue.cite.page, cue.cite.quote, estimate)
+        writer.writerow([display(str(v)) for v in row])
     return buffer.getvalue()
 
 
@@ -161,8 +165,8 @@ def event_json(event: Event, cue: CueTiming | None = None) -> dict[str, Any]:
         out[name] = display(value) if name == "text" and isinstance(value, str) else value
     if event.kind is EventKind.ACTION and cue is not None:
         c = cue.cue
-        out |= {"cite": f"{c.cite.page} {c.cite.quote}", "who": list(c.who), "where": c.where, "words": display(c.words),
-                "section": c.section}
+        out |= {"cite": f"{c.cite.page} {c.cite.quote}", "who": list(c.who), "where": c.where,
+                "words": display(c.words), "section": c.section}
     return out
 
 
@@ -178,11 +182,12 @@ def run_sheet_json(timeline: Timeline) -> str:
         "sections": [{"section": s.name, "start_s": round(seconds(s.start_tick), 3),
                       "duration_s": round(seconds(s.end_tick - s.start_tick), 3)} for s in sections(timeline)],
         "cues": [{"cue": t.cue.id, "section": t.cue.section, "start_s": round(seconds(t.start_tick), 3),
-                  "duration_s": round(seconds(t.end_tick - t.start_tick), 3), "what": display(what_of(t, by_cue)), "words": display(t.cue.words),
-                  "cite": f"{t.cue.cite.page} {t.cue.cite.quote}"}
+                  "duration_s": round(seconds(t.end_tick - t.start_tick), 3), "what": display(what_of(t, by_cue)),
+                  "words": display(t.cue.words), "cite": f"{t.cue.cite.page} {t.cue.cite.quote}"}
                  | ({"estimate_s": round(seconds(t.estimate_ticks), 3)} if t.estimate_ticks is not None else {})
                  for t in timeline.cues],
         "events": [event_json(e, by_id.get(e.cue)) for e in timeline.events],
-        "tally": {t.round: {"right": t.right, "left": t.left, "announcement": t.announcement} for t in timeline.tallies},
+        "tally": {t.round: {"right": t.right, "left": t.left, "announcement": t.announcement}
+                  for t in timeline.tallies},
     }
     return json.dumps(data, ensure_ascii=False, indent=1) + "\n"

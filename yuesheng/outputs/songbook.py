@@ -15,13 +15,13 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from yuesheng.outputs.engrave import Setting, Slot, book_source, cents_legend, lily_string, piece_bookpart, piece_slots
 from yuesheng.errors import UnknownNameError
 from yuesheng.music.instruments import PARTS, find_part
 from yuesheng.music.lulu import Tuning
-from yuesheng.text import suggest
-from yuesheng.outputs.report import says_que
 from yuesheng.music.score import Piece
+from yuesheng.outputs.engrave import Setting, Slot, book_source, cents_legend, lily_string, piece_bookpart, piece_slots
+from yuesheng.outputs.report import says_que
+from yuesheng.text import suggest
 from yuesheng.timeline import CueTiming, Event, EventKind, Timeline
 
 PITCHED_PARTS = tuple(name for name, p in PARTS.items() if not p.is_drum and name not in ("獲者", "負侯者"))
@@ -97,7 +97,8 @@ def _zhong(timeline: Timeline, timing: CueTiming, events: list[Event], piece: Pi
 def _hearing(timeline: Timeline, timing: CueTiming, events: list[Event], piece: Piece) -> Hearing:
     cue = timing.cue
     names = timeline.names
-    parts = " ".join(sorted({e.part for e in events if e.part}, key=lambda p: list(PARTS).index(p) if p in PARTS else 99))
+    parts = " ".join(sorted({e.part for e in events if e.part},
+                            key=lambda p: list(PARTS).index(p) if p in PARTS else 99))
     music = cue.music.value if cue.music else ""
     return Hearing(cue.id, f"{music} (section {cue.section})" if cue.section and cue.section != music else music,
                    _zhong(timeline, timing, events, piece), "、".join(names.get(p, p) for p in cue.performers), parts,
@@ -146,7 +147,8 @@ def songbook(timeline: Timeline, *, part: str = "") -> Songbook:
         playing = sorted({e.part for e in timeline.events if e.kind is EventKind.NOTE and e.piece} & set(PITCHED_PARTS),
                          key=PITCHED_PARTS.index)
         raise UnknownNameError(f"part playing in {timeline.rite}", part, playing)
-    entries = tuple(Entry(pieces[pid], tuple(heard[pid]), lines.get(pid) or tuple(piece_slots(pieces[pid], timeline.realization)))
+    entries = tuple(Entry(pieces[pid], tuple(heard[pid]),
+                          lines.get(pid) or tuple(piece_slots(pieces[pid], timeline.realization)))
                     for pid in order)
     return Songbook(timeline.rite, timeline.rite_id, part, entries, timeline.notices, tuple(sorted(timeline.variants)),
                     tuple(f"{k}={v}" for k, v in sorted(timeline.readings.items())))
@@ -177,8 +179,8 @@ def songbook_source(book: Songbook, setting: Setting, *, font: str) -> str:
     for entry in book.entries:
         before = [_heading(h) for h in entry.hearings]
         if not entry.piece.playable:
-            lost = entry.piece.lost or {}
-            before.append(f"No notation survives ({lost.get('cite', '')}: {lost.get('quote', '')}).")
+            citation = entry.piece.lost.citation() if entry.piece.lost else ": "
+            before.append(f"No notation survives ({citation}).")
         parts.append(piece_bookpart(entry.piece, setting, slots=entry.slots, before=before, toc=True, legend=False))
     return book_source(parts, font=font, front=front)
 

@@ -111,7 +111,8 @@ def _archer(pair: Pair, n: int) -> tuple[str, str]:
 
 
 def shoot_with_music(archery: Archery, rnd: Round, pair: Pair, start: Fraction, zhong_length: Fraction, *,
-                     jie_total: int, seed: int, pierce: bool = True) -> tuple[list[tuple[int, Fraction, bool]], list[Release]]:
+                     jie_total: int, seed: int,
+                     pierce: bool = True) -> tuple[list[tuple[int, Fraction, bool]], list[Release]]:
     """Drum strokes (節 number, time, accented) and releases of one 耦 whose song starts at *start*."""
     strokes: list[tuple[int, Fraction, bool]] = []
     for jie in range(1, jie_total + 1):

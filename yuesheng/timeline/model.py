@@ -6,15 +6,41 @@ minute, so a tick is a MIDI tick). ``builder`` makes a Timeline from a CueSheet.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from fractions import Fraction
+from typing import Any, NoReturn, TypeVar
 
-from yuesheng.timeline.archery import Tally
 from yuesheng.cuesheet import Cue, Member
 from yuesheng.music.lulu import Realization
+from yuesheng.timeline.archery import Tally
 
 TICKS_PER_SECOND = 960
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class FrozenDict(dict[K, V]):
+    """A dict that refuses changes: the read-only mappings of frozen value objects.
+
+    A dict underneath, so it compares, iterates, pickles and serializes to JSON exactly as the dict it copies.
+    """
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError(f"{type(self).__name__} is read-only")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse
+
+    def __reduce__(self) -> tuple[type, tuple[dict[K, V]]]:
+        return type(self), (dict(self),)
+
+
+def frozen(mapping: Mapping[K, V]) -> FrozenDict[K, V]:
+    """*mapping* as a FrozenDict (itself if it is one)."""
+    return mapping if isinstance(mapping, FrozenDict) else FrozenDict(mapping)
 
 
 class EventKind(Enum):
@@ -33,7 +59,7 @@ class EventKind(Enum):
 _KIND_ORDER = {k: n for n, k in enumerate(EventKind)}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Event:
     """One timed event. Fields that do not apply to a kind keep their defaults."""
 
@@ -66,7 +92,7 @@ class Event:
 _SORT_KEY = Event.sort_key.fget  # type: ignore[attr-defined]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CueTiming:
     """When a cue of the run sheet starts and ends."""
 
@@ -76,7 +102,7 @@ class CueTiming:
     estimate_ticks: int | None = None  # an action's estimated duration, where a measured one (--timing) replaced it
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Hold:
     """Music that runs until an action (樂闋): its span as estimated and where its phrases begin."""
 
@@ -87,25 +113,32 @@ class Hold:
     phrase_ticks: tuple[int, ...]
 
 
-@dataclass(frozen=True)
+_MAPPINGS = ("readings", "programs", "names", "holds", "cast", "layout", "instruments")
+
+
+@dataclass(frozen=True, kw_only=True)
 class Timeline:
-    """The rite in time: sorted events, the run sheet's cue timings, tallies and notices."""
+    """The rite in time: sorted events, the run sheet's cue timings, tallies and notices (mappings read-only)."""
 
     rite: str
     rite_id: str
     events: tuple[Event, ...]
-    cues: tuple[CueTiming, ...]
-    tallies: tuple[Tally, ...]
-    notices: tuple[str, ...]
+    cues: tuple[CueTiming, ...] = ()
+    tallies: tuple[Tally, ...] = ()
+    notices: tuple[str, ...] = ()
     realization: Realization
     variants: frozenset[str] = frozenset()
-    readings: dict[str, str] = field(default_factory=dict)
-    programs: dict[str, int] = field(default_factory=dict)
-    names: dict[str, str] = field(default_factory=dict)  # performer and position ids → their names
-    holds: dict[str, Hold] = field(default_factory=dict)
-    cast: dict[str, Member] = field(default_factory=dict)  # performers, for the ground plan
-    layout: dict[str, Member] = field(default_factory=dict)  # positions with their places, for the ground plan
-    instruments: dict[str, Member] = field(default_factory=dict)
+    readings: Mapping[str, str] = field(default_factory=FrozenDict)
+    programs: Mapping[str, int] = field(default_factory=FrozenDict)
+    names: Mapping[str, str] = field(default_factory=FrozenDict)  # performer and position ids → their names
+    holds: Mapping[str, Hold] = field(default_factory=FrozenDict)
+    cast: Mapping[str, Member] = field(default_factory=FrozenDict)  # performers, for the ground plan
+    layout: Mapping[str, Member] = field(default_factory=FrozenDict)  # positions with their places, for the plan
+    instruments: Mapping[str, Member] = field(default_factory=FrozenDict)
+
+    def __post_init__(self) -> None:
+        for name in _MAPPINGS:
+            object.__setattr__(self, name, frozen(getattr(self, name)))
 
     @property
     def duration_ticks(self) -> int:

@@ -24,7 +24,7 @@ import hmac
 import json
 import time
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, Protocol
 
 from starlette.applications import Starlette
 from starlette.requests import HTTPConnection, Request
@@ -34,7 +34,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from yuesheng.live.control import Command, Control
-from yuesheng.live.player import Player
+from yuesheng.live.player import Playing, PlayerStatus
 from yuesheng.timeline import clock as show_clock
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Timeline
 from yuesheng.web.sheet import environment, timeline_view
@@ -68,10 +68,16 @@ class TokenGuard:
         return any(o and hmac.compare_digest(o.encode(), self.token.encode()) for o in offered)
 
 
+class Showing(Protocol):
+    """What the console reads of the player: its status, a snapshot safe to take from the server's thread."""
+
+    def status(self) -> PlayerStatus: ...
+
+
 class Console:
     """The state a page shows, computed from the timeline and the player's status."""
 
-    def __init__(self, timeline: Timeline, player: Player, control: Control, *, token: str | None = None,
+    def __init__(self, timeline: Timeline, player: Showing, control: Control, *, token: str | None = None,
                  wall: Any = time.time) -> None:
         self.timeline, self.player, self.control, self.token, self.wall = timeline, player, control, token, wall
         self.by_id = {t.cue.id: t for t in timeline.cues}
@@ -96,25 +102,24 @@ class Console:
     def state(self) -> dict[str, Any]:
         """Everything the page needs, as JSON-ready data."""
         status = self.player.status()
-        now = status["now"]
-        begin = self.player.begin
+        now, begin = status.now, status.begin_tick
         total = (self.timeline.duration_ticks - begin) / TICKS_PER_SECOND
         out: dict[str, Any] = {
-            "rite": self.timeline.rite, "current": self.cue_json(status["current"]), "next": self.cue_json(status["next"]),
-            "playing": [self._playing(p) for p in status["playing"]], "ended": status["ended"],
-            "priority": self.player.priority, "planned_total_s": round(total, 3), "elapsed_s": None,
+            "rite": self.timeline.rite, "current": self.cue_json(status.current), "next": self.cue_json(status.next),
+            "playing": [self._playing(p) for p in status.playing], "ended": status.ended,
+            "priority": status.priority, "planned_total_s": round(total, 3), "elapsed_s": None,
             "in_cue_s": None, "overrun_s": None, "projected_total_s": None, "projected_end": None,
             "position_s": 0.0,
         }
-        if status["current"] is None or status["first_started"] is None:
+        if (status.current is None or status.current_started is None or status.first_started is None
+                or status.first_tick is None):
             return out
-        current: CueTiming = self.by_id[status["current"]]
-        first = self.player.points[status["first_point"]]
-        rite_start = status["first_started"] - (first.start_tick - begin) / TICKS_PER_SECOND
-        in_cue = now - status["current_started"]
+        current: CueTiming = self.by_id[status.current]
+        rite_start = status.first_started - (status.first_tick - begin) / TICKS_PER_SECOND
+        in_cue = now - status.current_started
         planned_at = (current.start_tick - begin) / TICKS_PER_SECOND
         planned_dur = (current.end_tick - current.start_tick) / TICKS_PER_SECOND
-        overrun = (status["current_started"] - rite_start) - planned_at + max(0.0, in_cue - planned_dur)
+        overrun = (status.current_started - rite_start) - planned_at + max(0.0, in_cue - planned_dur)
         projected_total = total + overrun
         out.update(elapsed_s=round(now - rite_start, 3), in_cue_s=round(in_cue, 3), overrun_s=round(overrun, 3),
                    projected_total_s=round(projected_total, 3), position_s=round(planned_at + min(in_cue, planned_dur), 3),
@@ -122,9 +127,9 @@ class Console:
                                   + timedelta(seconds=projected_total - (now - rite_start))).isoformat(timespec="seconds"))
         return out
 
-    def _playing(self, item: dict[str, str]) -> dict[str, str]:
-        cue = self.by_id[item["cue"]].cue
-        until = self.by_id.get(item["until"])
+    def _playing(self, item: Playing) -> dict[str, str]:
+        cue = self.by_id[item.cue].cue
+        until = self.by_id.get(item.until)
         return {"cue": cue.id, "what": f"{cue.music.value if cue.music else ''} {programme(cue)}".strip(),
                 "until": f"{until.cue.id}: {until.cue.action}" if until else ""}
 
@@ -151,9 +156,10 @@ class Console:
         return TokenGuard(Starlette(routes=routes), self.token)
 
     async def page(self, request: Request) -> Response:
+        status = self.player.status()
         actions = [{"id": t.cue.id, "label": f"{show_clock(t.start_tick)} {t.cue.id} {t.cue.action}"}
-                   for t in self.player.points]
-        html = self.template.render(rite=self.timeline.rite, actions=actions, begin_s=self.player.begin / TICKS_PER_SECOND,
+                   for t in (self.by_id[cue_id] for cue_id in status.actions)]
+        html = self.template.render(rite=self.timeline.rite, actions=actions, begin_s=status.begin_tick / TICKS_PER_SECOND,
                                     **timeline_view(self.timeline), now_line=True)
         response = HTMLResponse(html)
         if self.token and request.query_params.get("token"):

@@ -25,9 +25,8 @@ from typing import Any
 
 from yuesheng.cuesheet import Cue, Member, MusicKind
 from yuesheng.music.instruments import PARTS
-from yuesheng.timeline import clock
 from yuesheng.outputs.report import cues_by_id, says_que, sections, what_of
-from yuesheng.timeline import CueTiming, Event, EventKind, Timeline, seconds
+from yuesheng.timeline import CueTiming, Event, EventKind, Timeline, clock, seconds
 
 PLAN_SCALE = 24  # SVG units per 步
 HALL_VIEW = (-14.0, -9.0, 28.0, 24.0)  # 步: the 堂 and the near 庭, the plan's first view
@@ -344,7 +343,7 @@ def sheet_html(timeline: Timeline) -> str:
     data = {"rite": timeline.rite, "duration": duration, "cues": _cue_data(timeline, stations), "names": names,
             "scale": PLAN_SCALE,
             "zooms": _zooms(timeline, blocks)}
-    return environment().get_template("sheet.html.j2").render(
+    page: str = environment().get_template("sheet.html.j2").render(
         timeline=timeline, **view, now_line=False, places=places, unplaced=unplaced(timeline), scale=PLAN_SCALE,
         hall_box=_view_box(places, hall=True), whole_box=_view_box(places, hall=False),
         groups=groups, names=names, performers=performers, what=lambda t: what_of(t, by_id), clock=clock,
@@ -354,6 +353,7 @@ def sheet_html(timeline: Timeline) -> str:
                  f"tuning {real.tuning.value}, 黄鍾 = MIDI {real.huangzhong}; total {clock(timeline.duration_ticks)}",
         data=Markup(json_island(data)),
     )
+    return page
 
 
 def _zooms(timeline: Timeline, blocks: list[Block]) -> list[dict[str, Any]]:

@@ -1,0 +1,128 @@
+"""The layers of ARCHITECTURE.md, read from the code: no module imports a layer above its own, and no import
+cycle — imports inside functions and under ``TYPE_CHECKING`` count as much as those at the top of a module."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "yuesheng"
+
+# Bottom to top; a module's layer is the longest prefix of its dotted name listed here.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("yuesheng.text",),
+    ("yuesheng.errors",),
+    ("yuesheng.limits", "yuesheng.files", "yuesheng.process", "yuesheng.yamlload", "yuesheng.checking",
+     "yuesheng.sources"),
+    ("yuesheng.music",),
+    ("yuesheng.cuesheet",),
+    ("yuesheng.timeline",),
+    ("yuesheng.check",),
+    ("yuesheng.outputs",),
+    ("yuesheng.live",),
+    ("yuesheng.web",),
+    ("yuesheng.cli", "yuesheng.__main__", "yuesheng"),
+)
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def layer(module: str) -> int:
+    best, found = -1, -1
+    for n, names in enumerate(LAYERS):
+        for name in names:
+            if (module == name or module.startswith(name + ".")) and len(name) > best:
+                best, found = len(name), n
+    assert found >= 0, f"{module} is in no layer: add it to LAYERS and ARCHITECTURE.md"
+    return found
+
+
+def imports(module: str) -> set[str]:
+    """The yuesheng modules *module* imports, anywhere in its body."""
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(
+                    package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            for alias in node.names:  # ``from yuesheng.x import y`` imports module yuesheng.x.y when there is one
+                found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base)
+    return {m for m in found if m in MODULES and m != module}
+
+
+GRAPH = {m: imports(m) for m in MODULES}
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_module_imports_a_layer_above_its_own(module: str) -> None:
+    upward = sorted(m for m in GRAPH[module] if layer(m) > layer(module))
+    assert not upward, f"{module} (layer {layer(module)}) imports {upward} from a layer above"
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import cycle as a path that ends where it began, or []."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        state[node] = 2
+        stack.pop()
+        return []
+
+    for start in sorted(graph):
+        if start not in state and (cycle := visit(start)):
+            return cycle
+    return []
+
+
+def test_no_import_cycle_type_checking_included() -> None:
+    cycle = find_cycle(GRAPH)
+    assert not cycle, "import cycle: " + " → ".join(cycle)
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if MODULES[m].name != "__init__.py"))
+def test_a_module_imports_its_siblings_not_its_own_package(module: str) -> None:
+    """A package's __init__ re-exports its modules (and may import the module itself): a module importing its own
+    package would depend on all of them, reader included, and be one edit away from a cycle."""
+    package = module.rpartition(".")[0]
+    assert package == "yuesheng" or package not in GRAPH[module], f"{module} imports its own package {package}"
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_graph_sees_lazy_and_type_checking_imports() -> None:
+    """The reader counts an import inside a function and one under TYPE_CHECKING (so neither can hide a cycle)."""
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from yuesheng.cli import main\n"
+                     "def f():\n    import yuesheng.web.sheet\n")
+    names = {n.module if isinstance(n, ast.ImportFrom) else n.names[0].name
+             for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)}
+    assert {"yuesheng.cli", "yuesheng.web.sheet"} <= names
+    assert "yuesheng.music.lulu" in GRAPH["yuesheng.music.score"]
+
+
+def test_every_module_is_in_a_layer() -> None:
+    for module in MODULES:
+        layer(module)

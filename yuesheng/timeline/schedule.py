@@ -1,0 +1,54 @@
+"""Scheduling: when each cue starts and ends, in exact ``Fraction`` seconds.
+
+A cue starts with or after its anchor (``cuesheet.anchors.dependencies``), or when the previous cue ends (when
+it starts, if that is music running until an action). An action lasts its estimate, or its measured duration
+(``Options.timing``). Music lasts as long as the function given for it says: the builder plays it (or counts
+it) there, since the length of music held until an action (樂闋) depends on where that action starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from fractions import Fraction
+
+from yuesheng.cuesheet import Cue, MusicKind, dependencies, evaluation_order
+from yuesheng.errors import ScheduleError
+from yuesheng.timeline.model import ticks
+from yuesheng.timeline.state import Point, Setting
+
+# the end of a music cue: (cue, start, the start of the action it runs until or None, the times so far) → end
+MusicEnd = Callable[[Cue, Fraction, Fraction | None, Mapping[Point, Fraction]], Fraction]
+
+
+def schedule(setting: Setting, music_end: MusicEnd) -> dict[Point, Fraction]:
+    """The start and end of every active cue, by (cue id, "start" | "end"); ScheduleError if anchors form a cycle."""
+    deps = dependencies(setting.cues)
+    order, cycle = evaluation_order(deps)
+    if cycle:
+        raise ScheduleError(f"{setting.sheet.file}: anchors form a cycle: {' → '.join(cycle)}")
+    times: dict[Point, Fraction] = {}
+    for cue_id, point in order:
+        cue = setting.by_id[cue_id]
+        if point == "start":
+            after = [times[d] for d in deps[(cue_id, "start")]]
+            anchor = after[0] if after else Fraction(0)
+            # its anchor (and delay), or later: an action a 射節 runs until waits for it
+            times[(cue_id, point)] = max([anchor + (cue.start.delay if cue.start else 0)] + after[1:])
+        elif not cue.is_music:
+            times[(cue_id, point)] = times[(cue_id, "start")] + duration(cue, setting.options.timing)
+        else:
+            held = cue.end_at and cue.music is not MusicKind.SHEJIE
+            stop = times.get((cue.end_at, "start")) if held else None
+            times[(cue_id, point)] = music_end(cue, times[(cue_id, "start")], stop, times)
+    return times
+
+
+def duration(cue: Cue, timing: Mapping[str, Fraction]) -> Fraction:
+    """An action's duration: measured in rehearsal (*timing*) if it was, else the estimate."""
+    measured = timing.get(cue.id)
+    return measured if measured is not None else cue.duration or Fraction(0)
+
+
+def estimate(cue: Cue, timing: Mapping[str, Fraction]) -> int | None:
+    """An action's estimate in ticks, where a measured duration replaced it."""
+    return ticks(cue.duration or Fraction(0)) if cue.id in timing and not cue.is_music else None
