@@ -7,7 +7,7 @@ import queue
 import shutil
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -15,10 +15,10 @@ import uvicorn
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
-from yuesheng.live.control import Control, Press
-from yuesheng.live.player import FADE, RealClock, Player
-from yuesheng.timeline import build_timeline
 from yuesheng.check.validate import load_cuesheet
+from yuesheng.live.control import Control, Press
+from yuesheng.live.player import FADE, Player, RealClock
+from yuesheng.timeline import build_timeline
 from yuesheng.web.console import Console
 
 DATA = Path(__file__).parent / "data"
@@ -133,7 +133,7 @@ def test_go_starts_the_next_action_and_the_clock_follows_the_fake_time(live):
     state = live.client.get("/state").json()
     assert (state["elapsed_s"], state["in_cue_s"], state["overrun_s"], state["position_s"]) == (14.0, 14.0, 4.0, 10.0)
     assert state["projected_total_s"] == 232.0
-    assert state["projected_end"] == (datetime.fromtimestamp(WALL, timezone.utc)
+    assert state["projected_end"] == (datetime.fromtimestamp(WALL, UTC)
                                       + timedelta(seconds=232.0 - 14.0)).isoformat(timespec="seconds")
 
 

@@ -98,8 +98,10 @@ def test_pedal_presses_are_go_and_releases_are_not():
     clock = Clock()
     control = Control(clock, guard=0.0)
     on_message = Pedal("p", "cc", 64).listener(control)  # what mido's input callback would be given
-    for message in (mido.Message("control_change", control=64, value=127), mido.Message("control_change", control=64, value=0),
-                    mido.Message("control_change", control=1, value=127), mido.Message("note_on", note=60, velocity=90)):
+    for message in (mido.Message("control_change", control=64, value=127),
+                    mido.Message("control_change", control=64, value=0),
+                    mido.Message("control_change", control=1, value=127),
+                    mido.Message("note_on", note=60, velocity=90)):
         on_message(message)
     assert _drain(control) == [(Command.GO, "pedal", "")]
     any_note = Pedal("p")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng.cuesheet import parse_duration
 from yuesheng.check.validate import check_cuesheet, load_cuesheet
+from yuesheng.cuesheet import parse_duration
 from yuesheng.errors import InvalidInputError
 from yuesheng.music.repertoire import data_dir
 

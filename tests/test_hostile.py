@@ -18,11 +18,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from yuesheng.check.validate import check_cuesheet, load_cuesheet
 from yuesheng.errors import ScheduleError
 from yuesheng.music.repertoire import data_dir
 from yuesheng.timeline import Options, build_timeline
-from yuesheng.check.validate import check_cuesheet, load_cuesheet
 from yuesheng.yamlload import MAX_BYTES
+
+from hang import time_limit
 
 SHEET = (data_dir("cues") / "xiangshe.yaml").read_text(encoding="utf-8")
 LINES = SHEET.splitlines()
@@ -40,7 +42,7 @@ def _validate(run, tmp_path, text: str | bytes, name: str = "input.yaml") -> tup
 
 def test_alias_bomb_fails_fast(run, tmp_path):
     bomb = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
-    for x, y in zip("bcdefghij", "abcdefghi"):
+    for x, y in zip("bcdefghij", "abcdefghi", strict=True):
         bomb += f"{x}: &{x} [*{y},*{y},*{y},*{y},*{y},*{y},*{y},*{y},*{y}]\n"
     started = time.monotonic()
     code, out = _validate(run, tmp_path, bomb)
@@ -83,7 +85,8 @@ def test_arbitrary_text_never_crashes(run, tmp_path, text):
     _validate(run, tmp_path, text)  # a verdict that agrees with the exit code, or the test fails
 
 
-_mutation = st.tuples(st.integers(0, len(LINES) - 1), st.sampled_from(["delete", "duplicate", "truncate", "replace", "indent"]),
+_mutation = st.tuples(st.integers(0, len(LINES) - 1),
+                      st.sampled_from(["delete", "duplicate", "truncate", "replace", "indent"]),
                       st.text(alphabet="abc: -[]{}&*!1\t宫商", max_size=12))
 
 
@@ -110,8 +113,6 @@ def test_mutated_shipped_sheet_never_crashes(run, tmp_path, mutations):
 
 
 # --- the reproducers of issue 13, each with its exit code and message -----------------------------------------
-
-from hang import time_limit
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = (ROOT / "tests" / "data" / "golden.yaml").read_text(encoding="utf-8")
@@ -223,7 +224,8 @@ def test_jie_options_must_be_whole_numbers_of_at_least_four(run, tmp_path):
     code, _, err = run("validate", path)
     assert code == 1
     for option in ("²", "0", "2", "٣"):
-        assert f"readings.lishou-jie.options.{option}: option '{option}' of the 節 reading: expected a whole number" in err
+        expected = f"readings.lishou-jie.options.{option}: option '{option}' of the 節 reading: expected a whole number"
+        assert expected in err
     assert "options.5:" not in err
 
 
@@ -231,7 +233,8 @@ def test_jie_options_must_be_whole_numbers_of_at_least_four(run, tmp_path):
     (2, -2, "archery.jie.total: 2 節, expected at least 4"), (5, -1, "archery.jie.listen: -1 節 to listen"),
 ])
 def test_jie_counts_that_would_number_jie_below_one_are_errors(run, tmp_path, total, listen, message):
-    path = _sheet(tmp_path, _golden_with("    total: 5\n    listen: 1\n", f"    total: {total}\n    listen: {listen}\n"))
+    jie = f"    total: {total}\n    listen: {listen}\n"
+    path = _sheet(tmp_path, _golden_with("    total: 5\n    listen: 1\n", jie))
     code, _, err = run("validate", path)
     assert code == 1 and message in err
 
@@ -255,20 +258,22 @@ def test_export_note_values_that_cannot_be_written(run, tmp_path, value, suffix,
 def test_stdout_that_cannot_encode_chinese():
     result = _yuesheng("timeline", "dashe", env={"PYTHONIOENCODING": "ascii"})
     assert result.returncode == 1 and result.stdout == ""
-    assert result.stderr == ("error: standard output (ascii) cannot encode the Chinese text; set PYTHONIOENCODING=utf-8 "
-                             "(or a UTF-8 locale), or write to a file with -o FILE\n")
+    assert result.stderr == ("error: standard output (ascii) cannot encode the Chinese text; "
+                             "set PYTHONIOENCODING=utf-8 (or a UTF-8 locale), or write to a file with -o FILE\n")
 
 
 def test_closed_stdout():
     result = subprocess.run(f"{sys.executable} -m yuesheng timeline dashe >&-", shell=True, cwd=ROOT,
                             capture_output=True, text=True, timeout=60)
-    assert result.returncode == 1 and result.stderr == "error: standard output is closed; write to a file with -o FILE\n"
+    assert result.returncode == 1
+    assert result.stderr == "error: standard output is closed; write to a file with -o FILE\n"
 
 
 def test_stdout_on_a_full_disk():
     with open("/dev/full", "w") as full:
         result = _yuesheng("timeline", "dashe", stdout=full, stderr=subprocess.PIPE)
-    assert result.returncode == 1 and result.stderr == "error: cannot write to standard output: No space left on device\n"
+    assert result.returncode == 1
+    assert result.stderr == "error: cannot write to standard output: No space left on device\n"
 
 
 def test_a_broken_pipe_is_quiet():

@@ -15,7 +15,6 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from hang import time_limit
 
 from yuesheng import limits
 from yuesheng.check.validate import load_cuesheet
@@ -24,6 +23,8 @@ from yuesheng.errors import LimitError
 from yuesheng.music.repertoire import data_dir
 from yuesheng.timeline import Options, build_timeline, measure, ticks
 from yuesheng.yamlload import load
+
+from hang import time_limit
 
 DATA = Path(__file__).parent / "data"
 MINI = (DATA / "mini_xiangyin.yaml").read_text(encoding="utf-8")

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng.live.control import Command, Control, Press
-from yuesheng.errors import UnknownNameError
-from yuesheng.live.player import FADE, Player, Playing
 from yuesheng.check.validate import load_cuesheet
+from yuesheng.errors import UnknownNameError
+from yuesheng.live.control import Command, Control, Press
+from yuesheng.live.player import FADE, Player, Playing
 from yuesheng.outputs.midi import live_messages
 from yuesheng.timeline import TICKS_PER_SECOND, build_timeline
 
@@ -74,7 +74,7 @@ def test_auto_mode_sends_every_message_at_its_time_in_order(golden):
     assert [t for t, _ in played] == sorted(t for t, _ in played)
     assert sorted((round(t, 6), str(m)) for t, m in played) == sorted(
         (round(tick / TICKS_PER_SECOND, 6), str(m)) for tick, _, m in timed)
-    for (t1, a), (t2, b) in zip(played, played[1:]):  # at one moment, note-offs first
+    for (t1, a), (t2, b) in zip(played, played[1:], strict=False):  # at one moment, note-offs first
         assert not (t1 == t2 and a.type == "note_on" and b.type == "note_off")
 
 
@@ -128,7 +128,8 @@ def test_no_drift_over_half_an_hour_of_actions(repertoire):
     _, timed = live_messages(timeline)
     planned = sorted(tick / TICKS_PER_SECOND for tick, _, _ in timed)
     assert planned[-1] > 1600  # nearly half an hour of actions, each re-anchored on its estimated start
-    assert sorted(due for due, _, _ in player.sent) == pytest.approx(planned, abs=1e-9)  # each where the timeline puts it
+    # each where the timeline puts it
+    assert sorted(due for due, _, _ in player.sent) == pytest.approx(planned, abs=1e-9)
     assert all(sent == pytest.approx(due, abs=1e-9) for due, sent, _ in player.sent)
 
 
@@ -211,8 +212,8 @@ def test_a_real_virtual_port_when_the_system_has_one():
         pytest.skip(f"python-rtmidi cannot open a virtual port here: {exc}")
     import time
 
-    from yuesheng.music.lulu import Realization
     from yuesheng.live.player import RealClock
+    from yuesheng.music.lulu import Realization
     from yuesheng.timeline import Event, EventKind, Timeline
 
     notes = tuple(Event(start_tick=n * 96, length_ticks=48, kind=EventKind.NOTE, cue="c", part="瑟", key=60 + n,

@@ -6,13 +6,14 @@ from __future__ import annotations
 import re
 
 import pytest
-from kanripo import page_and_next
 
 from yuesheng import sources
 from yuesheng.check.validate import _cites
 from yuesheng.music.repertoire import data_dir
 from yuesheng.music.score import Provenance
 from yuesheng.yamlload import load
+
+from kanripo import page_and_next
 
 # --- page names ---------------------------------------------------------------------------------------------------
 

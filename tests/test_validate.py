@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng.errors import InvalidInputError
 from yuesheng.check.validate import check_cuesheet, load_cuesheet
+from yuesheng.errors import InvalidInputError
 
 MINI = Path(__file__).parent / "data" / "mini_xiangyin.yaml"
 

@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.cli.common import (
-    check_output_arg, cue_path, emit, inputs_of, positive, scores_option, sequencer_options, timeline_of,
+    check_output_arg,
+    cue_path,
+    emit,
+    inputs_of,
+    positive,
+    scores_option,
+    sequencer_options,
+    timeline_of,
 )
 from yuesheng.cli.signals import STOPS, show_stopped
 from yuesheng.cli.streams import show
@@ -48,8 +55,8 @@ def is_loopback(host: str) -> bool:
 def cmd_console(args: argparse.Namespace) -> str:
     from yuesheng.live.control import Control, OscListener, Pedal
     from yuesheng.live.player import NullPort, Player, RealClock, start_tick
-    from yuesheng.outputs.midi import open_input, open_output
     from yuesheng.live.rehearsal import Log
+    from yuesheng.outputs.midi import open_input, open_output
 
     host, port_number = parse_address(args.listen, "--listen")
     if args.log:
@@ -146,10 +153,10 @@ def _port_failed(exc: OSError) -> BaseException:
 
 
 def cmd_retime(args: argparse.Namespace) -> str:
+    from yuesheng.check.validate import load_cuesheet
     from yuesheng.live.rehearsal import read_log, retime, timing_yaml
     from yuesheng.music.repertoire import load_repertoire
     from yuesheng.timeline import Options, build_timeline
-    from yuesheng.check.validate import load_cuesheet
 
     check_output_arg(args)
     sheet = load_cuesheet(cue_path(args.cue), load_repertoire(args.scores))
@@ -160,7 +167,8 @@ def cmd_retime(args: argparse.Namespace) -> str:
     programme = programmes.pop()  # the plan the GOs followed: the durations are measured against it
     options = Options(frozenset(programme.variants), dict(programme.readings))
     durations = retime(build_timeline(sheet, options), [entries for entries, _ in read])
-    return emit(args, timing_yaml(sheet.rite_id, durations), f"{len(durations)} measured actions from {len(read)} log(s)")
+    what = f"{len(durations)} measured actions from {len(read)} log(s)"
+    return emit(args, timing_yaml(sheet.rite_id, durations), what)
 
 
 def register(sub: Any) -> None:

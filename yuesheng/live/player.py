@@ -41,12 +41,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from yuesheng.live.control import Command, Press
 from yuesheng.errors import UnknownNameError
-from yuesheng.text import suggest
+from yuesheng.live.control import Command, Press
 from yuesheng.outputs.midi import live_messages, panic_messages, volume_messages
-from yuesheng.timeline import clock as show_clock
+from yuesheng.text import suggest
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Hold, Timeline
+from yuesheng.timeline import clock as show_clock
 
 SPIN = 0.0015  # seconds before a message is due when the real clock stops sleeping and starts spinning
 RT_PRIORITY = 10  # SCHED_FIFO priority: above every ordinary process, below the kernel's own threads (50)
@@ -86,7 +86,8 @@ def realtime() -> Iterator[str]:
 
 def _scheduling() -> tuple[int | None, Any, int | None]:
     try:
-        return os.sched_getscheduler(0), os.sched_getparam(0), os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        thread = threading.get_native_id()
+        return os.sched_getscheduler(0), os.sched_getparam(0), os.getpriority(os.PRIO_PROCESS, thread)
     except (AttributeError, OSError):
         return None, None, None
 

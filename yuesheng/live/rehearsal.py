@@ -30,7 +30,7 @@ import os
 import statistics
 import threading
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -59,7 +59,7 @@ class Log:
 
     def write(self, event: str, mono: float, **fields: Any) -> None:
         """One entry: the event, wall-clock and monotonic time, and *fields* (cue, source…)."""
-        wall = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+        wall = datetime.now(UTC).isoformat(timespec="milliseconds")
         line = json.dumps({"event": event, **fields, "wall": wall, "mono": round(mono, 6)}, ensure_ascii=False) + "\n"
         with self.lock:
             os.write(self.fd, line.encode("utf-8"))
@@ -143,7 +143,8 @@ def _entry(number: int, line: str, cues: set[str], rite: str) -> tuple[Entry | N
         variants, readings = data.get("variants", []), data.get("readings", {})
         if not isinstance(variants, list) or not isinstance(readings, dict):
             return None, None, "session: variants is a list and readings a mapping"
-        programme = Programme(tuple(sorted(map(str, variants))), tuple(sorted((str(k), str(v)) for k, v in readings.items())))
+        chosen = tuple(sorted((str(k), str(v)) for k, v in readings.items()))
+        programme = Programme(tuple(sorted(map(str, variants))), chosen)
         return Entry(number, event, "", "", float(mono)), programme, ""
     if event in ("stop", "fade") and cue == "":  # before the first GO: nothing had started
         return Entry(number, event, cue, str(data.get("source", "")), float(mono)), None, ""

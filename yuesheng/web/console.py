@@ -23,7 +23,7 @@ import asyncio
 import hmac
 import json
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from starlette.applications import Starlette
@@ -33,12 +33,12 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from yuesheng.live.control import Command, Control
-from yuesheng.live.player import Playing, PlayerStatus
-from yuesheng.timeline import clock as show_clock
-from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Timeline
-from yuesheng.web.sheet import environment, timeline_view
 from yuesheng.cuesheet.zhong import programme
+from yuesheng.live.control import Command, Control
+from yuesheng.live.player import PlayerStatus, Playing
+from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Timeline
+from yuesheng.timeline import clock as show_clock
+from yuesheng.web.sheet import environment, timeline_view
 
 PUSH = 0.2  # seconds between state pushes
 COOKIE = "yuesheng-token"
@@ -121,10 +121,11 @@ class Console:
         planned_dur = (current.end_tick - current.start_tick) / TICKS_PER_SECOND
         overrun = (status.current_started - rite_start) - planned_at + max(0.0, in_cue - planned_dur)
         projected_total = total + overrun
+        end = datetime.fromtimestamp(self.wall(), UTC) + timedelta(seconds=projected_total - (now - rite_start))
         out.update(elapsed_s=round(now - rite_start, 3), in_cue_s=round(in_cue, 3), overrun_s=round(overrun, 3),
-                   projected_total_s=round(projected_total, 3), position_s=round(planned_at + min(in_cue, planned_dur), 3),
-                   projected_end=(datetime.fromtimestamp(self.wall(), timezone.utc)
-                                  + timedelta(seconds=projected_total - (now - rite_start))).isoformat(timespec="seconds"))
+                   projected_total_s=round(projected_total, 3),
+                   position_s=round(planned_at + min(in_cue, planned_dur), 3),
+                   projected_end=end.isoformat(timespec="seconds"))
         return out
 
     def _playing(self, item: Playing) -> dict[str, str]:
@@ -159,7 +160,8 @@ class Console:
         status = self.player.status()
         actions = [{"id": t.cue.id, "label": f"{show_clock(t.start_tick)} {t.cue.id} {t.cue.action}"}
                    for t in (self.by_id[cue_id] for cue_id in status.actions)]
-        html = self.template.render(rite=self.timeline.rite, actions=actions, begin_s=status.begin_tick / TICKS_PER_SECOND,
+        html = self.template.render(rite=self.timeline.rite, actions=actions,
+                                    begin_s=status.begin_tick / TICKS_PER_SECOND,
                                     **timeline_view(self.timeline), now_line=True)
         response = HTMLResponse(html)
         if self.token and request.query_params.get("token"):
