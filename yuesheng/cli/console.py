@@ -7,13 +7,10 @@ The console runs until Ctrl-C or SIGTERM, then stops the show, silences the port
 from __future__ import annotations
 
 import argparse
-import ipaddress
-import secrets
-import socket
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yuesheng.cli.common import (
     check_output_arg,
@@ -30,6 +27,9 @@ from yuesheng.cli.streams import show
 from yuesheng.errors import InvalidValueError, NetworkError, PortError, UnknownNameError, UsageError
 from yuesheng.files import check_output
 
+if TYPE_CHECKING:  # socket, secrets and ipaddress are imported when the console runs, not by every command
+    import socket
+
 DEFAULT_LISTEN = "127.0.0.1:8765"
 
 
@@ -44,6 +44,8 @@ def parse_address(text: str, option: str) -> tuple[str, int]:
 
 def is_loopback(host: str) -> bool:
     """Whether *host* is this machine only (127.0.0.0/8, ::1, localhost)."""
+    import ipaddress
+
     if host == "localhost":
         return True
     try:
@@ -71,6 +73,8 @@ def cmd_console(args: argparse.Namespace) -> str:
         start_tick(timeline, args.start)
     except UnknownNameError as exc:
         raise UsageError(str(exc)) from None
+    import secrets
+
     token = args.token or (None if is_loopback(host) else secrets.token_urlsafe(16))
     clock = RealClock()
     control = Control(clock, guard=args.guard)
@@ -102,6 +106,8 @@ def cmd_console(args: argparse.Namespace) -> str:
 
 def _bind(host: str, port: int, option: str) -> socket.socket:
     """A listening TCP socket on *host*:*port*, or NetworkError naming the option (a busy port, an unknown host)."""
+    import socket
+
     try:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         address = socket.getaddrinfo(host, port, family, socket.SOCK_STREAM)[0][4]
