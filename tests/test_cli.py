@@ -18,7 +18,7 @@ def test_lu_table_text(run):
     code, out, _ = run("lu")
     assert code == 0
     assert "黄鍾 = C4 (MIDI 60)" in out
-    row = next(l for l in out.splitlines() if l.startswith("南 "))
+    row = next(line for line in out.splitlines() if line.startswith("南 "))
     assert "工上" in row and " 69 " in row and "440.00" in row
 
 
@@ -47,7 +47,8 @@ def test_score_list_json(run):
     rows = json.loads(out)
     assert code == 0 and len(rows) == 26
     luming = next(r for r in rows if r["id"] == "luming")
-    assert luming == {"id": "luming", "title": "鹿鳴", "mode": "黄鍾宫", "provenance": "sourced", "stanzas": 3, "notes": 103}
+    assert luming == {"id": "luming", "title": "鹿鳴", "mode": "黄鍾宫", "provenance": "sourced", "stanzas": 3,
+                      "notes": 103}
     assert next(r for r in rows if r["id"] == "nangai")["provenance"] == "lost (modern realization)"
 
 
@@ -56,8 +57,8 @@ def test_score_show_text_rows(run):
     assert code == 0
     lines = out.splitlines()
     assert lines[0].startswith("鹿鳴 (luming) — 黄鍾宫")
-    assert any(l.startswith("  詞  呦   呦   鹿   鳴") for l in lines)
-    assert any(l.startswith("  音  C5   A4   F#4  E4") for l in lines)
+    assert any(line.startswith("  詞  呦   呦   鹿   鳴") for line in lines)
+    assert any(line.startswith("  音  C5   A4   F#4  E4") for line in lines)
 
 
 def test_score_show_json_contract(run):

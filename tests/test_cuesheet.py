@@ -196,7 +196,7 @@ def test_broken_cue_sheet_reports_rule_and_line(repertoire, tmp_path, run, case,
     out = problems + report  # problems on stderr, the verdict on stdout
     assert code == 1, out
     line = _line_of(text, marker.split("\n")[0]) if "\n" not in marker else text[: text.index(marker)].count("\n") + 1
-    errors = [l for l in out.splitlines() if l.startswith(f"{path}:") and "warning:" not in l and "INVALID" not in l]
+    errors = [e for e in out.splitlines() if e.startswith(f"{path}:") and "warning:" not in e and "INVALID" not in e]
     wanted = [e for e in errors if e.endswith(f"[{rule}]")]
     assert wanted, errors
     assert any(e.startswith(f"{path}:{line}:") for e in wanted), (line, wanted)
@@ -216,15 +216,15 @@ def test_every_problem_of_a_file_is_reported_in_one_run(run, tmp_path):
     assert code == 1
     for expected in ("unknown piece 'simuu'", "unknown performer 'gongg'", "bare number 30"):
         assert expected in out
-    lines = [int(l.split(":")[1]) for l in out.splitlines() if l.startswith(str(path) + ":") and "INVALID" not in l]
+    lines = [int(e.split(":")[1]) for e in out.splitlines() if e.startswith(str(path) + ":") and "INVALID" not in e]
     assert lines == sorted(lines)
 
 
 def test_a_lost_piece_without_realization_is_a_warning_only(run, tmp_path, shipped_score_text):
     scores = tmp_path / "scores"
     scores.mkdir()
-    bare = "\n".join(l for l in shipped_score_text("gaixia").splitlines()
-                     if not l.startswith(("mode:", "realization:", "  label", "  rule", "    Placeholder", "stanzas:", "  - lu", "    suzi")))
+    dropped = ("mode:", "realization:", "  label", "  rule", "    Placeholder", "stanzas:", "  - lu", "    suzi")
+    bare = "\n".join(line for line in shipped_score_text("gaixia").splitlines() if not line.startswith(dropped))
     (scores / "gaixia.yaml").write_text(bare + "\n", encoding="utf-8")
     code, report, problems = run("validate", str(DATA / "mini_xiangyin.yaml"), "--scores", str(scores))
     out = problems + report  # problems on stderr, the verdict on stdout
@@ -292,11 +292,11 @@ def test_dashe_xunuo_must_sound_and_hold_its_shang(tmp_path, run, old, new, rule
 def test_dashe_gong_stepping_on_the_mark_before_the_music_is_an_error(repertoire, tmp_path, run):
     text = (data_dir("cues") / "dashe.yaml").read_text(encoding="utf-8")
     lines = text.splitlines(keepends=True)
-    start = next(i for i, l in enumerate(lines) if "action: 公樂作而後就物" in l) - 2
+    start = next(i for i, line in enumerate(lines) if "action: 公樂作而後就物" in line) - 2
     end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("  - id:"))
     block = lines[start:end]
     del lines[start:end]
-    music = next(i for i, l in enumerate(lines) if l.startswith("  - id: lishou-she"))
+    music = next(i for i, line in enumerate(lines) if line.startswith("  - id: lishou-she"))
     lines[music:music] = block
     path = tmp_path / "dashe.yaml"
     path.write_text("".join(lines), encoding="utf-8")

@@ -124,8 +124,8 @@ def test_a_limit_broken_only_under_a_variant_is_validates_error_and_the_builds_o
     assert code == 1 and "the rite would last 48." in err and "(with variant da-shi) [limits]" in err
     assert run("render", str(path), "-o", str(tmp_path / "plain.mid"))[0] == 0
     code, _, err = run("render", str(path), "--variant", "da-shi", "-o", str(tmp_path / "long.mid"))
-    assert code == 1 and re.match(rf"{re.escape(str(path))}:\d+:\d+: cues\[\d+\]: the rite would last 48\.\d+h .* \[limits\]$",
-                                  err), err
+    pattern = rf"{re.escape(str(path))}:\d+:\d+: cues\[\d+\]: the rite would last 48\.\d+h .* \[limits\]$"
+    assert code == 1 and re.match(pattern, err), err
     assert not (tmp_path / "long.mid").exists()
 
 

@@ -19,13 +19,22 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from yuesheng.cuesheet import (
-    JIE_READING, Archery, Count, Cue, CueSheet, MusicKind, Round, rounds_called, variant_configurations,
-)
 from yuesheng import limits
+from yuesheng.cuesheet import (
+    JIE_READING,
+    Archery,
+    Count,
+    Cue,
+    CueSheet,
+    MusicKind,
+    Round,
+    parse_reading,
+    rounds_called,
+    variant_configurations,
+)
+from yuesheng.cuesheet.zhong import zhong_count
 from yuesheng.errors import Problem, Severity
 from yuesheng.yamlload import PathKey
-from yuesheng.cuesheet.zhong import zhong_count
 
 Finding = tuple[PathKey, str]
 RITES_FILE = Path(__file__).resolve().parent.parent / "data" / "rites.json"
@@ -310,7 +319,8 @@ def gong_after_music(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding
         if rnd.count is not Count.DRUM or not music or not rnd.exempt:
             continue
         for cue in cues:
-            if _said(cue, "就物") and set(cue.who) & set(rnd.exempt) and _said(cue, "樂作") and cue.index < music[0].index:
+            exempt = set(cue.who) & set(rnd.exempt)
+            if _said(cue, "就物") and exempt and _said(cue, "樂作") and cue.index < music[0].index:
                 yield _cue_path(cue), f"the 公 steps on the mark before the music ({music[0].id}) starts: 樂作而后就物"
 
 
@@ -368,10 +378,10 @@ def programmes(sheet: CueSheet) -> list[tuple[frozenset[str], dict[str, str]]]:
     out: list[tuple[frozenset[str], dict[str, str]]] = [(v, {}) for v in variant_configurations(sheet)]
     cue_readings = sorted({c.reading for c in sheet.cues if c.reading})
     for variants, _ in list(out):
-        for choice in cue_readings:
-            rid, _, option = choice.partition("=")
-            if rid in sheet.readings and sheet.readings[rid].chosen != option and any(c.reading == choice and c.active(variants)
-                                                             for c in sheet.cues):
+        for choice in cue_readings:  # each well formed: the reader keeps '' for one that is not
+            rid, option = parse_reading(choice)
+            brings = any(c.reading == choice and c.active(variants) for c in sheet.cues)
+            if rid in sheet.readings and sheet.readings[rid].chosen != option and brings:
                 out.append((variants, {rid: option}))
     return out
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import os
 import stat
-from fractions import Fraction
 import sys
+from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +35,8 @@ def _progress_bar(fraction: float) -> None:
         sys.stderr.flush()
 
 
-def _outputs(args: argparse.Namespace, timeline: Timeline, parts: list[str]) -> tuple[list[tuple[Path, frozenset[str]]], Path]:
+def _outputs(args: argparse.Namespace, timeline: Timeline,
+             parts: list[str]) -> tuple[list[tuple[Path, frozenset[str]]], Path]:
     """The files to write, each with the parts it holds (empty: all), and the base name of the files beside them."""
     if args.stems:
         if args.output:
@@ -45,7 +46,8 @@ def _outputs(args: argparse.Namespace, timeline: Timeline, parts: list[str]) -> 
             raise UsageError(f"--stems {folder}: no such folder")
         suffix = "-music" if args.music_only else ""
         base = folder / f"{timeline.rite_id}{suffix}"
-        return [(folder / f"{timeline.rite_id}{suffix}-{p}.{args.format or 'flac'}", frozenset([p])) for p in parts], base
+        stems = [(folder / f"{timeline.rite_id}{suffix}-{p}.{args.format or 'flac'}", frozenset([p])) for p in parts]
+        return stems, base
     output = Path(args.output or f"{timeline.rite_id}{'-music' if args.music_only else ''}.{args.format or 'flac'}")
     extension = output.suffix.lower().lstrip(".")
     if extension not in FORMATS:
@@ -65,10 +67,10 @@ def _unseekable(path: Path) -> bool:
 
 
 def cmd_audio(args: argparse.Namespace) -> str:
-    from yuesheng.outputs.audio import describe, only_parts, part_names, render, sounding_parts
-    from yuesheng.outputs.condense import condense
     from yuesheng.cuesheet import parse_duration
     from yuesheng.files import write_atomic
+    from yuesheng.outputs.audio import describe, only_parts, part_names, render, sounding_parts
+    from yuesheng.outputs.condense import condense
     from yuesheng.outputs.markers import audacity_labels, cue_sheet
     from yuesheng.outputs.report import run_sheet_text
     from yuesheng.timeline import ticks
@@ -120,8 +122,10 @@ def register(sub: Any) -> None:
     p.add_argument("--soundfont", metavar="PATH", help="a .sf2/.sf3 SoundFont (default: Debian's fluid-soundfont-gm)")
     p.add_argument("--format", choices=FORMATS, help="the format when no -o names it (default flac)")
     p.add_argument("--music-only", action="store_true",
-                   help="shorten the silences between the music (see --gap); write the run sheet of it beside the audio")
-    p.add_argument("--gap", metavar="DURATION", help=f"with --music-only: the longest silence kept (default {DEFAULT_GAP}s)")
+                   help="shorten the silences between the music (see --gap); "
+                        "write the run sheet of it beside the audio")
+    p.add_argument("--gap", metavar="DURATION",
+                   help=f"with --music-only: the longest silence kept (default {DEFAULT_GAP}s)")
     p.add_argument("--labels", action="store_true",
                    help="write an Audacity label track (.labels.txt) and a CUE sheet (.cue) beside the audio")
     p.add_argument("--part", action="append", default=[], metavar="PART",

@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from yuesheng.errors import InvalidValueError, UnknownNameError, UsageError
 from yuesheng.cli.streams import say
+from yuesheng.errors import InvalidValueError, UnknownNameError, UsageError
 from yuesheng.files import check_output, write_atomic, writes_directly
 from yuesheng.music.lulu import DEFAULT_HUANGZHONG, Realization, Tuning, lu, parse_huangzhong
 from yuesheng.music.repertoire import data_dir, load_repertoire, score_paths
@@ -80,11 +80,13 @@ def positive(text: str) -> float:
 def sequencer_options(parser: argparse.ArgumentParser, *, output: bool = True, cue_optional: bool = False) -> None:
     parser.add_argument("cue", metavar="CUE", nargs="?" if cue_optional else None,
                         help="a cue sheet, e.g. cues/xiangshe.yaml, or a shipped rite's id")
-    parser.add_argument("--variant", action="append", default=[], metavar="NAME", help="switch on a variant (repeatable)")
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME",
+                        help="switch on a variant (repeatable)")
     parser.add_argument("--reading", action="append", default=[], metavar="ID=OPTION",
                         help="choose another reading, e.g. heyue=li-rugui (repeatable)")
     parser.add_argument("--seed", type=int, help="seed of the random shot model (default: the cue sheet's)")
-    parser.add_argument("--syllable", metavar="DURATION", help="seconds per sung syllable, e.g. 1.2s (default: the cue sheet's)")
+    parser.add_argument("--syllable", metavar="DURATION",
+                        help="seconds per sung syllable, e.g. 1.2s (default: the cue sheet's)")
     parser.add_argument("--tuning", choices=[t.value for t in Tuning], default="equal")
     parser.add_argument("--huangzhong", metavar="NOTE", help="the pitch of 黄鍾 (default: the cue sheet's, else C4)")
     parser.add_argument("--call-jun", metavar="LU", help="the 均 whose 宫 and 商 the callers sing, e.g. 林鍾 "
@@ -97,8 +99,8 @@ def sequencer_options(parser: argparse.ArgumentParser, *, output: bool = True, c
 
 
 def timeline_of(args: argparse.Namespace) -> Timeline:
-    from yuesheng.cuesheet import parse_duration, parse_reading
     from yuesheng.check.validate import build_located, load_cuesheet
+    from yuesheng.cuesheet import parse_duration, parse_reading
     from yuesheng.timeline import Options
 
     repertoire = load_repertoire(args.scores)

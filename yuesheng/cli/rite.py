@@ -6,8 +6,17 @@ import argparse
 from typing import Any
 
 from yuesheng.cli.common import (
-    EXIT_INVALID, EXIT_OK, check_output_arg, cue_path, dump_json, emit, format_option, scores_option,
-    sequencer_options, timeline_for_output, timeline_of,
+    EXIT_INVALID,
+    EXIT_OK,
+    check_output_arg,
+    cue_path,
+    dump_json,
+    emit,
+    format_option,
+    scores_option,
+    sequencer_options,
+    timeline_for_output,
+    timeline_of,
 )
 from yuesheng.cli.streams import say
 from yuesheng.errors import Problem
@@ -30,7 +39,8 @@ def cmd_validate(args: argparse.Namespace) -> tuple[str, int]:
         errors = [p for p in problems if p.severity == "error"]
         warnings = [p for p in problems if p.severity != "error"]
         failed |= bool(errors) or sheet is None
-        results.append({"file": path, "valid": not errors and sheet is not None, "rite": sheet.rite_name if sheet else None,
+        results.append({"file": path, "valid": not errors and sheet is not None,
+                        "rite": sheet.rite_name if sheet else None,
                         "cues": len(sheet.cues) if sheet else 0,
                         "errors": [_problem_json(p) for p in errors], "warnings": [_problem_json(p) for p in warnings]})
         if args.format == "text":
@@ -61,7 +71,8 @@ def cmd_render(args: argparse.Namespace) -> str:
     timeline = timeline_for_output(args, (".mid", ".midi"), "a .mid file")
     data = midi_bytes(timeline)
     notes = sum(1 for e in timeline.events if e.kind is EventKind.NOTE)
-    return emit(args, data, f"{timeline.rite}, {len(data)} bytes, {notes} notes, {seconds(timeline.duration_ticks) / 60:.1f} min")
+    minutes = seconds(timeline.duration_ticks) / 60
+    return emit(args, data, f"{timeline.rite}, {len(data)} bytes, {notes} notes, {minutes:.1f} min")
 
 
 def register(sub: Any) -> None:
