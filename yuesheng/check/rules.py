@@ -13,11 +13,9 @@ the rite whose name is exactly its ``rite.name`` (``rite_of``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 from yuesheng import limits
 from yuesheng.cuesheet import (
@@ -33,11 +31,11 @@ from yuesheng.cuesheet import (
     variant_configurations,
 )
 from yuesheng.cuesheet.zhong import zhong_count
+from yuesheng.datafiles import data_table
 from yuesheng.errors import Problem, Severity
 from yuesheng.yamlload import PathKey
 
 Finding = tuple[PathKey, str]
-RITES_FILE = Path(__file__).resolve().parent.parent / "data" / "rites.json"
 XIANGYIN, XIANGSHE, YANLI, DASHE = "xiangyinjiu", "xiangshe", "yanli", "dashe"
 SHIHUO_OPTIONS = ("ru-chu", "drum-only")  # the options of reading shihuo the sequencer knows
 
@@ -59,7 +57,7 @@ class Rite:
 @cache
 def rites() -> dict[str, Rite]:
     """The rites the rules know, by id."""
-    table = json.loads(RITES_FILE.read_text(encoding="utf-8"))
+    table = data_table("rites")
     out = {}
     for rid, item in table.items():
         if rid.startswith("$"):

@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from yuesheng.cuesheet.model import Cue, MusicKind, PieceRef
+from yuesheng.datafiles import data_table
 
-HE: dict[str, str] = {"guanju": "queshao", "getan": "caifan", "juaner": "caipin"}  # 周南 ode → its 召南 ode (4-26a)
 SUNG, BLOWN = "歌", "笙"  # a piece's part: sung to the 瑟, or blown on the 笙; no part: all the cue's parts
 
 
@@ -64,9 +64,10 @@ def _partner(kind: MusicKind | None, refs: list[PieceRef], n: int, used: set[int
     if _pairs_jian(kind) and ref.part == SUNG and n + 1 < len(refs) and refs[n + 1].part == BLOWN \
             and refs[n + 1].zhong == 1:
         return n + 1
-    if _pairs_he(kind) and not ref.part and ref.piece.id in HE:
+    pairs: dict[str, str] = data_table("music")["he"]["pairs"]  # 周南 ode → its 召南 ode (4-26a 每合爲一終)
+    if _pairs_he(kind) and not ref.part and ref.piece.id in pairs:
         return next((m for m in range(n + 1, len(refs)) if m not in used and refs[m].zhong == 1
-                     and refs[m].piece.id == HE[ref.piece.id] and not refs[m].part), None)
+                     and refs[m].piece.id == pairs[ref.piece.id] and not refs[m].part), None)
     return None
 
 

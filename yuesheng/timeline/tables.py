@@ -3,15 +3,12 @@ music sounds when its cue names none, the kinds that are sung, the 金奏 onset 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from yuesheng.cuesheet import MusicKind
-
-_FILE = Path(__file__).parent.parent / "data" / "music.json"
+from yuesheng.datafiles import data_table
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -27,7 +24,7 @@ class Tables:
 @cache
 def tables() -> Tables:
     """The tables, read on first use."""
-    data = json.loads(_FILE.read_text(encoding="utf-8"))
+    data = data_table("music")
     return Tables(default_parts={MusicKind(k): tuple(v) for k, v in data["default_parts"].items()},
                   sung=frozenset(MusicKind(k) for k in data["sung"]),
                   onset=tuple((o["instrument"], o["strokes"]) for o in data["onset"]["strokes"]),
