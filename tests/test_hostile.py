@@ -79,6 +79,7 @@ def test_odd_documents_are_invalid_not_crashes(run, tmp_path, text):
     assert code == 1
 
 
+@pytest.mark.slow  # a fuzz run over many inputs
 @settings(max_examples=75, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(max_size=400))
 def test_arbitrary_text_never_crashes(run, tmp_path, text):
@@ -90,6 +91,7 @@ _mutation = st.tuples(st.integers(0, len(LINES) - 1),
                       st.text(alphabet="abc: -[]{}&*!1\t宫商", max_size=12))
 
 
+@pytest.mark.slow  # a fuzz run over many inputs
 @settings(max_examples=75, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(_mutation, min_size=1, max_size=4))
 def test_mutated_shipped_sheet_never_crashes(run, tmp_path, mutations):
@@ -463,6 +465,7 @@ def _tiny_syllable(text: str) -> bool:
         return False
 
 
+@pytest.mark.slow  # a fuzz run over many inputs
 @_fast
 @given(st.one_of(_NUMBERISH.map(lambda t: t + "s"), _NUMBERISH.map(lambda t: t + "ms"), _NUMBERISH))
 def test_any_syllable(run, text):
@@ -472,6 +475,7 @@ def test_any_syllable(run, text):
     assert code == 0 or "--syllable" in err or "beyond the limit of the length of a rite" in err
 
 
+@pytest.mark.slow  # a fuzz run over many inputs
 @_fast
 @given(st.one_of(_NUMBERISH, st.tuples(st.sampled_from("CDEFGAB"), st.sampled_from(["", "#", "b"]),
                                        st.integers(-3, 12)).map(lambda t: f"{t[0]}{t[1]}{t[2]}")))
@@ -481,6 +485,7 @@ def test_any_huangzhong(run, text):
     _no_traceback(run, "timeline", GOLDEN_PATH, "--huangzhong", text)
 
 
+@pytest.mark.slow  # a fuzz run over many inputs
 @_fast
 @given(st.one_of(_NUMBERISH, st.floats(allow_nan=True, allow_infinity=True).map(repr)))
 def test_any_note_value(run, tmp_path, text):
@@ -488,6 +493,7 @@ def test_any_note_value(run, tmp_path, text):
     assert code == 0 or "--note-value" in err
 
 
+@pytest.mark.slow  # a fuzz run over many inputs
 @_fast
 @given(st.one_of(_NUMBERISH, st.integers(-2**70, 2**70).map(str)))
 def test_any_seed(run, text):
@@ -495,6 +501,7 @@ def test_any_seed(run, text):
     assert code == 0 or "--seed" in err
 
 
+@pytest.mark.slow  # a fuzz run over many inputs
 @_fast
 @given(st.one_of(_NUMBERISH, st.floats().map(repr)))
 def test_any_guard(run, text):
@@ -502,6 +509,7 @@ def test_any_guard(run, text):
     assert code == 2  # with no CUE, after --guard is parsed
 
 
+@pytest.mark.slow  # a fuzz run over many inputs
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.one_of(_NUMBERISH, st.integers(-10, 10).map(str)))
 def test_any_jie_reading(run, text):

@@ -138,6 +138,7 @@ def test_a_syllable_below_the_limit_in_the_sheet_is_invalid(run, tmp_path):
             "syllable (at least 0.05s)") in err
 
 
+@pytest.mark.slow  # builds a 3,000-cue sheet and validates it
 def test_three_thousand_held_jinzou_cues_are_refused_by_validate_and_timeline(run, tmp_path):
     sheet = _write(tmp_path, _held_jinzou(3000))
     with deadline():
