@@ -21,6 +21,8 @@ from yuesheng.live.player import FADE, Player, RealClock
 from yuesheng.timeline import build_timeline
 from yuesheng.web.console import Console
 
+from fakes import FakeClock
+
 DATA = Path(__file__).parent / "data"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 WALL = 1_800_000_000.0  # the console's wall clock in these tests (for the projected end)
@@ -38,19 +40,6 @@ class Port:
 
     def controls(self, number: int) -> list[object]:
         return [m for _, m in list(self.sent) if getattr(m, "type", "") == "control_change" and m.control == number]
-
-
-class FakeClock:
-    """The player's and the guard's time: it moves only when the test moves it."""
-
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def now(self) -> float:
-        return self.t
-
-    def sleep_until(self, when: float) -> None:
-        self.t = max(self.t, when)
 
 
 class Stepped:

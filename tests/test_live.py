@@ -13,18 +13,9 @@ from yuesheng.live.player import FADE, Player, Playing
 from yuesheng.outputs.midi import live_messages
 from yuesheng.timeline import TICKS_PER_SECOND, build_timeline
 
+from fakes import FakeClock
+
 DATA = Path(__file__).parent / "data"
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def now(self) -> float:
-        return self.t
-
-    def sleep_until(self, when: float) -> None:
-        self.t = max(self.t, when)
 
 
 class FakeGo:
