@@ -18,9 +18,15 @@ and y south (see docs/cuesheet.md), ``PLAN_SCALE`` SVG units to the 步.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import stat
+import sys
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from yuesheng.cuesheet import Cue, Member, MusicKind
@@ -305,11 +311,59 @@ def json_island(data: Any) -> str:
 
 @lru_cache(maxsize=1)
 def environment() -> Any:
-    """The Jinja2 environment of the web templates (autoescaped, strict), made once."""
+    """The Jinja2 environment of the web templates (autoescaped, strict), made once.
+
+    Compiled templates are kept in the user's cache folder (see ``template_cache``), so that
+    only the first page after a change of template, Jinja2 or Python pays for compiling them.
+    """
     import jinja2
 
-    return jinja2.Environment(loader=jinja2.PackageLoader("yuesheng.web", "templates"), autoescape=True,
-                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    options: dict[str, Any] = {"autoescape": True, "undefined": jinja2.StrictUndefined, "trim_blocks": True,
+                               "lstrip_blocks": True}
+    folder = cache_folder()
+    cache = template_cache(folder, _fingerprint(jinja2.__version__, options)) if folder else None
+    return jinja2.Environment(loader=jinja2.PackageLoader("yuesheng.web", "templates"), bytecode_cache=cache,
+                              **options)
+
+
+def cache_folder() -> Path | None:
+    """``$XDG_CACHE_HOME/yuesheng/jinja`` (``~/.cache/...`` by default), made private to this user; None where it
+    cannot be made, is not a folder of this user's, or others could write in it (its files are run as code)."""
+    base = os.environ.get("XDG_CACHE_HOME") or ""
+    try:
+        root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
+        folder = root / "yuesheng" / "jinja"
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = folder.lstat()
+    except (OSError, RuntimeError):  # RuntimeError: no home folder
+        return None
+    private = stat.S_ISDIR(st.st_mode) and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    return folder if private and (not hasattr(os, "getuid") or st.st_uid == os.getuid()) else None
+
+
+def _fingerprint(version: str, options: dict[str, Any]) -> str:
+    """What compiled code depends on besides the template's text (which Jinja2 checks itself)."""
+    text = repr((version, sys.implementation.cache_tag, sorted((k, repr(v)) for k, v in options.items())))
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
+
+
+def template_cache(folder: Path, fingerprint: str) -> Any:
+    """A Jinja2 bytecode cache in *folder* for templates compiled as *fingerprint* says; a file that cannot be read
+    or written is compiled anew, never an error."""
+    import jinja2
+
+    class Cache(jinja2.FileSystemBytecodeCache):
+        def load_bytecode(self, bucket: Any) -> None:
+            try:
+                super().load_bytecode(bucket)
+            except Exception:  # a truncated or foreign file: unpickling it can raise nearly anything
+                bucket.reset()
+
+        def dump_bytecode(self, bucket: Any) -> None:
+            with suppress(OSError):
+                super().dump_bytecode(bucket)
+
+    return Cache(str(folder), f"{fingerprint}-%s.cache")
 
 
 def timeline_view(timeline: Timeline) -> dict[str, Any]:
