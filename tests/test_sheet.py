@@ -25,7 +25,15 @@ from yuesheng.cli import main
 from yuesheng.cli.common import cue_path
 from yuesheng.music.repertoire import data_dir
 from yuesheng.timeline import Options, build_timeline
-from yuesheng.web.sheet import _fingerprint, cache_folder, environment, json_island, sheet_html, template_cache
+from yuesheng.web.sheet import (
+    _fingerprint,
+    cache_folder,
+    environment,
+    json_island,
+    sheet_html,
+    template_cache,
+    timeline_view,
+)
 
 RITES = ("xiangyinjiu", "xiangshe", "yanli", "dashe")
 MINI = Path(__file__).parent / "data" / "mini_xiangyin.yaml"
@@ -128,6 +136,17 @@ def test_markup_from_the_cue_sheet_is_escaped(tmp_path, repertoire):
     assert "<script>window.pwned" not in html and "<b>bold</b>" not in html and "<img" not in html
     assert "&lt;/script&gt;&lt;script&gt;window.pwned = 1&lt;/script&gt;" in html
     assert len(re.findall(r"<script\b", html)) == 2  # the JSON island and the page's own script
+
+
+def test_each_block_and_mark_is_drawn_at_its_time_on_its_lane(timelines):
+    view = timeline_view(timelines["dashe"])
+    scale = view["plot_width"] / view["duration"]
+    for b, d in view["drawn_blocks"]:
+        assert d.x == pytest.approx(view["label_width"] + b.t0 * scale)
+        assert d.width == pytest.approx(max((b.t1 - b.t0) * scale, 1))
+        assert (d.top, d.bottom) == (b.lane * 24 + 3, b.lane * 24 + 21)
+    assert [m for m, _ in view["drawn_marks"]] == view["marks"]
+    assert all(d.middle == m.lane * 24 + 12 for m, d in view["drawn_marks"])
 
 
 def test_same_timeline_same_page(timelines):
