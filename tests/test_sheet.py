@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import stat
 import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,7 +25,15 @@ from yuesheng.cli import main
 from yuesheng.cli.common import cue_path
 from yuesheng.music.repertoire import data_dir
 from yuesheng.timeline import Options, build_timeline
-from yuesheng.web.sheet import json_island, sheet_html
+from yuesheng.web.sheet import (
+    _fingerprint,
+    cache_folder,
+    environment,
+    json_island,
+    sheet_html,
+    template_cache,
+    timeline_view,
+)
 
 RITES = ("xiangyinjiu", "xiangshe", "yanli", "dashe")
 MINI = Path(__file__).parent / "data" / "mini_xiangyin.yaml"
@@ -129,8 +138,104 @@ def test_markup_from_the_cue_sheet_is_escaped(tmp_path, repertoire):
     assert len(re.findall(r"<script\b", html)) == 2  # the JSON island and the page's own script
 
 
+def test_each_block_and_mark_is_drawn_at_its_time_on_its_lane(timelines):
+    view = timeline_view(timelines["dashe"])
+    scale = view["plot_width"] / view["duration"]
+    for b, d in view["drawn_blocks"]:
+        assert d.x == pytest.approx(view["label_width"] + b.t0 * scale)
+        assert d.width == pytest.approx(max((b.t1 - b.t0) * scale, 1))
+        assert (d.top, d.bottom) == (b.lane * 24 + 3, b.lane * 24 + 21)
+    assert [m for m, _ in view["drawn_marks"]] == view["marks"]
+    assert all(d.middle == m.lane * 24 + 12 for m, d in view["drawn_marks"])
+
+
 def test_same_timeline_same_page(timelines):
     assert sheet_html(timelines["xiangyinjiu"]) == sheet_html(timelines["xiangyinjiu"])
+
+
+# --- the compiled templates' cache -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def fresh_environment(monkeypatch, tmp_path) -> Iterator[Path]:
+    """``environment()`` made anew with ``$XDG_CACHE_HOME`` in *tmp_path*, and made anew again afterwards."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    environment.cache_clear()
+    yield tmp_path / "cache" / "yuesheng" / "jinja"
+    environment.cache_clear()
+
+
+def _compiles(monkeypatch) -> list[str]:
+    """The names of the templates Jinja2 compiles from here on."""
+    import jinja2
+
+    names: list[str] = []
+    compile_ = jinja2.Environment.compile
+
+    def counting(self: Any, source: Any, name: str | None = None, *args: Any, **kwargs: Any) -> Any:
+        names.append(name or "")
+        return compile_(self, source, name, *args, **kwargs)
+
+    monkeypatch.setattr(jinja2.Environment, "compile", counting)
+    return names
+
+
+def test_the_templates_are_compiled_once_into_a_private_cache(fresh_environment, monkeypatch, timelines):
+    compiled = _compiles(monkeypatch)
+    first = sheet_html(timelines["xiangyinjiu"])
+    assert sorted(compiled) == ["sheet.css.j2", "sheet.html.j2", "sheet.js.j2", "timeline.css.j2", "timeline.svg.j2"]
+    assert stat.S_IMODE(fresh_environment.stat().st_mode) == 0o700
+    assert len(list(fresh_environment.glob("*.cache"))) == 5
+    environment.cache_clear()  # as in a new process
+    compiled.clear()
+    assert sheet_html(timelines["xiangyinjiu"]) == first
+    assert compiled == []
+
+
+def test_a_changed_template_or_environment_is_compiled_anew(fresh_environment):
+    import jinja2
+
+    options, version = {"autoescape": True, "trim_blocks": True}, jinja2.__version__
+    assert _fingerprint(version, options) != _fingerprint(version, {**options, "trim_blocks": False})
+    assert _fingerprint(version, options) != _fingerprint("0.0", options)
+    loader = jinja2.DictLoader({"t": "<b>{{ x }}</b>"})
+    cache = template_cache(fresh_environment.parent, "f")
+    env = jinja2.Environment(loader=loader, autoescape=True, bytecode_cache=cache)
+    assert env.get_template("t").render(x="<") == "<b>&lt;</b>"
+    loader.mapping["t"] = "<i>{{ x }}</i>"
+    env.cache.clear()  # the in-memory cache: the file on disk still holds the old template
+    assert env.get_template("t").render(x="<") == "<i>&lt;</i>"
+
+
+def test_a_broken_cache_file_is_compiled_anew(fresh_environment, timelines):
+    first = sheet_html(timelines["xiangyinjiu"])
+    for path in fresh_environment.glob("*.cache"):
+        path.write_bytes(path.read_bytes()[:40])
+    environment.cache_clear()
+    assert sheet_html(timelines["xiangyinjiu"]) == first
+
+
+def test_a_cache_that_cannot_be_made_or_written_is_no_error(tmp_path, monkeypatch, timelines):
+    first = sheet_html(timelines["xiangyinjiu"])
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))
+    assert cache_folder() is None
+    shared = tmp_path / "shared" / "yuesheng" / "jinja"
+    shared.mkdir(parents=True)
+    shared.chmod(0o777)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "shared"))
+    assert cache_folder() is None  # others could put code in it
+    import jinja2
+
+    gone = template_cache(tmp_path / "gone", "f")  # every write fails
+    env = jinja2.Environment(loader=jinja2.DictLoader({"t": "{{ x }}"}), bytecode_cache=gone)
+    assert env.get_template("t").render(x=1) == "1"
+    try:
+        environment.cache_clear()
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))
+        assert sheet_html(timelines["xiangyinjiu"]) == first
+    finally:
+        environment.cache_clear()
 
 
 # --- the command ----------------------------------------------------------------------------------------

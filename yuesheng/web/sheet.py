@@ -18,9 +18,15 @@ and y south (see docs/cuesheet.md), ``PLAN_SCALE`` SVG units to the 步.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import stat
+import sys
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from yuesheng.cuesheet import Cue, Member, MusicKind
@@ -63,6 +69,19 @@ class Mark:
 
 
 @dataclass(frozen=True, slots=True)
+class Drawn:
+    """Where a block or mark goes on the timeline's first view, in SVG units: computed here once rather than in
+    the template, which draws hundreds of them."""
+
+    x: float
+    width: float  # a block's (at least 1)
+    top: int  # the lane's top and bottom, 3 inside
+    bottom: int
+    middle: float
+    baseline: float  # of the label
+
+
+@dataclass(frozen=True, slots=True)
 class Place:
     """A placed position in SVG units, with what stands there."""
 
@@ -89,7 +108,8 @@ def _segments(events: list[Event]) -> list[tuple[Event, float, float]]:
     for e in events:
         key = (e.part, e.cue, e.piece, e.zhong)
         t0, t1 = seconds(e.start_tick), seconds(e.start_tick + e.length_ticks)
-        spans = runs.setdefault(key, [])
+        if (spans := runs.get(key)) is None:  # not setdefault, which makes a list for every note
+            spans = runs[key] = []
         if spans and t0 <= spans[-1][2] + SEGMENT_GAP:
             spans[-1][2] = max(spans[-1][2], t1)
         else:
@@ -272,9 +292,12 @@ def _cue_data(timeline: Timeline, stations: dict[str, dict[str, Any]]) -> list[d
     names = timeline.names
     jie_total = max((e.jie for e in timeline.events if e.kind is EventKind.DRUM and e.jie), default=0)
     parts: dict[str, set[str]] = {}
+    sounding = (EventKind.NOTE, EventKind.DRUM, EventKind.CALL)
     for e in timeline.events:
-        if e.kind in (EventKind.NOTE, EventKind.DRUM, EventKind.CALL) and e.part:
-            parts.setdefault(e.cue, set()).add(e.part)
+        if e.part and e.kind in sounding:
+            if (cue_parts := parts.get(e.cue)) is None:  # not setdefault: that makes a set for each of ~10,000 events
+                cue_parts = parts[e.cue] = set()
+            cue_parts.add(e.part)
     out = []
     by_id = cues_by_id(timeline)
     for t in timeline.cues:
@@ -305,20 +328,75 @@ def json_island(data: Any) -> str:
 
 @lru_cache(maxsize=1)
 def environment() -> Any:
-    """The Jinja2 environment of the web templates (autoescaped, strict), made once."""
+    """The Jinja2 environment of the web templates (autoescaped, strict), made once.
+
+    Compiled templates are kept in the user's cache folder (see ``template_cache``), so that
+    only the first page after a change of template, Jinja2 or Python pays for compiling them.
+    """
     import jinja2
 
-    return jinja2.Environment(loader=jinja2.PackageLoader("yuesheng.web", "templates"), autoescape=True,
-                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    options: dict[str, Any] = {"autoescape": True, "undefined": jinja2.StrictUndefined, "trim_blocks": True,
+                               "lstrip_blocks": True}
+    folder = cache_folder()
+    cache = template_cache(folder, _fingerprint(jinja2.__version__, options)) if folder else None
+    return jinja2.Environment(loader=jinja2.PackageLoader("yuesheng.web", "templates"), bytecode_cache=cache,
+                              **options)
+
+
+def cache_folder() -> Path | None:
+    """``$XDG_CACHE_HOME/yuesheng/jinja`` (``~/.cache/...`` by default), made private to this user; None where it
+    cannot be made, is not a folder of this user's, or others could write in it (its files are run as code)."""
+    base = os.environ.get("XDG_CACHE_HOME") or ""
+    try:
+        root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
+        folder = root / "yuesheng" / "jinja"
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = folder.lstat()
+    except (OSError, RuntimeError):  # RuntimeError: no home folder
+        return None
+    private = stat.S_ISDIR(st.st_mode) and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    return folder if private and (not hasattr(os, "getuid") or st.st_uid == os.getuid()) else None
+
+
+def _fingerprint(version: str, options: dict[str, Any]) -> str:
+    """What compiled code depends on besides the template's text (which Jinja2 checks itself)."""
+    text = repr((version, sys.implementation.cache_tag, sorted((k, repr(v)) for k, v in options.items())))
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
+
+
+def template_cache(folder: Path, fingerprint: str) -> Any:
+    """A Jinja2 bytecode cache in *folder* for templates compiled as *fingerprint* says; a file that cannot be read
+    or written is compiled anew, never an error."""
+    import jinja2
+
+    class Cache(jinja2.FileSystemBytecodeCache):
+        def load_bytecode(self, bucket: Any) -> None:
+            try:
+                super().load_bytecode(bucket)
+            except Exception:  # a truncated or foreign file: unpickling it can raise nearly anything
+                bucket.reset()
+
+        def dump_bytecode(self, bucket: Any) -> None:
+            with suppress(OSError):
+                super().dump_bytecode(bucket)
+
+    return Cache(str(folder), f"{fingerprint}-%s.cache")
 
 
 def timeline_view(timeline: Timeline) -> dict[str, Any]:
-    """What ``timeline.svg.j2`` draws: the lanes, blocks and marks, and the scale from seconds to x."""
+    """What ``timeline.svg.j2`` draws: the lanes, and each block and mark with where it goes."""
     lanes, blocks, marks = _lanes(timeline)
     duration = max(seconds(timeline.duration_ticks), 1.0)
     return {"lanes": lanes, "blocks": blocks, "marks": marks, "duration": duration, "lane_height": LANE_HEIGHT,
             "label_width": LABEL_WIDTH, "plot_width": PLOT_WIDTH,
-            "x_of": lambda t: LABEL_WIDTH + t / duration * PLOT_WIDTH}
+            "drawn_blocks": [(b, _drawn(b.lane, b.t0, b.t1, duration)) for b in blocks],
+            "drawn_marks": [(m, _drawn(m.lane, m.t, m.t, duration)) for m in marks]}
+
+
+def _drawn(lane: int, t0: float, t1: float, duration: float) -> Drawn:
+    x0, x1 = LABEL_WIDTH + t0 / duration * PLOT_WIDTH, LABEL_WIDTH + t1 / duration * PLOT_WIDTH
+    y = lane * LANE_HEIGHT
+    return Drawn(x0, max(x1 - x0, 1), y + 3, y + LANE_HEIGHT - 3, y + LANE_HEIGHT / 2, y + LANE_HEIGHT * 0.68)
 
 
 def sheet_html(timeline: Timeline) -> str:
