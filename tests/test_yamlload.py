@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -94,6 +95,7 @@ def test_a_file_read_again_comes_from_the_cache_unchanged(monkeypatch, cache, fo
             assert (doc.file, doc.data, doc.marks, doc.key_marks) == (fresh.file, fresh.data, fresh.marks,
                                                                       fresh.key_marks)
             assert repr(doc.data) == repr(fresh.data)  # 1 stays 1, 1.0 stays 1.0
+            assert (list(doc.marks), list(doc.key_marks)) == (list(fresh.marks), list(fresh.key_marks))
     assert len(list(cache.iterdir())) == len(list(data_dir(folder).glob("*.yaml")))
 
 
@@ -108,12 +110,16 @@ def test_a_changed_file_is_parsed_again(cache, tmp_path):
         yamlload.load(path)
 
 
-@pytest.mark.parametrize("content", ["", "{", "[]", '{"format": 1}', "{\"format\": \"x\", \"text\": 3}", "\udcff"])
+@pytest.mark.parametrize("content", ["", "{", "[]", '{"format": 1}', "{\"format\": \"x\", \"text\": 3}", "\udcff",
+                                     "wrong marks"])
 def test_a_broken_cache_entry_is_ignored(cache, tmp_path, content):
     path = tmp_path / "a.yaml"
     path.write_text("a: {b: 1}\n", encoding="utf-8")
     yamlload.load(path)
     (entry,) = cache.iterdir()
+    if content == "wrong marks":  # the right text, one mark short
+        good = json.loads(entry.read_text(encoding="utf-8"))
+        content = json.dumps({**good, "marks": good["marks"][:-2]})
     entry.write_text(content, encoding="utf-8", errors="surrogateescape")
     assert yamlload.load(path).where(("a", "b")) == (1, 8)
 

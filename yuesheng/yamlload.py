@@ -339,7 +339,7 @@ def load(path: str | Path) -> Document:
 
 # --- the cache of loaded files ---------------------------------------------------------------------------------------
 
-_CACHE_FORMAT = f"yuesheng-yaml-1 {MAX_BYTES} {MAX_NODES} {MAX_DEPTH} {MAX_NUMBER_CHARS}"  # change it with the builder
+_CACHE_FORMAT = f"yuesheng-yaml-2 {MAX_BYTES} {MAX_NODES} {MAX_DEPTH} {MAX_NUMBER_CHARS}"  # change it with the builder
 
 
 def _cache_entry(path: str | Path) -> Path | None:
@@ -364,18 +364,46 @@ def _read_cache(entry: Path, text: str, name: str) -> Document | None:
             cached = json.load(handle)
         if cached["format"] != _CACHE_FORMAT or cached["text"] != text:
             return None
-        marks = {tuple(p): (line, col) for p, line, col in cached["marks"]}
-        key_marks = {tuple(p): (line, col) for p, line, col in cached["key_marks"]}
+        paths: list[PathKey] = []
+        key_paths: list[PathKey] = []
+        _visit(cached["data"], (), paths, key_paths)
+        marks = dict(zip(paths, _pairs(cached["marks"]), strict=True))  # ValueError if the counts differ
+        key_marks = dict(zip(key_paths, _pairs(cached["key_marks"]), strict=True))
         return Document(name, cached["data"], marks, key_marks)
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None
+
+
+def _visit(value: Any, path: PathKey, paths: list[PathKey], key_paths: list[PathKey]) -> None:
+    """The path of every value (and of every key) of *value* in the order ``_Builder`` records their marks."""
+    paths.append(path)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            key_paths.append(path + (key,))
+            _visit(item, path + (key,), paths, key_paths)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _visit(item, path + (i,), paths, key_paths)
+
+
+def _pairs(flat: list[int]) -> list[tuple[int, int]]:
+    """[1, 2, 3, 4] → [(1, 2), (3, 4)]."""
+    if len(flat) % 2:
+        raise ValueError("an odd number of line and column numbers")
+    numbers = iter(flat)
+    return list(zip(numbers, numbers, strict=True))
 
 
 def _write_cache(entry: Path, text: str, doc: Document) -> None:
     """Keep *doc*, loaded from *text*, in *entry*, atomically; any failure is ignored (the cache is only a shortcut)."""
+    paths: list[PathKey] = []
+    key_paths: list[PathKey] = []
+    _visit(doc.data, (), paths, key_paths)
+    if paths != list(doc.marks) or key_paths != list(doc.key_marks):  # what _read_cache could not rebuild
+        return
     content = {"format": _CACHE_FORMAT, "text": text, "data": doc.data,
-               "marks": [[list(p), *m] for p, m in doc.marks.items()],
-               "key_marks": [[list(p), *m] for p, m in doc.key_marks.items()]}
+               "marks": [n for mark in doc.marks.values() for n in mark],  # in the order of _visit's paths
+               "key_marks": [n for mark in doc.key_marks.values() for n in mark]}
     temporary = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
