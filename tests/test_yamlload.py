@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -26,7 +27,7 @@ def test_places_of_values_and_keys():
 def test_libyaml_and_pure_python_give_the_same_document(monkeypatch, name):
     text = (data_dir("cues") / name).read_text(encoding="utf-8")
     fast = yamlload.loads(text)
-    monkeypatch.setattr(yamlload, "_Loader", yamlload._PureLoader)
+    monkeypatch.setattr(yamlload, "_Loader", yamlload.pure_loader())
     slow = yamlload.loads(text)
     assert (fast.data, fast.marks, fast.key_marks) == (slow.data, slow.marks, slow.key_marks)
 
@@ -40,7 +41,7 @@ def test_libyaml_and_pure_python_give_the_same_document(monkeypatch, name):
 ])
 def test_refused_scalars_are_reported_at_their_place(monkeypatch, loader, text, where, what):
     if loader == "pure":
-        monkeypatch.setattr(yamlload, "_Loader", yamlload._PureLoader)
+        monkeypatch.setattr(yamlload, "_Loader", yamlload.pure_loader())
     with pytest.raises(yamlload.InvalidInputError) as caught:
         yamlload.loads(text, "f")
     (problem,) = caught.value.problems
@@ -67,3 +68,75 @@ def test_only_regular_files_are_read(tmp_path):
     for path, kind in ((fifo, "a FIFO"), (tmp_path, "a directory"), ("/dev/zero", "a device or socket")):
         with pytest.raises(yamlload.InvalidInputError, match=rf"not a regular file \({kind}\)"):
             yamlload.load(path)
+
+
+@pytest.fixture
+def cache(monkeypatch, tmp_path):
+    """A cache folder of this test's own."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "yuesheng" / "yaml"
+
+
+def _parse_fails(monkeypatch):
+    def fail(text, file="<string>"):
+        raise AssertionError("parsed again")
+    monkeypatch.setattr(yamlload, "loads", fail)
+
+
+@pytest.mark.parametrize("folder", ["cues", "scores"])
+def test_a_file_read_again_comes_from_the_cache_unchanged(monkeypatch, cache, folder):
+    for path in sorted(data_dir(folder).glob("*.yaml")):
+        fresh = yamlload.loads(path.read_text(encoding="utf-8"), str(path))
+        first = yamlload.load(path)
+        with monkeypatch.context() as m:
+            _parse_fails(m)
+            again = yamlload.load(path)
+        for doc in (first, again):
+            assert (doc.file, doc.data, doc.marks, doc.key_marks) == (fresh.file, fresh.data, fresh.marks,
+                                                                      fresh.key_marks)
+            assert repr(doc.data) == repr(fresh.data)  # 1 stays 1, 1.0 stays 1.0
+            assert (list(doc.marks), list(doc.key_marks)) == (list(fresh.marks), list(fresh.key_marks))
+    assert len(list(cache.iterdir())) == len(list(data_dir(folder).glob("*.yaml")))
+
+
+def test_a_changed_file_is_parsed_again(cache, tmp_path):
+    path = tmp_path / "a.yaml"
+    path.write_text("a: 1\n", encoding="utf-8")
+    assert yamlload.load(path).data == {"a": 1}
+    path.write_text("a: 2\n", encoding="utf-8")  # same size, perhaps the same mtime
+    assert yamlload.load(path).data == {"a": 2}
+    path.write_text("a: [1\n", encoding="utf-8")
+    with pytest.raises(yamlload.InvalidInputError, match="YAML syntax error"):
+        yamlload.load(path)
+
+
+@pytest.mark.parametrize("content", ["", "{", "[]", '{"format": 1}', "{\"format\": \"x\", \"text\": 3}", "\udcff",
+                                     "wrong marks"])
+def test_a_broken_cache_entry_is_ignored(cache, tmp_path, content):
+    path = tmp_path / "a.yaml"
+    path.write_text("a: {b: 1}\n", encoding="utf-8")
+    yamlload.load(path)
+    (entry,) = cache.iterdir()
+    if content == "wrong marks":  # the right text, one mark short
+        good = json.loads(entry.read_text(encoding="utf-8"))
+        content = json.dumps({**good, "marks": good["marks"][:-2]})
+    entry.write_text(content, encoding="utf-8", errors="surrogateescape")
+    assert yamlload.load(path).where(("a", "b")) == (1, 8)
+
+
+def test_a_cache_that_cannot_be_written_is_silent(monkeypatch, tmp_path):
+    (tmp_path / "file").write_text("", encoding="utf-8")
+    path = tmp_path / "a.yaml"
+    path.write_text("a: 1\n", encoding="utf-8")
+    for base in (str(tmp_path / "file"), "relative/cache"):  # a file where the folder should be; not a path to use
+        monkeypatch.setenv("XDG_CACHE_HOME", base)
+        assert yamlload.load(path).data == {"a": 1}
+    assert not (tmp_path / "relative").exists()
+
+
+def test_importing_the_loader_does_not_import_pyyaml():
+    import subprocess
+    import sys
+
+    code = "import sys, yuesheng.yamlload; print('yaml' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"

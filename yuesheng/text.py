@@ -13,7 +13,6 @@ outputs, live playback and the CLI can all share one spelling of each.
 
 from __future__ import annotations
 
-import difflib
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -42,6 +41,8 @@ def normalize_pinyin(text: str) -> str:
 
 def suggest(name: str, candidates: Sequence[str], n: int = 2) -> list[str]:
     """The nearest spellings of *name* among *candidates* (for 'did you mean'), nearest first."""
+    import difflib  # only when a name is wrong: not at every start-up
+
     return difflib.get_close_matches(name, list(candidates), n=n, cutoff=SUGGEST_CUTOFF)
 
 

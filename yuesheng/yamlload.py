@@ -14,28 +14,34 @@ Scores and cue sheets are YAML written by people. This loader
   and plain numbers longer than ``MAX_NUMBER_CHARS``;
 - keeps the line and column of every value, so that a problem can be reported
   as ``file:line:col: path: message``.
+
+``load`` keeps what it built from a file in a per-user cache (``$XDG_CACHE_HOME/yuesheng``,
+JSON, one entry per file path) together with the file's whole text: a file read again
+unchanged is not parsed again, and PyYAML is not even imported. The file itself is still
+read and checked (regular, size, UTF-8) every time, and an entry is used only if its text is
+the file's text, character for character; one that is not, or that cannot be read or
+written, is ignored without a word.
 """
 
 from __future__ import annotations
 
 import codecs
+import contextlib
+import json
 import math
 import os
 import re
 import stat
+import zlib
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
-from typing import Any
-
-import yaml
-from yaml.composer import Composer
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
-from yaml.parser import Parser
-from yaml.reader import Reader, ReaderError
-from yaml.resolver import BaseResolver
-from yaml.scanner import Scanner
+from typing import TYPE_CHECKING, Any
 
 from yuesheng.errors import InvalidInputError, Problem, Severity
+
+if TYPE_CHECKING:
+    from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 MAX_BYTES = 1 << 20
 MAX_NODES = 200_000
@@ -44,25 +50,40 @@ MAX_NUMBER_CHARS = 30  # a plain number longer than this is an error (Python ref
 
 PathKey = tuple[str | int, ...]
 
-_DEFAULT_TAGS = {BaseResolver.DEFAULT_SCALAR_TAG, BaseResolver.DEFAULT_SEQUENCE_TAG, BaseResolver.DEFAULT_MAPPING_TAG}
+_DEFAULT_TAGS = {"tag:yaml.org,2002:str", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"}  # PyYAML's BaseResolver's
 _INT = re.compile(r"[-+]?[0-9]+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
 
 
-class _PureLoader(Reader, Scanner, Parser, Composer, BaseResolver):
-    """Composes nodes; resolves no implicit tags (every plain scalar stays a string node)."""
+@cache
+def pure_loader() -> Any:
+    """PyYAML's own parser as a loader class that composes nodes and resolves no implicit tags (every plain scalar
+    stays a string node). PyYAML is imported here, when a file is first parsed, not with this module."""
+    from yaml.composer import Composer
+    from yaml.parser import Parser
+    from yaml.reader import Reader
+    from yaml.resolver import BaseResolver
+    from yaml.scanner import Scanner
 
-    def __init__(self, stream: str) -> None:
-        Reader.__init__(self, stream)
-        Scanner.__init__(self)
-        Parser.__init__(self)
-        Composer.__init__(self)
-        BaseResolver.__init__(self)
+    class PureLoader(Reader, Scanner, Parser, Composer, BaseResolver):
+        def __init__(self, stream: str) -> None:
+            Reader.__init__(self, stream)
+            Scanner.__init__(self)
+            Parser.__init__(self)
+            Composer.__init__(self)
+            BaseResolver.__init__(self)
+
+    return PureLoader
 
 
-# libyaml's parser when PyYAML was built with it (about ten times faster), same node graph.
-_Loader: Any = getattr(yaml, "CBaseLoader", _PureLoader)
+_Loader: Any = None  # the loader class; None: libyaml's parser when PyYAML was built with it (about ten times faster)
+
+
+def _loader() -> Any:
+    import yaml
+
+    return _Loader or getattr(yaml, "CBaseLoader", None) or pure_loader()
 
 
 def format_path(path: PathKey) -> str:
@@ -136,15 +157,21 @@ def _scalar(node: ScalarNode) -> Any:
     return text
 
 
+def _node_kinds() -> tuple[type[ScalarNode], type[SequenceNode], type[MappingNode]]:
+    """PyYAML's three kinds of node (imported when a file is parsed)."""
+    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    return ScalarNode, SequenceNode, MappingNode
+
+
 def _expanded_size(node: Node, memo: dict[int, int], depth: int) -> int:
     """How many values *node* becomes once every alias is expanded (each shared node counted once per use)."""
     if depth > MAX_DEPTH or id(node) in memo:
         return memo.get(id(node), 1)
     memo[id(node)] = 1  # a recursive alias counts once
-    if isinstance(node, SequenceNode):
-        memo[id(node)] = 1 + sum(_expanded_size(item, memo, depth + 1) for item in node.value)
-    elif isinstance(node, MappingNode):
-        memo[id(node)] = 1 + sum(_expanded_size(value, memo, depth + 1) for _, value in node.value)
+    if isinstance(node.value, list):  # a sequence's items, or a mapping's (key, value) pairs
+        memo[id(node)] = 1 + sum(_expanded_size(item[1] if isinstance(item, tuple) else item, memo, depth + 1)
+                                 for item in node.value)
     return memo[id(node)]
 
 
@@ -157,6 +184,7 @@ class _Builder:
         self.key_marks: dict[PathKey, tuple[int, int]] = {}
         self.count = 0
         self.checked: set[int] = set()
+        self.scalar_kind, self.sequence_kind, self.mapping_kind = _node_kinds()
 
     def fail(self, node: Node, message: str, path: PathKey) -> InvalidInputError:
         mark = node.start_mark
@@ -172,21 +200,21 @@ class _Builder:
         if node.tag not in _DEFAULT_TAGS:
             raise self.fail(node, f"YAML tag {node.tag!r} is not allowed (only plain data)", path)
         self.marks[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
-        if isinstance(node, ScalarNode):
+        if isinstance(node, self.scalar_kind):
             if id(node) not in self.checked:  # an alias repeats a node: check it once
                 if (why := _check_scalar(node)) is not None:
                     raise self.fail(node, why, path)
                 self.checked.add(id(node))
             return _scalar(node)
-        if isinstance(node, SequenceNode):
+        if isinstance(node, self.sequence_kind):
             return [self.build(item, path + (i,)) for i, item in enumerate(node.value)]
-        assert isinstance(node, MappingNode)  # the composer makes only these three kinds
+        assert isinstance(node, self.mapping_kind)  # the composer makes only these three kinds
         return self.mapping(node, path)
 
     def mapping(self, node: MappingNode, path: PathKey) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key_node, value_node in node.value:
-            if not isinstance(key_node, ScalarNode):
+            if not isinstance(key_node, self.scalar_kind):
                 raise self.fail(key_node, "a mapping key must be a plain string", path)
             key = str(key_node.value)
             if (why := _check_scalar(key_node)) is not None:
@@ -202,8 +230,12 @@ def loads(text: str, file: str = "<string>") -> Document:
     """Load one YAML document from *text*; raise InvalidInputError with its place."""
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         raise InvalidInputError([Problem(file, None, None, "", f"file larger than {MAX_BYTES} bytes", "yaml")])
+    import yaml
+    from yaml.reader import ReaderError
+
+    loader = _loader()
     try:
-        node = yaml.compose(text, Loader=_Loader)
+        node = yaml.compose(text, Loader=loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
@@ -211,7 +243,7 @@ def loads(text: str, file: str = "<string>") -> Document:
         raise InvalidInputError([Problem(file, line, col, "", f"YAML syntax error: {message}", "yaml")]) from None
     except ReaderError as exc:  # a character YAML does not allow (NUL, ESC, BEL…), by its place in *text*
         # libyaml counts the position in bytes of UTF-8, PyYAML's own reader in characters
-        before = text.encode("utf-8")[: exc.position].decode("utf-8", "ignore") if _Loader is not _PureLoader else \
+        before = text.encode("utf-8")[: exc.position].decode("utf-8", "ignore") if loader is not pure_loader() else \
             text[: exc.position]
         line, col = _line_col(before, len(before))
         what = f"U+{exc.character:04X}" if isinstance(exc.character, int) else repr(exc.character)
@@ -287,9 +319,97 @@ def _decode(raw: bytes, name: str) -> str:
 
 
 def load(path: str | Path) -> Document:
-    """Read and load a YAML file; unreadable, oversized, non-regular or non-UTF-8 files are InvalidInputError."""
+    """Read and load a YAML file; unreadable, oversized, non-regular or non-UTF-8 files are InvalidInputError.
+
+    What a file's text gave before is taken from the cache (see the module's docstring).
+    """
     name = str(path)
     raw = read_bytes(path)
     if len(raw) > MAX_BYTES:
         raise InvalidInputError([Problem(name, None, None, "", f"file larger than {MAX_BYTES} bytes", "yaml")])
-    return loads(_decode(raw, name), name)
+    text = _decode(raw, name)
+    entry = _cache_entry(path)
+    if entry is not None and (cached := _read_cache(entry, text, name)) is not None:
+        return cached
+    doc = loads(text, name)
+    if entry is not None:
+        _write_cache(entry, text, doc)
+    return doc
+
+
+# --- the cache of loaded files ---------------------------------------------------------------------------------------
+
+_CACHE_FORMAT = f"yuesheng-yaml-2 {MAX_BYTES} {MAX_NODES} {MAX_DEPTH} {MAX_NUMBER_CHARS}"  # change it with the builder
+
+
+def _cache_entry(path: str | Path) -> Path | None:
+    """The cache file for the file at *path* (one per absolute path), or None where there is no cache folder.
+
+    Two paths that share a name only take each other's place: an entry is used only for its own text.
+    """
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if not os.path.isabs(base):
+        return None
+    try:
+        where = os.fsencode(os.path.abspath(path))
+    except (OSError, ValueError):
+        return None
+    return Path(base, "yuesheng", "yaml", f"{zlib.crc32(where):08x}{zlib.adler32(where):08x}.json")
+
+
+def _read_cache(entry: Path, text: str, name: str) -> Document | None:
+    """The Document kept in *entry* for *text*, or None (no entry, another text or format, unreadable or malformed)."""
+    try:
+        with open(entry, encoding="utf-8") as handle:
+            cached = json.load(handle)
+        if cached["format"] != _CACHE_FORMAT or cached["text"] != text:
+            return None
+        paths: list[PathKey] = []
+        key_paths: list[PathKey] = []
+        _visit(cached["data"], (), paths, key_paths)
+        marks = dict(zip(paths, _pairs(cached["marks"]), strict=True))  # ValueError if the counts differ
+        key_marks = dict(zip(key_paths, _pairs(cached["key_marks"]), strict=True))
+        return Document(name, cached["data"], marks, key_marks)
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        return None
+
+
+def _visit(value: Any, path: PathKey, paths: list[PathKey], key_paths: list[PathKey]) -> None:
+    """The path of every value (and of every key) of *value* in the order ``_Builder`` records their marks."""
+    paths.append(path)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            key_paths.append(path + (key,))
+            _visit(item, path + (key,), paths, key_paths)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _visit(item, path + (i,), paths, key_paths)
+
+
+def _pairs(flat: list[int]) -> list[tuple[int, int]]:
+    """[1, 2, 3, 4] → [(1, 2), (3, 4)]."""
+    if len(flat) % 2:
+        raise ValueError("an odd number of line and column numbers")
+    numbers = iter(flat)
+    return list(zip(numbers, numbers, strict=True))
+
+
+def _write_cache(entry: Path, text: str, doc: Document) -> None:
+    """Keep *doc*, loaded from *text*, in *entry*, atomically; any failure is ignored (the cache is only a shortcut)."""
+    paths: list[PathKey] = []
+    key_paths: list[PathKey] = []
+    _visit(doc.data, (), paths, key_paths)
+    if paths != list(doc.marks) or key_paths != list(doc.key_marks):  # what _read_cache could not rebuild
+        return
+    content = {"format": _CACHE_FORMAT, "text": text, "data": doc.data,
+               "marks": [n for mark in doc.marks.values() for n in mark],  # in the order of _visit's paths
+               "key_marks": [n for mark in doc.key_marks.values() for n in mark]}
+    temporary = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        with open(temporary, "w", encoding="utf-8") as handle:
+            json.dump(content, handle, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        os.replace(temporary, entry)
+    except (OSError, ValueError, TypeError):
+        with contextlib.suppress(OSError):
+            temporary.unlink(missing_ok=True)
