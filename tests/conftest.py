@@ -1,11 +1,24 @@
-"""Shared fixtures: the shipped repertoire, a temporary score writer, the CLI runner."""
+"""Shared fixtures: the shipped repertoire, a temporary score writer, the CLI runner.
+
+The suite keeps its caches (parsed YAML, compiled page templates) in a folder of its own, for every test and every
+child process it starts, so that it neither reads nor fills the user's ``~/.cache/yuesheng``.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import pytest
 
 from yuesheng.cli import main
 from yuesheng.music.repertoire import Repertoire, data_dir, load_repertoire
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _caches_of_our_own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+        yield
 
 
 @pytest.fixture(scope="session")
