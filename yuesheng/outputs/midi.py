@@ -106,8 +106,9 @@ class _Messages:
     def notes(self, part: Part, events: list[Event]
               ) -> tuple[dict[tuple[int | None, int], AnyMessage], dict[int | None, AnyMessage]]:
         """The part's note-ons by (key, velocity) and note-offs by key, for every key and velocity of *events*."""
-        ons = {(e.key, e.velocity): self.get(False, "note_on", channel=part.channel, note=e.key,
-                                             velocity=max(1, min(127, e.velocity))) for e in events}
+        ons = {(key, velocity): self.get(False, "note_on", channel=part.channel, note=key,
+                                         velocity=max(1, min(127, velocity)))
+               for key, velocity in dict.fromkeys((e.key, e.velocity) for e in events)}
         offs = {key: self.get(False, "note_off", channel=part.channel, note=key) for key, _ in ons}
         return ons, offs
 
@@ -160,9 +161,10 @@ class _Track:
     def chunk(self, encoder: _Encoder) -> bytes:
         """The track's MTrk chunk, byte for byte as ``mido.MidiFile.save`` writes it."""
         data, running = bytearray(), None
+        codes, varints = encoder.made, encoder.varints  # looked up here: this loop runs for every message
         for delta, message in self.timed():
-            status, whole, tail = encoder.encode(message)
-            data += encoder.varint(delta)
+            _, status, whole, tail = codes.get(id(message)) or encoder.encode(message)
+            data += varints.get(delta) or encoder.varint(delta)
             data += tail if status is not None and status == running else whole
             running = status
         return b"MTrk" + struct.pack(">L", len(data)) + data
@@ -180,20 +182,20 @@ class _Encoder:
         self.made: dict[int, tuple[AnyMessage, int | None, bytes, bytes]] = {}  # holds each message: ids stay
         self.varints: dict[int, bytes] = {}
 
-    def encode(self, message: AnyMessage) -> tuple[int | None, bytes, bytes]:
-        """(running status or None, the bytes written, the bytes written after the same status)."""
-        if (found := self.made.get(id(message))) is None:
-            found = self.made[id(message)] = (message, *_encoded(message))
-        return found[1:]
+    def encode(self, message: AnyMessage) -> tuple[AnyMessage, int | None, bytes, bytes]:
+        """(*message*, running status or None, the bytes written, the bytes written after the same status),
+        remembered in ``made`` under the message's id."""
+        found = self.made[id(message)] = (message, *_encoded(message))
+        return found
 
     def varint(self, value: int) -> bytes:
-        """*value* as a MIDI variable-length quantity."""
-        if (found := self.varints.get(value)) is None:
-            found = self.varints[value] = bytes(encode_variable_int(value))
+        """*value* as a MIDI variable-length quantity (never empty), remembered in ``varints``."""
+        found = self.varints[value] = bytes(encode_variable_int(value))
         return found
 
 
 def _encoded(message: AnyMessage) -> tuple[int | None, bytes, bytes]:
+    """What ``_Encoder.encode`` remembers of *message*, its bytes from mido."""
     if message.is_meta:
         whole = bytes(message.bytes())
         return None, whole, whole
