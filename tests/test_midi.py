@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 from collections import Counter
 from fractions import Fraction
@@ -168,6 +169,21 @@ def test_a_key_outside_midi_is_an_error_not_a_traceback():
     events = (Event(start_tick=0, length_ticks=960, kind=EventKind.NOTE, cue="a", part="瑟", key=140, velocity=80),)
     with pytest.raises(MidiError, match="note_on .*140"):
         midi_bytes(Timeline(rite="t", rite_id="t", events=events, realization=R()))
+    assert gc.isenabled()  # paused while writing, running again after the error
+
+
+def test_writing_pauses_the_collector_and_restores_it(golden, monkeypatch):
+    seen = []
+    real = mido.Message.bytes
+    monkeypatch.setattr(mido.Message, "bytes", lambda self: seen.append(gc.isenabled()) or real(self))
+    gc.disable()
+    try:
+        midi_bytes(golden)
+        assert not gc.isenabled()  # a caller's choice kept
+    finally:
+        gc.enable()
+    midi_bytes(golden)
+    assert gc.isenabled() and seen and not any(seen)
 
 
 def _mido_writes(timeline: Timeline) -> bytes:
