@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import io
 from collections import Counter
+from fractions import Fraction
 from pathlib import Path
 
 import mido
@@ -167,12 +169,58 @@ def test_a_key_outside_midi_is_an_error_not_a_traceback():
     events = (Event(start_tick=0, length_ticks=960, kind=EventKind.NOTE, cue="a", part="瑟", key=140, velocity=80),)
     with pytest.raises(MidiError, match="note_on .*140"):
         midi_bytes(Timeline(rite="t", rite_id="t", events=events, realization=R()))
+    assert gc.isenabled()  # paused while writing, running again after the error
 
 
-def test_to_midi_and_midi_bytes_write_the_same_file(golden):
+def test_writing_pauses_the_collector_and_restores_it(golden, monkeypatch):
+    seen = []
+    real = mido.Message.bytes
+    monkeypatch.setattr(mido.Message, "bytes", lambda self: seen.append(gc.isenabled()) or real(self))
+    gc.disable()
+    try:
+        midi_bytes(golden)
+        assert not gc.isenabled()  # a caller's choice kept
+    finally:
+        gc.enable()
+    midi_bytes(golden)
+    assert gc.isenabled() and seen and not any(seen)
+
+
+def _mido_writes(timeline: Timeline) -> bytes:
     buffer = io.BytesIO()
-    to_midi(golden).save(file=buffer)
-    assert buffer.getvalue() == midi_bytes(golden)
+    to_midi(timeline).save(file=buffer)
+    return buffer.getvalue()
+
+
+SANFEN = Options(realization=Realization(62, Tuning.SANFEN))
+
+
+@pytest.mark.parametrize("sheet, options", [
+    ("golden", Options()), ("golden", SANFEN), ("xiangyinjiu", Options()),
+    ("xiangyinjiu", Options(readings={"heyue": "li-rugui"}, realization=Realization(62, Tuning.SANFEN))),
+    ("xiangshe", Options(readings={"shihuo": "drum-only"}, syllable=Fraction(6, 5))),
+    ("yanli", Options(variants=frozenset({"yan-she"}), seed=3)), ("dashe", Options()), ("dashe", SANFEN)])
+def test_midi_bytes_are_the_bytes_mido_writes(repertoire, sheet, options):
+    """Our chunk writer (each distinct message encoded once) gives mido's own writer's file, which mido reads back."""
+    path = DATA / f"{sheet}.yaml" if sheet == "golden" else data_dir("cues") / f"{sheet}.yaml"
+    timeline = build_timeline(load_cuesheet(path, repertoire), options)
+    data = midi_bytes(timeline)
+    assert data == _mido_writes(timeline)
+    back, made = _read(data), to_midi(timeline)
+    assert [list(track) for track in back.tracks] == [list(track) for track in made.tracks]
+    assert any(m.type == "sysex" for m in back.tracks[0]) == (options.realization is not None)
+
+
+def test_a_bridged_gap_and_running_status_are_written_as_mido_writes():
+    from yuesheng.music.lulu import Realization as R
+    from yuesheng.outputs.midi import MAX_DELTA
+
+    events = (Event(start_tick=0, length_ticks=960, kind=EventKind.NOTE, cue="a", part="瑟", key=60, velocity=80),
+              Event(start_tick=0, length_ticks=480, kind=EventKind.NOTE, cue="a", part="瑟", key=64, velocity=80),
+              Event(start_tick=3 * MAX_DELTA, length_ticks=960, kind=EventKind.NOTE, cue="b", part="瑟", key=62,
+                    velocity=90))
+    timeline = Timeline(rite="t", rite_id="t", events=events, realization=R(62, Tuning.SANFEN))
+    assert midi_bytes(timeline) == _mido_writes(timeline)
 
 
 def _file_messages(data: bytes) -> list[tuple[float, mido.Message]]:

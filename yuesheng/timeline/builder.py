@@ -35,7 +35,7 @@ from yuesheng.timeline.schedule import duration, estimate, schedule
 from yuesheng.timeline.shooting import shejie, silent_rounds, tallies
 from yuesheng.timeline.state import BuildState, Options, Point, Setting
 
-__all__ = ["DEFAULT_SYLLABLE", "Options", "Size", "build_timeline", "measure", "piece_timeline"]
+__all__ = ["DEFAULT_SYLLABLE", "Options", "Size", "build_timeline", "collector_paused", "measure", "piece_timeline"]
 
 DEFAULT_REALIZATION = Realization()  # the default 黄鍾 and tuning: one frozen value, as the old default was
 
@@ -119,13 +119,13 @@ def build_timeline(sheet: CueSheet, options: Options = Options()) -> Timeline:
     """
     if problems := measure(sheet, options).problems():
         raise LimitError("; ".join(message for _, message in problems))
-    with _collector_paused():  # millions of new events, none of them in a cycle: the collector would rescan them
+    with collector_paused():  # millions of new events, none of them in a cycle: the collector would rescan them
         setting, state = Setting.of(sheet, options), BuildState()
         return _timeline(setting, state, *_run(setting, state))
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector (if it runs) for the duration."""
     was_on = gc.isenabled()
     gc.disable()
