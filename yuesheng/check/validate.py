@@ -33,11 +33,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from yuesheng.check.rules import check_rules
 from yuesheng.cuesheet import CueSheet, read_cuesheet, variant_configurations
 from yuesheng.cuesheet.references import cycle_classes, programme_cycle
 from yuesheng.errors import InvalidInputError, LimitError, Problem, ScheduleError, UnknownPageError
 from yuesheng.music.repertoire import Repertoire
-from yuesheng.check.rules import check_rules
 from yuesheng.timeline import Options, Timeline, build_timeline, measure
 from yuesheng.yamlload import Document, PathKey, load
 

@@ -27,11 +27,31 @@ from fractions import Fraction
 from typing import Any
 
 from yuesheng.checking import Checker, type_name
-from yuesheng.cuesheet.references import check_references
 from yuesheng.cuesheet.model import (
-    CALLS, DEFAULT_OFFSET_SD, DEFAULT_SYLLABLE, JIE_READING, Anchor, Archery, Arrow, Cite, Count, Cue, CueSheet, Member,
-    MusicKind, Pair, PieceRef, Reading, Round, Shooter, Start, Variant, parse_duration, parse_reading,
+    CALLS,
+    DEFAULT_OFFSET_SD,
+    DEFAULT_SYLLABLE,
+    JIE_READING,
+    Anchor,
+    Archery,
+    Arrow,
+    Cite,
+    Count,
+    Cue,
+    CueSheet,
+    Member,
+    MusicKind,
+    Pair,
+    PieceRef,
+    Reading,
+    Round,
+    Shooter,
+    Start,
+    Variant,
+    parse_duration,
+    parse_reading,
 )
+from yuesheng.cuesheet.references import check_references
 from yuesheng.errors import InvalidValueError, Problem, UnknownNameError
 from yuesheng.music.lulu import Lu, lu, parse_huangzhong
 from yuesheng.music.repertoire import Repertoire
@@ -263,8 +283,8 @@ class _Reader(Checker):
         if is_music == ("action" in raw):
             self.keys(raw, path, tuple(dict.fromkeys(KEYS["cues/action"] + KEYS["cues/music"])))
             which = "both" if is_music else "neither"
-            self.error(path, f"a cue has either 'action' (an action cue) or 'music' (a music cue); this one has {which}",
-                       "schema")
+            self.error(path, "a cue has either 'action' (an action cue) or 'music' (a music cue); "
+                       f"this one has {which}", "schema")
             return None
         self.keys(raw, path, KEYS["cues/music" if is_music else "cues/action"])
         cue_id = self.ident(raw.get("id"), path + ("id",))
@@ -296,10 +316,13 @@ class _Reader(Checker):
         pieces = tuple(p for n, item in enumerate(self.field(raw, path, "pieces", list, required=False) or [])
                        if (p := self.piece_ref(item, path + ("pieces", n))))
         end_at, end_on_zhong = "", False
-        if raw.get("end") is not None and (end := self.mapping(raw["end"], path + ("end",), "{at: CUE} or {zhong: true}")):
+        end = self.mapping(raw["end"], path + ("end",), "{at: CUE} or {zhong: true}") if raw.get("end") is not None \
+            else None
+        if end:
             self.keys(end, path + ("end",), KEYS["cues/end"])
             if ("at" in end) == ("zhong" in end):
-                self.error(path + ("end",), "end needs exactly one of 'at' (樂闋 at an action) or 'zhong: true'", "schema")
+                self.error(path + ("end",), "end needs exactly one of 'at' (樂闋 at an action) or 'zhong: true'",
+                           "schema")
             elif "at" in end:
                 end_at = self.ident(end["at"], path + ("end", "at")) or ""
             elif end["zhong"] is not True:
@@ -314,7 +337,8 @@ class _Reader(Checker):
         hold_until, hold = self.hold(raw, path, kind)
         if not (cue_id and cite):
             return None
-        return Cue(cue_id, index, cite=cite, music=kind, pieces=pieces, performers=self.id_list(raw, path, "performers"),
+        return Cue(cue_id, index, cite=cite, music=kind, pieces=pieces,
+                   performers=self.id_list(raw, path, "performers"),
                    instruments=self.id_list(raw, path, "instruments"), end_at=end_at, end_on_zhong=end_on_zhong,
                    calls=calls, hold_until=hold_until, hold=hold, **common)
 
@@ -366,8 +390,8 @@ class _Reader(Checker):
                                "schema")
                     first = Shooter.UPPER
                 pairs[pid] = Pair(pid, self.text(item, ppath, "name", required=True),
-                                  self.text(item, ppath, "upper", required=True), self.text(item, ppath, "lower", required=True),
-                                  first)
+                                  self.text(item, ppath, "upper", required=True),
+                                  self.text(item, ppath, "lower", required=True), first)
         rounds = tuple(rd for n, item in enumerate(self.field(raw, path, "rounds", list) or [])
                        if (rd := self.round(item, path + ("rounds", n))))
         shots = self.mapping(_given(raw, "shots"), path + ("shots",), "{seed, hit, pierce, offset_sd, script}") or {}
@@ -409,7 +433,8 @@ class _Reader(Checker):
         cues = self.id_list(raw, path, "cue") if isinstance(cue, list) else ((one,) if one else ())
         if not (rid and cues and cite and count):
             return None
-        pair_cues = tuple((pid, cid) for pid, cid in (self.field(raw, path, "pair_cues", dict, required=False) or {}).items()
+        given = self.field(raw, path, "pair_cues", dict, required=False) or {}
+        pair_cues = tuple((pid, cid) for pid, cid in given.items()
                           if self.ident(pid, path + ("pair_cues", pid)) and self.ident(cid, path + ("pair_cues", pid)))
         return Round(rid, cues, self.id_list(raw, path, "pairs"), count, cite, music, self.id_list(raw, path, "exempt"),
                      self.id_list(raw, path, "any_hit"), pair_cues)
@@ -420,11 +445,13 @@ class _Reader(Checker):
             for pid, arrows in (self.mapping(pairs, path + (rid,), "{PAIR: [arrows]}") or {}).items():
                 apath = path + (rid, pid)
                 if not isinstance(arrows, list):
-                    self.error(apath, f"expected a list of arrows such as [H, M, h+100ms], got {type_name(arrows)}", "schema")
+                    self.error(apath, f"expected a list of arrows such as [H, M, h+100ms], got {type_name(arrows)}",
+                               "schema")
                     continue
                 parsed = [a for n, text in enumerate(arrows) if (a := self.arrow(text, apath + (n,)))]
                 if len(arrows) > 8:
-                    self.error(apath, f"{len(arrows)} arrows, expected at most 8 (乘矢 each: 4 for 上射, 4 for 下射)", "schema")
+                    self.error(apath, f"{len(arrows)} arrows, expected at most 8 (乘矢 each: 4 for 上射, 4 for 下射)",
+                               "schema")
                 out[(rid, pid)] = tuple(parsed)
         return out
 
@@ -472,8 +499,8 @@ def read_cuesheet(doc: Document, repertoire: Repertoire) -> tuple[CueSheet | Non
     r = _Reader(doc, repertoire)
     data = doc.data
     if not isinstance(data, dict):
-        return None, [doc.problem((), f"a cue sheet is a mapping with keys {', '.join(_TOP_KEYS)}; got {type_name(data)}",
-                                  rule="schema")]
+        message = f"a cue sheet is a mapping with keys {', '.join(_TOP_KEYS)}; got {type_name(data)}"
+        return None, [doc.problem((), message, rule="schema")]
     r.keys(data, (), KEYS[""])
     if data.get("format") != FORMAT:
         r.error(("format",), f"format {data.get('format')!r}, expected {FORMAT!r}", "schema")
