@@ -7,6 +7,7 @@ import time
 import mido
 import pytest
 
+from yuesheng.errors import InvalidValueError
 from yuesheng.live.control import Command, Control, OscListener, Pedal, read_keyboard
 
 
@@ -90,7 +91,7 @@ def test_pedal_names_a_port_and_optionally_a_note_or_controller(text, port, kind
 
 @pytest.mark.parametrize("text", ["", ":cc64", "x:note128"])
 def test_a_bad_pedal_is_a_clear_error(text):
-    with pytest.raises(ValueError, match="expected PORT"):
+    with pytest.raises(InvalidValueError, match="expected PORT"):
         Pedal.parse(text)
 
 

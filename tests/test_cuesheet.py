@@ -9,7 +9,7 @@ import pytest
 
 from yuesheng.check.validate import check_cuesheet, load_cuesheet
 from yuesheng.cuesheet import parse_duration
-from yuesheng.errors import InvalidInputError
+from yuesheng.errors import InvalidInputError, InvalidValueError
 from yuesheng.music.repertoire import data_dir
 
 DATA = Path(__file__).parent / "data"
@@ -52,7 +52,7 @@ def test_durations(text, seconds):
 @pytest.mark.parametrize(("value", "message"), [("1:30", "ambiguous"), (90, "bare number"), ("90", "bad duration"),
                                                 ("1m", "bad duration"), ("s", "bad duration"), (None, "expected")])
 def test_bad_durations(value, message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(InvalidValueError, match=message):
         parse_duration(value)
 
 

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from yuesheng.check.validate import check_cuesheet, load_cuesheet
-from yuesheng.errors import ScheduleError
+from yuesheng.errors import InvalidValueError, ScheduleError
 from yuesheng.music.repertoire import data_dir
 from yuesheng.timeline import Options, build_timeline
 from yuesheng.yamlload import MAX_BYTES
@@ -461,7 +461,7 @@ def _tiny_syllable(text: str) -> bool:
 
     try:
         return parse_duration(text) < 0.05
-    except ValueError:
+    except InvalidValueError:
         return False
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from yuesheng.errors import UnknownNameError
+from yuesheng.errors import InvalidValueError, UnknownNameError
 from yuesheng.music.lulu import (
     LU,
     Degree,
@@ -45,8 +45,8 @@ def test_unknown_lu_suggests_the_nearest_spelling():
     assert "did you mean 'huangzhong'" in str(info.value)
 
 
-def test_lu_index_out_of_range_is_a_value_error():
-    with pytest.raises(ValueError, match="0..11"):
+def test_lu_index_out_of_range_is_an_invalid_value():
+    with pytest.raises(InvalidValueError, match="0..11"):
         lu(12)
 
 
@@ -85,7 +85,7 @@ def test_bare_suzi_is_ambiguous_until_the_lu_line_decides():
 
 
 def test_lu_that_contradicts_its_suzi_is_an_error():
-    with pytest.raises(ValueError, match="律 林 disagrees with 俗字 六"):
+    with pytest.raises(InvalidValueError, match="律 林 disagrees with 俗字 六"):
         resolve("林", "六")
 
 
@@ -165,7 +165,7 @@ def test_note_names(name, key):
 
 @pytest.mark.parametrize("bad", ["H4", "C", "C44", "C#-2"])
 def test_bad_note_names(bad):
-    with pytest.raises(ValueError):
+    with pytest.raises(InvalidValueError):
         parse_note_name(bad)
 
 
@@ -188,7 +188,7 @@ def test_huangzhong_keeps_every_pitch_a_midi_key(name, key):
 
 @pytest.mark.parametrize("name", ["B-1", "A7", "G9", "C-1"])
 def test_huangzhong_outside_the_range_is_refused(name):
-    with pytest.raises(ValueError, match="outside the MIDI keys 0–127"):
+    with pytest.raises(InvalidValueError, match="outside the MIDI keys 0–127"):
         parse_huangzhong(name)
-    with pytest.raises(ValueError, match="expected 12..104"):
+    with pytest.raises(InvalidValueError, match="expected 12..104"):
         Realization(parse_note_name(name))

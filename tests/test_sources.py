@@ -9,6 +9,7 @@ import pytest
 
 from yuesheng import sources
 from yuesheng.check.validate import _cites
+from yuesheng.errors import InvalidValueError
 from yuesheng.music.repertoire import data_dir
 from yuesheng.music.score import Provenance
 from yuesheng.yamlload import load
@@ -39,7 +40,7 @@ def test_every_spelling_of_a_page_names_the_same_page(name, text, expected):
     ("毛詩 1-1a", "unknown text '毛詩'"),
 ])
 def test_a_bad_page_name_says_what_is_expected(name, message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(InvalidValueError, match=message):
         sources.parse_page(name)
 
 

@@ -56,7 +56,7 @@ class InvalidInputError(YueshengError):
         super().__init__("\n".join(str(p) for p in self.problems))
 
 
-class ScheduleError(YueshengError, ValueError):
+class ScheduleError(YueshengError):
     """A cue sheet that reads but cannot be scheduled with the options chosen (an anchor cycle)."""
 
 
@@ -70,13 +70,12 @@ class ExportError(YueshengError):
 
 # --- what went wrong with a value, a name, a command line, a limit, a tool (issue 20) -------------------------------
 
-class InvalidValueError(YueshengError, ValueError):
+class InvalidValueError(YueshengError):
     """A value that is not what its field expects: a duration, a note name, a page name, a 律 against its 俗字.
 
     Carries the *field*, the *value* and what was *expected*; the message reads
     ``bad FIELD 'VALUE': expected EXPECTED`` unless the raiser words it better.
-    Still a ``ValueError`` for the callers that catch that (live/rehearsal.py,
-    check/validate.py) until they catch it by name.
+    Not a ``ValueError``: a bug that raises one is not reported as bad input.
     """
 
     def __init__(self, field: str, value: object, expected: str, *, message: str = "") -> None:

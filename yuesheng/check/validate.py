@@ -36,7 +36,14 @@ from typing import Any
 from yuesheng.check.rules import check_rules
 from yuesheng.cuesheet import CueSheet, read_cuesheet, variant_configurations
 from yuesheng.cuesheet.references import cycle_classes, programme_cycle
-from yuesheng.errors import InvalidInputError, LimitError, Problem, ScheduleError, UnknownPageError
+from yuesheng.errors import (
+    InvalidInputError,
+    InvalidValueError,
+    LimitError,
+    Problem,
+    ScheduleError,
+    UnknownPageError,
+)
 from yuesheng.music.repertoire import Repertoire
 from yuesheng.timeline import Options, Timeline, build_timeline, measure
 from yuesheng.yamlload import Document, PathKey, load
@@ -162,7 +169,7 @@ def check_quotes(doc: Document) -> list[Problem]:
     for path, name, quote in _cites(doc.data):
         try:
             pid = sources.parse_page(name)
-        except ValueError:
+        except InvalidValueError:  # a malformed page id: the reader's error (rule cite), not repeated here
             continue
         if not sources.has_juan(pid):
             problems.append(doc.problem(path + ("page",), f"cannot check the quote: {sources.TEXTS[pid.text].title} "

@@ -14,9 +14,10 @@ from fractions import Fraction
 from types import MappingProxyType
 
 from yuesheng.checking import type_name
-from yuesheng.errors import InvalidValueError
+from yuesheng.errors import InvalidValueError, UnknownNameError
 from yuesheng.music.lulu import Lu
 from yuesheng.music.score import Piece
+from yuesheng.text import suggest
 from yuesheng.yamlload import Document
 
 JIE_READING = "lishou-jie"  # the reading whose options are numbers of 節 (大射's 貍首: 7, or 5)
@@ -309,7 +310,11 @@ class CueSheet:
         _freeze(self, "readings", "performers", "instruments", "positions", "variants")
 
     def cue(self, cue_id: str) -> Cue:
-        return next(c for c in self.cues if c.id == cue_id)
+        """The cue of *cue_id* (UnknownNameError with the nearest ids if there is none)."""
+        found = next((c for c in self.cues if c.id == cue_id), None)
+        if found is None:
+            raise UnknownNameError("cue", cue_id, suggest(cue_id, [c.id for c in self.cues]))
+        return found
 
     def with_requirements(self, variants: frozenset[str]) -> frozenset[str]:
         """*variants* plus every variant they require."""

@@ -35,7 +35,7 @@ import random
 from dataclasses import dataclass
 from fractions import Fraction
 
-from yuesheng.cuesheet import Archery, Arrow, Count, Pair, Round
+from yuesheng.cuesheet.model import Archery, Arrow, Count, Pair, Round
 
 ARROWS_PER_PAIR = 8  # 乘矢: four each
 
