@@ -524,3 +524,39 @@ def test_a_cue_belongs_to_its_reading_option(repertoire):
     assert luming(build_timeline(sheet, Options(variants=on))) == [("shengge-luming", 1)]
     san = build_timeline(sheet, Options(variants=on, readings={"yiyue-luming": "san-zhong"}))
     assert luming(san) == [("shengge-luming-san", 3)]  # 鹿鳴三終, as 大射 9-23b
+
+
+def _ticks_as_before(seconds: Fraction) -> int:
+    """Seconds → ticks as the Fraction formula gave them (halves away from zero)."""
+    return int(seconds * 960 + Fraction(1, 2)) if seconds >= 0 else -_ticks_as_before(-seconds)
+
+
+@pytest.mark.parametrize("denominator", [1, 2, 3, 7, 20, 1920, 3840, 9999])
+def test_integer_ticks_round_every_fraction_as_the_fraction_formula_did(denominator):
+    values = [Fraction(n, denominator) for n in range(-4000, 4001, 7)] + [Fraction(2 * n + 1, 1920) for n in (-3, 0, 5)]
+    assert [ticks(v) for v in values] == [_ticks_as_before(v) for v in values]
+    assert ticks(3) == 2880 and ticks(-1) == -960  # whole seconds as ints
+
+
+@pytest.mark.parametrize(("start", "step"), [(Fraction(0), Fraction(3, 2)), (Fraction(7, 3), Fraction(7, 3)),
+                                             (Fraction(1, 1920), Fraction(1, 20)),
+                                             (Fraction(12345, 17), Fraction(5, 7))])
+def test_the_note_grid_gives_the_ticks_of_each_note_and_half_step(start, step):
+    from yuesheng.timeline.music import _Grid
+
+    notes = (0, 1, 2, 5, 9, 250)
+    assert _Grid(start, step).ticks(notes) == [ticks(start + n * step) for n in notes]
+    assert _Grid(start, step).ticks(notes, half=True) == [ticks(start + n * step + step / 2) for n in notes]
+
+
+@pytest.mark.parametrize("jinzou", [False, True])
+def test_the_notes_a_pattern_sounds_are_those_it_allows_one_by_one(jinzou):
+    from yuesheng.music.instruments import Pattern
+    from yuesheng.timeline.music import _indices
+
+    for pattern in Pattern:
+        for total in (1, 3, 4, 5, 8, 26):
+            for played in range(total + 1):
+                found = _indices(pattern, total, played, jinzou)
+                assert found == tuple(n for n in range(played) if pattern.sounds(n, total, jinzou=jinzou))
+                assert len(found) == pattern.count(played, total, jinzou=jinzou)

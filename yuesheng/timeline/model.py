@@ -147,8 +147,10 @@ class Timeline:
 
 
 def ticks(seconds: Fraction) -> int:
-    """Seconds → ticks, rounding halves up."""
-    return int(seconds * TICKS_PER_SECOND + Fraction(1, 2)) if seconds >= 0 else -ticks(-seconds)
+    """Seconds → ticks, rounding halves away from zero (exact, in integers: for N/D seconds ≥ 0,
+    floor(N·960/D + 1/2) = (1920·N + D) // 2D)."""
+    n, d = seconds.as_integer_ratio()
+    return (2 * TICKS_PER_SECOND * n + d) // (2 * d) if n >= 0 else -((-2 * TICKS_PER_SECOND * n + d) // (2 * d))
 
 
 def seconds(tick: int) -> float:

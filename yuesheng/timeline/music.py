@@ -13,12 +13,13 @@ here: ``heyue`` (the two odes of a 合 in turn, or together) and ``xian``/``xuan
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
 from yuesheng.cuesheet import Cue, MusicKind, PieceRef
 from yuesheng.cuesheet.zhong import BLOWN, SUNG, programme, zhong_of
-from yuesheng.music.instruments import PARTS, PHRASE, Part, part_for
+from yuesheng.music.instruments import PARTS, PHRASE, Part, Pattern, part_for
 from yuesheng.music.score import Note, Piece
 from yuesheng.timeline.model import TICKS_PER_SECOND, Event, EventKind, ticks
 from yuesheng.timeline.state import DRUM_LENGTH, FREE_MUSIC, BuildState, Setting
@@ -40,9 +41,10 @@ class _Grid:
         self.step = 2 * every.numerator * (common // every.denominator)
         self.scale = 2 * common
 
-    def tick(self, n: int, *, half: bool = False) -> int:
-        """The tick of note *n*, or of half a step after it."""
-        return (self.base + n * self.step + (self.step // 2 if half else 0)) // self.scale
+    def ticks(self, notes: tuple[int, ...], *, half: bool = False) -> list[int]:
+        """The ticks of *notes* (indices), or of half a step after each."""
+        base, step, scale = self.base + (self.step // 2 if half else 0), self.step, self.scale
+        return [(base + n * step) // scale for n in notes]
 
 
 def announce(state: BuildState, cue: Cue, start: Fraction) -> None:
@@ -196,25 +198,32 @@ def _keys(setting: Setting, state: BuildState, piece: Piece) -> list[tuple[int, 
 
 def _sound(state: BuildState, cue_id: str, piece: Piece, keys: list[tuple[int, float]], parts: tuple[Part, ...],
            grid: _Grid, played: int, length: int, zhong: int, jinzou: bool) -> None:
-    """The events of the first *played* notes of *piece* on *parts*, each part on its pattern."""
-    notes, total, drum_ticks = piece.notes, len(piece.notes), ticks(DRUM_LENGTH)
-    plan = [(part, part.pattern, part.pattern.late(jinzou=jinzou)) for part in parts]
-    for n in range(played):
-        for part, pattern, late in plan:
-            if not pattern.sounds(n, total, jinzou=jinzou):
-                continue
-            if part.is_drum:
-                state.events.append(Event(start_tick=grid.tick(n, half=late), length_ticks=drum_ticks,
-                                          kind=EventKind.DRUM, cue=cue_id, part=part.name, key=part.drum_key,
-                                          velocity=part.velocity, piece=piece.id, zhong=zhong))
-                continue
-            lyric = notes[n].lyric.strip() if part.name == "歌" else ""
-            if part.name == "歌" and not lyric:
+    """The events of the first *played* notes of *piece* on *parts*, each part on its pattern (part by part: the
+    notes of one call all have distinct sort keys, so the order they are made in leaves the Timeline unchanged)."""
+    notes, drum_ticks, append, pid = piece.notes, ticks(DRUM_LENGTH), state.events.append, piece.id
+    for part in parts:
+        pattern, name, velocity = part.pattern, part.name, part.velocity
+        indices = _indices(pattern, len(notes), played, jinzou)
+        at = grid.ticks(indices, half=pattern.late(jinzou=jinzou))
+        if part.is_drum:
+            for tick in at:
+                append(Event(start_tick=tick, length_ticks=drum_ticks, kind=EventKind.DRUM, cue=cue_id, part=name,
+                             key=part.drum_key, velocity=velocity, piece=pid, zhong=zhong))
+            continue
+        shift, sung = 12 * part.octave, name == "歌"
+        for n, tick in zip(indices, at, strict=True):
+            lyric = notes[n].lyric.strip() if sung else ""
+            if sung and not lyric:
                 continue  # a lost piece's realization has no words to sing: the instruments play it
             key, cents = keys[n]
-            state.events.append(Event(start_tick=grid.tick(n, half=late), length_ticks=length, kind=EventKind.NOTE,
-                                      cue=cue_id, part=part.name, key=key + 12 * part.octave, cents=cents,
-                                      velocity=part.velocity, text=lyric, piece=piece.id, zhong=zhong))
+            append(Event(start_tick=tick, length_ticks=length, kind=EventKind.NOTE, cue=cue_id, part=name,
+                         key=key + shift, cents=cents, velocity=velocity, text=lyric, piece=pid, zhong=zhong))
+
+
+@functools.lru_cache(maxsize=1024)
+def _indices(pattern: Pattern, total: int, played: int, jinzou: bool) -> tuple[int, ...]:
+    """The notes among the first *played* of a piece of *total* that *pattern* sounds (``Pattern.sounds``)."""
+    return tuple(n for n in range(played) if pattern.sounds(n, total, jinzou=jinzou))
 
 
 def _sounded(state: BuildState, piece: Piece, part: Part, played: int, jinzou: bool) -> int:
