@@ -99,6 +99,23 @@ class Place:
     crowded: bool = False  # its label would cover another's in the first view: shown on hover and when selected
 
 
+@dataclass(frozen=True, slots=True)
+class Row:
+    """A run-sheet table row, its text made once from the cue's data rather than by the template for each row."""
+
+    cue: str
+    who_ids: str  # space-separated, for the person filter
+    start: str
+    dur: str
+    estimate: str  # the cue sheet's estimate where rehearsal measured the duration, else ""
+    who: str
+    where: str
+    what: str
+    words: str
+    page: str
+    quote: str
+
+
 # --- the timeline -----------------------------------------------------------------------------------
 
 
@@ -320,6 +337,18 @@ def _cue_data(timeline: Timeline, stations: dict[str, dict[str, Any]]) -> list[d
     return out
 
 
+def _rows(timeline: Timeline, cues: list[dict[str, Any]]) -> list[tuple[str, list[Row]]]:
+    """The run sheet's rows from ``_cue_data``, grouped by runs of one section."""
+    groups: list[tuple[str, list[Row]]] = []
+    for t, c in zip(timeline.cues, cues, strict=True):
+        if not groups or groups[-1][0] != c["section"]:
+            groups.append((c["section"], []))
+        estimate = clock(t.estimate_ticks) if t.estimate_ticks is not None else ""
+        groups[-1][1].append(Row(c["id"], " ".join(c["who_ids"]), c["start"], c["dur"], estimate, "、".join(c["who"]),
+                                 c["where"], c["what"], c["words"], c["page"], c["quote"]))
+    return groups
+
+
 def json_island(data: Any) -> str:
     """JSON for a <script> element: no '<', '>' or '&' survives, so no '</script>' can end it early."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
@@ -405,26 +434,22 @@ def sheet_html(timeline: Timeline) -> str:
 
     view = timeline_view(timeline)
     blocks, duration = view["blocks"], view["duration"]
-    by_id = cues_by_id(timeline)
     stations = _stations(timeline)
     places = _places(timeline)
     names = timeline.names
     performers = sorted({p for t in timeline.cues for p in (t.cue.who or t.cue.performers)},
                         key=lambda p: (names.get(p, p), p))
-    groups: list[tuple[str, list[CueTiming]]] = []
-    for t in timeline.cues:
-        if not groups or groups[-1][0] != t.cue.section:
-            groups.append((t.cue.section, []))
-        groups[-1][1].append(t)
     real = timeline.realization
     readings = ", ".join(f"{k}={v}" for k, v in sorted(timeline.readings.items())) or "none"
-    data = {"rite": timeline.rite, "duration": duration, "cues": _cue_data(timeline, stations), "names": names,
+    cues = _cue_data(timeline, stations)
+    groups = _rows(timeline, cues)
+    data = {"rite": timeline.rite, "duration": duration, "cues": cues, "names": names,
             "scale": PLAN_SCALE,
             "zooms": _zooms(timeline, blocks)}
     page: str = environment().get_template("sheet.html.j2").render(
         timeline=timeline, **view, now_line=False, places=places, unplaced=unplaced(timeline), scale=PLAN_SCALE,
         hall_box=_view_box(places, hall=True), whole_box=_view_box(places, hall=False),
-        groups=groups, names=names, performers=performers, what=lambda t: what_of(t, by_id), clock=clock,
+        groups=groups, names=names, performers=performers,
         measured=any(t.estimate_ticks is not None for t in timeline.cues),
         sections=[s for s, _ in groups], tallies=timeline.tallies, notices=timeline.notices,
         settings=f"variants: {', '.join(sorted(timeline.variants)) or 'none'}; readings: {readings}; "
