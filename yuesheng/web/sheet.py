@@ -137,7 +137,8 @@ def _segments(events: list[Event]) -> list[tuple[Event, float, float]]:
 def _lanes(timeline: Timeline) -> tuple[list[str], list[Block], list[Mark]]:
     """The lanes and what is drawn on them: sections, actions, music cues, each part's pieces and 終, each 耦's
     turn, its 節 strokes and arrows, the calls."""
-    played = {e.part for e in timeline.events if e.kind in (EventKind.NOTE, EventKind.DRUM) and not e.jie}
+    music = [e for e in timeline.events if e.kind in (EventKind.NOTE, EventKind.DRUM) and not e.jie]
+    played = {e.part for e in music}
     parts = [p for p in PARTS if p in played]
     archery = any(e.kind is EventKind.RELEASE for e in timeline.events)
     calls = any(e.kind is EventKind.CALL for e in timeline.events)
@@ -152,7 +153,6 @@ def _lanes(timeline: Timeline) -> tuple[list[str], list[Block], list[Mark]]:
         blocks.append(Block(lane["樂" if cue.is_music else "儀"], seconds(t.start_tick), seconds(t.end_tick), cue.id,
                             what, f"{clock(t.start_tick)} {cue.id}: {what}", "music" if cue.is_music else "action"))
     pieces = {p.piece.id: p.piece.title for t in timeline.cues for p in t.cue.pieces}
-    music = [e for e in timeline.events if e.kind in (EventKind.NOTE, EventKind.DRUM) and not e.jie]
     for e, t0, t1 in _segments(music):
         title = pieces.get(e.piece, e.piece)
         blocks.append(Block(lane[e.part], t0, t1, e.cue, f"{title} {e.zhong}終" if e.zhong else title,
@@ -445,7 +445,7 @@ def sheet_html(timeline: Timeline) -> str:
     groups = _rows(timeline, cues)
     data = {"rite": timeline.rite, "duration": duration, "cues": cues, "names": names,
             "scale": PLAN_SCALE,
-            "zooms": _zooms(timeline, blocks)}
+            "zooms": _zooms(timeline, blocks, duration)}
     page: str = environment().get_template("sheet.html.j2").render(
         timeline=timeline, **view, now_line=False, places=places, unplaced=unplaced(timeline), scale=PLAN_SCALE,
         hall_box=_view_box(places, hall=True), whole_box=_view_box(places, hall=False),
@@ -459,9 +459,10 @@ def sheet_html(timeline: Timeline) -> str:
     return page
 
 
-def _zooms(timeline: Timeline, blocks: list[Block]) -> list[dict[str, Any]]:
-    """The views the zoom menu offers: the whole rite, each section, each 耦's turn, each 節 of it."""
-    views = [{"label": "the whole rite", "t0": 0.0, "t1": max(seconds(timeline.duration_ticks), 1.0)}]
+def _zooms(timeline: Timeline, blocks: list[Block], duration: float) -> list[dict[str, Any]]:
+    """The views the zoom menu offers: the whole rite (*duration* seconds, at least 1), each section, each 耦's turn,
+    each 節 of it."""
+    views = [{"label": "the whole rite", "t0": 0.0, "t1": duration}]
     views += [{"label": f"section {b.label}", "t0": b.t0, "t1": b.t1} for b in blocks if b.kind == "section"]
     for b in blocks:
         if b.kind == "pair":
