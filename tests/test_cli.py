@@ -204,15 +204,15 @@ def test_score_check_holds_a_score_to_its_page(run, tmp_path, shipped_score_text
 
 @pytest.mark.parametrize("argv", [["score", "list"], ["score", "show", "luming"], ["source", "9-31b"], ["lu"]])
 def test_commands_that_build_nothing_import_no_timeline(argv):
-    """Start-up: score, source and lu leave the cue sheet, the timeline, the checks and the console's sockets
-    unimported."""
+    """Start-up: score, source and lu leave the cue sheet, the timeline, the checks, the console's sockets and the
+    temporary files of a write unimported."""
     import subprocess
     import sys
     from pathlib import Path
 
     probe = ("import sys; from yuesheng.cli import main; code = main(sys.argv[1:]); "
              "print(sorted(m for m in sys.modules if m.split('.')[1:2] in (['timeline'], ['cuesheet'], ['check']) "
-             "or m in ('socket', 'secrets'))); "
+             "or m in ('socket', 'secrets', 'tempfile'))); "
              "sys.exit(code)")
     done = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, timeout=60,
                           cwd=Path(__file__).resolve().parent.parent)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -111,6 +110,8 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         return
     target = Path(os.path.realpath(path))  # through a symbolic link to the file it names
     info = _existing(target)
+    import tempfile  # here, not at the top: it pulls in shutil, bz2 and lzma, which a command writing to stdout never needs
+
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as exc:

@@ -99,6 +99,23 @@ class Place:
     crowded: bool = False  # its label would cover another's in the first view: shown on hover and when selected
 
 
+@dataclass(frozen=True, slots=True)
+class Row:
+    """A run-sheet table row, its text made once from the cue's data rather than by the template for each row."""
+
+    cue: str
+    who_ids: str  # space-separated, for the person filter
+    start: str
+    dur: str
+    estimate: str  # the cue sheet's estimate where rehearsal measured the duration, else ""
+    who: str
+    where: str
+    what: str
+    words: str
+    page: str
+    quote: str
+
+
 # --- the timeline -----------------------------------------------------------------------------------
 
 
@@ -120,7 +137,8 @@ def _segments(events: list[Event]) -> list[tuple[Event, float, float]]:
 def _lanes(timeline: Timeline) -> tuple[list[str], list[Block], list[Mark]]:
     """The lanes and what is drawn on them: sections, actions, music cues, each part's pieces and 終, each 耦's
     turn, its 節 strokes and arrows, the calls."""
-    played = {e.part for e in timeline.events if e.kind in (EventKind.NOTE, EventKind.DRUM) and not e.jie}
+    music = [e for e in timeline.events if e.kind in (EventKind.NOTE, EventKind.DRUM) and not e.jie]
+    played = {e.part for e in music}
     parts = [p for p in PARTS if p in played]
     archery = any(e.kind is EventKind.RELEASE for e in timeline.events)
     calls = any(e.kind is EventKind.CALL for e in timeline.events)
@@ -135,7 +153,6 @@ def _lanes(timeline: Timeline) -> tuple[list[str], list[Block], list[Mark]]:
         blocks.append(Block(lane["樂" if cue.is_music else "儀"], seconds(t.start_tick), seconds(t.end_tick), cue.id,
                             what, f"{clock(t.start_tick)} {cue.id}: {what}", "music" if cue.is_music else "action"))
     pieces = {p.piece.id: p.piece.title for t in timeline.cues for p in t.cue.pieces}
-    music = [e for e in timeline.events if e.kind in (EventKind.NOTE, EventKind.DRUM) and not e.jie]
     for e, t0, t1 in _segments(music):
         title = pieces.get(e.piece, e.piece)
         blocks.append(Block(lane[e.part], t0, t1, e.cue, f"{title} {e.zhong}終" if e.zhong else title,
@@ -320,6 +337,18 @@ def _cue_data(timeline: Timeline, stations: dict[str, dict[str, Any]]) -> list[d
     return out
 
 
+def _rows(timeline: Timeline, cues: list[dict[str, Any]]) -> list[tuple[str, list[Row]]]:
+    """The run sheet's rows from ``_cue_data``, grouped by runs of one section."""
+    groups: list[tuple[str, list[Row]]] = []
+    for t, c in zip(timeline.cues, cues, strict=True):
+        if not groups or groups[-1][0] != c["section"]:
+            groups.append((c["section"], []))
+        estimate = clock(t.estimate_ticks) if t.estimate_ticks is not None else ""
+        groups[-1][1].append(Row(c["id"], " ".join(c["who_ids"]), c["start"], c["dur"], estimate, "、".join(c["who"]),
+                                 c["where"], c["what"], c["words"], c["page"], c["quote"]))
+    return groups
+
+
 def json_island(data: Any) -> str:
     """JSON for a <script> element: no '<', '>' or '&' survives, so no '</script>' can end it early."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
@@ -405,26 +434,22 @@ def sheet_html(timeline: Timeline) -> str:
 
     view = timeline_view(timeline)
     blocks, duration = view["blocks"], view["duration"]
-    by_id = cues_by_id(timeline)
     stations = _stations(timeline)
     places = _places(timeline)
     names = timeline.names
     performers = sorted({p for t in timeline.cues for p in (t.cue.who or t.cue.performers)},
                         key=lambda p: (names.get(p, p), p))
-    groups: list[tuple[str, list[CueTiming]]] = []
-    for t in timeline.cues:
-        if not groups or groups[-1][0] != t.cue.section:
-            groups.append((t.cue.section, []))
-        groups[-1][1].append(t)
     real = timeline.realization
     readings = ", ".join(f"{k}={v}" for k, v in sorted(timeline.readings.items())) or "none"
-    data = {"rite": timeline.rite, "duration": duration, "cues": _cue_data(timeline, stations), "names": names,
+    cues = _cue_data(timeline, stations)
+    groups = _rows(timeline, cues)
+    data = {"rite": timeline.rite, "duration": duration, "cues": cues, "names": names,
             "scale": PLAN_SCALE,
-            "zooms": _zooms(timeline, blocks)}
+            "zooms": _zooms(timeline, blocks, duration)}
     page: str = environment().get_template("sheet.html.j2").render(
         timeline=timeline, **view, now_line=False, places=places, unplaced=unplaced(timeline), scale=PLAN_SCALE,
         hall_box=_view_box(places, hall=True), whole_box=_view_box(places, hall=False),
-        groups=groups, names=names, performers=performers, what=lambda t: what_of(t, by_id), clock=clock,
+        groups=groups, names=names, performers=performers,
         measured=any(t.estimate_ticks is not None for t in timeline.cues),
         sections=[s for s, _ in groups], tallies=timeline.tallies, notices=timeline.notices,
         settings=f"variants: {', '.join(sorted(timeline.variants)) or 'none'}; readings: {readings}; "
@@ -434,9 +459,10 @@ def sheet_html(timeline: Timeline) -> str:
     return page
 
 
-def _zooms(timeline: Timeline, blocks: list[Block]) -> list[dict[str, Any]]:
-    """The views the zoom menu offers: the whole rite, each section, each 耦's turn, each 節 of it."""
-    views = [{"label": "the whole rite", "t0": 0.0, "t1": max(seconds(timeline.duration_ticks), 1.0)}]
+def _zooms(timeline: Timeline, blocks: list[Block], duration: float) -> list[dict[str, Any]]:
+    """The views the zoom menu offers: the whole rite (*duration* seconds, at least 1), each section, each 耦's turn,
+    each 節 of it."""
+    views = [{"label": "the whole rite", "t0": 0.0, "t1": duration}]
     views += [{"label": f"section {b.label}", "t0": b.t0, "t1": b.t1} for b in blocks if b.kind == "section"]
     for b in blocks:
         if b.kind == "pair":
