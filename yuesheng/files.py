@@ -110,7 +110,8 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         return
     target = Path(os.path.realpath(path))  # through a symbolic link to the file it names
     info = _existing(target)
-    import tempfile  # here, not at the top: it pulls in shutil, bz2 and lzma, which a command writing to stdout never needs
+    # imported here, not at the top: it pulls in shutil, bz2 and lzma, which a command writing to stdout never needs
+    import tempfile
 
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
