@@ -195,11 +195,16 @@ def _mido_writes(timeline: Timeline) -> bytes:
 SANFEN = Options(realization=Realization(62, Tuning.SANFEN))
 
 
+SLOW = pytest.mark.slow  # every shipped rite: the README's test command runs them, a quick pytest the golden sheet
+
+
 @pytest.mark.parametrize("sheet, options", [
-    ("golden", Options()), ("golden", SANFEN), ("xiangyinjiu", Options()),
-    ("xiangyinjiu", Options(readings={"heyue": "li-rugui"}, realization=Realization(62, Tuning.SANFEN))),
-    ("xiangshe", Options(readings={"shihuo": "drum-only"}, syllable=Fraction(6, 5))),
-    ("yanli", Options(variants=frozenset({"yan-she"}), seed=3)), ("dashe", Options()), ("dashe", SANFEN)])
+    ("golden", Options()), ("golden", SANFEN), pytest.param("xiangyinjiu", Options(), marks=SLOW),
+    pytest.param("xiangyinjiu", Options(readings={"heyue": "li-rugui"}, realization=Realization(62, Tuning.SANFEN)),
+                 marks=SLOW),
+    pytest.param("xiangshe", Options(readings={"shihuo": "drum-only"}, syllable=Fraction(6, 5)), marks=SLOW),
+    pytest.param("yanli", Options(variants=frozenset({"yan-she"}), seed=3), marks=SLOW),
+    pytest.param("dashe", Options(), marks=SLOW), pytest.param("dashe", SANFEN, marks=SLOW)])
 def test_midi_bytes_are_the_bytes_mido_writes(repertoire, sheet, options):
     """Our chunk writer (each distinct message encoded once) gives mido's own writer's file, which mido reads back."""
     path = DATA / f"{sheet}.yaml" if sheet == "golden" else data_dir("cues") / f"{sheet}.yaml"
