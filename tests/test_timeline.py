@@ -560,3 +560,30 @@ def test_the_notes_a_pattern_sounds_are_those_it_allows_one_by_one(jinzou):
                 found = _indices(pattern, total, played, jinzou)
                 assert found == tuple(n for n in range(played) if pattern.sounds(n, total, jinzou=jinzou))
                 assert len(found) == pattern.count(played, total, jinzou=jinzou)
+
+
+def _configurations(sheet):
+    """Every variant configuration of *sheet*, then each option of each reading not chosen by default."""
+    from yuesheng.cuesheet import variant_configurations
+
+    yield from (Options(variants) for variants in variant_configurations(sheet))
+    for rid, reading in sheet.readings.items():
+        yield from (Options(readings={rid: option}) for option in reading.options if option != reading.chosen)
+
+
+@pytest.mark.parametrize("rite", ["xiangyinjiu", "xiangshe", "yanli", "dashe"])
+def test_the_emitting_pass_reuses_the_times_it_would_compute(repertoire, rite):
+    """build_timeline schedules once (counting) and emits the music over those times: scheduling while emitting
+    gives every cue the same start and end, and plays the music cues in the same order from the same stops."""
+    from yuesheng.timeline.builder import Played, _count, _music_end
+    from yuesheng.timeline.schedule import schedule
+    from yuesheng.timeline.state import BuildState, Setting
+
+    sheet = _sheet(repertoire, rite)
+    for options in _configurations(sheet):
+        for syllable in (None, Fraction(7, 3)):  # the sheet's tempo, and one off the tick grid
+            setting = Setting.of(sheet, Options(options.variants, options.readings, syllable=syllable))
+            _, times, played = _count(setting)
+            emitted = Played()
+            assert schedule(setting, _music_end(setting, BuildState(), emitted)) == times, (rite, options)
+            assert emitted == played

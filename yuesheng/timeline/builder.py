@@ -31,7 +31,7 @@ from yuesheng.timeline.archery import Tally
 from yuesheng.timeline.calls import calls, calls_end
 from yuesheng.timeline.model import _SORT_KEY, CueTiming, Event, EventKind, Hold, Timeline, ticks
 from yuesheng.timeline.music import announce, play
-from yuesheng.timeline.schedule import duration, estimate, schedule
+from yuesheng.timeline.schedule import MusicEnd, duration, estimate, schedule
 from yuesheng.timeline.shooting import shejie, silent_rounds, tallies
 from yuesheng.timeline.state import BuildState, Options, Point, Setting
 
@@ -39,11 +39,14 @@ __all__ = ["DEFAULT_SYLLABLE", "Options", "Size", "build_timeline", "collector_p
 
 DEFAULT_REALIZATION = Realization()  # the default 黄鍾 and tuning: one frozen value, as the old default was
 
+Played = list[tuple[Cue, Fraction, Fraction | None]]  # the music cues as scheduled: cue, start, stop (or None)
 
-def _run(setting: Setting, state: BuildState) -> tuple[dict[Point, Fraction], tuple[Tally, ...]]:
-    """Schedule every cue, making (or counting) its events; the times of the cues and the tallies."""
+
+def _music_end(setting: Setting, state: BuildState, played: Played) -> MusicEnd:
+    """The ``schedule`` callback that plays (or counts) a music cue and returns its end, noting it in *played*."""
 
     def music_end(cue: Cue, start: Fraction, stop: Fraction | None, times: Mapping[Point, Fraction]) -> Fraction:
+        played.append((cue, start, stop))
         announce(state, cue, start)
         if cue.music is MusicKind.CHANGSHENG:
             return calls_end(cue, start, stop, times)
@@ -51,14 +54,41 @@ def _run(setting: Setting, state: BuildState) -> tuple[dict[Point, Fraction], tu
             return shejie(setting, state, cue, start)
         return play(setting, state, cue, start, stop)
 
-    times = schedule(setting, music_end)
+    return music_end
+
+
+def _rest(setting: Setting, state: BuildState, times: Mapping[Point, Fraction]) -> tuple[Tally, ...]:
+    """After the schedule: the actions, the rounds that are actions, the calls; the tallies."""
     for cue in setting.cues:
         if not cue.is_music:
             state.add(EventKind.ACTION, times[(cue.id, "start")], duration(cue, setting.options.timing), cue.id,
                       text=cue.action)
     silent_rounds(setting, state, times)
     calls(setting, state, times)
-    return times, tallies(setting, state)
+    return tallies(setting, state)
+
+
+def _count(setting: Setting) -> tuple[Size, dict[Point, Fraction], Played]:
+    """The counting pass: the Size of the build, the times of the cues, and the music cues in the order played."""
+    state, played = BuildState(emit=False), Played()
+    times = schedule(setting, _music_end(setting, state, played))
+    _rest(setting, state, times)
+    end_point = max(times, key=lambda point: times[point], default=("", "end"))
+    busiest = max(state.counts, key=lambda cue: state.counts[cue], default="")
+    size = Size(events=sum(state.counts.values()), end=times.get(end_point, Fraction(0)), last_cue=end_point[0],
+                busiest_cue=busiest, busiest_events=state.counts.get(busiest, 0), marks=state.marks)
+    return size, times, played
+
+
+def _emit(setting: Setting, times: Mapping[Point, Fraction], played: Played) -> Timeline:
+    """The emitting pass over the counting pass's schedule: the music cues played again in the same order, from
+    the same starts to the same stops (counting and emitting give every cue the same times: tests/test_timeline.py),
+    then the rest."""
+    state = BuildState()
+    music_end = _music_end(setting, state, [])
+    for cue, start, stop in played:
+        music_end(cue, start, stop, times)
+    return _timeline(setting, state, times, _rest(setting, state, times))
 
 
 def _timeline(setting: Setting, state: BuildState, times: Mapping[Point, Fraction],
@@ -104,12 +134,7 @@ class Size:
 def measure(sheet: CueSheet, options: Options = Options()) -> Size:
     """The Size of the Timeline *sheet* with *options* would give, found without making it (LimitError for
     終, 節 or a syllable beyond their limits)."""
-    state = BuildState(emit=False)
-    times, _ = _run(Setting.of(sheet, options), state)
-    end_point = max(times, key=lambda point: times[point], default=("", "end"))
-    busiest = max(state.counts, key=lambda cue: state.counts[cue], default="")
-    return Size(events=sum(state.counts.values()), end=times.get(end_point, Fraction(0)), last_cue=end_point[0],
-                busiest_cue=busiest, busiest_events=state.counts.get(busiest, 0), marks=state.marks)
+    return _count(Setting.of(sheet, options))[0]
 
 
 def build_timeline(sheet: CueSheet, options: Options = Options()) -> Timeline:
@@ -117,11 +142,12 @@ def build_timeline(sheet: CueSheet, options: Options = Options()) -> Timeline:
 
     Measured first: a build that would break a limit (``yuesheng.limits``) raises LimitError before it starts.
     """
-    if problems := measure(sheet, options).problems():
+    setting = Setting.of(sheet, options)
+    size, times, played = _count(setting)
+    if problems := size.problems():
         raise LimitError("; ".join(message for _, message in problems))
     with collector_paused():  # millions of new events, none of them in a cycle: the collector would rescan them
-        setting, state = Setting.of(sheet, options), BuildState()
-        return _timeline(setting, state, *_run(setting, state))
+        return _emit(setting, times, played)
 
 
 @contextmanager
