@@ -32,7 +32,7 @@ from typing import Any
 from yuesheng.cuesheet import Cue, Member, MusicKind
 from yuesheng.music.instruments import PARTS
 from yuesheng.outputs.report import cues_by_id, says_que, sections, what_of
-from yuesheng.timeline import CueTiming, Event, EventKind, Timeline, clock, seconds
+from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Event, EventKind, Timeline, clock, seconds
 
 PLAN_SCALE = 24  # SVG units per 步
 HALL_VIEW = (-14.0, -9.0, 28.0, 24.0)  # 步: the 堂 and the near 庭, the plan's first view
@@ -122,13 +122,16 @@ class Row:
 def _segments(events: list[Event]) -> list[tuple[Event, float, float]]:
     """Runs of one part's notes of one cue, piece and 終, split where the music pauses."""
     runs: dict[tuple[str, str, str, int], list[list[Any]]] = {}
+    per_second = TICKS_PER_SECOND  # seconds(tick) is tick / TICKS_PER_SECOND: divided here, without two calls a note
     for e in events:
         key = (e.part, e.cue, e.piece, e.zhong)
-        t0, t1 = seconds(e.start_tick), seconds(e.start_tick + e.length_ticks)
+        start = e.start_tick
+        t0, t1 = start / per_second, (start + e.length_ticks) / per_second
         if (spans := runs.get(key)) is None:  # not setdefault, which makes a list for every note
             spans = runs[key] = []
-        if spans and t0 <= spans[-1][2] + SEGMENT_GAP:
-            spans[-1][2] = max(spans[-1][2], t1)
+        if spans and t0 <= (last := spans[-1])[2] + SEGMENT_GAP:
+            if t1 > last[2]:
+                last[2] = t1
         else:
             spans.append([e, t0, t1])
     return sorted(((e, t0, t1) for spans in runs.values() for e, t0, t1 in spans), key=lambda s: (s[1], s[0].part))
@@ -137,11 +140,9 @@ def _segments(events: list[Event]) -> list[tuple[Event, float, float]]:
 def _lanes(timeline: Timeline) -> tuple[list[str], list[Block], list[Mark]]:
     """The lanes and what is drawn on them: sections, actions, music cues, each part's pieces and 終, each 耦's
     turn, its 節 strokes and arrows, the calls."""
-    music = [e for e in timeline.events if e.kind in (EventKind.NOTE, EventKind.DRUM) and not e.jie]
+    music, calls, archery = _sorted_out(timeline.events)
     played = {e.part for e in music}
     parts = [p for p in PARTS if p in played]
-    archery = any(e.kind is EventKind.RELEASE for e in timeline.events)
-    calls = any(e.kind is EventKind.CALL for e in timeline.events)
     lanes = ["節次", "儀", "樂"] + parts + (["耦", "節", "矢"] if archery else []) + (["唱"] if calls else [])
     lane = {name: n for n, name in enumerate(lanes)}
     blocks = [Block(lane["節次"], seconds(s.start_tick), seconds(s.end_tick), "", s.name,
@@ -164,8 +165,24 @@ def _lanes(timeline: Timeline) -> tuple[list[str], list[Block], list[Mark]]:
     if calls:
         marks += [Mark(lane["唱"], seconds(e.start_tick), e.cue, e.text, f"{e.part} {e.text} on {e.degree}"
                        + (f" (arrow {e.arrow} of {e.pair}, {e.round})" if e.pair else ""), "call")
-                  for e in timeline.events if e.kind is EventKind.CALL]
+                  for e in calls]
     return lanes, blocks, marks
+
+
+def _sorted_out(events: tuple[Event, ...]) -> tuple[list[Event], list[Event], bool]:
+    """In one pass over *events*: the notes and drum strokes not on a 節, the calls, and whether an arrow flies."""
+    music, calls, archery = [], [], False
+    note, drum, call, release = EventKind.NOTE, EventKind.DRUM, EventKind.CALL, EventKind.RELEASE
+    for e in events:
+        kind = e.kind
+        if kind is note or kind is drum:
+            if not e.jie:
+                music.append(e)
+        elif kind is call:
+            calls.append(e)
+        elif kind is release:
+            archery = True
+    return music, calls, archery
 
 
 def _pairs(timeline: Timeline, lane: int) -> list[Block]:
