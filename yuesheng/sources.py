@@ -92,19 +92,26 @@ PRIVATE_USE: dict[str, PrivateUse] = {p.code: p for p in (
     PrivateUse("KR2691", "兆", "image: an old form of 兆; zhouli:24-15a 大卜 三…之灋, 音義 …音兆亦作兆"),
     PrivateUse("KR2852", "夢", "image: 艹 over a form of 夢; zhouli:24-19a 占夢 三…之灋, 音義 …音夢本多作夢"),
 )}
-_CODE = re.compile(r"&(KR\d{4});")
+_CODE = r"&(KR\d{4});"
+
+
+@cache
+def _regex(pattern: str) -> re.Pattern[str]:
+    """*pattern* compiled once, on first use: not at import, where the patterns of this module cost a command that
+    only displays text about a millisecond."""
+    return re.compile(pattern)
 
 
 def display(text: str) -> str:
     """*text* with every private-use code as its standard character; an unknown code marked ``〓&KRnnnn;``."""
     if "&" not in text:
         return text
-    return _CODE.sub(_standard, text)
+    return _regex(_CODE).sub(_standard, text)
 
 
 def private_use_codes(text: str) -> list[str]:
     """The private-use codes in *text* ('KR0925'…), in order of first use."""
-    return list(dict.fromkeys(_CODE.findall(text)))
+    return list(dict.fromkeys(_regex(_CODE).findall(text)))
 
 
 def _standard(match: re.Match[str]) -> str:
@@ -114,7 +121,7 @@ def _standard(match: re.Match[str]) -> str:
 
 # --- page ids -----------------------------------------------------------------------------------------------------
 
-_PAGE_NAME = re.compile(
+_PAGE_NAME = (
     r"(?:<pb:)?(?:(?P<kr>KR\w+?)_WYG_|(?P<prefix>[a-z]+):|(?P<title>[^\x00-\x7f\s]+)\s*)?"
     r"(?P<juan>\d{1,3})-(?P<leaf>\d{1,3})(?P<side>[ab])>?")
 
@@ -143,7 +150,7 @@ def parse_page(name: str, *, text: str = "yili") -> PageId:
 
     InvalidValueError for a malformed name or an unknown text prefix.
     """
-    match = _PAGE_NAME.fullmatch(name.strip())
+    match = _regex(_PAGE_NAME).fullmatch(name.strip())
     if match is None:
         raise InvalidValueError("page name", name, "卷-葉面 such as 9-23b, sepu:2-3a or zhouli:30-25a")
     label = match["kr"] or match["prefix"] or match["title"]
@@ -177,9 +184,9 @@ class Page:
         return "".join(p.text for p in self.parts)
 
 
-_PB = re.compile(r"<pb:(KR\w+?)_WYG_(\d+)-(\d+)([ab])>")
-_SPACE = re.compile(r"[\s\u3000¶]")
-_TOKEN = re.compile(r"\([^)]*\)?|[^(]+")
+_PB = r"<pb:(KR\w+?)_WYG_(\d+)-(\d+)([ab])>"
+_SPACE = r"[\s\u3000¶]"
+_TOKEN = r"\([^)]*\)?|[^(]+"
 
 
 class _Builder:
@@ -202,7 +209,7 @@ class _Builder:
     def line(self, page: PageId, raw: str) -> None:
         content = raw.lstrip(" \u3000")
         indent = len(raw) - len(content)
-        content = _SPACE.sub("", content)
+        content = _regex(_SPACE).sub("", content)
         if not content:
             if self.style == "pu":
                 self.kind = "new"
@@ -234,7 +241,7 @@ class _Builder:
             yield True, content[: close + 1]
             self.open = False
             content = content[close + 1:]
-        for match in _TOKEN.finditer(content):
+        for match in _regex(_TOKEN).finditer(content):
             token = match.group(0)
             small = token.startswith("(")
             self.open = small and not token.endswith(")")
@@ -282,7 +289,7 @@ def pages(text: str) -> dict[PageId, Page]:
         builder = _Builder(info.style)
         page: PageId | None = None
         for raw in path.read_text(encoding="utf-8").splitlines():
-            if match := _PB.fullmatch(raw.rstrip("¶")):
+            if match := _regex(_PB).fullmatch(raw.rstrip("¶")):
                 page = PageId(text, int(match[2]), int(match[3]), match[4])
                 builder.parts.setdefault(page, [])
             elif page is not None:
@@ -353,7 +360,7 @@ class QuoteMatch:
 
 
 def _plain(text: str) -> str:
-    return display(_SPACE.sub("", text))
+    return display(_regex(_SPACE).sub("", text))
 
 
 def find_quote(quote: str, on: Page) -> QuoteMatch | None:
