@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,28 @@ NOTE_NAMES = ("C", "C#", "D", "Eb", "E", "F", "F#", "G", "G#", "A", "Bb", "B")
 
 
 class Parser(argparse.ArgumentParser):
-    """An argparse parser whose errors are UsageErrors (exit 2, one line), not SystemExit."""
+    """An argparse parser whose errors are UsageErrors (exit 2, one line), not SystemExit, and whose arguments
+    may be added by *fill* when it is first used: a command's module is imported only when that command runs."""
+
+    def __init__(self, *args: Any, fill: Callable[[Parser], None] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._fill = fill
+
+    def filled(self) -> Parser:
+        """This parser with its arguments added (once)."""
+        fill, self._fill = self._fill, None
+        if fill is not None:
+            fill(self)
+        return self
+
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+        self.filled()
+        return super().parse_known_args(args, namespace)
+
+    def format_help(self) -> str:
+        self.filled()
+        return super().format_help()
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"{self.prog}: {message}")
