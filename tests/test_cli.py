@@ -238,6 +238,15 @@ def test_a_command_imports_no_other_commands_module(argv):
     assert _imported(argv)[1] == [GROUP_OF[argv[0]]]
 
 
+def test_source_imports_no_music():
+    """Start-up: ``source`` reads the shipped texts only; the parser and --format come without the music."""
+    probe = ("import sys; from yuesheng.cli import main; code = main(sys.argv[1:]); "
+             "print([m for m in sys.modules if m.startswith(('yuesheng.music', 'yaml'))]); sys.exit(code)")
+    done = subprocess.run([sys.executable, "-c", probe, "source", "9-31b"], capture_output=True, text=True,
+                          timeout=60, cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 0 and done.stdout.splitlines()[-1] == "[]"
+
+
 def test_score_engrave_takes_its_arguments_from_the_engraving_commands():
     assert _imported(["score", "engrave", "--help"])[1] == ["engrave", "score"]
 

@@ -1,14 +1,14 @@
 """The ``yuesheng`` command: argparse subcommands, ``main(argv) -> int``.
 
-One module per command group — ``score`` (lu, score), ``rite`` (validate,
-timeline, render), ``source``, ``audio``, ``live`` (play), ``console`` (console, retime),
-``engrave`` (songbook; ``score engrave``), ``web`` (sheet) — each with its ``ARGUMENTS``;
-``common`` holds what they share. ``COMMANDS`` names each command's group and help, so
-that only the group of the command that runs is imported (and asked for its arguments).
-Exit codes: 0 ok (warnings allowed), 1 invalid input (bad file, unknown name, failed check, an output that cannot
-be written), 2 usage error, 130 interrupted by Ctrl-C, 143 terminated by
-SIGTERM (``play`` and ``console`` stop cleanly and exit 0: ``signals``). Errors and
-warnings go to stderr; results to stdout (``streams``).
+One module per command group — ``score`` (lu, score), ``rite`` (validate, timeline, render),
+``source``, ``audio``, ``live`` (play), ``console`` (console, retime), ``engrave`` (songbook;
+``score engrave``), ``web`` (sheet) — each with its ``ARGUMENTS``; ``parsing`` (the standard library
+only) and ``common`` hold what they share. ``COMMANDS`` names each command's group and help, so that
+only the group of the command that runs is imported (and asked for its arguments). Exit codes: 0 ok
+(warnings allowed), 1 invalid input (bad file, unknown name, failed check, an output that cannot be
+written), 2 usage error, 130 interrupted by Ctrl-C, 143 terminated by SIGTERM (``play`` and
+``console`` stop cleanly and exit 0: ``signals``). Errors and warnings go to stderr; results to
+stdout (``streams``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import argparse
 import importlib
 from collections.abc import Callable, Sequence
 
-from yuesheng.cli.common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Parser
+from yuesheng.cli.parsing import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Parser
 from yuesheng.cli.signals import STOPS, batch_stopped, signals_raise
 from yuesheng.cli.streams import say, write_stdout
 from yuesheng.errors import InvalidInputError, UsageError, YueshengError

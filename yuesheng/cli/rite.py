@@ -6,18 +6,15 @@ import argparse
 from typing import Any
 
 from yuesheng.cli.common import (
-    EXIT_INVALID,
-    EXIT_OK,
     check_output_arg,
     cue_path,
-    dump_json,
     emit,
-    format_option,
     scores_option,
     sequencer_options,
     timeline_for_output,
     timeline_of,
 )
+from yuesheng.cli.parsing import EXIT_INVALID, EXIT_OK, dump_json, format_option
 from yuesheng.cli.streams import say
 from yuesheng.errors import Problem
 from yuesheng.music.repertoire import load_repertoire

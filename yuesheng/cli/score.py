@@ -8,18 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.cli.common import (
-    EXIT_INVALID,
-    EXIT_OK,
-    Parser,
     check_output_arg,
-    dump_json,
-    format_option,
     note_name,
     pitch_options,
     realization,
     scores_option,
     wrote,
 )
+from yuesheng.cli.parsing import EXIT_INVALID, EXIT_OK, Parser, dump_json, format_option
 from yuesheng.cli.streams import say
 from yuesheng.errors import InvalidInputError, UsageError
 from yuesheng.music.lulu import LU, Pitch, Realization, Register, Tuning, suzi_of

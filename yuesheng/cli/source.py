@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from yuesheng import sources
-from yuesheng.cli.common import dump_json, format_option
+from yuesheng.cli.parsing import dump_json, format_option
 from yuesheng.errors import QuoteError
 from yuesheng.sources import Page, QuoteMatch
 
