@@ -202,21 +202,59 @@ def test_score_check_holds_a_score_to_its_page(run, tmp_path, shipped_score_text
     assert "0 of 1 scores pass" in out
 
 
-@pytest.mark.parametrize("argv", [["score", "list"], ["score", "show", "luming"], ["source", "9-31b"], ["lu"]])
-def test_commands_that_build_nothing_import_no_timeline(argv):
-    """Start-up: score, source and lu leave the cue sheet, the timeline, the checks, the console's sockets and the
-    temporary files of a write unimported."""
-    import subprocess
-    import sys
-    from pathlib import Path
+# Each command's group module (yuesheng.cli.GROUP): the only one a command may import (``score engrave`` the
+# engraving group too, for its arguments and its work).
+GROUP_OF = {"lu": "score", "score": "score", "validate": "rite", "timeline": "rite", "render": "rite",
+            "source": "source", "audio": "audio", "play": "live", "console": "console", "retime": "console",
+            "songbook": "engrave", "sheet": "web"}
+GROUPS = sorted(set(GROUP_OF.values()))
 
-    probe = ("import sys; from yuesheng.cli import main; code = main(sys.argv[1:]); "
-             "print(sorted(m for m in sys.modules if m.split('.')[1:2] in (['timeline'], ['cuesheet'], ['check']) "
-             "or m in ('socket', 'secrets', 'tempfile'))); "
+
+def _imported(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Run ``yuesheng ARGV`` in a fresh process: (the heavy modules it imported of those a command that builds
+    nothing must leave alone, the command group modules it imported)."""
+    probe = ("import json, sys; from yuesheng.cli import main; code = main(sys.argv[1:]); "
+             "print(json.dumps([sorted(m for m in sys.modules if m.split('.')[1:2] in (['timeline'], ['cuesheet'], "
+             "['check']) or m in ('socket', 'secrets', 'tempfile')), "
+             f"sorted(m.rpartition('.')[2] for m in sys.modules if m in {['yuesheng.cli.' + g for g in GROUPS]})])); "
              "sys.exit(code)")
     done = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, timeout=60,
                           cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 0, done.stderr
+    heavy, groups = json.loads(done.stdout.splitlines()[-1])
+    return heavy, groups
+
+
+@pytest.mark.parametrize("argv", [["score", "list"], ["score", "show", "luming"], ["source", "9-31b"], ["lu"]])
+def test_commands_that_build_nothing_import_no_timeline(argv):
+    """Start-up: score, source and lu leave the cue sheet, the timeline, the checks, the console's sockets, the
+    temporary files of a write and every other command's module unimported."""
+    assert _imported(argv) == ([], [GROUP_OF[argv[0]]])
+
+
+@pytest.mark.parametrize("argv", [[command, "--help"] for command in GROUP_OF] + [["timeline", "xiangshe"]])
+def test_a_command_imports_no_other_commands_module(argv):
+    """Start-up: each command's arguments come from its own group's module, the only one imported."""
+    assert _imported(argv)[1] == [GROUP_OF[argv[0]]]
+
+
+def test_source_imports_no_music():
+    """Start-up: ``source`` reads the shipped texts only; the parser and --format come without the music."""
+    probe = ("import sys; from yuesheng.cli import main; code = main(sys.argv[1:]); "
+             "print([m for m in sys.modules if m.startswith(('yuesheng.music', 'yaml'))]); sys.exit(code)")
+    done = subprocess.run([sys.executable, "-c", probe, "source", "9-31b"], capture_output=True, text=True,
+                          timeout=60, cwd=Path(__file__).resolve().parent.parent)
     assert done.returncode == 0 and done.stdout.splitlines()[-1] == "[]"
+
+
+def test_score_engrave_takes_its_arguments_from_the_engraving_commands():
+    assert _imported(["score", "engrave", "--help"])[1] == ["engrave", "score"]
+
+
+def test_the_command_list_imports_no_command_module(run):
+    assert _imported(["--help"])[1] == []
+    code, out, _ = run("--help")
+    assert code == 0 and all(f"    {command} " in out for command in GROUP_OF)
 
 
 # -- signals: a real child process, signalled once it says it is ready -------------------------------------------

@@ -1,54 +1,63 @@
 """The ``yuesheng`` command: argparse subcommands, ``main(argv) -> int``.
 
-One module per command group — ``score`` (lu, score), ``rite`` (validate,
-timeline, render), ``source``, ``audio``, ``live`` (play), ``console`` (console, retime),
-``engrave`` (songbook; ``score engrave``), ``web`` (sheet) — each with a ``register``;
-``common`` holds what they share. Exit codes: 0 ok (warnings allowed),
-1 invalid input (bad file, unknown name, failed check, an output that cannot
-be written), 2 usage error, 130 interrupted by Ctrl-C, 143 terminated by
-SIGTERM (``play`` and ``console`` stop cleanly and exit 0: ``signals``). Errors and
-warnings go to stderr; results to stdout (``streams``).
+One module per command group — ``score`` (lu, score), ``rite`` (validate, timeline, render),
+``source``, ``audio``, ``live`` (play), ``console`` (console, retime), ``engrave`` (songbook;
+``score engrave``), ``web`` (sheet) — each with its ``ARGUMENTS``; ``parsing`` (the standard library
+only) and ``common`` hold what they share. ``COMMANDS`` names each command's group and help, so that
+only the group of the command that runs is imported (and asked for its arguments). Exit codes: 0 ok
+(warnings allowed), 1 invalid input (bad file, unknown name, failed check, an output that cannot be
+written), 2 usage error, 130 interrupted by Ctrl-C, 143 terminated by SIGTERM (``play`` and
+``console`` stop cleanly and exit 0: ``signals``). Errors and warnings go to stderr; results to
+stdout (``streams``).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 from collections.abc import Callable, Sequence
 
-from yuesheng.cli import (
-    audio,
-    console,
-    engrave,
-    live,
-    rite,
-    score,
-    source,
-    web,
-)
-from yuesheng.cli.common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Parser
+from yuesheng.cli.parsing import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Parser
 from yuesheng.cli.signals import STOPS, batch_stopped, signals_raise
 from yuesheng.cli.streams import say, write_stdout
 from yuesheng.errors import InvalidInputError, UsageError, YueshengError
 
 __all__ = ["EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "UsageError", "build_parser", "main", "main_exit"]
 
+# Each command, in the order ``yuesheng --help`` lists them: its group module (yuesheng.cli.GROUP) and its help.
+COMMANDS = {
+    "lu": ("score", "the table of the twelve 律: names, 俗字, MIDI key, cents, frequency"),
+    "score": ("score", "list, show, check and export the scores"),
+    "validate": ("rite", "check cue sheets: YAML, schema, references, ritual rules"),
+    "timeline": ("rite", "the run sheet: every cue with its time, duration, cast, words and citation"),
+    "render": ("rite", "a Standard MIDI File of the rite, with lyrics, markers, calls and the 節 drum"),
+    "source": ("source", "a page of 儀禮集釋, 周禮注疏 or 瑟譜 as shipped, with a quote marked"),
+    "audio": ("audio", "the rite as audio (WAV, FLAC, Ogg Vorbis, Opus) through FluidSynth"),
+    "play": ("live", "play the rite to a MIDI port in real time; manual mode waits for GO (Enter)"),
+    "console": ("console", "the operator's console in a browser: GO, STOP ALL, FADE, jump; OSC and pedal"),
+    "retime": ("console", "measured action durations from console logs, as a --timing file"),
+    "songbook": ("engrave", "every piece of a rite in the order first heard, engraved, with its cues"),
+    "sheet": ("web", "the director's page: timeline, ground plan and run sheet in one HTML file"),
+}
+
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command; a command's arguments are added, its group imported, when it is parsed."""
     parser = Parser(prog="yuesheng", description="樂聲: the music of the 儀禮 rites — scores, cue sheets, sequencer.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    groups = (
-        score,
-        rite,
-        source,
-        audio,
-        live,
-        console,
-        engrave,
-        web,
-    )
-    for group in groups:
-        group.register(sub)
+    for command, (group, text) in COMMANDS.items():
+        sub.add_parser(command, help=text, fill=_arguments(command, group))
     return parser
+
+
+def _arguments(command: str, group: str) -> Callable[[argparse.ArgumentParser], None]:
+    """What adds *command*'s arguments to its parser: its group module's, imported then."""
+    def fill(parser: argparse.ArgumentParser) -> None:
+        adders: dict[str, Callable[[argparse.ArgumentParser], None]] = (
+            importlib.import_module(f"yuesheng.cli.{group}").ARGUMENTS)
+        adders[command](parser)
+
+    return fill
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,7 +14,7 @@ import stat
 import sys
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from yuesheng.cli.common import check_output_arg, sequencer_options, timeline_of
 from yuesheng.errors import AudioError, InvalidValueError, UsageError
@@ -115,9 +115,7 @@ def cmd_audio(args: argparse.Namespace) -> str:
     return "\n".join(lines) + "\n"
 
 
-def register(sub: Any) -> None:
-    """Add ``audio`` to the top-level subparsers."""
-    p = sub.add_parser("audio", help="the rite as audio (WAV, FLAC, Ogg Vorbis, Opus) through FluidSynth")
+def _add_audio(p: argparse.ArgumentParser) -> None:
     sequencer_options(p)
     p.add_argument("--soundfont", metavar="PATH", help="a .sf2/.sf3 SoundFont (default: Debian's fluid-soundfont-gm)")
     p.add_argument("--format", choices=FORMATS, help="the format when no -o names it (default flac)")
@@ -133,3 +131,6 @@ def register(sub: Any) -> None:
     p.add_argument("--stems", metavar="DIR", help="one file per part in DIR (of the --part ones, if given)")
     p.add_argument("--dry", action="store_true", help="without FluidSynth's reverb and chorus (for a mix of your own)")
     p.set_defaults(func=cmd_audio)
+
+
+ARGUMENTS = {"audio": _add_audio}

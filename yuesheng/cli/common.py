@@ -1,15 +1,10 @@
-"""What every command shares: exit codes, the usage error, option groups, cue-sheet lookup and output.
-
-Exit codes: 0 ok (warnings allowed), 1 invalid input (bad file, unknown name,
-failed check), 2 usage error.
-"""
+"""What the commands share beyond ``parsing``: pitch and sequencer options, cue-sheet lookup, building, output."""
 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from yuesheng.cli.streams import say
 from yuesheng.errors import InvalidValueError, UnknownNameError, UsageError
@@ -20,25 +15,13 @@ from yuesheng.music.repertoire import data_dir, load_repertoire, score_paths
 if TYPE_CHECKING:  # the timeline is imported by the commands that build, not by score or source
     from yuesheng.timeline import Timeline
 
-EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 MAX_SECONDS = 3600.0  # the longest --guard or --syllable that makes sense
 NOTE_NAMES = ("C", "C#", "D", "Eb", "E", "F", "F#", "G", "G#", "A", "Bb", "B")
-
-
-class Parser(argparse.ArgumentParser):
-    """An argparse parser whose errors are UsageErrors (exit 2, one line), not SystemExit."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{self.prog}: {message}")
 
 
 def note_name(key: int) -> str:
     """MIDI key → C4-style name."""
     return f"{NOTE_NAMES[key % 12]}{key // 12 - 1}"
-
-
-def dump_json(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
 def realization(args: argparse.Namespace) -> Realization:
@@ -55,10 +38,6 @@ def pitch_options(parser: argparse.ArgumentParser) -> None:
                         help="equal temperament (朱載堉) or 三分損益 (sanfen); default equal")
     parser.add_argument("--huangzhong", default=DEFAULT_HUANGZHONG, metavar="NOTE",
                         help=f"the pitch of 黄鍾, e.g. C4 or D4 (default {DEFAULT_HUANGZHONG})")
-
-
-def format_option(parser: argparse.ArgumentParser, *choices: str) -> None:
-    parser.add_argument("--format", choices=choices or ("text", "json"), default="text")
 
 
 def scores_option(parser: argparse.ArgumentParser) -> None:

@@ -177,9 +177,7 @@ def cmd_retime(args: argparse.Namespace) -> str:
     return emit(args, timing_yaml(sheet.rite_id, durations), what)
 
 
-def register(sub: Any) -> None:
-    """Add ``console`` and ``retime`` to the top-level subparsers."""
-    p = sub.add_parser("console", help="the operator's console in a browser: GO, STOP ALL, FADE, jump; OSC and pedal")
+def _add_console(p: argparse.ArgumentParser) -> None:
     sequencer_options(p, output=False)
     p.add_argument("--port", metavar="NAME", help="MIDI output port (default: the system's first)")
     p.add_argument("--no-midi", action="store_true", help="run without a MIDI output (planning, tests)")
@@ -193,9 +191,14 @@ def register(sub: Any) -> None:
     p.add_argument("--guard", type=positive, default=0.5, metavar="SECONDS",
                    help="ignore a GO closer than this to the last, from any source (default 0.5)")
     p.set_defaults(func=cmd_console)
-    p = sub.add_parser("retime", help="measured action durations from console logs, as a --timing file")
+
+
+def _add_retime(p: argparse.ArgumentParser) -> None:
     p.add_argument("cue", metavar="CUE", help="the cue sheet the logs were made with")
     p.add_argument("--log", action="append", required=True, metavar="LOG", type=Path, help="a console log (repeatable)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the timing file here (atomically)")
     scores_option(p)
     p.set_defaults(func=cmd_retime)
+
+
+ARGUMENTS = {"console": _add_console, "retime": _add_retime}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from yuesheng.cli.common import (
     check_output_arg,
@@ -66,9 +65,8 @@ def _notation_option(parser: argparse.ArgumentParser) -> None:
                         help="staff notation or 簡譜 with the 宫 of the mode as 1 (default staff)")
 
 
-def add_score_engrave(ssub: Any) -> None:
-    """Add ``score engrave`` to the ``score`` subparsers."""
-    p = ssub.add_parser("engrave", help="engrave a piece with LilyPond: PDF, SVG, PNG or the .ly source")
+def add_score_engrave(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``score engrave`` (its parser is made, with its help, by the ``score`` group)."""
     p.add_argument("piece")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.pdf, .svg, .png or .ly")
     _notation_option(p)
@@ -77,12 +75,13 @@ def add_score_engrave(ssub: Any) -> None:
     p.set_defaults(func=cmd_score_engrave)
 
 
-def register(sub: Any) -> None:
-    """Add ``songbook`` to the top-level subparsers."""
-    p = sub.add_parser("songbook", help="every piece of a rite in the order first heard, engraved, with its cues")
+def _add_songbook(p: argparse.ArgumentParser) -> None:
     sequencer_options(p, output=False)
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.pdf (or .svg, .png, .ly)")
     p.add_argument("--part", metavar="PART", help="only the pieces this part plays, as it plays them: "
                    "歌 (voice, with lyrics), 瑟, 笙, 和, 鐘, 鑮, 磬, 管")
     _notation_option(p)
     p.set_defaults(func=cmd_songbook)
+
+
+ARGUMENTS = {"songbook": _add_songbook}

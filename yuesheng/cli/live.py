@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from yuesheng.cli.common import positive, sequencer_options, timeline_of
 from yuesheng.cli.signals import STOPS, show_stopped
@@ -60,9 +60,7 @@ def _perform(player: Player, rite: str) -> str:
     return f"played {rite}: {len(player.sent)} messages\n"
 
 
-def register(sub: Any) -> None:
-    """Add ``play`` to the top-level subparsers."""
-    p = sub.add_parser("play", help="play the rite to a MIDI port in real time; manual mode waits for GO (Enter)")
+def _add_play(p: argparse.ArgumentParser) -> None:
     sequencer_options(p, output=False, cue_optional=True)
     p.add_argument("--port", metavar="NAME", help="MIDI output port (default: the system's first)")
     p.add_argument("--list-ports", action="store_true", help="list the MIDI output ports and stop")
@@ -72,3 +70,6 @@ def register(sub: Any) -> None:
     mode.add_argument("--auto", action="store_true", help="follow the estimated durations (the default)")
     p.add_argument("--guard", type=positive, default=0.5, metavar="SECONDS", help="ignore GO presses closer than this")
     p.set_defaults(func=cmd_play)
+
+
+ARGUMENTS = {"play": _add_play}

@@ -6,18 +6,15 @@ import argparse
 from typing import Any
 
 from yuesheng.cli.common import (
-    EXIT_INVALID,
-    EXIT_OK,
     check_output_arg,
     cue_path,
-    dump_json,
     emit,
-    format_option,
     scores_option,
     sequencer_options,
     timeline_for_output,
     timeline_of,
 )
+from yuesheng.cli.parsing import EXIT_INVALID, EXIT_OK, dump_json, format_option
 from yuesheng.cli.streams import say
 from yuesheng.errors import Problem
 from yuesheng.music.repertoire import load_repertoire
@@ -75,17 +72,22 @@ def cmd_render(args: argparse.Namespace) -> str:
     return emit(args, data, f"{timeline.rite}, {len(data)} bytes, {notes} notes, {minutes:.1f} min")
 
 
-def register(sub: Any) -> None:
-    """Add ``validate``, ``timeline`` and ``render`` to the top-level subparsers."""
-    p = sub.add_parser("validate", help="check cue sheets: YAML, schema, references, ritual rules")
+def _add_validate(p: argparse.ArgumentParser) -> None:
     p.add_argument("cues", nargs="+", metavar="CUE", help="cue sheet files (YAML) or shipped rite ids")
     format_option(p)
     scores_option(p)
     p.set_defaults(func=cmd_validate)
-    p = sub.add_parser("timeline", help="the run sheet: every cue with its time, duration, cast, words and citation")
+
+
+def _add_timeline(p: argparse.ArgumentParser) -> None:
     sequencer_options(p)
     format_option(p, "text", "csv", "json")
     p.set_defaults(func=cmd_timeline)
-    p = sub.add_parser("render", help="a Standard MIDI File of the rite, with lyrics, markers, calls and the 節 drum")
+
+
+def _add_render(p: argparse.ArgumentParser) -> None:
     sequencer_options(p)
     p.set_defaults(func=cmd_render)
+
+
+ARGUMENTS = {"validate": _add_validate, "timeline": _add_timeline, "render": _add_render}

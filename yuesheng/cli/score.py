@@ -8,19 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.cli.common import (
-    EXIT_INVALID,
-    EXIT_OK,
-    Parser,
     check_output_arg,
-    dump_json,
-    format_option,
     note_name,
     pitch_options,
     realization,
     scores_option,
     wrote,
 )
-from yuesheng.cli.engrave import add_score_engrave
+from yuesheng.cli.parsing import EXIT_INVALID, EXIT_OK, Parser, dump_json, format_option
 from yuesheng.cli.streams import say
 from yuesheng.errors import InvalidInputError, UsageError
 from yuesheng.music.lulu import LU, Pitch, Realization, Register, Tuning, suzi_of
@@ -234,14 +229,13 @@ def cmd_score_export(args: argparse.Namespace) -> str:
     return wrote(args.output, f"{p.title}, {len(p.notes)} notes, one {args.note_value:g}-beat note per syllable{label}")
 
 
-def register(sub: Any) -> None:
-    """Add ``lu`` and ``score`` to the top-level subparsers."""
-    p = sub.add_parser("lu", help="the table of the twelve 律: names, 俗字, MIDI key, cents, frequency")
+def _add_lu(p: argparse.ArgumentParser) -> None:
     pitch_options(p)
     format_option(p)
     p.set_defaults(func=cmd_lu)
 
-    score = sub.add_parser("score", help="list, show, check and export the scores")
+
+def _add_score(score: argparse.ArgumentParser) -> None:
     ssub = score.add_subparsers(dest="score_command", required=True, parser_class=Parser)
     p = ssub.add_parser("list", help="every piece: id, title, mode, provenance, stanza and note counts")
     format_option(p)
@@ -266,4 +260,15 @@ def register(sub: Any) -> None:
     pitch_options(p)
     scores_option(p)
     p.set_defaults(func=cmd_score_export)
-    add_score_engrave(ssub)
+    ssub.add_parser("engrave", help="engrave a piece with LilyPond: PDF, SVG, PNG or the .ly source",
+                    fill=_add_score_engrave)
+
+
+def _add_score_engrave(p: argparse.ArgumentParser) -> None:
+    """``score engrave``'s arguments, from the module of the engraving commands, imported only when it runs."""
+    from yuesheng.cli.engrave import add_score_engrave
+
+    add_score_engrave(p)
+
+
+ARGUMENTS = {"lu": _add_lu, "score": _add_score}

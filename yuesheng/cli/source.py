@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from yuesheng import sources
-from yuesheng.cli.common import dump_json, format_option
+from yuesheng.cli.parsing import dump_json, format_option
 from yuesheng.errors import QuoteError
 from yuesheng.sources import Page, QuoteMatch
 
@@ -91,12 +91,12 @@ def _json(page: Page, following: Page | None, match: QuoteMatch | None, codes: l
     return out
 
 
-def register(sub: Any) -> None:
-    """Add ``source`` to the top-level subparsers."""
-    p = sub.add_parser("source", help="a page of 儀禮集釋, 周禮注疏 or 瑟譜 as shipped, with a quote marked",
-                       description="Pages: 9-23b (儀禮集釋), zhouli:30-25a or '周禮注疏 30-25a', "
-                                   "sepu:2-3a or '瑟譜 2-3a'.")
+def _add_source(p: argparse.ArgumentParser) -> None:
+    p.description = "Pages: 9-23b (儀禮集釋), zhouli:30-25a or '周禮注疏 30-25a', sepu:2-3a or '瑟譜 2-3a'."
     p.add_argument("page", metavar="PAGE", help="a page: 9-23b, zhouli:30-25a, sepu:2-3a")
     p.add_argument("--quote", metavar="TEXT", help="mark this quote (… for words left out); exit 1 if it is not there")
     format_option(p)
     p.set_defaults(func=cmd_source)
+
+
+ARGUMENTS = {"source": _add_source}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from yuesheng.cli.common import emit, sequencer_options, timeline_for_output
 from yuesheng.cli.streams import say
@@ -20,8 +19,9 @@ def cmd_sheet(args: argparse.Namespace) -> str:
     return emit(args, sheet_html(timeline), f"the page of {timeline.rite}, {len(timeline.cues)} cues")
 
 
-def register(sub: Any) -> None:
-    """Add ``sheet`` to the top-level subparsers."""
-    p = sub.add_parser("sheet", help="the director's page: timeline, ground plan and run sheet in one HTML file")
+def _add_sheet(p: argparse.ArgumentParser) -> None:
     sequencer_options(p)
     p.set_defaults(func=cmd_sheet)
+
+
+ARGUMENTS = {"sheet": _add_sheet}
