@@ -571,7 +571,8 @@ def _configurations(sheet):
         yield from (Options(readings={rid: option}) for option in reading.options if option != reading.chosen)
 
 
-@pytest.mark.parametrize("rite", ["xiangyinjiu", "xiangshe", "yanli", "dashe"])
+@pytest.mark.parametrize("rite", ["xiangyinjiu", *(pytest.param(r, marks=pytest.mark.slow)  # every programme: slow
+                                                     for r in ("xiangshe", "yanli", "dashe"))])
 def test_the_emitting_pass_reuses_the_times_it_would_compute(repertoire, rite):
     """build_timeline schedules once (counting) and emits the music over those times: scheduling while emitting
     gives every cue the same start and end, and plays the music cues in the same order from the same stops."""
