@@ -140,7 +140,8 @@ def _segments(events: list[Event]) -> list[tuple[Event, float, float]]:
 def _lanes(timeline: Timeline) -> tuple[list[str], list[Block], list[Mark]]:
     """The lanes and what is drawn on them: sections, actions, music cues, each part's pieces and 終, each 耦's
     turn, its 節 strokes and arrows, the calls."""
-    music, calls, archery = _sorted_out(timeline.events)
+    music, calls, shots = _sorted_out(timeline.events)
+    archery = any(e.kind is EventKind.RELEASE for e in shots)
     played = {e.part for e in music}
     parts = [p for p in PARTS if p in played]
     lanes = ["節次", "儀", "樂"] + parts + (["耦", "節", "矢"] if archery else []) + (["唱"] if calls else [])
@@ -160,8 +161,8 @@ def _lanes(timeline: Timeline) -> tuple[list[str], list[Block], list[Mark]]:
                             f"{e.part}: {title}, 終 {e.zhong} ({e.cue})", "part"))
     marks: list[Mark] = []
     if archery:
-        blocks += _pairs(timeline, lane["耦"])
-        marks += _strokes_and_arrows(timeline, lane["節"], lane["矢"])
+        blocks += _pairs(timeline, shots, lane["耦"])
+        marks += _strokes_and_arrows(timeline, shots, lane["節"], lane["矢"])
     if calls:
         marks += [Mark(lane["唱"], seconds(e.start_tick), e.cue, e.text, f"{e.part} {e.text} on {e.degree}"
                        + (f" (arrow {e.arrow} of {e.pair}, {e.round})" if e.pair else ""), "call")
@@ -169,26 +170,29 @@ def _lanes(timeline: Timeline) -> tuple[list[str], list[Block], list[Mark]]:
     return lanes, blocks, marks
 
 
-def _sorted_out(events: tuple[Event, ...]) -> tuple[list[Event], list[Event], bool]:
-    """In one pass over *events*: the notes and drum strokes not on a 節, the calls, and whether an arrow flies."""
-    music, calls, archery = [], [], False
+def _sorted_out(events: tuple[Event, ...]) -> tuple[list[Event], list[Event], list[Event]]:
+    """In one pass over *events*: the notes and drum strokes not on a 節, the calls, and the shooting's events (the
+    arrows, and the drum strokes on a 節 or of a 耦), in order."""
+    music, calls, shots = [], [], []
     note, drum, call, release = EventKind.NOTE, EventKind.DRUM, EventKind.CALL, EventKind.RELEASE
     for e in events:
         kind = e.kind
         if kind is note or kind is drum:
             if not e.jie:
                 music.append(e)
+            if kind is drum and (e.jie or e.pair):
+                shots.append(e)
         elif kind is call:
             calls.append(e)
         elif kind is release:
-            archery = True
-    return music, calls, archery
+            shots.append(e)
+    return music, calls, shots
 
 
-def _pairs(timeline: Timeline, lane: int) -> list[Block]:
-    """Each 耦's turn in each round: from its first stroke or arrow to its last."""
+def _pairs(timeline: Timeline, shots: list[Event], lane: int) -> list[Block]:
+    """Each 耦's turn in each round: from its first stroke or arrow to its last (*shots* from ``_sorted_out``)."""
     spans: dict[tuple[str, str], list[Any]] = {}
-    for e in timeline.events:
+    for e in shots:
         if e.pair and e.kind in (EventKind.RELEASE, EventKind.DRUM):
             t0, t1 = seconds(e.start_tick), seconds(e.start_tick + e.length_ticks)
             span = spans.setdefault((e.round, e.pair), [t0, t1, e.cue, set()])
@@ -199,10 +203,11 @@ def _pairs(timeline: Timeline, lane: int) -> list[Block]:
             for (rnd, pair), (t0, t1, cue, who) in spans.items()]
 
 
-def _strokes_and_arrows(timeline: Timeline, jie_lane: int, arrow_lane: int) -> list[Mark]:
+def _strokes_and_arrows(timeline: Timeline, shots: list[Event], jie_lane: int, arrow_lane: int) -> list[Mark]:
+    """The 節 strokes (the first of each 節 labelled) and the arrows among *shots* (from ``_sorted_out``)."""
     marks = []
     seen: set[tuple[str, str, int]] = set()
-    for e in timeline.events:
+    for e in shots:
         if e.kind is EventKind.DRUM and e.jie:
             first = (e.round, e.pair, e.jie) not in seen
             seen.add((e.round, e.pair, e.jie))
@@ -287,6 +292,8 @@ def _stations(timeline: Timeline) -> dict[str, dict[str, Any]]:
     """
     place = {p.id: p.position for p in timeline.cast.values() if p.position}
     out = {}
+    at: dict[str, list[str]] = {}
+    changed = True
     for t in timeline.cues:
         cue = t.cue
         people = cue.who or cue.performers
@@ -295,10 +302,12 @@ def _stations(timeline: Timeline) -> dict[str, dict[str, Any]]:
             for person in people:
                 if place.get(person) != cue.where:
                     moves.append({"who": person, "from": place.get(person, ""), "to": cue.where})
-                place[person] = cue.where
-        at: dict[str, list[str]] = {}
-        for person, pos in place.items():
-            at.setdefault(pos, []).append(person)
+                    place[person] = cue.where
+                    changed = True
+        if changed:  # else the cue shares the last cue's map, which no one changes (it only goes into the JSON)
+            at, changed = {}, False
+            for person, pos in place.items():
+                at.setdefault(pos, []).append(person)
         here = sorted({cue.where} if cue.where else {place[p] for p in people if p in place})
         here += sorted({m.position for i in cue.instruments if (m := timeline.instruments.get(i)) and m.position})
         out[cue.id] = {"moves": moves, "at": at, "here": list(dict.fromkeys(here))}
@@ -334,6 +343,7 @@ def _cue_data(timeline: Timeline, stations: dict[str, dict[str, Any]]) -> list[d
             cue_parts.add(e.part)
     out = []
     by_id = cues_by_id(timeline)
+    rank = {p: n for n, p in enumerate(PARTS)}
     for t in timeline.cues:
         cue = t.cue
         people = cue.who or cue.performers
@@ -346,7 +356,7 @@ def _cue_data(timeline: Timeline, stations: dict[str, dict[str, Any]]) -> list[d
             "music": cue.music.value if cue.music else "",
             "pieces": [{"title": p.piece.title, "id": p.piece.id, "zhong": p.zhong,
                         "lost": bool(p.piece.realization)} for p in cue.pieces],
-            "parts": sorted(parts.get(cue.id, ()), key=lambda p: list(PARTS).index(p) if p in PARTS else 99),
+            "parts": sorted(parts.get(cue.id, ()), key=lambda p: rank.get(p, 99)),
             "instruments": [timeline.instruments[i].name for i in cue.instruments if i in timeline.instruments],
             "page": cue.cite.page, "quote": cue.cite.quote, "cite": str(cue.cite),
             **stations[cue.id],
@@ -429,10 +439,12 @@ def template_cache(folder: Path, fingerprint: str) -> Any:
     return Cache(str(folder), f"{fingerprint}-%s.cache")
 
 
-def timeline_view(timeline: Timeline) -> dict[str, Any]:
-    """What ``timeline.svg.j2`` draws: the lanes, and each block and mark with where it goes."""
+def timeline_view(timeline: Timeline, duration_ticks: int | None = None) -> dict[str, Any]:
+    """What ``timeline.svg.j2`` draws: the lanes, and each block and mark with where it goes (*duration_ticks*:
+    the timeline's, where the caller has it already)."""
     lanes, blocks, marks = _lanes(timeline)
-    duration = max(seconds(timeline.duration_ticks), 1.0)
+    total = timeline.duration_ticks if duration_ticks is None else duration_ticks
+    duration = max(seconds(total), 1.0)
     return {"lanes": lanes, "blocks": blocks, "marks": marks, "duration": duration, "lane_height": LANE_HEIGHT,
             "label_width": LABEL_WIDTH, "plot_width": PLOT_WIDTH,
             "drawn_blocks": [(b, _drawn(b.lane, b.t0, b.t1, duration)) for b in blocks],
@@ -449,7 +461,8 @@ def sheet_html(timeline: Timeline) -> str:
     """The page of *timeline*: timeline, ground plan, cue details and run sheet, in one HTML file."""
     from markupsafe import Markup
 
-    view = timeline_view(timeline)
+    total = timeline.duration_ticks  # not a stored field: each read scans every event
+    view = timeline_view(timeline, total)
     blocks, duration = view["blocks"], view["duration"]
     stations = _stations(timeline)
     places = _places(timeline)
@@ -470,7 +483,7 @@ def sheet_html(timeline: Timeline) -> str:
         measured=any(t.estimate_ticks is not None for t in timeline.cues),
         sections=[s for s, _ in groups], tallies=timeline.tallies, notices=timeline.notices,
         settings=f"variants: {', '.join(sorted(timeline.variants)) or 'none'}; readings: {readings}; "
-                 f"tuning {real.tuning.value}, 黄鍾 = MIDI {real.huangzhong}; total {clock(timeline.duration_ticks)}",
+                 f"tuning {real.tuning.value}, 黄鍾 = MIDI {real.huangzhong}; total {clock(total)}",
         data=Markup(json_island(data)),
     )
     return page
