@@ -137,10 +137,13 @@ def _segments(events: list[Event]) -> list[tuple[Event, float, float]]:
     return sorted(((e, t0, t1) for spans in runs.values() for e, t0, t1 in spans), key=lambda s: (s[1], s[0].part))
 
 
-def _lanes(timeline: Timeline) -> tuple[list[str], list[Block], list[Mark]]:
+Sorted = tuple[list[Event], list[Event], list[Event]]  # what _sorted_out finds: music, calls, shots
+
+
+def _lanes(timeline: Timeline, sorted_out: Sorted) -> tuple[list[str], list[Block], list[Mark]]:
     """The lanes and what is drawn on them: sections, actions, music cues, each part's pieces and 終, each 耦's
-    turn, its 節 strokes and arrows, the calls."""
-    music, calls, shots = _sorted_out(timeline.events)
+    turn, its 節 strokes and arrows, the calls (*sorted_out*: ``_sorted_out`` of the timeline's events)."""
+    music, calls, shots = sorted_out
     archery = any(e.kind is EventKind.RELEASE for e in shots)
     played = {e.part for e in music}
     parts = [p for p in PARTS if p in played]
@@ -170,7 +173,7 @@ def _lanes(timeline: Timeline) -> tuple[list[str], list[Block], list[Mark]]:
     return lanes, blocks, marks
 
 
-def _sorted_out(events: tuple[Event, ...]) -> tuple[list[Event], list[Event], list[Event]]:
+def _sorted_out(events: tuple[Event, ...]) -> Sorted:
     """In one pass over *events*: the notes and drum strokes not on a 節, the calls, and the shooting's events (the
     arrows, and the drum strokes on a 節 or of a 耦), in order."""
     music, calls, shots = [], [], []
@@ -331,9 +334,10 @@ def _basis(timing: CueTiming, jie_total: int, by_id: dict[str, Cue]) -> str:
     return "from the score: pieces × 終 × syllables × seconds a syllable"
 
 
-def _cue_data(timeline: Timeline, stations: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def _cue_data(timeline: Timeline, stations: dict[str, dict[str, Any]], shots: list[Event]) -> list[dict[str, Any]]:
+    """Each cue's data for the page's script (*shots*: the shooting's events, from ``_sorted_out``)."""
     names = timeline.names
-    jie_total = max((e.jie for e in timeline.events if e.kind is EventKind.DRUM and e.jie), default=0)
+    jie_total = max((e.jie for e in shots if e.kind is EventKind.DRUM and e.jie), default=0)
     parts: dict[str, set[str]] = {}
     sounding = (EventKind.NOTE, EventKind.DRUM, EventKind.CALL)
     for e in timeline.events:
@@ -439,12 +443,15 @@ def template_cache(folder: Path, fingerprint: str) -> Any:
     return Cache(str(folder), f"{fingerprint}-%s.cache")
 
 
-def timeline_view(timeline: Timeline, duration_ticks: int | None = None) -> dict[str, Any]:
-    """What ``timeline.svg.j2`` draws: the lanes, and each block and mark with where it goes (*duration_ticks*:
-    the timeline's, where the caller has it already)."""
-    lanes, blocks, marks = _lanes(timeline)
-    total = timeline.duration_ticks if duration_ticks is None else duration_ticks
-    duration = max(seconds(total), 1.0)
+def timeline_view(timeline: Timeline) -> dict[str, Any]:
+    """What ``timeline.svg.j2`` draws: the lanes, and each block and mark with where it goes."""
+    return _view(timeline, _sorted_out(timeline.events), timeline.duration_ticks)
+
+
+def _view(timeline: Timeline, sorted_out: Sorted, duration_ticks: int) -> dict[str, Any]:
+    """``timeline_view`` from what the caller has already found (each is a scan of every event)."""
+    lanes, blocks, marks = _lanes(timeline, sorted_out)
+    duration = max(seconds(duration_ticks), 1.0)
     return {"lanes": lanes, "blocks": blocks, "marks": marks, "duration": duration, "lane_height": LANE_HEIGHT,
             "label_width": LABEL_WIDTH, "plot_width": PLOT_WIDTH,
             "drawn_blocks": [(b, _drawn(b.lane, b.t0, b.t1, duration)) for b in blocks],
@@ -462,7 +469,9 @@ def sheet_html(timeline: Timeline) -> str:
     from markupsafe import Markup
 
     total = timeline.duration_ticks  # not a stored field: each read scans every event
-    view = timeline_view(timeline, total)
+    sorted_out = _sorted_out(timeline.events)
+    shots = sorted_out[2]
+    view = _view(timeline, sorted_out, total)
     blocks, duration = view["blocks"], view["duration"]
     stations = _stations(timeline)
     places = _places(timeline)
@@ -471,11 +480,11 @@ def sheet_html(timeline: Timeline) -> str:
                         key=lambda p: (names.get(p, p), p))
     real = timeline.realization
     readings = ", ".join(f"{k}={v}" for k, v in sorted(timeline.readings.items())) or "none"
-    cues = _cue_data(timeline, stations)
+    cues = _cue_data(timeline, stations, shots)
     groups = _rows(timeline, cues)
     data = {"rite": timeline.rite, "duration": duration, "cues": cues, "names": names,
             "scale": PLAN_SCALE,
-            "zooms": _zooms(timeline, blocks, duration)}
+            "zooms": _zooms(shots, blocks, duration)}
     page: str = environment().get_template("sheet.html.j2").render(
         timeline=timeline, **view, now_line=False, places=places, unplaced=unplaced(timeline), scale=PLAN_SCALE,
         hall_box=_view_box(places, hall=True), whole_box=_view_box(places, hall=False),
@@ -489,16 +498,16 @@ def sheet_html(timeline: Timeline) -> str:
     return page
 
 
-def _zooms(timeline: Timeline, blocks: list[Block], duration: float) -> list[dict[str, Any]]:
+def _zooms(shots: list[Event], blocks: list[Block], duration: float) -> list[dict[str, Any]]:
     """The views the zoom menu offers: the whole rite (*duration* seconds, at least 1), each section, each 耦's turn,
-    each 節 of it."""
+    each 節 of it (its strokes among *shots*, from ``_sorted_out``)."""
     views = [{"label": "the whole rite", "t0": 0.0, "t1": duration}]
     views += [{"label": f"section {b.label}", "t0": b.t0, "t1": b.t1} for b in blocks if b.kind == "section"]
     for b in blocks:
         if b.kind == "pair":
             views.append({"label": f"耦 {b.label}", "t0": b.t0, "t1": b.t1})
     jie: dict[tuple[str, str, int], list[float]] = {}
-    for e in timeline.events:
+    for e in shots:
         if e.kind is EventKind.DRUM and e.jie:
             jie.setdefault((e.round, e.pair, e.jie), []).append(seconds(e.start_tick))
     starts = sorted(jie.items(), key=lambda kv: min(kv[1]))
