@@ -549,14 +549,16 @@ def test_que_is_named_only_where_the_text_writes_it(repertoire):
     assert "至 bai-zhi (樂闋)" in html  # golden's 肆夏 quotes 8-24a, where the text writes 樂闋 for it
 
 
-def test_the_lanes_sort_out_music_calls_and_arrows_in_one_pass(repertoire):
+def test_the_lanes_sort_out_music_calls_and_the_shooting_in_one_pass(repertoire):
     from yuesheng.timeline import EventKind, seconds
     from yuesheng.web.sheet import _segments, _sorted_out
 
     events = build_timeline(load_cuesheet(cue_path("dashe"), repertoire)).events
-    music, calls, archery = _sorted_out(events)
+    music, calls, shots = _sorted_out(events)
     assert music == [e for e in events if e.kind in (EventKind.NOTE, EventKind.DRUM) and not e.jie]
     assert calls == [e for e in events if e.kind is EventKind.CALL] and calls
-    assert archery is any(e.kind is EventKind.RELEASE for e in events) is True
+    assert shots == [e for e in events if e.kind is EventKind.RELEASE
+                     or e.kind is EventKind.DRUM and (e.jie or e.pair)]
+    assert any(e.kind is EventKind.DRUM and e.jie for e in shots) and any(e.kind is EventKind.RELEASE for e in shots)
     for e, t0, t1 in _segments(music):  # each run from its first note's onset, in seconds as seconds() gives them
         assert t0 == seconds(e.start_tick) and t1 >= seconds(e.start_tick + e.length_ticks)

@@ -137,10 +137,14 @@ def _segments(events: list[Event]) -> list[tuple[Event, float, float]]:
     return sorted(((e, t0, t1) for spans in runs.values() for e, t0, t1 in spans), key=lambda s: (s[1], s[0].part))
 
 
-def _lanes(timeline: Timeline) -> tuple[list[str], list[Block], list[Mark]]:
+Sorted = tuple[list[Event], list[Event], list[Event]]  # what _sorted_out finds: music, calls, shots
+
+
+def _lanes(timeline: Timeline, sorted_out: Sorted) -> tuple[list[str], list[Block], list[Mark]]:
     """The lanes and what is drawn on them: sections, actions, music cues, each part's pieces and 終, each 耦's
-    turn, its 節 strokes and arrows, the calls."""
-    music, calls, archery = _sorted_out(timeline.events)
+    turn, its 節 strokes and arrows, the calls (*sorted_out*: ``_sorted_out`` of the timeline's events)."""
+    music, calls, shots = sorted_out
+    archery = any(e.kind is EventKind.RELEASE for e in shots)
     played = {e.part for e in music}
     parts = [p for p in PARTS if p in played]
     lanes = ["節次", "儀", "樂"] + parts + (["耦", "節", "矢"] if archery else []) + (["唱"] if calls else [])
@@ -160,8 +164,8 @@ def _lanes(timeline: Timeline) -> tuple[list[str], list[Block], list[Mark]]:
                             f"{e.part}: {title}, 終 {e.zhong} ({e.cue})", "part"))
     marks: list[Mark] = []
     if archery:
-        blocks += _pairs(timeline, lane["耦"])
-        marks += _strokes_and_arrows(timeline, lane["節"], lane["矢"])
+        blocks += _pairs(timeline, shots, lane["耦"])
+        marks += _strokes_and_arrows(timeline, shots, lane["節"], lane["矢"])
     if calls:
         marks += [Mark(lane["唱"], seconds(e.start_tick), e.cue, e.text, f"{e.part} {e.text} on {e.degree}"
                        + (f" (arrow {e.arrow} of {e.pair}, {e.round})" if e.pair else ""), "call")
@@ -169,26 +173,29 @@ def _lanes(timeline: Timeline) -> tuple[list[str], list[Block], list[Mark]]:
     return lanes, blocks, marks
 
 
-def _sorted_out(events: tuple[Event, ...]) -> tuple[list[Event], list[Event], bool]:
-    """In one pass over *events*: the notes and drum strokes not on a 節, the calls, and whether an arrow flies."""
-    music, calls, archery = [], [], False
+def _sorted_out(events: tuple[Event, ...]) -> Sorted:
+    """In one pass over *events*: the notes and drum strokes not on a 節, the calls, and the shooting's events (the
+    arrows, and the drum strokes on a 節 or of a 耦), in order."""
+    music, calls, shots = [], [], []
     note, drum, call, release = EventKind.NOTE, EventKind.DRUM, EventKind.CALL, EventKind.RELEASE
     for e in events:
         kind = e.kind
         if kind is note or kind is drum:
             if not e.jie:
                 music.append(e)
+            if kind is drum and (e.jie or e.pair):
+                shots.append(e)
         elif kind is call:
             calls.append(e)
         elif kind is release:
-            archery = True
-    return music, calls, archery
+            shots.append(e)
+    return music, calls, shots
 
 
-def _pairs(timeline: Timeline, lane: int) -> list[Block]:
-    """Each 耦's turn in each round: from its first stroke or arrow to its last."""
+def _pairs(timeline: Timeline, shots: list[Event], lane: int) -> list[Block]:
+    """Each 耦's turn in each round: from its first stroke or arrow to its last (*shots* from ``_sorted_out``)."""
     spans: dict[tuple[str, str], list[Any]] = {}
-    for e in timeline.events:
+    for e in shots:
         if e.pair and e.kind in (EventKind.RELEASE, EventKind.DRUM):
             t0, t1 = seconds(e.start_tick), seconds(e.start_tick + e.length_ticks)
             span = spans.setdefault((e.round, e.pair), [t0, t1, e.cue, set()])
@@ -199,10 +206,11 @@ def _pairs(timeline: Timeline, lane: int) -> list[Block]:
             for (rnd, pair), (t0, t1, cue, who) in spans.items()]
 
 
-def _strokes_and_arrows(timeline: Timeline, jie_lane: int, arrow_lane: int) -> list[Mark]:
+def _strokes_and_arrows(timeline: Timeline, shots: list[Event], jie_lane: int, arrow_lane: int) -> list[Mark]:
+    """The 節 strokes (the first of each 節 labelled) and the arrows among *shots* (from ``_sorted_out``)."""
     marks = []
     seen: set[tuple[str, str, int]] = set()
-    for e in timeline.events:
+    for e in shots:
         if e.kind is EventKind.DRUM and e.jie:
             first = (e.round, e.pair, e.jie) not in seen
             seen.add((e.round, e.pair, e.jie))
@@ -287,6 +295,8 @@ def _stations(timeline: Timeline) -> dict[str, dict[str, Any]]:
     """
     place = {p.id: p.position for p in timeline.cast.values() if p.position}
     out = {}
+    at: dict[str, list[str]] = {}
+    changed = True
     for t in timeline.cues:
         cue = t.cue
         people = cue.who or cue.performers
@@ -295,10 +305,12 @@ def _stations(timeline: Timeline) -> dict[str, dict[str, Any]]:
             for person in people:
                 if place.get(person) != cue.where:
                     moves.append({"who": person, "from": place.get(person, ""), "to": cue.where})
-                place[person] = cue.where
-        at: dict[str, list[str]] = {}
-        for person, pos in place.items():
-            at.setdefault(pos, []).append(person)
+                    place[person] = cue.where
+                    changed = True
+        if changed:  # else the cue shares the last cue's map, which no one changes (it only goes into the JSON)
+            at, changed = {}, False
+            for person, pos in place.items():
+                at.setdefault(pos, []).append(person)
         here = sorted({cue.where} if cue.where else {place[p] for p in people if p in place})
         here += sorted({m.position for i in cue.instruments if (m := timeline.instruments.get(i)) and m.position})
         out[cue.id] = {"moves": moves, "at": at, "here": list(dict.fromkeys(here))}
@@ -322,9 +334,10 @@ def _basis(timing: CueTiming, jie_total: int, by_id: dict[str, Cue]) -> str:
     return "from the score: pieces × 終 × syllables × seconds a syllable"
 
 
-def _cue_data(timeline: Timeline, stations: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def _cue_data(timeline: Timeline, stations: dict[str, dict[str, Any]], shots: list[Event]) -> list[dict[str, Any]]:
+    """Each cue's data for the page's script (*shots*: the shooting's events, from ``_sorted_out``)."""
     names = timeline.names
-    jie_total = max((e.jie for e in timeline.events if e.kind is EventKind.DRUM and e.jie), default=0)
+    jie_total = max((e.jie for e in shots if e.kind is EventKind.DRUM and e.jie), default=0)
     parts: dict[str, set[str]] = {}
     sounding = (EventKind.NOTE, EventKind.DRUM, EventKind.CALL)
     for e in timeline.events:
@@ -334,6 +347,7 @@ def _cue_data(timeline: Timeline, stations: dict[str, dict[str, Any]]) -> list[d
             cue_parts.add(e.part)
     out = []
     by_id = cues_by_id(timeline)
+    rank = {p: n for n, p in enumerate(PARTS)}
     for t in timeline.cues:
         cue = t.cue
         people = cue.who or cue.performers
@@ -346,7 +360,7 @@ def _cue_data(timeline: Timeline, stations: dict[str, dict[str, Any]]) -> list[d
             "music": cue.music.value if cue.music else "",
             "pieces": [{"title": p.piece.title, "id": p.piece.id, "zhong": p.zhong,
                         "lost": bool(p.piece.realization)} for p in cue.pieces],
-            "parts": sorted(parts.get(cue.id, ()), key=lambda p: list(PARTS).index(p) if p in PARTS else 99),
+            "parts": sorted(parts.get(cue.id, ()), key=lambda p: rank.get(p, 99)),
             "instruments": [timeline.instruments[i].name for i in cue.instruments if i in timeline.instruments],
             "page": cue.cite.page, "quote": cue.cite.quote, "cite": str(cue.cite),
             **stations[cue.id],
@@ -431,8 +445,13 @@ def template_cache(folder: Path, fingerprint: str) -> Any:
 
 def timeline_view(timeline: Timeline) -> dict[str, Any]:
     """What ``timeline.svg.j2`` draws: the lanes, and each block and mark with where it goes."""
-    lanes, blocks, marks = _lanes(timeline)
-    duration = max(seconds(timeline.duration_ticks), 1.0)
+    return _view(timeline, _sorted_out(timeline.events), timeline.duration_ticks)
+
+
+def _view(timeline: Timeline, sorted_out: Sorted, duration_ticks: int) -> dict[str, Any]:
+    """``timeline_view`` from what the caller has already found (each is a scan of every event)."""
+    lanes, blocks, marks = _lanes(timeline, sorted_out)
+    duration = max(seconds(duration_ticks), 1.0)
     return {"lanes": lanes, "blocks": blocks, "marks": marks, "duration": duration, "lane_height": LANE_HEIGHT,
             "label_width": LABEL_WIDTH, "plot_width": PLOT_WIDTH,
             "drawn_blocks": [(b, _drawn(b.lane, b.t0, b.t1, duration)) for b in blocks],
@@ -449,7 +468,10 @@ def sheet_html(timeline: Timeline) -> str:
     """The page of *timeline*: timeline, ground plan, cue details and run sheet, in one HTML file."""
     from markupsafe import Markup
 
-    view = timeline_view(timeline)
+    total = timeline.duration_ticks  # not a stored field: each read scans every event
+    sorted_out = _sorted_out(timeline.events)
+    shots = sorted_out[2]
+    view = _view(timeline, sorted_out, total)
     blocks, duration = view["blocks"], view["duration"]
     stations = _stations(timeline)
     places = _places(timeline)
@@ -458,11 +480,11 @@ def sheet_html(timeline: Timeline) -> str:
                         key=lambda p: (names.get(p, p), p))
     real = timeline.realization
     readings = ", ".join(f"{k}={v}" for k, v in sorted(timeline.readings.items())) or "none"
-    cues = _cue_data(timeline, stations)
+    cues = _cue_data(timeline, stations, shots)
     groups = _rows(timeline, cues)
     data = {"rite": timeline.rite, "duration": duration, "cues": cues, "names": names,
             "scale": PLAN_SCALE,
-            "zooms": _zooms(timeline, blocks, duration)}
+            "zooms": _zooms(shots, blocks, duration)}
     page: str = environment().get_template("sheet.html.j2").render(
         timeline=timeline, **view, now_line=False, places=places, unplaced=unplaced(timeline), scale=PLAN_SCALE,
         hall_box=_view_box(places, hall=True), whole_box=_view_box(places, hall=False),
@@ -470,22 +492,22 @@ def sheet_html(timeline: Timeline) -> str:
         measured=any(t.estimate_ticks is not None for t in timeline.cues),
         sections=[s for s, _ in groups], tallies=timeline.tallies, notices=timeline.notices,
         settings=f"variants: {', '.join(sorted(timeline.variants)) or 'none'}; readings: {readings}; "
-                 f"tuning {real.tuning.value}, 黄鍾 = MIDI {real.huangzhong}; total {clock(timeline.duration_ticks)}",
+                 f"tuning {real.tuning.value}, 黄鍾 = MIDI {real.huangzhong}; total {clock(total)}",
         data=Markup(json_island(data)),
     )
     return page
 
 
-def _zooms(timeline: Timeline, blocks: list[Block], duration: float) -> list[dict[str, Any]]:
+def _zooms(shots: list[Event], blocks: list[Block], duration: float) -> list[dict[str, Any]]:
     """The views the zoom menu offers: the whole rite (*duration* seconds, at least 1), each section, each 耦's turn,
-    each 節 of it."""
+    each 節 of it (its strokes among *shots*, from ``_sorted_out``)."""
     views = [{"label": "the whole rite", "t0": 0.0, "t1": duration}]
     views += [{"label": f"section {b.label}", "t0": b.t0, "t1": b.t1} for b in blocks if b.kind == "section"]
     for b in blocks:
         if b.kind == "pair":
             views.append({"label": f"耦 {b.label}", "t0": b.t0, "t1": b.t1})
     jie: dict[tuple[str, str, int], list[float]] = {}
-    for e in timeline.events:
+    for e in shots:
         if e.kind is EventKind.DRUM and e.jie:
             jie.setdefault((e.round, e.pair, e.jie), []).append(seconds(e.start_tick))
     starts = sorted(jie.items(), key=lambda kv: min(kv[1]))
