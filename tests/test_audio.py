@@ -132,7 +132,8 @@ def test_the_cli_reports_a_full_disk_as_an_error(run, monkeypatch, tmp_path):
 
 
 @needs_fluidsynth
-@pytest.mark.parametrize("suffix", [".wav", ".flac", ".ogg", ".opus"])
+@pytest.mark.parametrize("suffix", [".wav", ".flac",
+                                    *(pytest.param(s, marks=pytest.mark.slow) for s in (".ogg", ".opus"))])
 def test_each_format_renders_with_sound_where_music_sounds_and_silence_where_not(tmp_path, suffix):
     timeline = _sound_and_silence()
     out = tmp_path / f"t{suffix}"
@@ -196,7 +197,7 @@ def _pitch_hz(samples: np.ndarray, rate: int, around: float) -> float:
 
 
 @needs_fluidsynth
-@pytest.mark.parametrize("name", ["仲", "林", "夾"])
+@pytest.mark.parametrize("name", ["仲", *(pytest.param(n, marks=pytest.mark.slow) for n in ("林", "夾"))])
 def test_sanfen_tuning_is_audible_within_three_cents(tmp_path, name):
     the_lu = next(lu for lu in LU if lu.short == name)
     real = Realization(60, Tuning.SANFEN)
@@ -442,7 +443,7 @@ def _gone(pid: int, within: float = 5) -> bool:
 
 @needs_fluidsynth
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, pytest.param(signal.SIGINT, marks=pytest.mark.slow)])
 def test_an_interrupted_render_leaves_no_temporary_file_and_no_fluidsynth(tmp_path, signum):
     (tmp_path / "out").mkdir()
     (tmp_path / "tmp").mkdir()
