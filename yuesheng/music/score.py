@@ -30,12 +30,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from yuesheng.checking import Checker
 from yuesheng.errors import InvalidInputError, InvalidValueError, Problem, UnknownNameError, UnknownPageError
-from yuesheng.music.lulu import LU, SUZI_SYMBOLS, Mode, Pitch, lu, parse_mode, resolve
+from yuesheng.music.lulu import LU, SUZI_SYMBOLS, Mode, Pitch, parse_mode, resolve
 from yuesheng.yamlload import Document, PathKey, load
 
 LU_SYMBOLS = "".join(the_lu.short for the_lu in LU) + "夹"
@@ -374,6 +375,11 @@ def _read_stanza(
     return Stanza(number, page, lines["lyrics"] or "", lines["lu"], lines["suzi"], tuple(notes))
 
 
+@lru_cache(maxsize=256)  # a score has a few dozen (律, 俗字) pairs, each read once per note: resolve each once
+def _resolved(lu_char: str, suzi_char: str) -> Pitch:
+    return resolve(lu_char, suzi_char)
+
+
 def _read_note(
     r: Checker, path: PathKey, number: int, pos: int, syllable: str, lu_char: str, suzi_char: str,
     mode: Mode | None, excused: set[str],
@@ -386,13 +392,13 @@ def _read_note(
         r.error(path + ("suzi",), f"{where}: {suzi_char!r} is no 俗字", "suzi")
         return None
     try:
-        pitch = resolve(lu_char, suzi_char)
+        pitch = _resolved(lu_char, suzi_char)
     except InvalidValueError as exc:
         if "agree" in excused:
             return None
         r.error(path + ("lu",), f"{where}: {exc}", "agree")
         return None
-    if mode is not None and mode.degree_of(lu(lu_char)) is None and "scale" not in excused:
+    if mode is not None and mode.degree_of(pitch.lu) is None and "scale" not in excused:
         scale = "".join(the_lu.short for the_lu in mode.scale)
         r.error(path + ("lu",), f"{where}: {lu_char} is not in the scale of {mode.name} ({scale})", "scale")
     return Note(syllable, lu_char, suzi_char, pitch, number, pos)
