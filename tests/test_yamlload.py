@@ -140,3 +140,27 @@ def test_importing_the_loader_does_not_import_pyyaml():
 
     code = "import sys, yuesheng.yamlload; print('yaml' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
+
+
+def test_the_cache_keeps_at_most_its_bound_and_drops_the_oldest(tmp_path, monkeypatch):
+    import os
+
+    from yuesheng import yamlload
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(yamlload, "CACHE_ENTRIES", 3)
+    files = []
+    for n in range(5):
+        path = tmp_path / f"f{n}.yaml"
+        path.write_text(f"n: {n}\n", encoding="utf-8")
+        yamlload.load(path)
+        files.append(path)
+        folder = tmp_path / "cache" / "yuesheng" / "yaml"
+        for k, entry in enumerate(sorted(folder.glob("*.json"), key=lambda e: e.stat().st_mtime)):
+            os.utime(entry, (k, k))  # distinct, ordered times: the file system's may tie
+    folder = tmp_path / "cache" / "yuesheng" / "yaml"
+    assert oct(folder.stat().st_mode & 0o777) == "0o700"
+    kept = sorted(folder.glob("*.json"))
+    assert len(kept) == 3
+    assert yamlload._cache_entry(files[0]) not in kept and yamlload._cache_entry(files[4]) in kept
+    assert yamlload.load(files[4]).data == {"n": 4}

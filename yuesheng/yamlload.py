@@ -20,7 +20,8 @@ JSON, one entry per file path) together with the file's whole text: a file read 
 unchanged is not parsed again, and PyYAML is not even imported. The file itself is still
 read and checked (regular, size, UTF-8) every time, and an entry is used only if its text is
 the file's text, character for character; one that is not, or that cannot be read or
-written, is ignored without a word.
+written, is ignored without a word. The folder is the user's alone (0700) and holds at most
+``CACHE_ENTRIES`` files: writing one more removes those written longest ago.
 """
 
 from __future__ import annotations
@@ -340,6 +341,7 @@ def load(path: str | Path) -> Document:
 # --- the cache of loaded files ---------------------------------------------------------------------------------------
 
 _CACHE_FORMAT = f"yuesheng-yaml-2 {MAX_BYTES} {MAX_NODES} {MAX_DEPTH} {MAX_NUMBER_CHARS}"  # change it with the builder
+CACHE_ENTRIES = 256  # the most files kept: writing one more removes the entries written longest ago
 
 
 def _cache_entry(path: str | Path) -> Path | None:
@@ -406,10 +408,27 @@ def _write_cache(entry: Path, text: str, doc: Document) -> None:
                "key_marks": [n for mark in doc.key_marks.values() for n in mark]}
     temporary = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
     try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
+        entry.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # copies of the user's files: the user's alone
         with open(temporary, "w", encoding="utf-8") as handle:
             json.dump(content, handle, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         os.replace(temporary, entry)
+        _prune(entry.parent)
     except (OSError, ValueError, TypeError):
         with contextlib.suppress(OSError):
             temporary.unlink(missing_ok=True)
+
+
+def _prune(folder: Path) -> None:
+    """Remove all but the ``CACHE_ENTRIES`` entries of *folder* written most recently: the cache stays bounded."""
+    entries = list(folder.glob("*.json"))
+    if len(entries) > CACHE_ENTRIES:
+        for old in sorted(entries, key=_written)[: len(entries) - CACHE_ENTRIES]:
+            with contextlib.suppress(OSError):
+                old.unlink()
+
+
+def _written(entry: Path) -> float:
+    try:
+        return entry.stat().st_mtime
+    except OSError:
+        return 0.0
