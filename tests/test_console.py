@@ -65,7 +65,9 @@ class Live:
         self.control = Control(self.clock, guard=0.5)
         self.player = Player(timeline, self.port, self.clock, control=Stepped(self.control, self.clock), stay=True,
                              show=lambda _: None)
-        self.client = TestClient(Console(timeline, self.player, self.control, token=token, wall=lambda: WALL).app())
+        # "testserver": the Host the TestClient's WebSockets carry, as a tablet's would carry the laptop's name
+        console = Console(timeline, self.player, self.control, token=token, hosts=("testserver",), wall=lambda: WALL)
+        self.client = TestClient(console.app(), base_url="http://127.0.0.1")
         self.thread = threading.Thread(target=self.player.run, daemon=True)
         self.thread.start()
 
@@ -171,8 +173,39 @@ def test_jump_makes_a_cue_the_next_and_go_plays_it(live):
 def test_malformed_commands_are_refused(live):
     for bad in ({"command": "launch"}, {"command": "goto", "cue": "nosuch"}, {"command": "goto", "cue": 3}, [1, 2]):
         assert live.client.post("/command", json=bad).json() == {"accepted": False}
-    assert live.client.post("/command", content=b"{oops").status_code == 400
+    json_body = {"Content-Type": "application/json"}
+    assert live.client.post("/command", content=b"{oops", headers=json_body).status_code == 400
+    assert live.client.post("/command", content=b"[" * 100_000, headers=json_body).status_code == 413
+    assert live.client.post("/command", content=b"[" * 5_000, headers=json_body).status_code == 400  # too deep
+    assert live.client.post("/command", content=b'{"command": "go"}',
+                            headers={"Content-Type": "text/plain"}).status_code == 415  # a form a page may post
     assert live.client.get("/state").json()["next"]["id"] == "bin-ru"
+
+
+def test_another_site_cannot_drive_or_read_the_console(live):
+    """Any page the operator has open could post to the console: its Origin is refused, and so is a Host name that
+    points here only by DNS rebinding; the console's own origin and bare clients (curl, no Origin) are served."""
+    evil = {"Origin": "http://evil.example"}
+    assert live.client.post("/command", json={"command": "go"}, headers=evil).status_code == 403
+    assert live.client.get("/state", headers={"Host": "attacker.example"}).status_code == 403
+    assert "another site" in live.client.post("/command", json={"command": "go"}, headers=evil).text
+    with pytest.raises(WebSocketDisconnect), live.client.websocket_connect("/ws", headers=evil) as socket:
+        socket.receive_text()
+    assert live.client.get("/state").json()["current"] is None  # nothing of that went through
+    own = {"Origin": "http://127.0.0.1"}
+    assert live.client.post("/command", json={"command": "go"}, headers=own).json() == {"accepted": True}
+    assert live.client.get("/state", headers={"Host": "localhost"}).status_code == 200
+
+
+def test_odd_websocket_frames_are_refused_not_fatal(live):
+    with live.client.websocket_connect("/ws") as socket:
+        socket.receive_text()  # the first state
+        for frame in (b"\x00binary", "[" * 5_000, "x" * 20_000):
+            socket.send_bytes(frame) if isinstance(frame, bytes) else socket.send_text(frame)
+            reply = socket.receive_text()
+            while '"accepted"' not in reply:  # states pushed meanwhile
+                reply = socket.receive_text()
+            assert reply == '{"accepted": false}'
 
 
 def test_the_page_lists_every_action_to_jump_to(live):

@@ -121,11 +121,13 @@ def _serve(timeline: Any, player: Any, control: Any, listener: socket.socket, to
     import uvicorn
 
     from yuesheng.live.control import read_keyboard
-    from yuesheng.web.console import Console
+    from yuesheng.web.console import MAX_BODY, Console
 
     failure: list[BaseException] = []
-    server = uvicorn.Server(uvicorn.Config(Console(timeline, player, control, token=token).app(),
-                                           log_level="warning", lifespan="off"))
+    host = listener.getsockname()[0]
+    console = Console(timeline, player, control, token=token, hosts=(host,))
+    server = uvicorn.Server(uvicorn.Config(console.app(), log_level="warning", lifespan="off",
+                                           ws_max_size=MAX_BODY))
 
     def play() -> None:
         try:

@@ -13,18 +13,25 @@ Routes (one table, ``routes``):
 Security: a token, when set, is required on every request and WebSocket —
 ``?token=`` (the page then keeps it in a cookie), the cookie, or
 ``Authorization: Bearer`` — else 403. The command line sets one whenever the
-server binds anything but loopback. No route reads or writes a file; the log
-is written by the player.
+server binds anything but loopback. Whatever the address, ``SameOrigin`` stops
+another web page the operator has open from driving the rite: a request whose
+``Host`` is a name other than ``localhost`` or the address listened on (DNS
+rebinding) gets 403, and so does a request or WebSocket whose ``Origin`` is not
+the console's own; a command is a JSON body (``application/json``) of at most
+``MAX_BODY`` bytes, a WebSocket frame text of at most as many. No route reads or
+writes a file; the log is written by the player.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hmac
+import ipaddress
 import json
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.requests import HTTPConnection, Request
@@ -43,6 +50,51 @@ from yuesheng.web.sheet import environment, timeline_view
 PUSH = 0.2  # seconds between state pushes
 COOKIE = "yuesheng-token"
 COMMANDS = {c.value: c for c in (Command.GO, Command.STOP, Command.FADE, Command.GOTO)}
+MAX_BODY = 16 * 1024  # bytes: a command body or WebSocket frame is a few dozen
+
+
+def _host_name(host_header: str) -> str:
+    """'127.0.0.1:8080' → '127.0.0.1', '[::1]:80' → '::1', 'Example.org' → 'example.org'."""
+    return (urlsplit(f"//{host_header}").hostname or "") if host_header else ""
+
+
+def _is_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+class SameOrigin:
+    """ASGI middleware: no other site's page may read or drive the console (403 otherwise).
+
+    The ``Host`` must be an IP address, ``localhost`` or one of *hosts* (the address listened on): a name that
+    resolves here only by DNS rebinding is refused. An ``Origin``, which browsers send on every WebSocket and
+    cross-site request, must be this console's own (its scheme-less host and port equal ``Host``).
+    """
+
+    def __init__(self, app: ASGIApp, hosts: tuple[str, ...] = ()) -> None:
+        self.app, self.hosts = app, {"localhost", *(h.lower() for h in hosts)}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket") or (why := self._refused(HTTPConnection(scope))) is None:
+            await self.app(scope, receive, send)
+            return
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})  # before accept: the server answers 403
+            return
+        await Response(f"403 Forbidden: {why}", 403, media_type="text/plain; charset=utf-8")(scope, receive, send)
+
+    def _refused(self, conn: HTTPConnection) -> str | None:
+        host = conn.headers.get("host", "")
+        name = _host_name(host)
+        if not (_is_address(name) or name in self.hosts):
+            return f"this console answers to its address, not to the name {name!r}"
+        origin = conn.headers.get("origin")
+        if origin is not None and (urlsplit(origin).netloc.lower() != host.lower() or not host):
+            return "a page of another site may not drive this console"
+        return None
 
 
 class TokenGuard:
@@ -78,8 +130,10 @@ class Console:
     """The state a page shows, computed from the timeline and the player's status."""
 
     def __init__(self, timeline: Timeline, player: Showing, control: Control, *, token: str | None = None,
+                 hosts: tuple[str, ...] = (),
                  wall: Any = time.time) -> None:
         self.timeline, self.player, self.control, self.token, self.wall = timeline, player, control, token, wall
+        self.hosts = hosts
         self.by_id = {t.cue.id: t for t in timeline.cues}
         self.template = environment().get_template("console.html.j2")
 
@@ -154,7 +208,7 @@ class Console:
             Route("/command", self.post_command, methods=["POST"]),
             WebSocketRoute("/ws", self.socket),
         ]
-        return TokenGuard(Starlette(routes=routes), self.token)
+        return SameOrigin(TokenGuard(Starlette(routes=routes), self.token), self.hosts)
 
     async def page(self, request: Request) -> Response:
         status = self.player.status()
@@ -172,9 +226,16 @@ class Console:
         return JSONResponse(self.state())
 
     async def post_command(self, request: Request) -> Response:
+        if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+            return JSONResponse({"accepted": False, "error": "expected an application/json body"}, 415)
+        body = b""
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_BODY:
+                return JSONResponse({"accepted": False, "error": f"a body of at most {MAX_BODY} bytes"}, 413)
         try:
-            data = await request.json()
-        except ValueError:
+            data = json.loads(body)
+        except (ValueError, RecursionError):
             return JSONResponse({"accepted": False, "error": "expected a JSON object"}, 400)
         return JSONResponse({"accepted": self.command(data)})
 
@@ -183,10 +244,13 @@ class Console:
         sender = asyncio.create_task(self._push(websocket))
         try:
             while True:
-                text = await websocket.receive_text()
+                message = await websocket.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                text = message.get("text")
                 try:
-                    accepted = self.command(json.loads(text))
-                except ValueError:
+                    accepted = isinstance(text, str) and len(text) <= MAX_BODY and self.command(json.loads(text))
+                except (ValueError, RecursionError):
                     accepted = False
                 await websocket.send_text(json.dumps({"accepted": accepted}))
         except WebSocketDisconnect:
