@@ -30,6 +30,7 @@ from yuesheng.cuesheet import (
     rounds_called,
     variant_configurations,
 )
+from yuesheng.cuesheet.model import Anchor
 from yuesheng.cuesheet.zhong import zhong_count
 from yuesheng.datafiles import data_table
 from yuesheng.errors import Problem, Severity
@@ -289,7 +290,8 @@ def calls_on_gong_shang(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Find
 def xunuo_sounds(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
     """Every 許諾 of the 負侯者 or 獲者 sounds: an action that says it has a 唱聲 cue with it or held until it."""
     callers = {pid for pid, m in sheet.performers.items() if "負侯" in m.name or m.name == "獲者"}
-    sounding = {c.start.cue for c in cues if c.music is MusicKind.CHANGSHENG and c.start and c.start.anchor == "with"}
+    sounding = {c.start.cue for c in cues
+                if c.music is MusicKind.CHANGSHENG and c.start and c.start.anchor is Anchor.WITH}
     sounding |= {c.hold_until for c in cues if c.music is MusicKind.CHANGSHENG and c.hold_until}
     for cue in cues:
         if not cue.is_music and "許諾" in cue.action and set(cue.who) & callers and cue.id not in sounding:

@@ -7,7 +7,7 @@ points in ``evaluation_order``; the reader reports a ``find_cycle`` as an error.
 
 from __future__ import annotations
 
-from yuesheng.cuesheet.model import Cue, MusicKind
+from yuesheng.cuesheet.model import Anchor, Cue, MusicKind
 
 Point = tuple[str, str]  # (cue id, "start" | "end")
 
@@ -28,13 +28,13 @@ def dependencies(cues: tuple[Cue, ...]) -> dict[Point, list[Point]]:
     previous: Cue | None = None
     for cue in cues:
         if cue.start and cue.start.cue in by_id:
-            deps[(cue.id, "start")] = [(cue.start.cue, "start" if cue.start.anchor == "with" else "end")]
+            deps[(cue.id, "start")] = [(cue.start.cue, "start" if cue.start.anchor is Anchor.WITH else "end")]
         elif previous is not None:
             deps[(cue.id, "start")] = [(previous.id, "start" if previous.end_at else "end")]
         else:
             deps[(cue.id, "start")] = []
         deps[(cue.id, "end")] = [(cue.id, "start")]
-        if not (cue.start and cue.start.anchor == "with"):
+        if not (cue.start and cue.start.anchor is Anchor.WITH):
             previous = cue
     for cue in cues:
         if cue.hold_until in by_id:  # a call held until a walk ends (聲止)

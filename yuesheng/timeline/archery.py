@@ -35,7 +35,7 @@ import random
 from dataclasses import dataclass
 from fractions import Fraction
 
-from yuesheng.cuesheet.model import Archery, Arrow, Count, Pair, Round
+from yuesheng.cuesheet.model import Archery, Arrow, Count, Pair, Round, Shooter
 
 ARROWS_PER_PAIR = 8  # 乘矢: four each
 
@@ -106,7 +106,7 @@ def arrows(archery: Archery, rnd: Round, pair: Pair, *, seed: int) -> tuple[Arro
 
 def _archer(pair: Pair, n: int) -> tuple[str, str]:
     """Who looses the *n*-th arrow (from 0): the pair alternate, 上射 first unless the pair says lower."""
-    upper_turn = (n % 2 == 0) == (pair.first == "upper")
+    upper_turn = (n % 2 == 0) == (pair.first == Shooter.UPPER)
     return ("上射", pair.upper) if upper_turn else ("下射", pair.lower)
 
 

@@ -10,7 +10,7 @@ from fractions import Fraction
 from typing import Any
 
 from yuesheng import limits
-from yuesheng.cuesheet import Archery, Cue, CueSheet, MusicKind
+from yuesheng.cuesheet.model import Anchor, Archery, Cue, CueSheet, MusicKind
 from yuesheng.errors import LimitError, UnknownNameError
 from yuesheng.music.instruments import Part
 from yuesheng.music.lulu import Lu, Realization
@@ -111,7 +111,7 @@ def _placed(cues: tuple[Cue, ...], readings: dict[str, str]) -> tuple[Cue, ...]:
     """
     if readings.get("wusuanyue") != "jing-ci":
         return cues
-    return tuple(replace(c, start=None) if c.music in FREE_MUSIC and c.start and c.start.anchor == "with" else c
+    return tuple(replace(c, start=None) if c.music in FREE_MUSIC and c.start and c.start.anchor is Anchor.WITH else c
                  for c in cues)
 
 
