@@ -26,6 +26,7 @@ import sys
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -452,10 +453,39 @@ def _view(timeline: Timeline, sorted_out: Sorted, duration_ticks: int) -> dict[s
     """``timeline_view`` from what the caller has already found (each is a scan of every event)."""
     lanes, blocks, marks = _lanes(timeline, sorted_out)
     duration = max(seconds(duration_ticks), 1.0)
+    drawn_blocks = [(b, _drawn(b.lane, b.t0, b.t1, duration)) for b in blocks]
+    drawn_marks = [(m, _drawn(m.lane, m.t, m.t, duration)) for m in marks]
     return {"lanes": lanes, "blocks": blocks, "marks": marks, "duration": duration, "lane_height": LANE_HEIGHT,
-            "label_width": LABEL_WIDTH, "plot_width": PLOT_WIDTH,
-            "drawn_blocks": [(b, _drawn(b.lane, b.t0, b.t1, duration)) for b in blocks],
-            "drawn_marks": [(m, _drawn(m.lane, m.t, m.t, duration)) for m in marks]}
+            "label_width": LABEL_WIDTH, "plot_width": PLOT_WIDTH, "drawn_blocks": drawn_blocks,
+            "drawn_marks": drawn_marks, "plot": _plot(drawn_blocks, drawn_marks)}
+
+
+def _plot(drawn_blocks: list[tuple[Block, Drawn]], drawn_marks: list[tuple[Mark, Drawn]]) -> Any:
+    """The SVG of every block and mark (escaped here: the Markup tells the template so)."""
+    from markupsafe import Markup
+
+    height = LANE_HEIGHT - 6
+    svg = [_block_svg(b, d, height) for b, d in drawn_blocks]
+    svg += [_mark_svg(m, d) for m, d in drawn_marks]
+    return Markup("\n".join(svg))
+
+
+def _block_svg(b: Block, d: Drawn, height: int) -> str:
+    cue = f' data-cue="{escape(b.cue)}"' if b.cue else ""
+    return (f'<g class="block {escape(b.kind)}"{cue} data-t0="{b.t0}" data-t1="{b.t1}" data-title="{escape(b.title)}">'
+            f'<rect x="{d.x}" y="{d.top}" width="{d.width}" height="{height}"/>'
+            f'<text x="{d.x + 2}" y="{d.baseline}">{escape(b.label)}</text></g>')
+
+
+def _mark_svg(m: Mark, d: Drawn) -> str:
+    if m.kind.startswith("arrow"):
+        shape = f'<circle cx="{d.x}" cy="{d.middle}" r="4"/>'
+    else:
+        shape = f'<line x1="{d.x}" x2="{d.x}" y1="{d.top}" y2="{d.bottom}"/>'
+        if m.label:
+            shape += f'<text x="{d.x + 2}" y="{d.baseline}">{escape(m.label)}</text>'
+    return (f'<g class="mark {escape(m.kind)}" data-cue="{escape(m.cue)}" data-t="{m.t}" '
+            f'data-title="{escape(m.title)}">{shape}</g>')
 
 
 def _drawn(lane: int, t0: float, t1: float, duration: float) -> Drawn:
