@@ -3,8 +3,8 @@
 Each piece is a LilyPond ``\\bookpart``: a header (title, mode, final, source;
 a lost piece's realization is titled **modern realization** with its rule),
 then one ``\\score`` per stanza headed with its number and page, the notes one
-crotchet per syllable (the sources give no durations), a bar line every four
-syllables (the four-syllable line of the 詩), and under the notes three lyric
+crotchet per syllable (the sources give no durations), unmetred (``\\cadenzaOn``)
+with a bar line at the end of each line (句) of the poem and nowhere else, and under the notes three lyric
 lines aligned per syllable: 詞 the syllable, 律 the 律 with 清 or 倍 marked,
 俗 the 俗字. An emended note carries a mark, and the transmitted reading is
 given in a note under its stanza. 三分損益 scores get one legend of the cents
@@ -48,7 +48,6 @@ from yuesheng.process import bound_to_us
 
 LILYPOND_VERSION = "2.25.12"
 TIME_LIMIT = 300.0  # seconds for one LilyPond run
-PHRASE = 4  # syllables to a bar: the four-syllable line of the 詩
 FONT_INSTALL = "apt-get install fonts-noto-cjk"
 FORMATS = ("pdf", "svg", "png", "ly")
 _FONT_PREFERENCE = ("Noto Serif CJK TC", "Noto Serif CJK SC", "Noto Sans CJK TC", "Noto Sans CJK SC")
@@ -241,10 +240,15 @@ def stanza_score(piece: Piece, stanza: int, slots: Sequence[Slot], setting: Sett
     """One stanza as a LilyPond ``\\score`` with its heading, three lyric lines and its notes on emendations."""
     marks = _emendation_marks(piece)
     keys = [s.key for s in slots if s.key is not None]
-    tokens = []
+    lengths = next((s.line_lengths for s in piece.stanzas if s.number == stanza), ())
+    ends = set(next((s.line_ends for s in piece.stanzas if s.number == stanza), ()))
+    between = "" if lengths else '\\bar ""'  # a system breaks only at a bar: inside a line of the poem, never
+    tokens = ["\\cadenzaOn"]
     for n, slot in enumerate(slots):
-        if n and n % PHRASE == 0:
-            tokens.append("|")
+        if n and slot.note.position - 1 in ends:
+            tokens.append('\\bar "|"')
+        elif n and between:
+            tokens.append(between)
         tokens.append(_note_token(slot, gong, setting, marks.get((stanza, slot.note.position))))
     tokens.append('\\bar "|."')
     sounding = [s.note for s in slots if s.key is not None]
