@@ -274,3 +274,10 @@ def test_bars_fall_at_the_ends_of_the_poems_lines_and_nowhere_else(repertoire, n
             assert "\\cadenzaOn" in voice  # unmetred: no bar but those written
             bars = voice.split("BARLINE")
             assert tuple(len(_keys(bar)) for bar in bars) == stanza.line_lengths, (piece.id, stanza.number)
+
+
+def test_score_engrave_marks_one_crotchet_per_syllable_at_the_sequencers_tempo(run, tmp_path: Path) -> None:
+    code, _, err = run("score", "engrave", "鹿鳴", "-o", str(tmp_path / "luming.ly"))
+    assert code == 0, err
+    source = (tmp_path / "luming.ly").read_text(encoding="utf-8")
+    assert source.count("\\tempo 4 = 40 ") == 1  # DEFAULT_SYLLABLE 1.5 s: 40 crotchets a minute

@@ -38,6 +38,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
+from fractions import Fraction
 from pathlib import Path
 
 from yuesheng.errors import EngraveError
@@ -70,12 +71,14 @@ class Slot:
 
 @dataclass(frozen=True, slots=True)
 class Setting:
-    """How to engrave: notation, 黄鍾 and tuning, 黄鍾's note as the user wrote it, the part (for a part's line)."""
+    """How to engrave: notation, 黄鍾 and tuning, 黄鍾's note as the user wrote it, the part (for a part's line),
+    and the seconds a syllable lasts as the sequencer sings it (the tempo mark; None: no mark)."""
 
     notation: Notation = Notation.STAFF
     realization: Realization = Realization()
     huangzhong_name: str = "C4"
     part: str = ""
+    syllable: Fraction | None = None
 
 
 # --- quoting --------------------------------------------------------------------------------------
@@ -231,6 +234,14 @@ def _lyric_line(label: str, texts: list[str]) -> str:
     return f"    \\new Lyrics \\lyricsto \"v\" {{ \\set stanza = {lily_string(label)} {words} }}"
 
 
+def tempo_mark(syllable: Fraction) -> str:
+    """LilyPond's tempo for one crotchet per *syllable* seconds: ``\\tempo 4 = 40``; ``c.`` where not a whole
+    number of crotchets a minute."""
+    per_minute = 60 / syllable
+    about = "" if per_minute.denominator == 1 else '"c." '
+    return f"\\tempo {about}4 = {max(1, round(per_minute))} "
+
+
 def _clef(keys: Sequence[int]) -> str:
     low = min(keys, default=60)
     return "treble" if low >= 55 else "\"treble_8\"" if low >= 43 else "bass"
@@ -258,8 +269,10 @@ def stanza_score(piece: Piece, stanza: int, slots: Sequence[Slot], setting: Sett
     clef = "" if setting.notation is Notation.JIANPU else f"\\clef {_clef(keys)} "
     page = next((s.page for s in piece.stanzas if s.number == stanza), "")
     heading = f"第{stanza}章" + (f" · {page}" if page else "")
+    tempo = tempo_mark(setting.syllable) if setting.syllable and stanza == piece.stanzas[0].number else ""
     lines = ["\\score {", f"  \\header {{ piece = {lily_string(heading)} }}", "  <<",
-             f"    {staff} \\new Voice = \"v\" {{ \\omit Staff.TimeSignature {key_sig}{clef}{' '.join(tokens)} }}"]
+             f"    {staff} \\new Voice = \"v\" {{ \\omit Staff.TimeSignature {tempo}{key_sig}{clef}"
+             f"{' '.join(tokens)} }}"]
     if any(n.lyric.strip() for n in sounding):
         lines.append(_lyric_line("詞", [n.lyric.strip() or "·" for n in sounding]))
     lines.append(_lyric_line("律", [n.pitch.name for n in sounding]))
