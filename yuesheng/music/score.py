@@ -21,10 +21,10 @@ A score file is YAML (see ``docs/scores.md``)::
 
 The transmitted lines stay untouched; emendations are applied on load, and the
 cross-checks (equal lengths, 律 agrees with 俗字, 律 in the mode's scale, the
-final, the lines against the 章N句M of the mode line) run on the emended text. A disagreement that no emendation or recorded
-irregularity explains is a problem. ``source_problems`` (run by ``score check``)
-holds a sourced piece's stanzas (lyrics and pitch block, as transmitted) and mode
-line to their pages of the shipped 瑟譜, a lost piece's quote to its 儀禮集釋 page.
+final, the lines against the 章N句M of the mode line) run on the emended text.
+A disagreement that no emendation or recorded irregularity explains is a
+problem. ``source_problems`` (run by ``score check``) holds a sourced piece's
+stanzas (lyrics and pitch block, as transmitted) and mode line to their pages of the shipped 瑟譜, a lost piece's quote to its 儀禮集釋 page.
 """
 
 from __future__ import annotations

@@ -242,9 +242,10 @@ def tempo_mark(syllable: Fraction) -> str:
     return f"\\tempo {about}4 = {max(1, round(per_minute))} "
 
 
-def _clef(keys: Sequence[int]) -> str:
+def clef_name(keys: Sequence[int]) -> str:
+    """The clef for MIDI *keys*: treble, treble_8 (a part an octave down) or bass."""
     low = min(keys, default=60)
-    return "treble" if low >= 55 else "\"treble_8\"" if low >= 43 else "bass"
+    return "treble" if low >= 55 else "treble_8" if low >= 43 else "bass"
 
 
 def stanza_score(piece: Piece, stanza: int, slots: Sequence[Slot], setting: Setting, gong: int) -> list[str]:
@@ -266,7 +267,7 @@ def stanza_score(piece: Piece, stanza: int, slots: Sequence[Slot], setting: Sett
     staff = "\\new RhythmicStaff \\with { \\jianpuStaff }" if setting.notation is Notation.JIANPU else "\\new Staff"
     key_sig = ("" if setting.notation is Notation.JIANPU
                else f"\\key {lily_pitch(gong, gong).rstrip(_OCTAVE_MARKS)} \\major ")
-    clef = "" if setting.notation is Notation.JIANPU else f"\\clef {_clef(keys)} "
+    clef = "" if setting.notation is Notation.JIANPU else f"\\clef {lily_string(clef_name(keys))} "
     page = next((s.page for s in piece.stanzas if s.number == stanza), "")
     heading = f"第{stanza}章" + (f" · {page}" if page else "")
     tempo = tempo_mark(setting.syllable) if setting.syllable and stanza == piece.stanzas[0].number else ""
