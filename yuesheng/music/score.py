@@ -24,7 +24,8 @@ cross-checks (equal lengths, 律 agrees with 俗字, 律 in the mode's scale, th
 final, the lines against the 章N句M of the mode line) run on the emended text.
 A disagreement that no emendation or recorded irregularity explains is a
 problem. ``source_problems`` (run by ``score check``) holds a sourced piece's
-stanzas (lyrics and pitch block, as transmitted) and mode line to their pages of the shipped 瑟譜, a lost piece's quote to its 儀禮集釋 page.
+stanzas (lyrics and pitch block, as transmitted) and mode line to their pages
+of the shipped 瑟譜, a lost piece's quote to its 儀禮集釋 page.
 """
 
 from __future__ import annotations
