@@ -127,10 +127,10 @@ def lily_pitch(key: int, gong_key: int) -> str:
     return _LETTERS[letter] + _ACCIDENTAL[alteration] + marks
 
 
-def key_name(gong_key: int) -> str:
-    """The 宫's note name for a heading: C, B♭, F♯…"""
+def jianpu_key(gong_key: int) -> str:
+    """The 簡譜 key as Chinese practice writes it, the sign before the letter: ``1=♭B``, ``1=C``, ``1=♯F``."""
     letter, alteration, _ = spell(gong_key, gong_key)
-    return _LETTERS[letter].upper() + _SIGN[alteration]
+    return f"1={_SIGN[alteration]}{_LETTERS[letter].upper()}"
 
 
 def jianpu_digit(key: int, gong_key: int) -> tuple[str, int]:
@@ -171,7 +171,7 @@ def _header(piece: Piece, setting: Setting, gong: int) -> list[str]:
         "subtitle": _mode_line(piece),
         "subsubtitle": subsubtitle,
         "meter": f"黄鍾 = {setting.huangzhong_name}"
-                 + (f" · 1 = {key_name(gong)}" if setting.notation is Notation.JIANPU else ""),
+                 + (f" · {jianpu_key(gong)}" if setting.notation is Notation.JIANPU else ""),
         "arranger": tuning + (f" · {setting.part}" if setting.part else ""),
     }
     return ["\\header {"] + [f"  {name} = {lily_string(value)}" for name, value in fields.items()] + ["}"]
