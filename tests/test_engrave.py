@@ -283,7 +283,8 @@ def test_score_engrave_marks_one_crotchet_per_syllable_at_the_sequencers_tempo(r
     assert source.count("\\tempo 4 = 40 ") == 1  # DEFAULT_SYLLABLE 1.5 s: 40 crotchets a minute
 
 
-@pytest.mark.parametrize(("name", "huangzhong", "key"), [("關雎", 60, "1=♭B"), ("鹿鳴", 60, "1=C"), ("鹿鳴", 66, "1=♭G")])
+@pytest.mark.parametrize(("name", "huangzhong", "key"),
+                         [("關雎", 60, "1=♭B"), ("鹿鳴", 60, "1=C"), ("鹿鳴", 66, "1=♭G")])
 def test_jianpu_key_is_written_as_chinese_practice_writes_it(repertoire, name: str, huangzhong: int, key: str) -> None:
     setting = Setting(notation=Notation.JIANPU, realization=Realization(huangzhong))
     assert f"· {key}\"" in score_source(repertoire.find(name), setting, font=FONT)
