@@ -196,7 +196,7 @@ def test_note_value_must_be_positive(run, tmp_path, value):
 
 def test_score_check_holds_a_score_to_its_page(run, tmp_path, shipped_score_text):
     path = tmp_path / "simu.yaml"
-    path.write_text(shipped_score_text("simu").replace("周道倭遲", "周道逶遲", 1), encoding="utf-8")
+    path.write_text(shipped_score_text("simu").replace("周道倭遲", "周道逶遲", 2), encoding="utf-8")
     code, out, err = run("score", "check", str(path))
     assert code == 1 and "is not on 瑟譜 2-2b as transmitted [source]" in err  # problems on stderr, as documented
     assert "0 of 1 scores pass" in out

@@ -205,7 +205,7 @@ def test_score_text_is_quoted_never_run(tmp_path: Path, has_engraver, run, monke
     assert not (tmp_path / "pwned").exists()
     text = _pdf_text(tmp_path / "hostile.pdf")
     assert piece.title in text and HOSTILE[2] in text
-    assert "".join(n.lyric for n in piece.notes) in "".join(text.split())
+    assert all(n.lyric in text for n in piece.notes)  # as text, not run (pypdf's layout order is approximate)
     spans = [e.text for e in ET.parse(tmp_path / "hostile.svg").iter() if e.tag.endswith("tspan")]
     assert piece.title in spans and all(n.lyric in spans for n in piece.notes)
 
@@ -262,3 +262,29 @@ def test_every_page_file_is_checked_before_any_is_written(has_engraver, tmp_path
     with pytest.raises(OutputError, match="book-2.png: it is a directory"):
         engrave.engrave(source, tmp_path / "book.png")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["book-2.png"]  # not even the first page
+
+
+@pytest.mark.parametrize("notation", list(Notation))
+def test_bars_fall_at_the_ends_of_the_poems_lines_and_nowhere_else(repertoire, notation: Notation) -> None:
+    for piece in repertoire:
+        if not piece.playable:
+            continue
+        source = score_source(piece, Setting(notation=notation), font=FONT).replace('\\bar "|"', "BARLINE")
+        for stanza, voice in zip(piece.stanzas, _voices(source), strict=True):
+            assert "\\cadenzaOn" in voice  # unmetred: no bar but those written
+            bars = voice.split("BARLINE")
+            assert tuple(len(_keys(bar)) for bar in bars) == stanza.line_lengths, (piece.id, stanza.number)
+
+
+def test_score_engrave_marks_one_crotchet_per_syllable_at_the_sequencers_tempo(run, tmp_path: Path) -> None:
+    code, _, err = run("score", "engrave", "鹿鳴", "-o", str(tmp_path / "luming.ly"))
+    assert code == 0, err
+    source = (tmp_path / "luming.ly").read_text(encoding="utf-8")
+    assert source.count("\\tempo 4 = 40 ") == 1  # DEFAULT_SYLLABLE 1.5 s: 40 crotchets a minute
+
+
+@pytest.mark.parametrize(("name", "huangzhong", "key"),
+                         [("關雎", 60, "1=♭B"), ("鹿鳴", 60, "1=C"), ("鹿鳴", 66, "1=♭G")])
+def test_jianpu_key_is_written_as_chinese_practice_writes_it(repertoire, name: str, huangzhong: int, key: str) -> None:
+    setting = Setting(notation=Notation.JIANPU, realization=Realization(huangzhong))
+    assert f"· {key}\"" in score_source(repertoire.find(name), setting, font=FONT)

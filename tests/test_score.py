@@ -7,7 +7,7 @@ import re
 import pytest
 
 from yuesheng.errors import AmbiguousNameError, InvalidInputError, UnknownNameError
-from yuesheng.music.score import Provenance, read_piece
+from yuesheng.music.score import Provenance, read_piece, stated_lines
 from yuesheng.yamlload import loads
 
 SOURCED = ["luming", "simu", "huanghuangzhehua", "yuli", "nanyoujiayu", "nanshanyoutai", "guanju", "getan",
@@ -188,6 +188,7 @@ def test_every_shipped_score_is_on_its_pages():
 
 def test_a_lyric_not_as_transmitted_fails_the_source_check_at_its_stanza(tmp_path, shipped_score_text):
     text = _planted(shipped_score_text("simu"), "四牡騑騑周道倭遲", "四牡騑騑周道逶遲")
+    text = _planted(text, "周道倭遲 ", "周道逶遲 ")
     [problem] = _source_problems(tmp_path, text)
     line = next(i for i, row in enumerate(text.splitlines(), 1) if "周道逶遲" in row)
     assert problem.startswith(f"{tmp_path / 'planted.yaml'}:{line}:13: stanzas[0].lyrics: "
@@ -206,3 +207,43 @@ def test_a_lost_pieces_quote_is_checked_on_its_page(tmp_path, shipped_score_text
     quote = next(line.split("quote:", 1)[1].strip() for line in text.splitlines() if line.strip().startswith("quote:"))
     [problem] = _source_problems(tmp_path, _planted(text, quote, quote[:-1] + "乎"))
     assert "lost.quote: the quote" in problem and problem.endswith("[source]")
+
+
+@pytest.mark.parametrize(("mode_line", "stated"), [
+    ("鹿鳴三章章八句黄鍾宫(俗呼正宫…)", (8, 8, 8)),
+    ("闗雎三章一章四句二章章八句無射商(俗呼越調)", (4, 8, 8)),
+    ("魚麗六章三章章四句三章章二句黄鍾宫(俗呼正宫)", (4, 4, 4, 2, 2, 2)),
+    ("某二章章十二句", (12, 12)),
+    ("某三章一章四句一章章八句", None),  # the groups add up to two stanzas, not three
+    ("黄鍾宫", None),
+])
+def test_the_mode_line_states_the_lines_of_each_stanza(mode_line, stated):
+    assert stated_lines(mode_line) == stated
+
+
+@pytest.mark.parametrize("pid", SOURCED)
+def test_every_sourced_stanza_has_the_lines_its_mode_line_states(repertoire, pid):
+    piece = repertoire.find(pid)
+    assert tuple(len(s.line_lengths) for s in piece.stanzas) == stated_lines(piece.source.mode_line)
+    for stanza in piece.stanzas:
+        assert sum(stanza.line_lengths) == len(stanza.notes)
+
+
+def test_lines_that_break_where_the_poem_does_not_are_not_the_ode(repertoire):
+    lines = {s.number: s.line_lengths for s in repertoire.find("luming").stanzas}
+    assert lines[2] == (4, 4, 4, 4, 4, 6, 4, 6)  # 君子是則是傚 … 嘉賓式燕以敖
+    assert [s.line_lengths for s in repertoire.find("yuli").stanzas][0] == (4, 2, 4, 3)  # 魚麗于罶 鱨鯊 …
+
+
+def test_lines_must_spell_the_lyrics(shipped_score_text):
+    text = _planted(shipped_score_text("simu"), "lines: 四牡騑騑 周道倭遲", "lines: 四牡騑騑 周道倭")
+    (problem,) = _problems(text)
+    assert re.match(r"planted\.yaml:\d+:\d+: stanzas\[0\]\.lines: stanza 1: lines '四牡騑騑 周道倭", problem)
+    assert problem.endswith("split at the line ends [lines]")
+
+
+def test_a_stanza_with_more_lines_than_the_mode_line_states(shipped_score_text):
+    text = _planted(shipped_score_text("simu"), "lines: 四牡騑騑 周道倭遲", "lines: 四牡騑 騑 周道倭遲")
+    (problem,) = _problems(text)
+    assert "stanzas[0].lines: stanza 1 has 6 lines; the mode line '四牡五章章五句黄鍾宫(俗呼正宫)' states 5 [lines]" \
+        in problem

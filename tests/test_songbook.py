@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,13 @@ def test_songbook_pdf(has_engraver, run, tmp_path: Path) -> None:
     assert "Contents" in text and "Notices" in text
     for title in ("關雎", "騶虞", "采蘋"):
         assert title in text
+
+
+@pytest.mark.parametrize(("extra", "mark"), [((), "\\tempo 4 = 40 "), (("--syllable", "1.4s"), '\\tempo "c." 4 = 43 ')])
+def test_every_sounding_piece_carries_the_sequencers_tempo(extra: tuple[str, ...], mark: str) -> None:
+    book = songbook(_timeline("xiangyinjiu", *extra))
+    source = songbook_source(book, Setting(), font=FONT)
+    sounded = [e for e in book.entries if e.syllable]
+    assert {e.syllable for e in sounded} == {Fraction(3, 2) if not extra else Fraction(7, 5)}
+    assert [e.piece.title for e in book.entries if not e.syllable] == ["陔夏"]  # drums alone: no notes, no tempo
+    assert source.count(mark) == len(sounded)  # once a piece, at its first stanza

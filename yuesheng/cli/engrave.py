@@ -33,13 +33,14 @@ def _written(paths: list[Path]) -> str:
 
 
 def cmd_score_engrave(args: argparse.Namespace) -> str:
+    from yuesheng.cuesheet import DEFAULT_SYLLABLE
     from yuesheng.outputs.engrave import Notation, Setting, engrave, score_source
 
     output = _output(args)
     piece = load_repertoire(args.scores).find(args.piece)
     if not piece.playable:
         raise UsageError(f"{piece.id} has no notes to engrave (lost: {piece.lost.cite if piece.lost else ''})")
-    setting = Setting(Notation(args.notation), realization(args), args.huangzhong)
+    setting = Setting(Notation(args.notation), realization(args), args.huangzhong, syllable=DEFAULT_SYLLABLE)
     written = engrave(score_source(piece, setting), output)
     label = f", {piece.realization.label}" if piece.realization else ""
     return f"wrote {_written(written)}: {piece.title}, {len(piece.stanzas)} stanzas, {len(piece.notes)} notes, " \

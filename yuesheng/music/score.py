@@ -11,6 +11,7 @@ A score file is YAML (see ``docs/scores.md``)::
     stanzas:
       - page: 002-1a
         lyrics: 呦呦鹿鳴…        # exactly as transmitted
+        lines: 呦呦鹿鳴 食野之苹 …  # the same, a space at each line end (句)
         lu: 黄南蕤姑…            # the 律 line, exactly as transmitted
         suzi: 六工勾一…          # the 俗字 line, exactly as transmitted
     emendations:
@@ -20,14 +21,16 @@ A score file is YAML (see ``docs/scores.md``)::
 
 The transmitted lines stay untouched; emendations are applied on load, and the
 cross-checks (equal lengths, 律 agrees with 俗字, 律 in the mode's scale, the
-final) run on the emended text. A disagreement that no emendation or recorded
-irregularity explains is a problem. ``source_problems`` (run by ``score check``)
-holds a sourced piece's stanzas (lyrics and pitch block, as transmitted) and mode
-line to their pages of the shipped 瑟譜, a lost piece's quote to its 儀禮集釋 page.
+final, the lines against the 章N句M of the mode line) run on the emended text.
+A disagreement that no emendation or recorded irregularity explains is a
+problem. ``source_problems`` (run by ``score check``) holds a sourced piece's
+stanzas (lyrics and pitch block, as transmitted) and mode line to their pages
+of the shipped 瑟譜, a lost piece's quote to its 儀禮集釋 page.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import lru_cache
@@ -41,7 +44,7 @@ from yuesheng.yamlload import Document, PathKey, load
 
 LU_SYMBOLS = "".join(the_lu.short for the_lu in LU) + "夹"
 LINES = ("lyrics", "lu", "suzi")
-CHECKS = ("length", "lu", "suzi", "agree", "scale", "start", "final")
+CHECKS = ("length", "lu", "suzi", "agree", "scale", "start", "final", "lines")
 
 
 class Provenance(Enum):
@@ -73,6 +76,16 @@ class Stanza:
     lu_line: str
     suzi_line: str
     notes: tuple[Note, ...]
+    line_lengths: tuple[int, ...] = ()  # the notes in each line (句) of the poem; () if the score does not say
+
+    @property
+    def line_ends(self) -> tuple[int, ...]:
+        """The number of notes sung when each line but the last ends (where a bar falls inside the stanza)."""
+        ends, total = [], 0
+        for length in self.line_lengths[:-1]:
+            total += length
+            ends.append(total)
+        return tuple(ends)
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +252,7 @@ def read_piece(doc: Document) -> Piece:
         for i, raw in enumerate(stanza_data)
         if (s := _read_stanza(r, raw, i, mode, emendations, irregularities, instrumental=realization is not None))
     )
+    _check_stated_lines(r, data, stanzas)
     if provenance is Provenance.SOURCED and not r.problems and not any(s.notes for s in stanzas):
         r.error(("stanzas",), "a sourced piece with no notes: nothing to sing (a lost piece says 'provenance: lost')")
     for e in emendations:
@@ -339,7 +353,7 @@ def _read_stanza(
     if not isinstance(raw, dict):
         r.error(path, "expected a mapping {page, lyrics, lu, suzi}")
         return None
-    r.keys(raw, path, ("page", "lyrics", "lu", "suzi"))
+    r.keys(raw, path, ("page", "lyrics", "lines", "lu", "suzi"))
     page = r.field(raw, path, "page", str, required=not instrumental) or ""
     lines = {k: r.field(raw, path, k, str, required=not (k == "lyrics" and instrumental)) for k in LINES}
     if lines["lu"] is None or lines["suzi"] is None:
@@ -372,7 +386,66 @@ def _read_stanza(
             if check not in excused and note.pitch.lu != mode.final:
                 r.error(path, f"stanza {number} {verb} on {note.lu}, but {mode.name} {verb} on {mode.final.name} "
                       f"(起調畢曲, 瑟譜 001-6a)", check)
-    return Stanza(number, page, lines["lyrics"] or "", lines["lu"], lines["suzi"], tuple(notes))
+    sung = emended["lyrics"] if lines["lyrics"] else emended["lu"]
+    line_lengths = _read_lines(r, raw, path, number, sung, "lyrics" if lines["lyrics"] else "律")
+    return Stanza(number, page, lines["lyrics"] or "", lines["lu"], lines["suzi"], tuple(notes), line_lengths)
+
+
+def _read_lines(r: Checker, raw: dict[str, Any], path: PathKey, number: int, sung: str, what: str) -> tuple[int, ...]:
+    """The length of each line of ``lines`` (the stanza's *sung* line split at its 句 by spaces), checked."""
+    text = r.field(raw, path, "lines", str, required=False)
+    if text is None:
+        return ()
+    parts = text.split()
+    if "".join(parts) != sung:
+        r.error(path + ("lines",), f"stanza {number}: lines {text!r} are not the {what} {sung!r} split at "
+                "the line ends", "lines")
+        return ()
+    return tuple(len(part) for part in parts)
+
+
+_NUMERALS = {c: n for n, c in enumerate("一二三四五六七八九十", start=1)}
+
+
+def stated_lines(mode_line: str) -> tuple[int, ...] | None:
+    """The lines of each stanza that a mode line states (``鹿鳴三章章八句`` → (8, 8, 8); ``闗雎三章一章四句
+    二章章八句`` → (4, 8, 8)), or None if it states none or its groups do not add up to its stanzas.
+    """
+    head = re.search(r"([一二三四五六七八九十]+)章(章([一二三四五六七八九十]+)句|(?:[一二三四五六七八九十]+章章?"
+                     r"[一二三四五六七八九十]+句)+)", mode_line)
+    if head is None:
+        return None
+    count = _number(head.group(1))
+    if head.group(3):
+        return (_number(head.group(3)),) * count
+    groups = re.findall(r"([一二三四五六七八九十]+)章章?([一二三四五六七八九十]+)句", head.group(2))
+    stated = tuple(_number(lines) for stanzas, lines in groups for _ in range(_number(stanzas)))
+    return stated if len(stated) == count else None
+
+
+def _number(numeral: str) -> int:
+    """一 … 十, and 十一 … 九十九 written 十N or N十M."""
+    if "十" not in numeral:
+        return _NUMERALS[numeral]
+    tens, _, units = numeral.partition("十")
+    return (_NUMERALS[tens] if tens else 1) * 10 + (_NUMERALS[units] if units else 0)
+
+
+def _check_stated_lines(r: Checker, data: dict[str, Any], stanzas: tuple[Stanza, ...]) -> None:
+    """The stanzas' lines (句) are as many as the mode line states (``章N句M``), where both are given."""
+    source = data.get("source")
+    mode_line = source.get("mode_line") if isinstance(source, dict) else None
+    stated = stated_lines(mode_line) if isinstance(mode_line, str) else None
+    if stated is None or not any(s.line_lengths for s in stanzas):
+        return
+    if len(stated) != len(stanzas):
+        r.error(("source", "mode_line"), f"the mode line states {len(stated)} stanzas; the score has "
+                f"{len(stanzas)}", "lines")
+        return
+    for s, count in zip(stanzas, stated, strict=True):
+        if s.line_lengths and len(s.line_lengths) != count:
+            r.error(("stanzas", s.number - 1, "lines"), f"stanza {s.number} has {len(s.line_lengths)} lines; "
+                    f"the mode line {mode_line!r} states {count}", "lines")
 
 
 @lru_cache(maxsize=256)  # a score has a few dozen (律, 俗字) pairs, each read once per note: resolve each once

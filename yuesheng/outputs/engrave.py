@@ -3,8 +3,8 @@
 Each piece is a LilyPond ``\\bookpart``: a header (title, mode, final, source;
 a lost piece's realization is titled **modern realization** with its rule),
 then one ``\\score`` per stanza headed with its number and page, the notes one
-crotchet per syllable (the sources give no durations), a bar line every four
-syllables (the four-syllable line of the 詩), and under the notes three lyric
+crotchet per syllable (the sources give no durations), unmetred (``\\cadenzaOn``)
+with a bar line at the end of each line (句) of the poem and nowhere else, and under the notes three lyric
 lines aligned per syllable: 詞 the syllable, 律 the 律 with 清 or 倍 marked,
 俗 the 俗字. An emended note carries a mark, and the transmitted reading is
 given in a note under its stanza. 三分損益 scores get one legend of the cents
@@ -38,6 +38,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
+from fractions import Fraction
 from pathlib import Path
 
 from yuesheng.errors import EngraveError
@@ -48,7 +49,6 @@ from yuesheng.process import bound_to_us
 
 LILYPOND_VERSION = "2.25.12"
 TIME_LIMIT = 300.0  # seconds for one LilyPond run
-PHRASE = 4  # syllables to a bar: the four-syllable line of the 詩
 FONT_INSTALL = "apt-get install fonts-noto-cjk"
 FORMATS = ("pdf", "svg", "png", "ly")
 _FONT_PREFERENCE = ("Noto Serif CJK TC", "Noto Serif CJK SC", "Noto Sans CJK TC", "Noto Sans CJK SC")
@@ -71,12 +71,14 @@ class Slot:
 
 @dataclass(frozen=True, slots=True)
 class Setting:
-    """How to engrave: notation, 黄鍾 and tuning, 黄鍾's note as the user wrote it, the part (for a part's line)."""
+    """How to engrave: notation, 黄鍾 and tuning, 黄鍾's note as the user wrote it, the part (for a part's line),
+    and the seconds a syllable lasts as the sequencer sings it (the tempo mark; None: no mark)."""
 
     notation: Notation = Notation.STAFF
     realization: Realization = Realization()
     huangzhong_name: str = "C4"
     part: str = ""
+    syllable: Fraction | None = None
 
 
 # --- quoting --------------------------------------------------------------------------------------
@@ -125,10 +127,10 @@ def lily_pitch(key: int, gong_key: int) -> str:
     return _LETTERS[letter] + _ACCIDENTAL[alteration] + marks
 
 
-def key_name(gong_key: int) -> str:
-    """The 宫's note name for a heading: C, B♭, F♯…"""
+def jianpu_key(gong_key: int) -> str:
+    """The 簡譜 key as Chinese practice writes it, the sign before the letter: ``1=♭B``, ``1=C``, ``1=♯F``."""
     letter, alteration, _ = spell(gong_key, gong_key)
-    return _LETTERS[letter].upper() + _SIGN[alteration]
+    return f"1={_SIGN[alteration]}{_LETTERS[letter].upper()}"
 
 
 def jianpu_digit(key: int, gong_key: int) -> tuple[str, int]:
@@ -169,7 +171,7 @@ def _header(piece: Piece, setting: Setting, gong: int) -> list[str]:
         "subtitle": _mode_line(piece),
         "subsubtitle": subsubtitle,
         "meter": f"黄鍾 = {setting.huangzhong_name}"
-                 + (f" · 1 = {key_name(gong)}" if setting.notation is Notation.JIANPU else ""),
+                 + (f" · {jianpu_key(gong)}" if setting.notation is Notation.JIANPU else ""),
         "arranger": tuning + (f" · {setting.part}" if setting.part else ""),
     }
     return ["\\header {"] + [f"  {name} = {lily_string(value)}" for name, value in fields.items()] + ["}"]
@@ -232,30 +234,46 @@ def _lyric_line(label: str, texts: list[str]) -> str:
     return f"    \\new Lyrics \\lyricsto \"v\" {{ \\set stanza = {lily_string(label)} {words} }}"
 
 
-def _clef(keys: Sequence[int]) -> str:
+def tempo_mark(syllable: Fraction) -> str:
+    """LilyPond's tempo for one crotchet per *syllable* seconds: ``\\tempo 4 = 40``; ``c.`` where not a whole
+    number of crotchets a minute."""
+    per_minute = 60 / syllable
+    about = "" if per_minute.denominator == 1 else '"c." '
+    return f"\\tempo {about}4 = {max(1, round(per_minute))} "
+
+
+def clef_name(keys: Sequence[int]) -> str:
+    """The clef for MIDI *keys*: treble, treble_8 (a part an octave down) or bass."""
     low = min(keys, default=60)
-    return "treble" if low >= 55 else "\"treble_8\"" if low >= 43 else "bass"
+    return "treble" if low >= 55 else "treble_8" if low >= 43 else "bass"
 
 
 def stanza_score(piece: Piece, stanza: int, slots: Sequence[Slot], setting: Setting, gong: int) -> list[str]:
     """One stanza as a LilyPond ``\\score`` with its heading, three lyric lines and its notes on emendations."""
     marks = _emendation_marks(piece)
     keys = [s.key for s in slots if s.key is not None]
-    tokens = []
+    lengths = next((s.line_lengths for s in piece.stanzas if s.number == stanza), ())
+    ends = set(next((s.line_ends for s in piece.stanzas if s.number == stanza), ()))
+    between = "" if lengths else '\\bar ""'  # a system breaks only at a bar: inside a line of the poem, never
+    tokens = ["\\cadenzaOn"]
     for n, slot in enumerate(slots):
-        if n and n % PHRASE == 0:
-            tokens.append("|")
+        if n and slot.note.position - 1 in ends:
+            tokens.append('\\bar "|"')
+        elif n and between:
+            tokens.append(between)
         tokens.append(_note_token(slot, gong, setting, marks.get((stanza, slot.note.position))))
     tokens.append('\\bar "|."')
     sounding = [s.note for s in slots if s.key is not None]
     staff = "\\new RhythmicStaff \\with { \\jianpuStaff }" if setting.notation is Notation.JIANPU else "\\new Staff"
     key_sig = ("" if setting.notation is Notation.JIANPU
                else f"\\key {lily_pitch(gong, gong).rstrip(_OCTAVE_MARKS)} \\major ")
-    clef = "" if setting.notation is Notation.JIANPU else f"\\clef {_clef(keys)} "
+    clef = "" if setting.notation is Notation.JIANPU else f"\\clef {lily_string(clef_name(keys))} "
     page = next((s.page for s in piece.stanzas if s.number == stanza), "")
     heading = f"第{stanza}章" + (f" · {page}" if page else "")
+    tempo = tempo_mark(setting.syllable) if setting.syllable and stanza == piece.stanzas[0].number else ""
     lines = ["\\score {", f"  \\header {{ piece = {lily_string(heading)} }}", "  <<",
-             f"    {staff} \\new Voice = \"v\" {{ \\omit Staff.TimeSignature {key_sig}{clef}{' '.join(tokens)} }}"]
+             f"    {staff} \\new Voice = \"v\" {{ \\omit Staff.TimeSignature {tempo}{key_sig}{clef}"
+             f"{' '.join(tokens)} }}"]
     if any(n.lyric.strip() for n in sounding):
         lines.append(_lyric_line("詞", [n.lyric.strip() or "·" for n in sounding]))
     lines.append(_lyric_line("律", [n.pitch.name for n in sounding]))

@@ -2,67 +2,109 @@
 
 The sources give one pitch per syllable and no durations (一字一音), so every
 note gets the same value: ``note_value`` quarter lengths (default 1, a crotchet).
-In 4/4, each stanza starts a new measure (rehearsal mark = stanza number), its
-last measure is filled with a rest, and it ends with a double bar. Lyrics: line 1 is
-the sung syllable, line 2 the 律, line 3 the 俗字 — so a singer reads the text
-and a scholar the notation under the same note. MusicXML carries the 12-tone
-spelling only; 三分損益 cents live in the MIDI output.
+The music is unmetred: one measure per line (句) of the poem, numbered from 1,
+each with a hidden time signature of its length (``<time print-object="no">``),
+as the engraved score has a bar at each line end; a stanza without lines is one
+measure. Each stanza starts with a rehearsal mark (its number) and ends with a
+double bar. The first measure carries the clef, the key signature of the 宫 of
+the mode's 均 (the pitches spelled in that 均, as in the engraved score) and
+the tempo (a syllable every 1.5 s unless told). Lyrics, each line named: 詞 the
+sung syllable (none for an instrumental line: no placeholder), 律 the 律 with
+its register (黄清, 南倍), 俗 the 俗字. The source and its pages are the
+``<source>`` of ``<identification>``; nobody is named composer. MusicXML carries
+the 12-tone spelling only; 三分損益 cents live in the MIDI output.
 """
 
 from __future__ import annotations
 
+import re
+from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
+from xml.sax.saxutils import escape
 
+from yuesheng.cuesheet import DEFAULT_SYLLABLE
 from yuesheng.errors import ExportError
 from yuesheng.files import write_atomic
 from yuesheng.music.lulu import Realization
-from yuesheng.music.score import Piece
+from yuesheng.music.score import Note, Piece
+from yuesheng.outputs.engrave import clef_name, gong_key, spell
 
 if TYPE_CHECKING:
     import music21
 
 DEFAULT_REALIZATION = Realization()  # the default 黄鍾 and tuning: one frozen value, as the old default was
+LYRIC_LINES = ("詞", "律", "俗")
+_STEPS: tuple[Literal["C", "D", "E", "F", "G", "A", "B"], ...] = ("C", "D", "E", "F", "G", "A", "B")
+_CLEFS = {"treble": "TrebleClef", "treble_8": "Treble8vbClef", "bass": "BassClef"}
 
 
-def piece_to_score(piece: Piece, *, realization: Realization = DEFAULT_REALIZATION,
-                   note_value: float = 1.0) -> music21.stream.Score:
-    """A music21 Score of *piece*: one part, one measure group per stanza, three lyric lines."""
-    from music21 import bar, expressions, metadata, meter, note, stream
+def source_text(piece: Piece) -> str:
+    """Where the notes come from: the 瑟譜 and its pages, or the passage that says the piece is lost."""
+    if piece.source:
+        return piece.source.citation()
+    lost = f"lost: {piece.lost.citation()}" if piece.lost else "lost"
+    return lost + (f"; {piece.realization.label}: {piece.realization.rule}" if piece.realization else "")
 
+
+def _m21_note(n: Note, key: int, gong: int, note_value: float) -> music21.note.Note:
+    from music21 import note, pitch
+
+    letter, alteration, octave = spell(key, gong)
+    m21_pitch = pitch.Pitch(step=_STEPS[letter], octave=octave, accidental=alteration or None)
+    m21_note = note.Note(m21_pitch, quarterLength=note_value)
+    for number, (name, text) in enumerate(zip(LYRIC_LINES, (n.lyric.strip(), n.pitch.name, n.suzi), strict=True), 1):
+        if text:
+            m21_note.lyrics.append(note.Lyric(text, number=number, identifier=name))
+    return m21_note
+
+
+def piece_to_score(piece: Piece, *, realization: Realization = DEFAULT_REALIZATION, note_value: float = 1.0,
+                   syllable: Fraction = DEFAULT_SYLLABLE) -> music21.stream.Score:
+    """A music21 Score of *piece*: one part, a measure per line of the poem, three named lyric lines."""
+    from music21 import bar, clef, expressions, key, metadata, meter, stream, tempo
+
+    keys = [realization.midi(n.pitch)[0] for n in piece.notes]
+    gong = gong_key(piece.mode, keys, realization)
     score = stream.Score()
-    score.metadata = metadata.Metadata(title=f"{piece.title} ({piece.mode.name if piece.mode else ''})")
-    score.metadata.composer = piece.provenance_label
+    score.metadata = metadata.Metadata(title=piece.title)
+    if piece.mode:
+        score.metadata.movementName = f"{piece.title} · {piece.mode.name}"
     part = stream.Part()
     part.partName = "歌" if any(n.lyric.strip() for n in piece.notes) else "笙"
-    per_bar = max(1, round(4 / note_value))
+    by_note = dict(zip(piece.notes, keys, strict=True))
+    number, length = 0, None
     for stanza in piece.stanzas:
-        notes = []
-        for n in stanza.notes:
-            m21_note = note.Note(realization.midi(n.pitch)[0], quarterLength=note_value)
-            for text in (n.lyric.strip() or "·", n.lu, n.suzi):
-                m21_note.addLyric(text)
-            notes.append(m21_note)
-        for start in range(0, len(notes), per_bar):
-            measure = stream.Measure()
+        lengths = stanza.line_lengths or (len(stanza.notes),)
+        start = 0
+        for line in lengths:
+            number += 1
+            measure = stream.Measure(number=number)
+            if number == 1:
+                letter, alteration, _ = spell(gong, gong)
+                measure.insert(0, getattr(clef, _CLEFS[clef_name(keys)])())
+                measure.insert(0, key.Key(_STEPS[letter] + {-1: "-", 1: "#"}.get(alteration, ""), "major"))
+                measure.insert(0, tempo.MetronomeMark(number=round(60 * note_value / float(syllable), 2)))
             if start == 0:
                 measure.insert(0, expressions.RehearsalMark(f"{stanza.number}"))
-                if stanza.number == 1:
-                    measure.insert(0, meter.TimeSignature("4/4"))
-            chunk = notes[start:start + per_bar]
-            for m21_note in chunk:
-                measure.append(m21_note)
-            if len(chunk) < per_bar:
-                measure.append(note.Rest(quarterLength=(per_bar - len(chunk)) * note_value))
+            if line != length:
+                signature = meter.TimeSignature(f"{line}/4" if note_value == 1 else f"{line * note_value:g}/4")
+                signature.style.hideObjectOnPrint = True
+                measure.insert(0, signature)
+                length = line
+            for n in stanza.notes[start:start + line]:
+                measure.append(_m21_note(n, by_note[n], gong, note_value))
+            start += line
             part.append(measure)
         part.getElementsByClass(stream.Measure)[-1].rightBarline = bar.Barline("light-light")
+    part.getElementsByClass(stream.Measure)[-1].rightBarline = bar.Barline("final")
     score.insert(0, part)
     return score
 
 
-def write_musicxml(piece: Piece, path: str | Path, *, realization: Realization = DEFAULT_REALIZATION,
-                   note_value: float = 1.0) -> None:
-    """Export *piece* as MusicXML to *path*, atomically."""
+def musicxml_bytes(piece: Piece, *, realization: Realization = DEFAULT_REALIZATION, note_value: float = 1.0) -> bytes:
+    """*piece* as MusicXML, with its source in ``<identification>`` (ExportError if music21 cannot write it)."""
+    from music21 import defaults
     from music21.exceptions21 import Music21Exception
     from music21.musicxml.m21ToXml import GeneralObjectExporter
 
@@ -70,4 +112,12 @@ def write_musicxml(piece: Piece, path: str | Path, *, realization: Realization =
         data = GeneralObjectExporter(piece_to_score(piece, realization=realization, note_value=note_value)).parse()
     except Music21Exception as exc:
         raise ExportError(f"{piece.id}: a note of {note_value:g} beats cannot be written in MusicXML ({exc})") from None
-    write_atomic(path, data)
+    source = f"</encoding>\n    <source>{escape(source_text(piece))}</source>".encode()
+    anonymous = f'<creator type="composer">{defaults.author}</creator>'.encode()  # music21's stand-in: nobody's
+    return re.sub(rb"\s*" + re.escape(anonymous), b"", data).replace(b"</encoding>", source, 1)
+
+
+def write_musicxml(piece: Piece, path: str | Path, *, realization: Realization = DEFAULT_REALIZATION,
+                   note_value: float = 1.0) -> None:
+    """Export *piece* as MusicXML to *path*, atomically."""
+    write_atomic(path, musicxml_bytes(piece, realization=realization, note_value=note_value))

@@ -13,7 +13,8 @@ where the part sounds an octave lower; a rest where it is silent.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from fractions import Fraction
 
 from yuesheng.errors import UnknownNameError
 from yuesheng.music.instruments import PARTS, find_part
@@ -22,7 +23,7 @@ from yuesheng.music.score import Piece
 from yuesheng.outputs.engrave import Setting, Slot, book_source, cents_legend, lily_string, piece_bookpart, piece_slots
 from yuesheng.outputs.report import says_que
 from yuesheng.text import suggest
-from yuesheng.timeline import CueTiming, Event, EventKind, Timeline
+from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Event, EventKind, Timeline
 
 PITCHED_PARTS = tuple(name for name, p in PARTS.items() if not p.is_drum and name not in ("獲者", "負侯者"))
 
@@ -46,6 +47,7 @@ class Entry:
     piece: Piece
     hearings: tuple[Hearing, ...]
     slots: tuple[Slot, ...]
+    syllable: Fraction | None = None  # seconds a syllable lasts where first heard (None: not sounded)
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,12 @@ def _hearing(timeline: Timeline, timing: CueTiming, events: list[Event], piece: 
                    f"{cue.cite.page} {cue.cite.quote}")
 
 
+def _syllable(events: list[Event]) -> Fraction | None:
+    """The seconds one syllable lasts in *events* (the step between a piece's notes), None if none sounds."""
+    ticks = next((e.length_ticks for e in events if e.kind is EventKind.NOTE and e.length_ticks), 0)
+    return Fraction(ticks, TICKS_PER_SECOND) if ticks else None
+
+
 def _part_slots(piece: Piece, events: list[Event], part: str) -> tuple[Slot, ...]:
     """The part's line in one cue: its first 終 of *piece*, a slot per syllable, None where it is silent."""
     notes = piece.notes
@@ -127,6 +135,7 @@ def songbook(timeline: Timeline, *, part: str = "") -> Songbook:
     pieces: dict[str, Piece] = {}
     heard: dict[str, list[Hearing]] = defaultdict(list)
     lines: dict[str, tuple[Slot, ...]] = {}
+    syllables: dict[str, Fraction | None] = {}
     for timing in timeline.cues:
         for ref in timing.cue.pieces:
             piece = ref.piece
@@ -140,6 +149,8 @@ def songbook(timeline: Timeline, *, part: str = "") -> Songbook:
             first[piece.id] = min(first.get(piece.id, heard_at), heard_at)
             if timing.cue.id not in {h.cue for h in heard[piece.id]}:
                 heard[piece.id].append(_hearing(timeline, timing, events, piece))
+            if heard_at == first[piece.id]:
+                syllables[piece.id] = _syllable(events)
             if part and piece.id not in lines:
                 lines[piece.id] = _part_slots(piece, events, part)
     order = sorted(pieces, key=lambda pid: (first[pid], pid))
@@ -148,7 +159,7 @@ def songbook(timeline: Timeline, *, part: str = "") -> Songbook:
                          key=PITCHED_PARTS.index)
         raise UnknownNameError(f"part playing in {timeline.rite}", part, playing)
     entries = tuple(Entry(pieces[pid], tuple(heard[pid]),
-                          lines.get(pid) or tuple(piece_slots(pieces[pid], timeline.realization)))
+                          lines.get(pid) or tuple(piece_slots(pieces[pid], timeline.realization)), syllables.get(pid))
                     for pid in order)
     return Songbook(timeline.rite, timeline.rite_id, part, entries, timeline.notices, tuple(sorted(timeline.variants)),
                     tuple(f"{k}={v}" for k, v in sorted(timeline.readings.items())))
@@ -162,7 +173,7 @@ def _heading(h: Hearing) -> str:
 
 def songbook_source(book: Songbook, setting: Setting, *, font: str) -> str:
     """The LilyPond file of *book*: a contents page with the notices, then one part per piece."""
-    setting = Setting(setting.notation, setting.realization, setting.huangzhong_name, book.part)
+    setting = replace(setting, part=book.part)
     front = [
         f"\\markup \\fill-line {{ \\fontsize #6 \\bold {lily_string(book.rite)} }}",
         f"\\markup \\fill-line {{ {lily_string('songbook' + (f' — part {book.part}' if book.part else ''))} }}",
@@ -181,7 +192,8 @@ def songbook_source(book: Songbook, setting: Setting, *, font: str) -> str:
         if not entry.piece.playable:
             citation = entry.piece.lost.citation() if entry.piece.lost else ": "
             before.append(f"No notation survives ({citation}).")
-        parts.append(piece_bookpart(entry.piece, setting, slots=entry.slots, before=before, toc=True, legend=False))
+        parts.append(piece_bookpart(entry.piece, replace(setting, syllable=entry.syllable), slots=entry.slots,
+                                    before=before, toc=True, legend=False))
     return book_source(parts, font=font, front=front)
 
 
@@ -189,4 +201,11 @@ def _programme(book: Songbook, setting: Setting) -> str:
     tuning = "三分損益" if setting.realization.tuning is Tuning.SANFEN else "equal temperament"
     return (f"{len(book.entries)} pieces in the order first heard. Variants: {', '.join(book.variants) or 'none'}; "
             f"readings: {', '.join(book.readings) or 'none'}; 黄鍾 = {setting.huangzhong_name}, {tuning}. "
-            f"One crotchet per syllable: the sources give no durations.")
+            f"One crotchet per syllable (the sources give no durations), at the sequencer's tempo: a syllable "
+            f"every {_seconds(book)} s.")
+
+
+def _seconds(book: Songbook) -> str:
+    """The syllable's seconds in *book*, e.g. '1.5' (several, if cues differ: '1.2, 1.5')."""
+    found = sorted({e.syllable for e in book.entries if e.syllable})
+    return ", ".join(f"{float(s):g}" for s in found) or "—"
