@@ -346,7 +346,7 @@ def test_the_page_drives_the_rite(served, browser):
     page.close()
 
 
-def test_console_without_a_token_off_loopback_gets_one(monkeypatch, run):
+def test_console_without_a_token_off_loopback_gets_one(monkeypatch, run, tmp_path):
     from yuesheng.cli import console as cli_console
 
     seen = {}
@@ -356,12 +356,33 @@ def test_console_without_a_token_off_loopback_gets_one(monkeypatch, run):
         return "served\n"
 
     monkeypatch.setattr(cli_console, "_serve", fake_serve)
+    monkeypatch.delenv("YUESHENG_TOKEN", raising=False)
     code, out, _ = run("console", str(DATA / "golden.yaml"), "--no-midi", "--listen", "0.0.0.0:0")
     assert code == 0 and seen["host"] == "0.0.0.0" and len(seen["token"]) >= 16
     code, _, _ = run("console", str(DATA / "golden.yaml"), "--no-midi", "--listen", "127.0.0.1:0")
     assert code == 0 and seen["token"] is None
-    code, _, _ = run("console", str(DATA / "golden.yaml"), "--no-midi", "--token", "abc")
-    assert code == 0 and seen["token"] == "abc"
+    (tmp_path / "token").write_text("from-a-file-0123456789\n")
+    code, _, _ = run("console", str(DATA / "golden.yaml"), "--no-midi", "--token-file", str(tmp_path / "token"))
+    assert code == 0 and seen["token"] == "from-a-file-0123456789"
+    monkeypatch.setenv("YUESHENG_TOKEN", "from-the-environment-42")
+    code, _, _ = run("console", str(DATA / "golden.yaml"), "--no-midi")
+    assert code == 0 and seen["token"] == "from-the-environment-42"
+
+
+def test_a_token_is_never_on_the_command_line_and_never_short(monkeypatch, run, tmp_path):
+    """--token VALUE shows in ps: refused; a token from the environment or a file has at least 16 characters."""
+    golden = str(DATA / "golden.yaml")
+    code, _, err = run("console", golden, "--no-midi", "--token", "abcdefghijklmnopqrstuvwxyz")
+    assert code == 2 and "a token on the command line shows in ps" in err and "abcdefghij" not in err
+    monkeypatch.setenv("YUESHENG_TOKEN", "abc")
+    code, _, err = run("console", golden, "--no-midi")
+    assert code == 2 and "YUESHENG_TOKEN: a token of 3 characters; at least 16 are needed" in err
+    monkeypatch.delenv("YUESHENG_TOKEN")
+    (tmp_path / "token").write_text("has spaces in it, and more\n")
+    code, _, err = run("console", golden, "--no-midi", "--token-file", str(tmp_path / "token"))
+    assert code == 2 and "a token is made of A-Z a-z 0-9 - _ . ~ only" in err
+    code, _, err = run("console", golden, "--no-midi", "--token-file", str(tmp_path / "nosuch"))
+    assert code == 2 and f"--token-file {tmp_path / 'nosuch'}: cannot read file" in err
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -7,6 +7,7 @@ The console runs until Ctrl-C or SIGTERM, then stops the show, silences the port
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import threading
 from pathlib import Path
@@ -27,7 +28,7 @@ from yuesheng.cli.streams import show
 from yuesheng.errors import InvalidValueError, NetworkError, PortError, UnknownNameError, UsageError
 from yuesheng.files import check_output
 
-if TYPE_CHECKING:  # socket, secrets and ipaddress are imported when the console runs, not by every command
+if TYPE_CHECKING:  # socket and ipaddress are imported when the console runs, not by every command
     import socket
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
@@ -42,20 +43,10 @@ def parse_address(text: str, option: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def is_loopback(host: str) -> bool:
-    """Whether *host* is this machine only (127.0.0.0/8, ::1, localhost)."""
-    import ipaddress
-
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def cmd_console(args: argparse.Namespace) -> str:
-    from yuesheng.live.control import Control, OscListener, Pedal
+    from yuesheng.live.access import console_token
+    from yuesheng.live.control import Control, Pedal
+    from yuesheng.live.osc import Gate, OscListener, check_binding, is_loopback
     from yuesheng.live.player import NullPort, Player, RealClock, start_tick
     from yuesheng.live.rehearsal import Log
     from yuesheng.outputs.midi import open_input, open_output
@@ -73,9 +64,12 @@ def cmd_console(args: argparse.Namespace) -> str:
         start_tick(timeline, args.start)
     except UnknownNameError as exc:
         raise UsageError(str(exc)) from None
-    import secrets
-
-    token = args.token or (None if is_loopback(host) else secrets.token_urlsafe(16))
+    if args.token is not None:
+        raise UsageError("--token: a token on the command line shows in ps; give it in YUESHENG_TOKEN or --token-file")
+    token = console_token(os.environ, args.token_file, loopback=is_loopback(host))
+    gate = Gate(token, _addresses(args.osc_allow))
+    if osc_address is not None and (why := check_binding(osc_address[0], gate)):
+        raise UsageError(why)
     clock = RealClock()
     control = Control(clock, guard=args.guard)
     closing: list[Any] = []
@@ -91,7 +85,7 @@ def cmd_console(args: argparse.Namespace) -> str:
                       readings=timeline.readings)
         if osc_address is not None:
             try:
-                closing.append(OscListener(control, *osc_address))
+                closing.append(OscListener(control, *osc_address, gate=gate, notify=show))
             except OSError as exc:
                 raise NetworkError(f"cannot listen for OSC on {args.osc}: {exc.strerror or exc}") from None
         if pedal is not None:
@@ -102,6 +96,18 @@ def cmd_console(args: argparse.Namespace) -> str:
     finally:
         for thing in reversed(closing):
             thing.close()
+
+
+def _addresses(texts: list[str]) -> list[str]:
+    """The --osc-allow addresses, each checked; UsageError naming a bad one."""
+    import ipaddress
+
+    for text in texts:
+        try:
+            ipaddress.ip_address(text)
+        except ValueError:
+            raise UsageError(f"--osc-allow {text!r}: expected an IP address, e.g. 192.168.1.20") from None
+    return texts
 
 
 def _bind(host: str, port: int, option: str) -> socket.socket:
@@ -185,10 +191,16 @@ def _add_console(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-midi", action="store_true", help="run without a MIDI output (planning, tests)")
     p.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT",
                    help=f"where the web page is served (default {DEFAULT_LISTEN}; any other address needs a token)")
-    p.add_argument("--osc", metavar="HOST:PORT", help="listen for OSC /yuesheng/go, /stop, /fade, /goto CUE")
+    p.add_argument("--osc", metavar="HOST:PORT", help="listen for OSC /yuesheng/go, /stop, /fade, /goto CUE "
+                   "(off loopback: senders put the token first, or are named by --osc-allow)")
+    p.add_argument("--osc-allow", nargs="+", default=[], metavar="ADDR",
+                   help="OSC senders taken without the token (IP addresses)")
     p.add_argument("--pedal", metavar="PORT[:noteN|:ccN]", help="a MIDI input whose note or CC means GO")
     p.add_argument("--log", metavar="FILE.jsonl", help="append every GO, stop, fade and jump to this log")
-    p.add_argument("--token", help="require this token on every request (default: generated when not on loopback)")
+    p.add_argument("--token", help=argparse.SUPPRESS)  # refused: it would show in ps
+    p.add_argument("--token-file", metavar="FILE",
+                   help="require the token on this file's first line on every request and OSC message; or set "
+                        "YUESHENG_TOKEN (default: generated when not on loopback; at least 16 characters)")
     p.add_argument("--from", dest="start", metavar="CUE_ID", help="start at this cue")
     p.add_argument("--guard", type=positive, default=0.5, metavar="SECONDS",
                    help="ignore a GO closer than this to the last, from any source (default 0.5)")

@@ -4,8 +4,7 @@ A command is GO (start the next action), STOP (all notes and sound off at
 once), FADE (the held music fades out, then stops), GOTO a cue (jump back or
 forward; the next GO plays from there) or QUIT (the console is closing).
 Sources: the console page, the terminal (Enter = GO; ``s`` STOP, ``f`` FADE,
-``g CUE`` GOTO), OSC (``/yuesheng/go``, ``/yuesheng/stop``, ``/yuesheng/fade``,
-``/yuesheng/goto CUE``) and a MIDI foot pedal. One guard serves them all: a GO
+``g CUE`` GOTO), OSC (``osc``) and a MIDI foot pedal. One guard serves them all: a GO
 within ``guard`` seconds of the last accepted GO, from whatever source, is
 ignored as a double press.
 """
@@ -106,41 +105,6 @@ def read_keyboard(control: Control, lines: Iterable[str], *, notify: Callable[[s
     thread = threading.Thread(target=read, name="yuesheng-keys", daemon=True)
     thread.start()
     return thread
-
-
-# --- OSC ------------------------------------------------------------------------------------------
-
-OSC_ADDRESSES = {"/yuesheng/go": Command.GO, "/yuesheng/stop": Command.STOP, "/yuesheng/fade": Command.FADE,
-                 "/yuesheng/goto": Command.GOTO}
-
-
-class OscListener:
-    """A python-osc UDP server feeding the control; runs in a daemon thread until ``close``."""
-
-    def __init__(self, control: Control, host: str, port: int) -> None:
-        from pythonosc.dispatcher import Dispatcher
-        from pythonosc.osc_server import ThreadingOSCUDPServer
-
-        dispatcher = Dispatcher()
-        for address, command in OSC_ADDRESSES.items():
-            dispatcher.map(address, self._handler(control, command))
-        self.server = ThreadingOSCUDPServer((host, port), dispatcher)
-        self.address = self.server.server_address
-        self.thread = threading.Thread(target=self.server.serve_forever, name="yuesheng-osc", daemon=True)
-        self.thread.start()
-
-    @staticmethod
-    def _handler(control: Control, command: Command) -> Callable[..., None]:
-        def handle(_address: str, *args: Any) -> None:
-            cue = str(args[0]) if command is Command.GOTO and args else ""
-            if command is not Command.GOTO or cue:
-                control.submit(command, "osc", cue)
-
-        return handle
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 # --- a MIDI foot pedal ------------------------------------------------------------------------------
