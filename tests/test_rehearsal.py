@@ -14,7 +14,8 @@ import pytest
 
 from yuesheng.check.validate import load_cuesheet
 from yuesheng.errors import InvalidInputError
-from yuesheng.live.rehearsal import Log, load_timing, read_log, retime, timing_yaml
+from yuesheng.live.rehearsal import load_timing, read_log, retime, timing_yaml
+from yuesheng.live.showlog import Log
 from yuesheng.timeline import build_timeline
 
 DATA = Path(__file__).parent / "data"
@@ -45,7 +46,7 @@ def test_each_entry_is_one_json_line_with_wall_and_monotonic_time(tmp_path):
 
 def test_a_log_written_under_kill_9_has_only_whole_lines(tmp_path):
     path = tmp_path / "killed.jsonl"
-    writer = ("import sys, itertools\nfrom yuesheng.live.rehearsal import Log\nlog = Log(sys.argv[1])\n"
+    writer = ("import sys, itertools\nfrom yuesheng.live.showlog import Log\nlog = Log(sys.argv[1])\n"
               "for n in itertools.count():\n"
               "    log.write('go', float(n), cue='bin-ru', source='pedal', pad='x' * 300)\n")
     process = subprocess.Popen([sys.executable, "-c", writer, str(path)], cwd=Path(__file__).parent.parent)

@@ -48,7 +48,7 @@ def cmd_console(args: argparse.Namespace) -> str:
     from yuesheng.live.control import Control, Pedal
     from yuesheng.live.osc import Gate, OscListener, check_binding, is_loopback
     from yuesheng.live.player import NullPort, Player, RealClock, start_tick
-    from yuesheng.live.rehearsal import Log
+    from yuesheng.live.showlog import Log
     from yuesheng.outputs.midi import open_input, open_output
 
     host, port_number = parse_address(args.listen, "--listen")
@@ -78,11 +78,11 @@ def cmd_console(args: argparse.Namespace) -> str:
         closing.append(listener)
         port = NullPort() if args.no_midi else open_output(args.port)
         closing.append(port)
-        log = Log(args.log) if args.log else None
+        log = Log(args.log, notify=show) if args.log else None
         if log is not None:
-            closing.append(log)
-            log.write("session", clock.now(), rite=timeline.rite_id, variants=sorted(timeline.variants),
+            log.start(clock.now(), rite=timeline.rite_id, variants=sorted(timeline.variants),
                       readings=timeline.readings)
+            closing.append(log)
         if osc_address is not None:
             try:
                 closing.append(OscListener(control, *osc_address, gate=gate, notify=show))
@@ -131,7 +131,7 @@ def _serve(timeline: Any, player: Any, control: Any, listener: socket.socket, to
 
     failure: list[BaseException] = []
     host = listener.getsockname()[0]
-    console = Console(timeline, player, control, token=token, hosts=(host,))
+    console = Console(timeline, player, control, token=token, hosts=(host,), log=player.log)
     server = uvicorn.Server(uvicorn.Config(console.app(), log_level="warning", lifespan="off",
                                            ws_max_size=MAX_BODY))
 

@@ -6,7 +6,8 @@ forward; the next GO plays from there) or QUIT (the console is closing).
 Sources: the console page, the terminal (Enter = GO; ``s`` STOP, ``f`` FADE,
 ``g CUE`` GOTO), OSC (``osc``) and a MIDI foot pedal. One guard serves them all: a GO
 within ``guard`` seconds of the last accepted GO, from whatever source, is
-ignored as a double press.
+ignored as a double press; so is a FADE or a GOTO within ``guard`` seconds of the
+last of its kind (a flood of them is at most two a second). STOP is never refused.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ class Command(Enum):
     QUIT = "quit"
 
 
+GUARDED = frozenset({Command.GO, Command.FADE, Command.GOTO})
+
+
 @dataclass(frozen=True, slots=True)
 class Press:
     """A command as received: what, when (the player's clock), from where, and the cue for GOTO."""
@@ -51,17 +55,17 @@ class Control:
         self.clock, self.guard = clock, guard
         self.presses: queue.Queue[Press] = queue.Queue()
         self.lock = threading.Lock()
-        self.last_go: float | None = None
+        self.last: dict[Command, float] = {}  # when each guarded command was last accepted
         self.ended = ""  # why no more commands can come (a source closed), if so
 
     def submit(self, command: Command, source: str, cue: str = "") -> bool:
-        """Queue a command; False if it is a GO inside the guard (ignored)."""
+        """Queue a command; False if it is a GO, FADE or GOTO inside the guard (ignored)."""
         with self.lock:
             at = self.clock.now()
-            if command is Command.GO:
-                if self.last_go is not None and at - self.last_go < self.guard:
+            if command in GUARDED:
+                if command in self.last and at - self.last[command] < self.guard:
                     return False
-                self.last_go = at
+                self.last[command] = at
             self.presses.put(Press(command, at, source, cue))
         return True
 

@@ -1,17 +1,17 @@
 """Rehearsal timing: the operator's log, measured durations, and the timing overlay.
 
-The console writes a **log**, one JSON object a line (JSON Lines), each line
-written by a single ``write`` to a file opened for appending, so a crash or
-``kill -9`` loses nothing already pressed and never leaves half a line::
+The console writes a **log** (``showlog``), one JSON object a line (JSON Lines)::
 
     {"event": "session", "rite": "xiangshe", "variants": [], "readings": {}, "wall": "…", "mono": 12.5}
     {"event": "go", "cue": "gong-ru", "source": "page", "wall": "2026-11-30T19:30:01.250+00:00", "mono": 15.031}
     {"event": "stop", "cue": "gong-ru", "source": "key", …}      # also "fade", and "goto" (cue: the target)
+    {"event": "go", …, "lost": 2}      # 2 entries before this one could not be written (a full disk)
 
 ``retime`` turns logs into a **timing overlay**: for each action, the measured
 time from its GO to the next action's GO, taken as the action's duration (plus
 whatever the plan itself puts between the action's end and the next start, so
-parallel cues keep their shape); a GO interval broken by a jump is not measured.
+parallel cues keep their shape); a GO interval broken by a jump, a new session or lost
+lines is not measured.
 Over several logs, the median, with the number of measurements::
 
     format: yuesheng-timing/1
@@ -26,46 +26,20 @@ and use these durations in place of the cue sheet's estimates.
 from __future__ import annotations
 
 import json
-import os
 import statistics
-import threading
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
 
 from yuesheng.checking import Checker
 from yuesheng.cuesheet import CueSheet, parse_duration
-from yuesheng.errors import InvalidInputError, InvalidValueError, OutputError, Problem
+from yuesheng.errors import InvalidInputError, InvalidValueError, Problem
 from yuesheng.timeline import TICKS_PER_SECOND, Timeline
 from yuesheng.yamlload import PathKey, load, read_bytes
 
 TIMING_FORMAT = "yuesheng-timing/1"
 EVENTS = ("session", "go", "stop", "fade", "goto")
 MAX_LOG_BYTES = 64 << 20
-
-
-class Log:
-    """An append-only JSON Lines log; each entry is one ``write``, so whole lines survive a kill."""
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        try:
-            self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        except OSError as exc:
-            raise OutputError(f"cannot open the log {self.path}: {exc.strerror or exc}") from None
-        self.lock = threading.Lock()
-
-    def write(self, event: str, mono: float, **fields: Any) -> None:
-        """One entry: the event, wall-clock and monotonic time, and *fields* (cue, source…)."""
-        wall = datetime.now(UTC).isoformat(timespec="milliseconds")
-        line = json.dumps({"event": event, **fields, "wall": wall, "mono": round(mono, 6)}, ensure_ascii=False) + "\n"
-        with self.lock:
-            os.write(self.fd, line.encode("utf-8"))
-
-    def close(self) -> None:
-        os.close(self.fd)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +51,7 @@ class Entry:
     cue: str
     source: str
     mono: float
+    lost: int = 0  # entries missing before this one (the log could not be written)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +112,9 @@ def _entry(number: int, line: str, cues: set[str], rite: str) -> tuple[Entry | N
         return None, None, f"event {event!r}, expected one of {', '.join(EVENTS)}"
     if isinstance(mono, bool) or not isinstance(mono, int | float) or mono != mono or abs(mono) > 1e12:
         return None, None, f"mono {mono!r}, expected the monotonic time in seconds"
+    lost = data.get("lost", 0)
+    if isinstance(lost, bool) or not isinstance(lost, int) or lost < 0:
+        return None, None, f"lost {lost!r}, expected how many entries are missing (a whole number)"
     if event == "session":
         if data.get("rite") != rite:
             return None, None, f"a log of rite {data.get('rite')!r}, not of {rite!r}"
@@ -145,23 +123,23 @@ def _entry(number: int, line: str, cues: set[str], rite: str) -> tuple[Entry | N
             return None, None, "session: variants is a list and readings a mapping"
         chosen = tuple(sorted((str(k), str(v)) for k, v in readings.items()))
         programme = Programme(tuple(sorted(map(str, variants))), chosen)
-        return Entry(number, event, "", "", float(mono)), programme, ""
+        return Entry(number, event, "", "", float(mono), lost), programme, ""
     if event in ("stop", "fade") and cue == "":  # before the first GO: nothing had started
-        return Entry(number, event, cue, str(data.get("source", "")), float(mono)), None, ""
+        return Entry(number, event, cue, str(data.get("source", "")), float(mono), lost), None, ""
     if not isinstance(cue, str) or cue not in cues:
         return None, None, f"unknown cue {cue!r} (the log does not fit this cue sheet)"
-    return Entry(number, event, cue, str(data.get("source", "")), float(mono)), None, ""
+    return Entry(number, event, cue, str(data.get("source", "")), float(mono), lost), None, ""
 
 
 def measure(timeline: Timeline, entries: list[Entry]) -> dict[str, list[Fraction]]:
-    """Each action's measured durations in seconds: its GO to the next action's GO, unbroken by a jump or
-    a new session."""
+    """Each action's measured durations in seconds: its GO to the next action's GO, unbroken by a jump,
+    a new session or lost lines."""
     actions = [t for t in timeline.cues if not t.cue.is_music]
     place = {t.cue.id: n for n, t in enumerate(actions)}
     out: dict[str, list[Fraction]] = {}
     last: Entry | None = None
     for entry in entries:
-        if entry.event in ("goto", "session"):
+        if entry.event in ("goto", "session") or entry.lost:
             last = None
         if entry.event != "go" or entry.cue not in place:
             continue
