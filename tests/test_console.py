@@ -171,7 +171,8 @@ def test_jump_makes_a_cue_the_next_and_go_plays_it(live):
 
 
 def test_malformed_commands_are_refused(live):
-    for bad in ({"command": "launch"}, {"command": "goto", "cue": "nosuch"}, {"command": "goto", "cue": 3}, [1, 2]):
+    for bad in ({"command": "launch"}, {"command": "goto", "cue": "nosuch"}, {"command": "goto", "cue": 3}, [1, 2],
+                {"command": ["go"]}, {"command": {"go": 1}}, {"command": "goto", "cue": ["bin-ru"]}, "go", 0):
         assert live.client.post("/command", json=bad).json() == {"accepted": False}
     json_body = {"Content-Type": "application/json"}
     assert live.client.post("/command", content=b"{oops", headers=json_body).status_code == 400

@@ -30,10 +30,23 @@ def test_one_guard_serves_every_source():
     assert control.submit(Command.GO, "page")
     clock.t = 0.3
     assert not control.submit(Command.GO, "pedal")  # a double GO from another source is still a double GO
-    assert control.submit(Command.STOP, "osc")  # only GO is guarded
+    assert control.submit(Command.STOP, "osc")  # STOP is never guarded
     clock.t = 0.6
     assert control.submit(Command.GO, "key")
     assert [c for c, _, _ in _drain(control)] == [Command.GO, Command.STOP, Command.GO]
+
+
+def test_a_flood_of_fades_or_jumps_is_at_most_two_a_second_and_stop_is_never_refused():
+    """The hostile pass sent 20,000 FADEs in 2.4 s, all accepted; now FADE and GOTO have the GO guard, each its own."""
+    clock = Clock()
+    control = Control(clock, guard=0.5)
+    accepted = {command: 0 for command in (Command.FADE, Command.GOTO, Command.STOP)}
+    for n in range(20_000):
+        clock.t = n * 0.00012  # 2.4 s
+        for command in accepted:
+            accepted[command] += control.submit(command, "page", "bin-ru" if command is Command.GOTO else "")
+    assert accepted == {Command.FADE: 5, Command.GOTO: 5, Command.STOP: 20_000}
+    assert control.submit(Command.GO, "page")  # a FADE or a jump does not hold back the next GO
 
 
 def test_keyboard_lines_are_commands_and_the_end_of_input_closes_the_control():

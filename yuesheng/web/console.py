@@ -196,9 +196,10 @@ class Console:
 
     def command(self, data: Any) -> bool:
         """A command from the page; False if malformed, unknown, or a GO inside the guard."""
-        if not isinstance(data, dict) or data.get("command") not in COMMANDS:
+        name = data.get("command") if isinstance(data, dict) else None
+        if not isinstance(name, str) or name not in COMMANDS:
             return False
-        command = COMMANDS[data["command"]]
+        command = COMMANDS[name]
         cue = data.get("cue", "")
         if command is Command.GOTO and (not isinstance(cue, str) or cue not in self.by_id):
             return False
