@@ -347,6 +347,81 @@ def test_the_page_drives_the_rite(served, browser):
     page.close()
 
 
+ATTACK = """<!doctype html><meta charset="utf-8"><title>another site</title>
+<form id="form" method="post" action="@URL@/command" enctype="text/plain" target="sink">
+<input name='{"command": "go", "x": "' value='"}'></form><iframe name="sink"></iframe>
+<script>
+const CONSOLE = "@URL@", results = window.results = {};
+const note = (key) => (value) => { results[key] = String(value); };
+async function attack() {
+  await fetch(CONSOLE + "/command", {method: "POST", mode: "no-cors", headers: {"Content-Type": "text/plain"},
+                                     body: '{"command": "go"}'}).then(note("plain"), note("plain"));
+  await fetch(CONSOLE + "/command", {method: "POST", headers: {"Content-Type": "application/json"},
+                                     body: '{"command": "stop"}'}).then(note("json"), note("json"));
+  await fetch(CONSOLE + "/state").then((r) => r.text()).then(note("state"), note("state"));
+  document.getElementById("form").submit();
+  await new Promise((done) => {
+    const ws = new WebSocket(CONSOLE.replace("http", "ws") + "/ws");
+    ws.onopen = () => { results.ws_open = "yes"; ws.send('{"command": "go"}'); ws.send('{"command": "fade"}'); };
+    ws.onmessage = (event) => { results.ws_read = event.data; };
+    ws.onclose = () => done();
+    setTimeout(done, 3000);
+  });
+  results.done = "yes";
+}
+attack();
+</script>"""
+
+
+def test_a_page_of_another_origin_in_chromium_can_neither_drive_nor_read_the_console(served):
+    """The hostile pass's page opened the WebSocket, read the next cue and sent GO, FADE and STOP. Here a page of
+    another origin (evil.test, which Chromium resolves to 127.0.0.1) tries every way a page has; then a DNS-rebound
+    name is opened on the console's own port."""
+    import http.server
+
+    if CHROMIUM is None:
+        pytest.skip("no Chromium on this machine (.ci/run installs Debian's chromium)")
+    from playwright.sync_api import sync_playwright
+
+    body = ATTACK.replace("@URL@", served.url).encode()
+
+    class Attacker(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    site = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Attacker)
+    threading.Thread(target=site.serve_forever, daemon=True).start()
+    console_port = served.url.rsplit(":", 1)[1]
+    try:
+        with sync_playwright() as p:
+            chromium = p.chromium.launch(executable_path=CHROMIUM, args=[
+                "--no-sandbox", "--host-resolver-rules=MAP evil.test 127.0.0.1"])
+            page = chromium.new_page()
+            page.goto(f"http://evil.test:{site.server_address[1]}/")
+            page.wait_for_function("window.results && results.done === 'yes'", timeout=15_000)
+            results = page.evaluate("results")
+            rebound = page.goto(f"http://evil.test:{console_port}/state")
+            assert rebound is not None and rebound.status == 403
+            assert "answers to its address, not to the name 'evil.test'" in page.text_content("body")
+            chromium.close()
+    finally:
+        site.shutdown()
+    assert "ws_open" not in results and "ws_read" not in results  # the handshake was refused
+    assert results["json"].startswith("TypeError") and results["state"].startswith("TypeError")  # nothing read
+    time.sleep(0.3)  # what might have got through has reached the player
+    status = served.player.status()
+    assert status.current is None and status.next == "bin-ru"  # no GO ran: the rite has not begun
+    sent = [m for _, m in served.port.sent]
+    assert not [m for m in sent if m.type == "note_on" or m.type == "control_change" and m.control in (7, 120, 123)]
+    assert served.control.presses.empty()  # no sound, no STOP, no FADE, nothing queued
+
+
 def test_console_without_a_token_off_loopback_gets_one(monkeypatch, run, tmp_path):
     from yuesheng.cli import console as cli_console
 
