@@ -68,7 +68,7 @@ def test_a_merged_log_still_retimes(tmp_path, repertoire):
     log.write("go", 30.0, cue="bai-zhi", source="page")
     log.close()
     entries, _ = read_log(tmp_path / "r.jsonl", sheet)
-    assert retime(build_timeline(sheet), [entries])["bin-ru"][1] == 1
+    assert retime(build_timeline(sheet), [entries])["bin-ru"].n == 1
 
 
 class Disk:

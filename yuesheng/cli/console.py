@@ -168,11 +168,13 @@ def _port_failed(exc: OSError) -> BaseException:
 
 def cmd_retime(args: argparse.Namespace) -> str:
     from yuesheng.check.validate import load_cuesheet
-    from yuesheng.live.rehearsal import read_log, retime, timing_yaml
+    from yuesheng.cli.streams import say
+    from yuesheng.live.rehearsal import format_seconds, read_log, retime, timing_yaml
     from yuesheng.music.repertoire import load_repertoire
     from yuesheng.timeline import Options, build_timeline
 
     check_output_arg(args)
+    exclusions = [_exclusion(text, args.log) for text in args.exclude]
     sheet = load_cuesheet(cue_path(args.cue), load_repertoire(args.scores))
     read = [read_log(path, sheet) for path in args.log]
     programmes = {programme for _, programme in read}
@@ -180,9 +182,35 @@ def cmd_retime(args: argparse.Namespace) -> str:
         raise UsageError("--log: these logs played different programmes (variants, readings): retime each apart")
     programme = programmes.pop()  # the plan the GOs followed: the durations are measured against it
     options = Options(frozenset(programme.variants), dict(programme.readings))
-    durations = retime(build_timeline(sheet, options), [entries for entries, _ in read])
+    used: set[str] = set()
+
+    def excluded(take: Any) -> bool:
+        hits = {text for text, (log, kind, number) in zip(args.exclude, exclusions, strict=True)
+                if take.log == log and number == (take.line if kind == "line" else take.session)}
+        used.update(hits)
+        return bool(hits)
+
+    durations = retime(build_timeline(sheet, options), [entries for entries, _ in read],
+                       names=[str(path) for path in args.log], excluded=excluded)
+    if unused := [text for text in args.exclude if text not in used]:
+        raise UsageError(f"--exclude {unused[0]}: no take of an action begins there (a take is named by the line "
+                         "of its action's GO, or by its session's number)")
+    for cue, measured in durations.items():
+        for take in measured.dropped:
+            say(f"retime: {cue}: dropped the take of {format_seconds(take.seconds)} ({take.log}:{take.line}, "
+                f"session {take.session}), far from the median {format_seconds(measured.duration)} of the others")
     what = f"{len(durations)} measured actions from {len(read)} log(s)"
     return emit(args, timing_yaml(sheet.rite_id, durations), what)
+
+
+def _exclusion(text: str, logs: list[Path]) -> tuple[str, str, int]:
+    """'FILE:LINE' or 'FILE:sessionN' → (the --log it names, 'line' | 'session', N); UsageError otherwise."""
+    file, _, where = text.rpartition(":")
+    kind, number = ("session", where[7:]) if where.startswith("session") else ("line", where)
+    log = next((str(p) for p in logs if file and (str(p) == file or Path(file).resolve() == p.resolve())), None)
+    if log is None or not number.isdigit() or int(number) < 1:
+        raise UsageError(f"--exclude {text!r}: expected LOG:LINE or LOG:sessionN, LOG one of the --log files")
+    return log, kind, int(number)
 
 
 def _add_console(p: argparse.ArgumentParser) -> None:
@@ -210,6 +238,9 @@ def _add_console(p: argparse.ArgumentParser) -> None:
 def _add_retime(p: argparse.ArgumentParser) -> None:
     p.add_argument("cue", metavar="CUE", help="the cue sheet the logs were made with")
     p.add_argument("--log", action="append", required=True, metavar="LOG", type=Path, help="a console log (repeatable)")
+    p.add_argument("--exclude", action="append", default=[], metavar="LOG:LINE|LOG:sessionN",
+                   help="leave out the take whose action's GO is on this line, or every take of this session "
+                        "(1 = the log's first; repeatable)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the timing file here (atomically)")
     scores_option(p)
     p.set_defaults(func=cmd_retime)

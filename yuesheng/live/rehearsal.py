@@ -11,13 +11,14 @@ The console writes a **log** (``showlog``), one JSON object a line (JSON Lines):
 time from its GO to the next action's GO, taken as the action's duration (plus
 whatever the plan itself puts between the action's end and the next start, so
 parallel cues keep their shape); a GO interval broken by a jump, a new session or lost
-lines is not measured.
-Over several logs, the median, with the number of measurements::
+lines is not measured. With three or more takes of an action, one lying far out is
+dropped (``outliers``), and ``--exclude`` drops takes by hand. Over several logs, the
+median of the takes kept, how many, and their spread (longest less shortest)::
 
     format: yuesheng-timing/1
     rite: xiangshe
     durations:
-      gong-ru: {duration: 63.5s, n: 3}
+      gong-ru: {duration: 63.5s, n: 3, spread: 4.2s, dropped: 1}
 
 ``timeline``, ``render``, ``sheet``, ``play`` and ``console`` take ``--timing FILE``
 and use these durations in place of the cue sheet's estimates.
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -40,6 +42,9 @@ from yuesheng.yamlload import PathKey, load, read_bytes
 TIMING_FORMAT = "yuesheng-timing/1"
 EVENTS = ("session", "go", "stop", "fade", "goto")
 MAX_LOG_BYTES = 64 << 20
+OUTLIER_MADS = 3  # how many scaled MADs from the median a take may lie
+OUTLIER_SHARE = Fraction(1, 10)  # a take this close to the median (a share of it) is never an outlier
+SCALE = Fraction(14826, 10000)  # MAD × SCALE estimates the standard deviation of normal scatter
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,14 +136,36 @@ def _entry(number: int, line: str, cues: set[str], rite: str) -> tuple[Entry | N
     return Entry(number, event, cue, str(data.get("source", "")), float(mono), lost), None, ""
 
 
-def measure(timeline: Timeline, entries: list[Entry]) -> dict[str, list[Fraction]]:
-    """Each action's measured durations in seconds: its GO to the next action's GO, unbroken by a jump,
-    a new session or lost lines."""
+@dataclass(frozen=True, slots=True)
+class Take:
+    """One measured duration of an action: where its GO is (the log, the line, the session: 1 is the log's first)."""
+
+    cue: str
+    seconds: Fraction
+    log: str
+    line: int
+    session: int
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """An action's duration: the median of the takes kept, their spread (longest less shortest), those dropped."""
+
+    duration: Fraction
+    n: int
+    spread: Fraction
+    dropped: tuple[Take, ...] = ()
+
+
+def measure(timeline: Timeline, entries: list[Entry], log: str = "") -> dict[str, list[Take]]:
+    """Each action's takes: its GO to the next action's GO, unbroken by a jump, a new session or lost lines."""
     actions = [t for t in timeline.cues if not t.cue.is_music]
     place = {t.cue.id: n for n, t in enumerate(actions)}
-    out: dict[str, list[Fraction]] = {}
+    out: dict[str, list[Take]] = {}
     last: Entry | None = None
+    session = 0
     for entry in entries:
+        session += entry.event == "session"
         if entry.event in ("goto", "session") or entry.lost:
             last = None
         if entry.event != "go" or entry.cue not in place:
@@ -147,20 +174,45 @@ def measure(timeline: Timeline, entries: list[Entry]) -> dict[str, list[Fraction
             before = actions[place[last.cue]]
             beyond = actions[place[entry.cue]].start_tick - before.end_tick  # what the plan puts after the action
             measured = Fraction(round((entry.mono - last.mono) * 1000), 1000) - Fraction(beyond, TICKS_PER_SECOND)
-            out.setdefault(last.cue, []).append(max(Fraction(0), measured))
+            out.setdefault(last.cue, []).append(Take(last.cue, max(Fraction(0), measured), log, last.line,
+                                                     max(session, 1)))
         last = entry
     return out
 
 
-def retime(timeline: Timeline, logs: list[list[Entry]]) -> dict[str, tuple[Fraction, int]]:
-    """The median measured duration of every action measured in *logs*, and how many measurements."""
-    pooled: dict[str, list[Fraction]] = {}
-    for entries in logs:
-        for cue, values in measure(timeline, entries).items():
-            pooled.setdefault(cue, []).extend(values)
+def outliers(takes: list[Take]) -> list[Take]:
+    """The takes that lie out, by the median absolute deviation (MAD), when there are three or more.
+
+    A take is dropped when it lies more than ``OUTLIER_MADS`` scaled MADs (1.4826 × MAD, the standard deviation
+    of normal scatter) from the median, and more than ``OUTLIER_SHARE`` of the median: takes within 10 % of the
+    median are always kept, however alike the others are.
+    """
+    if len(takes) < 3:
+        return []
+    middle = statistics.median(t.seconds for t in takes)
+    mad = statistics.median(abs(t.seconds - middle) for t in takes)
+    bound = max(OUTLIER_MADS * SCALE * mad, OUTLIER_SHARE * middle)
+    return [t for t in takes if abs(t.seconds - middle) > bound]
+
+
+def retime(timeline: Timeline, logs: list[list[Entry]], *, names: list[str] | None = None,
+           excluded: Callable[[Take], bool] = lambda _: False) -> dict[str, Measured]:
+    """Every measured action's median over *logs* (named *names*), outliers and the *excluded* takes dropped."""
+    pooled: dict[str, list[Take]] = {}
+    for entries, name in zip(logs, names or [""] * len(logs), strict=True):
+        for cue, takes in measure(timeline, entries, name).items():
+            pooled.setdefault(cue, []).extend(takes)
     order = {t.cue.id: n for n, t in enumerate(timeline.cues)}
-    return {cue: (Fraction(statistics.median(values)), len(values))
-            for cue, values in sorted(pooled.items(), key=lambda kv: order[kv[0]])}
+    out: dict[str, Measured] = {}
+    for cue, takes in sorted(pooled.items(), key=lambda kv: order[kv[0]]):
+        chosen = [t for t in takes if not excluded(t)]
+        lying = outliers(chosen)
+        kept = [t for t in chosen if t not in lying]
+        if kept:
+            values = [t.seconds for t in kept]
+            out[cue] = Measured(Fraction(statistics.median(values)), len(kept), max(values) - min(values),
+                                tuple(lying))
+    return out
 
 
 def format_seconds(value: Fraction) -> str:
@@ -169,10 +221,11 @@ def format_seconds(value: Fraction) -> str:
     return f"{text}s"
 
 
-def timing_yaml(rite: str, durations: dict[str, tuple[Fraction, int]]) -> str:
+def timing_yaml(rite: str, durations: dict[str, Measured]) -> str:
     """The overlay file's text."""
     lines = [f"format: {TIMING_FORMAT}", f"rite: {rite}", "durations:" + ("" if durations else " {}")]
-    lines += [f"  {cue}: {{duration: {format_seconds(value)}, n: {n}}}" for cue, (value, n) in durations.items()]
+    lines += [f"  {cue}: {{duration: {format_seconds(m.duration)}, n: {m.n}, spread: {format_seconds(m.spread)}"
+              + (f", dropped: {len(m.dropped)}" if m.dropped else "") + "}" for cue, m in durations.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -198,7 +251,7 @@ def load_timing(path: str | Path, sheet: CueSheet) -> dict[str, Fraction]:
             continue
         if (item := check.mapping(item, where, "{duration, n}")) is None:
             continue
-        check.keys(item, where, ("duration", "n"))
+        check.keys(item, where, ("duration", "n", "spread", "dropped"))
         try:
             out[cue] = parse_duration(item.get("duration", ""))
         except InvalidValueError as exc:
