@@ -310,7 +310,9 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        # evil.test: another site's name, resolved to this machine (no traffic leaves loopback)
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--host-resolver-rules=MAP evil.test 127.0.0.1"])
         yield chromium
         chromium.close()
 
@@ -373,15 +375,11 @@ attack();
 </script>"""
 
 
-def test_a_page_of_another_origin_in_chromium_can_neither_drive_nor_read_the_console(served):
+def test_a_page_of_another_origin_in_chromium_can_neither_drive_nor_read_the_console(served, browser):
     """The hostile pass's page opened the WebSocket, read the next cue and sent GO, FADE and STOP. Here a page of
     another origin (evil.test, which Chromium resolves to 127.0.0.1) tries every way a page has; then a DNS-rebound
     name is opened on the console's own port."""
     import http.server
-
-    if CHROMIUM is None:
-        pytest.skip("no Chromium on this machine (.ci/run installs Debian's chromium)")
-    from playwright.sync_api import sync_playwright
 
     body = ATTACK.replace("@URL@", served.url).encode()
 
@@ -399,17 +397,14 @@ def test_a_page_of_another_origin_in_chromium_can_neither_drive_nor_read_the_con
     threading.Thread(target=site.serve_forever, daemon=True).start()
     console_port = served.url.rsplit(":", 1)[1]
     try:
-        with sync_playwright() as p:
-            chromium = p.chromium.launch(executable_path=CHROMIUM, args=[
-                "--no-sandbox", "--host-resolver-rules=MAP evil.test 127.0.0.1"])
-            page = chromium.new_page()
-            page.goto(f"http://evil.test:{site.server_address[1]}/")
-            page.wait_for_function("window.results && results.done === 'yes'", timeout=15_000)
-            results = page.evaluate("results")
-            rebound = page.goto(f"http://evil.test:{console_port}/state")
-            assert rebound is not None and rebound.status == 403
-            assert "answers to its address, not to the name 'evil.test'" in page.text_content("body")
-            chromium.close()
+        page = browser.new_page()
+        page.goto(f"http://evil.test:{site.server_address[1]}/")
+        page.wait_for_function("window.results && results.done === 'yes'", timeout=15_000)
+        results = page.evaluate("results")
+        rebound = page.goto(f"http://evil.test:{console_port}/state")
+        assert rebound is not None and rebound.status == 403
+        assert "answers to its address, not to the name 'evil.test'" in page.text_content("body")
+        page.close()
     finally:
         site.shutdown()
     assert "ws_open" not in results and "ws_read" not in results  # the handshake was refused

@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from yuesheng.errors import OscMessageError
 from yuesheng.live.control import Command, Control
 
 ADDRESSES = {"/yuesheng/go": Command.GO, "/yuesheng/stop": Command.STOP, "/yuesheng/fade": Command.FADE,
@@ -40,10 +41,6 @@ _CONSTANT = {"T": True, "F": False, "N": None}
 Argument = str | int | float | bool | None
 
 
-class Malformed(Exception):  # noqa: N818 - internal to this module: never leaves the parser
-    """A datagram that is not the OSC this console takes (why, for the notice)."""
-
-
 @dataclass(frozen=True, slots=True)
 class Message:
     address: str
@@ -54,24 +51,24 @@ def _string(data: bytes, at: int) -> tuple[str, int]:
     """An OSC string at *at*: ASCII up to a NUL, padded to 4 bytes; (text, the offset after it)."""
     end = data.find(b"\0", at)
     if end < 0:
-        raise Malformed("an unterminated string")
+        raise OscMessageError("an unterminated string")
     try:
         text = data[at:end].decode("ascii")
     except UnicodeDecodeError:
-        raise Malformed("a string that is not ASCII") from None
+        raise OscMessageError("a string that is not ASCII") from None
     return text, (end + 4) & ~3
 
 
 def parse_message(data: bytes) -> Message:
-    """One OSC message; Malformed if it is not one this console takes."""
+    """One OSC message; OscMessageError if it is not one this console takes."""
     address, at = _string(data, 0)
     if not address.startswith("/"):
-        raise Malformed(f"address {address[:40]!r} does not start with '/'")
+        raise OscMessageError(f"address {address[:40]!r} does not start with '/'")
     if at >= len(data):
         return Message(address, ())
     tags, at = _string(data, at)
     if not tags.startswith(","):
-        raise Malformed("no type tag string")
+        raise OscMessageError("no type tag string")
     args: list[Argument] = []
     for tag in tags[1:]:
         if tag == "s":
@@ -80,20 +77,20 @@ def parse_message(data: bytes) -> Message:
         elif tag in _FIXED:
             form, size = _FIXED[tag]
             if at + size > len(data):
-                raise Malformed("an argument runs past the end")
+                raise OscMessageError("an argument runs past the end")
             args.append(struct.unpack_from(form, data, at)[0])
             at += size
         elif tag in _CONSTANT:
             args.append(_CONSTANT[tag])
         else:
-            raise Malformed(f"argument type {tag!r} (taken: s i f h d T F N)")
+            raise OscMessageError(f"argument type {tag!r} (taken: s i f h d T F N)")
     return Message(address, tuple(args))
 
 
 def parse_datagram(data: bytes) -> list[Message]:
-    """The messages of a datagram, bundles opened without recursion; Malformed past the bounds."""
+    """The messages of a datagram, bundles opened without recursion; OscMessageError past the bounds."""
     if len(data) > MAX_DATAGRAM:
-        raise Malformed(f"a datagram over {MAX_DATAGRAM} bytes")
+        raise OscMessageError(f"a datagram over {MAX_DATAGRAM} bytes")
     messages: list[Message] = []
     pending = [(data, 0)]
     while pending:
@@ -101,11 +98,11 @@ def parse_datagram(data: bytes) -> list[Message]:
         if not part.startswith(b"#bundle\0"):
             messages.append(parse_message(part))
         elif depth >= MAX_DEPTH:
-            raise Malformed(f"bundles nested over {MAX_DEPTH} deep")
+            raise OscMessageError(f"bundles nested over {MAX_DEPTH} deep")
         else:
             pending.extend(reversed(list(_elements(part, depth + 1))))
         if len(messages) + len(pending) > MAX_MESSAGES:
-            raise Malformed(f"over {MAX_MESSAGES} messages in one datagram")
+            raise OscMessageError(f"over {MAX_MESSAGES} messages in one datagram")
     return messages
 
 
@@ -113,10 +110,10 @@ def _elements(bundle: bytes, depth: int) -> Iterable[tuple[bytes, int]]:
     at = 16  # '#bundle\0' and the time tag
     while at < len(bundle):
         if at + 4 > len(bundle):
-            raise Malformed("a bundle element's size runs past the end")
+            raise OscMessageError("a bundle element's size runs past the end")
         size = struct.unpack_from(">i", bundle, at)[0]
         if size <= 0 or size % 4 or at + 4 + size > len(bundle):
-            raise Malformed(f"a bundle element of size {size}")
+            raise OscMessageError(f"a bundle element of size {size}")
         yield bundle[at + 4:at + 4 + size], depth
         at += 4 + size
 
@@ -220,7 +217,7 @@ class OscListener:
         """Carry out what a datagram from *sender* asks, or drop it with a notice."""
         try:
             messages = parse_datagram(data)
-        except Malformed as exc:
+        except OscMessageError as exc:
             self.notices.drop(sender, str(exc))
             return
         for message in messages:
