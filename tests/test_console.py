@@ -171,7 +171,8 @@ def test_jump_makes_a_cue_the_next_and_go_plays_it(live):
 
 
 def test_malformed_commands_are_refused(live):
-    for bad in ({"command": "launch"}, {"command": "goto", "cue": "nosuch"}, {"command": "goto", "cue": 3}, [1, 2]):
+    for bad in ({"command": "launch"}, {"command": "goto", "cue": "nosuch"}, {"command": "goto", "cue": 3}, [1, 2],
+                {"command": ["go"]}, {"command": {"go": 1}}, {"command": "goto", "cue": ["bin-ru"]}, "go", 0):
         assert live.client.post("/command", json=bad).json() == {"accepted": False}
     json_body = {"Content-Type": "application/json"}
     assert live.client.post("/command", content=b"{oops", headers=json_body).status_code == 400
@@ -309,7 +310,9 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        # evil.test: another site's name, resolved to this machine (no traffic leaves loopback)
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--host-resolver-rules=MAP evil.test 127.0.0.1"])
         yield chromium
         chromium.close()
 
@@ -346,7 +349,75 @@ def test_the_page_drives_the_rite(served, browser):
     page.close()
 
 
-def test_console_without_a_token_off_loopback_gets_one(monkeypatch, run):
+ATTACK = """<!doctype html><meta charset="utf-8"><title>another site</title>
+<form id="form" method="post" action="@URL@/command" enctype="text/plain" target="sink">
+<input name='{"command": "go", "x": "' value='"}'></form><iframe name="sink"></iframe>
+<script>
+const CONSOLE = "@URL@", results = window.results = {};
+const note = (key) => (value) => { results[key] = String(value); };
+async function attack() {
+  await fetch(CONSOLE + "/command", {method: "POST", mode: "no-cors", headers: {"Content-Type": "text/plain"},
+                                     body: '{"command": "go"}'}).then(note("plain"), note("plain"));
+  await fetch(CONSOLE + "/command", {method: "POST", headers: {"Content-Type": "application/json"},
+                                     body: '{"command": "stop"}'}).then(note("json"), note("json"));
+  await fetch(CONSOLE + "/state").then((r) => r.text()).then(note("state"), note("state"));
+  document.getElementById("form").submit();
+  await new Promise((done) => {
+    const ws = new WebSocket(CONSOLE.replace("http", "ws") + "/ws");
+    ws.onopen = () => { results.ws_open = "yes"; ws.send('{"command": "go"}'); ws.send('{"command": "fade"}'); };
+    ws.onmessage = (event) => { results.ws_read = event.data; };
+    ws.onclose = () => done();
+    setTimeout(done, 3000);
+  });
+  results.done = "yes";
+}
+attack();
+</script>"""
+
+
+def test_a_page_of_another_origin_in_chromium_can_neither_drive_nor_read_the_console(served, browser):
+    """The hostile pass's page opened the WebSocket, read the next cue and sent GO, FADE and STOP. Here a page of
+    another origin (evil.test, which Chromium resolves to 127.0.0.1) tries every way a page has; then a DNS-rebound
+    name is opened on the console's own port."""
+    import http.server
+
+    body = ATTACK.replace("@URL@", served.url).encode()
+
+    class Attacker(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    site = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Attacker)
+    threading.Thread(target=site.serve_forever, daemon=True).start()
+    console_port = served.url.rsplit(":", 1)[1]
+    try:
+        page = browser.new_page()
+        page.goto(f"http://evil.test:{site.server_address[1]}/")
+        page.wait_for_function("window.results && results.done === 'yes'", timeout=15_000)
+        results = page.evaluate("results")
+        rebound = page.goto(f"http://evil.test:{console_port}/state")
+        assert rebound is not None and rebound.status == 403
+        assert "answers to its address, not to the name 'evil.test'" in page.text_content("body")
+        page.close()
+    finally:
+        site.shutdown()
+    assert "ws_open" not in results and "ws_read" not in results  # the handshake was refused
+    assert results["json"].startswith("TypeError") and results["state"].startswith("TypeError")  # nothing read
+    time.sleep(0.3)  # what might have got through has reached the player
+    status = served.player.status()
+    assert status.current is None and status.next == "bin-ru"  # no GO ran: the rite has not begun
+    sent = [m for _, m in served.port.sent]
+    assert not [m for m in sent if m.type == "note_on" or m.type == "control_change" and m.control in (7, 120, 123)]
+    assert served.control.presses.empty()  # no sound, no STOP, no FADE, nothing queued
+
+
+def test_console_without_a_token_off_loopback_gets_one(monkeypatch, run, tmp_path):
     from yuesheng.cli import console as cli_console
 
     seen = {}
@@ -356,12 +427,33 @@ def test_console_without_a_token_off_loopback_gets_one(monkeypatch, run):
         return "served\n"
 
     monkeypatch.setattr(cli_console, "_serve", fake_serve)
+    monkeypatch.delenv("YUESHENG_TOKEN", raising=False)
     code, out, _ = run("console", str(DATA / "golden.yaml"), "--no-midi", "--listen", "0.0.0.0:0")
     assert code == 0 and seen["host"] == "0.0.0.0" and len(seen["token"]) >= 16
     code, _, _ = run("console", str(DATA / "golden.yaml"), "--no-midi", "--listen", "127.0.0.1:0")
     assert code == 0 and seen["token"] is None
-    code, _, _ = run("console", str(DATA / "golden.yaml"), "--no-midi", "--token", "abc")
-    assert code == 0 and seen["token"] == "abc"
+    (tmp_path / "token").write_text("from-a-file-0123456789\n")
+    code, _, _ = run("console", str(DATA / "golden.yaml"), "--no-midi", "--token-file", str(tmp_path / "token"))
+    assert code == 0 and seen["token"] == "from-a-file-0123456789"
+    monkeypatch.setenv("YUESHENG_TOKEN", "from-the-environment-42")
+    code, _, _ = run("console", str(DATA / "golden.yaml"), "--no-midi")
+    assert code == 0 and seen["token"] == "from-the-environment-42"
+
+
+def test_a_token_is_never_on_the_command_line_and_never_short(monkeypatch, run, tmp_path):
+    """--token VALUE shows in ps: refused; a token from the environment or a file has at least 16 characters."""
+    golden = str(DATA / "golden.yaml")
+    code, _, err = run("console", golden, "--no-midi", "--token", "abcdefghijklmnopqrstuvwxyz")
+    assert code == 2 and "a token on the command line shows in ps" in err and "abcdefghij" not in err
+    monkeypatch.setenv("YUESHENG_TOKEN", "abc")
+    code, _, err = run("console", golden, "--no-midi")
+    assert code == 2 and "YUESHENG_TOKEN: a token of 3 characters; at least 16 are needed" in err
+    monkeypatch.delenv("YUESHENG_TOKEN")
+    (tmp_path / "token").write_text("has spaces in it, and more\n")
+    code, _, err = run("console", golden, "--no-midi", "--token-file", str(tmp_path / "token"))
+    assert code == 2 and "a token is made of A-Z a-z 0-9 - _ . ~ only" in err
+    code, _, err = run("console", golden, "--no-midi", "--token-file", str(tmp_path / "nosuch"))
+    assert code == 2 and f"--token-file {tmp_path / 'nosuch'}: cannot read file" in err
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -148,5 +148,9 @@ class NetworkError(YueshengError):
     """A TCP or UDP address that cannot be listened on (the console's web port, OSC): busy, unknown, not permitted."""
 
 
+class OscMessageError(YueshengError):
+    """A datagram that is not the OSC the console takes (the listener drops it with a notice)."""
+
+
 class Terminated(BaseException):
     """SIGTERM arrived: unwind like KeyboardInterrupt (a BaseException, so no ``except Exception`` swallows it)."""

@@ -12,7 +12,7 @@ The operator may also STOP (all notes and sound off at once), FADE (the held
 music — or, if none is held, whatever is playing — fades out over ``FADE``
 seconds and stops) and GOTO a cue (silence, then the next GO plays from
 there). ``start`` begins at a given cue. Every command is logged with the cue
-it concerns when a ``log`` is given (``rehearsal.Log``).
+it concerns when a ``log`` is given (``showlog.Log``).
 
 Time is absolute: every message's due time is its anchor (a GO press, or the
 start) plus its offset in the timeline, so no error accumulates over an hour;

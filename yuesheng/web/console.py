@@ -126,14 +126,20 @@ class Showing(Protocol):
     def status(self) -> PlayerStatus: ...
 
 
+class Troubled(Protocol):
+    """What the console reads of the log: why it is not being written ('' when it is)."""
+
+    trouble: str
+
+
 class Console:
     """The state a page shows, computed from the timeline and the player's status."""
 
     def __init__(self, timeline: Timeline, player: Showing, control: Control, *, token: str | None = None,
-                 hosts: tuple[str, ...] = (),
+                 hosts: tuple[str, ...] = (), log: Troubled | None = None,
                  wall: Any = time.time) -> None:
         self.timeline, self.player, self.control, self.token, self.wall = timeline, player, control, token, wall
-        self.hosts = hosts
+        self.hosts, self.log = hosts, log
         self.by_id = {t.cue.id: t for t in timeline.cues}
         self.template = environment().get_template("console.html.j2")
 
@@ -163,7 +169,7 @@ class Console:
             "playing": [self._playing(p) for p in status.playing], "ended": status.ended,
             "priority": status.priority, "planned_total_s": round(total, 3), "elapsed_s": None,
             "in_cue_s": None, "overrun_s": None, "projected_total_s": None, "projected_end": None,
-            "position_s": 0.0,
+            "position_s": 0.0, "log_warning": self.log.trouble if self.log is not None else "",
         }
         if (status.current is None or status.current_started is None or status.first_started is None
                 or status.first_tick is None):
@@ -190,9 +196,10 @@ class Console:
 
     def command(self, data: Any) -> bool:
         """A command from the page; False if malformed, unknown, or a GO inside the guard."""
-        if not isinstance(data, dict) or data.get("command") not in COMMANDS:
+        name = data.get("command") if isinstance(data, dict) else None
+        if not isinstance(name, str) or name not in COMMANDS:
             return False
-        command = COMMANDS[data["command"]]
+        command = COMMANDS[name]
         cue = data.get("cue", "")
         if command is Command.GOTO and (not isinstance(cue, str) or cue not in self.by_id):
             return False
