@@ -10,8 +10,10 @@ The address space (exact addresses only; an OSC pattern such as ``/yuesheng/*`` 
 When the console has a token, a sender not named by ``--osc-allow`` puts it first:
 ``/yuesheng/go TOKEN``, ``/yuesheng/goto TOKEN CUE``. A datagram is at most ``MAX_DATAGRAM`` bytes; a
 bundle nests at most ``MAX_DEPTH`` deep and holds at most ``MAX_MESSAGES`` messages. Argument types taken:
-``s i f h d T F N``. Anything else (too long, too deep, malformed, an unknown address or type, a wrong or missing
-token, a sender not allowed) is dropped with a notice, at most one a second, counting what was dropped meanwhile.
+``s i f h d T F N``. Messages are parsed by python-osc; bundles are opened here, without recursion
+(python-osc's bundle parser recurses, so 2,000 nested bundles were a RecursionError), to bound their depth and
+count. Anything else (too long, too deep, malformed, an unknown address or type, a wrong or missing token, a sender
+not allowed) is dropped with a notice, at most one a second, counting what was dropped meanwhile.
 Nothing a datagram holds can raise out of the listener.
 """
 
@@ -35,8 +37,7 @@ MAX_DATAGRAM = 2048  # bytes: a GOTO with a token and a cue id is under 200
 MAX_DEPTH = 4  # bundles within bundles
 MAX_MESSAGES = 16  # per datagram
 PATTERN_CHARACTERS = frozenset("*?[]{}")
-_FIXED = {"i": (">i", 4), "f": (">f", 4), "h": (">q", 8), "d": (">d", 8)}
-_CONSTANT = {"T": True, "F": False, "N": None}
+TAKEN_TYPES = frozenset("sifhdTFN")  # OSC argument types a command may carry
 
 Argument = str | int | float | bool | None
 
@@ -47,44 +48,25 @@ class Message:
     args: tuple[Argument, ...]
 
 
-def _string(data: bytes, at: int) -> tuple[str, int]:
-    """An OSC string at *at*: ASCII up to a NUL, padded to 4 bytes; (text, the offset after it)."""
-    end = data.find(b"\0", at)
-    if end < 0:
-        raise OscMessageError("an unterminated string")
-    try:
-        text = data[at:end].decode("ascii")
-    except UnicodeDecodeError:
-        raise OscMessageError("a string that is not ASCII") from None
-    return text, (end + 4) & ~3
-
-
 def parse_message(data: bytes) -> Message:
-    """One OSC message; OscMessageError if it is not one this console takes."""
-    address, at = _string(data, 0)
-    if not address.startswith("/"):
-        raise OscMessageError(f"address {address[:40]!r} does not start with '/'")
-    if at >= len(data):
-        return Message(address, ())
-    tags, at = _string(data, at)
-    if not tags.startswith(","):
-        raise OscMessageError("no type tag string")
-    args: list[Argument] = []
-    for tag in tags[1:]:
-        if tag == "s":
-            text, at = _string(data, at)
-            args.append(text)
-        elif tag in _FIXED:
-            form, size = _FIXED[tag]
-            if at + size > len(data):
-                raise OscMessageError("an argument runs past the end")
-            args.append(struct.unpack_from(form, data, at)[0])
-            at += size
-        elif tag in _CONSTANT:
-            args.append(_CONSTANT[tag])
-        else:
-            raise OscMessageError(f"argument type {tag!r} (taken: s i f h d T F N)")
-    return Message(address, tuple(args))
+    """One OSC message, parsed by python-osc; OscMessageError if it is not one this console takes.
+
+    The type tags are read first (python-osc only logs a warning for a type it does not know, and takes more
+    types than a command needs)."""
+    from pythonosc import osc_message
+    from pythonosc.parsing import osc_types
+
+    try:
+        address, at = osc_types.get_string(data, 0)
+        tags = osc_types.get_string(data, at)[0] if at < len(data) else ","
+        if not address.startswith("/"):
+            raise OscMessageError(f"address {address[:40]!r} does not start with '/'")
+        if not tags.startswith(",") or not set(tags[1:]) <= TAKEN_TYPES:
+            raise OscMessageError(f"argument types {tags[:20]!r} (taken: {''.join(sorted(TAKEN_TYPES))})")
+        message = osc_message.OscMessage(data)
+    except (osc_types.ParseError, osc_message.ParseError, UnicodeDecodeError) as exc:
+        raise OscMessageError(f"not an OSC message ({exc.__class__.__name__})") from None
+    return Message(message.address, tuple(message.params))
 
 
 def parse_datagram(data: bytes) -> list[Message]:
