@@ -7,7 +7,7 @@ schema and references check; nothing here reads files.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from fractions import Fraction
@@ -18,7 +18,7 @@ from yuesheng.errors import InvalidValueError, UnknownNameError
 from yuesheng.music.lulu import Lu
 from yuesheng.music.score import Piece
 from yuesheng.text import suggest
-from yuesheng.yamlload import Document
+from yuesheng.yamlload import Document, PathKey
 
 JIE_READING = "lishou-jie"  # the reading whose options are numbers of 節 (大射's 貍首: 7, or 5)
 DEFAULT_SYLLABLE = Fraction(3, 2)  # seconds a sung syllable lasts where the cue sheet does not say (README, Tempo)
@@ -365,3 +365,38 @@ def rounds_called(call: Cue, cues: tuple[Cue, ...], rounds: tuple[Round, ...]) -
                                  or call.index <= place[cid] <= until)
 
     return [r for r in rounds if any(answers(cid) for cid in r.cues)]
+
+
+@dataclass(frozen=True, slots=True)
+class Timed:
+    """A value with a unit in a cue sheet: where it is written, whose it is ('cue ID', 'archery'), its key, and
+    its size in seconds (an offset by its magnitude)."""
+
+    path: PathKey
+    owner: str
+    key: str
+    seconds: Fraction
+
+
+def timed_values(sheet: CueSheet, cues: tuple[Cue, ...] | None = None) -> Iterator[Timed]:
+    """Every value with a unit in *sheet* (of its *cues*, or of all): each reaches the timeline as a time, so each
+    is measured against the limits (``yuesheng.limits``) in ``validate`` and in every build."""
+    yield Timed(("defaults", "syllable"), "defaults", "syllable", sheet.syllable)
+    for cue in sheet.cues if cues is None else cues:
+        path, owner = ("cues", cue.index), f"cue {cue.id}"
+        for n, ref in enumerate(cue.pieces):
+            if ref.syllable is not None:
+                yield Timed(path + ("pieces", n, "syllable"), owner, "syllable", ref.syllable)
+        for key, value in (("duration", cue.duration), ("hold", cue.hold)):
+            if value is not None:
+                yield Timed(path + (key,), owner, key, value)
+        if cue.start is not None:
+            yield Timed(path + ("start", "delay"), owner, "delay", cue.start.delay)
+    if (archery := sheet.archery) is not None:
+        for key, value in (("tolerance", archery.tolerance), ("change", archery.change)):
+            yield Timed(("archery", key), "archery", key, value)
+        yield Timed(("archery", "shots", "offset_sd"), "archery", "offset_sd", archery.offset_sd)
+        for (rid, pid), arrows in archery.script.items():
+            for n, arrow in enumerate(arrows):
+                yield Timed(("archery", "shots", "script", rid, pid, n), f"archery {rid} {pid} arrow {n + 1}",
+                            "arrow offset", abs(arrow.offset))
