@@ -290,3 +290,32 @@ def test_a_release_that_falls_after_every_cue_is_measured(repertoire, tmp_path):
     assert size.end > 169000
     timeline = build_timeline(sheet)
     assert ticks(size.end) >= max(e.start_tick + e.length_ticks for e in timeline.events)
+
+
+# -- the anchors under many variants: at most quadratic (issue 22 §5; benchmarks/variants.py) -----------------------
+
+def _many_variants(count: int) -> str:
+    """The mini sheet with *count* variants, each switching on one action under the held 陔 (so in the span where
+    anchors could cycle), one after the other."""
+    head, cues = MINI.split("cues:\n")
+    variants = "".join(f"  v{n}:\n    name: 大師則爲之洗\n    cite: {{page: 4-22a, quote: 大師則爲之洗}}\n"
+                       for n in range(count))
+    actions = "".join(f"  - id: act-{n}\n    section: 賓出\n    action: 賓興\n    who: [bin]\n    duration: 10s\n"
+                      f"    variant: v{n}\n    start: {{after: {f'act-{n - 1}' if n else 'bin-xing'}}}\n"
+                      f"    cite: {{page: 4-45b, quote: 賓出至于階}}\n" for n in range(count))
+    return head.replace("variants:\n", "variants:\n" + variants) + "cues:\n" + \
+        cues.replace("  - id: bin-chu\n", actions + "  - id: bin-chu\n")
+
+
+def test_many_variants_are_checked_each_alone_not_in_every_pair(run, repertoire, tmp_path):
+    from yuesheng.cuesheet.references import MAX_PAIRED_VARIANTS, cycle_classes
+
+    path = _write(tmp_path, _many_variants(200))
+    with deadline(20):
+        sheet = load_cuesheet(path, repertoire)
+        classes = list(cycle_classes(sheet))
+    assert len(sheet.variants) > MAX_PAIRED_VARIANTS
+    # none, then each of the 200 alone (da-shi switches no cue under the 陔; not 20,101 classes with every pair)
+    assert len(classes) == 200 + 1
+    with deadline(30):
+        assert run("validate", str(path))[0] == 0
