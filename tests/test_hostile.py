@@ -515,3 +515,24 @@ def test_any_guard(run, text):
 def test_any_jie_reading(run, text):
     code, _, err = _no_traceback(run, "timeline", "dashe", "--reading", f"lishou-jie={text}")
     assert code == 0 or "reading lishou-jie" in err
+
+
+# -- issue 22 §6: bidirectional controls never reach the terminal raw ------------------------------------------------
+
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+
+
+def test_bidi_controls_are_escaped_like_other_control_characters():
+    from yuesheng.text import visible
+
+    assert visible(f"a{BIDI}b") == "a" + "".join(f"\\u{ord(c):04x}" for c in BIDI) + "b"
+    assert visible("鹿鳴 \u05d0\u05d1 ok\t\n") == "鹿鳴 \u05d0\u05d1 ok\t\n"  # right-to-left letters are text
+
+
+def test_a_right_to_left_override_in_a_sheet_reaches_the_terminal_escaped(run, tmp_path):
+    mini = (Path(__file__).parent / "data" / "mini_xiangyin.yaml").read_text(encoding="utf-8")
+    text = mini.replace("action: 工四人二瑟 工入升自西階", "action: 工四人\u202e二瑟")
+    path = tmp_path / "rtl.yaml"
+    path.write_text(text, encoding="utf-8")
+    code, out, err = run("timeline", str(path))
+    assert code == 0 and "\u202e" not in out + err and "工四人\\u202e二瑟" in out
