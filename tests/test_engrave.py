@@ -9,6 +9,7 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -134,6 +135,14 @@ def test_lost_piece_is_titled_modern_realization_with_its_rule(repertoire) -> No
     assert 'title = "南陔 — modern realization"' in source
     assert lily_string(f"Modern realization, not a transmitted score. Rule: {piece.realization.rule}") in source
     assert "\\new Lyrics" in source and '\\set stanza = "詞"' not in source  # no words to sing
+
+
+def test_a_realization_label_keeps_the_authors_case(repertoire) -> None:
+    piece = repertoire.find("南陔")
+    piece = replace(piece, realization=replace(piece.realization, label="after ZHU Zaiyu"))
+    source = score_source(piece, Setting(), font=FONT)
+    assert 'title = "南陔 — after ZHU Zaiyu"' in source
+    assert lily_string(f"After ZHU Zaiyu, not a transmitted score. Rule: {piece.realization.rule}") in source
 
 
 def test_pdf_text_holds_the_syllables_and_lu_names(repertoire, has_engraver, tmp_path: Path) -> None:

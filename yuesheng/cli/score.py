@@ -109,7 +109,7 @@ def cmd_score_show(args: argparse.Namespace) -> str:
     if p.lost:
         out.append(f"lost: {p.lost.citation()}")
     if p.realization:
-        out.append(f"{p.realization.label.upper()}: {p.realization.rule}")
+        out.append(f"{p.realization.heading}: {p.realization.rule}")
     out.append(f"tuning {real.tuning.value}, 黄鍾 = {args.huangzhong}; 詞 lyric, 律, 俗 俗字, 音 pitch"
                + (", 分 cents" if real.tuning is Tuning.SANFEN else ""))
     for s in p.stanzas:

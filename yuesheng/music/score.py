@@ -104,6 +104,12 @@ class ModernRealization:
     label: str
     rule: str
 
+    @property
+    def heading(self) -> str:
+        """The label to open a sentence: its first letter capital, the rest in the author's case ('after ZHU
+        Zaiyu' → 'After ZHU Zaiyu')."""
+        return self.label[:1].upper() + self.label[1:]
+
 
 @dataclass(frozen=True, slots=True)
 class Source:

@@ -294,7 +294,7 @@ def piece_bookpart(piece: Piece, setting: Setting, *, slots: Sequence[Slot] | No
             f" · {piece.realization.label}" if piece.realization else "")
         lines.append(f"\\tocItem \\markup {lily_string(label)}")
     if piece.realization:
-        before = [f"{piece.realization.label.capitalize()}, not a transmitted score. Rule: {piece.realization.rule}",
+        before = [f"{piece.realization.heading}, not a transmitted score. Rule: {piece.realization.rule}",
                   *before]
     for text in before:
         lines.append(f"\\markup \\wordwrap-string {lily_string(text)}")
