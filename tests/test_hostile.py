@@ -367,6 +367,22 @@ def test_duplicate_ids_in_one_folder_are_an_error(run, tmp_path, shipped_score_t
     assert code == 1 and "duplicate piece id 'luming'" in err
 
 
+@pytest.mark.parametrize("argv", [("score", "check"), ("score", "check", "luming"), ("score", "list"),
+                                  ("score", "show", "luming"), ("render", "xiangyinjiu", "-o", "{out}")])
+def test_duplicate_ids_in_one_folder_are_reported_with_both_files_everywhere(run, tmp_path, shipped_score_text,
+                                                                              argv):
+    folder = tmp_path / "scores"
+    folder.mkdir()
+    for name in ("luming.yaml", "luming-copy.yaml"):
+        (folder / name).write_text(shipped_score_text("luming"), encoding="utf-8")
+    out = str(tmp_path / "x.mid")
+    code, _, err = run(*(a.replace("{out}", out) for a in argv), "--scores", str(folder))
+    assert code == 1, err
+    assert (f"{folder / 'luming.yaml'}: id: duplicate piece id 'luming': {folder / 'luming-copy.yaml'} has it "
+            "too") in err, err
+    assert not Path(out).exists()
+
+
 def test_a_sourced_piece_without_notes_is_an_error(run, tmp_path, shipped_score_text):
     text = shipped_score_text("luming")
     (tmp_path / "luming.yaml").write_text(text[: text.index("stanzas:")] + "stanzas: []\n", encoding="utf-8")
