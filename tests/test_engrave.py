@@ -271,3 +271,33 @@ def test_every_page_file_is_checked_before_any_is_written(has_engraver, tmp_path
     with pytest.raises(OutputError, match="book-2.png: it is a directory"):
         engrave.engrave(source, tmp_path / "book.png")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["book-2.png"]  # not even the first page
+
+
+# -- issue 22 §6: LilyPond's memory and the notes of one engraving are bounded ---------------------------------------
+
+def test_lilypond_runs_with_its_address_space_bounded(tmp_path: Path) -> None:
+    from yuesheng import limits
+    from yuesheng.outputs.engrave import run_tool
+
+    probe = "import resource; print('AS', resource.getrlimit(resource.RLIMIT_AS)[0])"
+    log = run_tool([sys.executable, "-c", probe], cwd=tmp_path, what="probe")
+    assert f"AS {limits.LILYPOND_MEMORY}" in log
+
+
+def test_a_child_out_of_its_memory_is_a_clear_error(tmp_path: Path) -> None:
+    from yuesheng.errors import EngraveError
+    from yuesheng.outputs.engrave import run_tool
+
+    hog = "b = bytearray(1 << 30)"
+    with pytest.raises(EngraveError, match=r"^probe ran out of memory: it may use at most 0.25 GiB; engrave fewer"):
+        run_tool([sys.executable, "-c", hog], cwd=tmp_path, what="probe", memory=1 << 28)
+
+
+def test_a_piece_of_too_many_notes_is_refused_before_lilypond_starts(repertoire, run, tmp_path: Path) -> None:
+    from yuesheng.errors import LimitError
+
+    piece = repertoire.find("鹿鳴")
+    huge = replace(piece, stanzas=piece.stanzas * 200)  # 20,600 notes
+    with pytest.raises(LimitError, match=r"鹿鳴: an engraving of 20,600 notes, beyond the limit of notes in one "
+                                         r"engraving \(at most 20,000\)"):
+        score_source(huge, Setting(), font=FONT)
