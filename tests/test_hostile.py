@@ -552,3 +552,21 @@ def test_a_right_to_left_override_in_a_sheet_reaches_the_terminal_escaped(run, t
     path.write_text(text, encoding="utf-8")
     code, out, err = run("timeline", str(path))
     assert code == 0 and "\u202e" not in out + err and "工四人\\u202e二瑟" in out
+
+
+# -- issue 22 §6: what was coerced or let pass is now said -----------------------------------------------------------
+
+def test_an_alias_that_is_not_text_is_an_error_at_its_place(run, tmp_path, shipped_score_text):
+    path = tmp_path / "luming.yaml"
+    path.write_text(shipped_score_text("luming").replace("aliases: [", "aliases: [123, "), encoding="utf-8")
+    code, out, err = run("score", "check", str(path))
+    assert code == 1 and "aliases[0]: alias 123: expected text, got an integer [schema]" in out + err, out + err
+
+
+def test_a_cue_with_the_same_variant_and_unless_is_an_error(run, tmp_path):
+    text = (Path(__file__).parent / "data" / "mini_xiangyin.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "rite.yaml"
+    path.write_text(text.replace("  - id: xi-dashi\n", "  - id: xi-dashi\n    unless: da-shi\n"), encoding="utf-8")
+    code, out, err = run("validate", str(path))
+    assert code == 1
+    assert "unless 'da-shi' is on whenever variant 'da-shi' is: the cue would never be in the programme" in out + err

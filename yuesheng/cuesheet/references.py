@@ -44,6 +44,9 @@ def check_references(r: Checker, sheet: CueSheet) -> None:
         for key in ("variant", "unless"):
             if getattr(cue, key) and getattr(cue, key) not in sheet.variants:
                 r.error(path + (key,), _unknown(getattr(cue, key), "variant", sheet.variants), "reference")
+        if cue.variant and cue.unless and cue.unless in sheet.with_requirements(frozenset({cue.variant})):
+            r.error(path + ("unless",), f"unless {cue.unless!r} is on whenever variant {cue.variant!r} is: the cue "
+                    "would never be in the programme", "reference")
         if cue.reading:
             rid, option = parse_reading(cue.reading)
             if rid not in sheet.readings:
