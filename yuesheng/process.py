@@ -10,19 +10,23 @@ import sys
 from collections.abc import Callable
 
 
-def die_with_parent(parent: int, memory: int | None = None) -> None:  # pragma: no cover - in the child before exec
-    """In the child: receive SIGKILL when the parent dies (Linux PR_SET_PDEATHSIG), or go now if it already has;
-    at most *memory* bytes of address space if given (``RLIMIT_AS``: an allocation beyond it fails)."""
+def die_with_parent(parent: int) -> None:  # pragma: no cover - runs in the child before exec
+    """In the child: receive SIGKILL when the parent dies (Linux PR_SET_PDEATHSIG), or go now if it already has."""
     import ctypes
-    import resource
-
-    if memory is not None:
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
     if os.getppid() != parent:
         os._exit(1)
+
+
+def die_with_parent_bounded(parent: int, memory: int) -> None:  # pragma: no cover - in the child before exec
+    """``die_with_parent``, and at most *memory* bytes of address space (``RLIMIT_AS``: an allocation beyond it
+    fails in the child, which then reports it and stops)."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    die_with_parent(parent)
 
 
 def bound_to_us(*, memory: int | None = None) -> Callable[[], None] | None:
@@ -32,4 +36,8 @@ def bound_to_us(*, memory: int | None = None) -> Callable[[], None] | None:
     With ``start_new_session`` the child has its own process group, so a Ctrl-C at the
     terminal reaches only yuesheng, which then kills the group; this covers SIGKILL too.
     """
-    return functools.partial(die_with_parent, os.getpid(), memory) if sys.platform.startswith("linux") else None
+    if not sys.platform.startswith("linux"):
+        return None
+    if memory is None:
+        return functools.partial(die_with_parent, os.getpid())
+    return functools.partial(die_with_parent_bounded, os.getpid(), memory)
