@@ -268,7 +268,7 @@ def test_every_archery_time_is_measured_in_validate_and_every_build(run, tmp_pat
         assert f"{_place(sheet, needle)}: " in err and what in err and "(at most 48h) — " in err, err
         assert err.rstrip().endswith("[limits]"), err
         for command in (("render", str(sheet), "-o", str(tmp_path / "x.mid")),
-                        ("sheet", str(sheet), "-o", str(tmp_path / "x.html"))):
+                        ("sheet", str(sheet), "-o", str(tmp_path / "x.html")), ("console", str(sheet), "--port", "0")):
             code, out, err = run(*command)
             assert code == 1 and "beyond the limit of the length of a rite" in err and "Traceback" not in err, err
     assert not (tmp_path / "x.mid").exists() and not (tmp_path / "x.html").exists()
