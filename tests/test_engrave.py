@@ -9,6 +9,7 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -134,6 +135,14 @@ def test_lost_piece_is_titled_modern_realization_with_its_rule(repertoire) -> No
     assert 'title = "南陔 — modern realization"' in source
     assert lily_string(f"Modern realization, not a transmitted score. Rule: {piece.realization.rule}") in source
     assert "\\new Lyrics" in source and '\\set stanza = "詞"' not in source  # no words to sing
+
+
+def test_a_realization_label_keeps_the_authors_case(repertoire) -> None:
+    piece = repertoire.find("南陔")
+    piece = replace(piece, realization=replace(piece.realization, label="after ZHU Zaiyu"))
+    source = score_source(piece, Setting(), font=FONT)
+    assert 'title = "南陔 — after ZHU Zaiyu"' in source
+    assert lily_string(f"After ZHU Zaiyu, not a transmitted score. Rule: {piece.realization.rule}") in source
 
 
 def test_pdf_text_holds_the_syllables_and_lu_names(repertoire, has_engraver, tmp_path: Path) -> None:
@@ -288,3 +297,33 @@ def test_score_engrave_marks_one_crotchet_per_syllable_at_the_sequencers_tempo(r
 def test_jianpu_key_is_written_as_chinese_practice_writes_it(repertoire, name: str, huangzhong: int, key: str) -> None:
     setting = Setting(notation=Notation.JIANPU, realization=Realization(huangzhong))
     assert f"· {key}\"" in score_source(repertoire.find(name), setting, font=FONT)
+
+
+# -- issue 22 §6: LilyPond's memory and the notes of one engraving are bounded ---------------------------------------
+
+def test_lilypond_runs_with_its_address_space_bounded(tmp_path: Path) -> None:
+    from yuesheng import limits
+    from yuesheng.outputs.engrave import run_tool
+
+    probe = "import resource; print('AS', resource.getrlimit(resource.RLIMIT_AS)[0])"
+    log = run_tool([sys.executable, "-c", probe], cwd=tmp_path, what="probe")
+    assert f"AS {limits.LILYPOND_MEMORY}" in log
+
+
+def test_a_child_out_of_its_memory_is_a_clear_error(tmp_path: Path) -> None:
+    from yuesheng.errors import EngraveError
+    from yuesheng.outputs.engrave import run_tool
+
+    hog = "b = bytearray(1 << 30)"
+    with pytest.raises(EngraveError, match=r"^probe ran out of memory: it may use at most 0.25 GiB; engrave fewer"):
+        run_tool([sys.executable, "-c", hog], cwd=tmp_path, what="probe", memory=1 << 28)
+
+
+def test_a_piece_of_too_many_notes_is_refused_before_lilypond_starts(repertoire, run, tmp_path: Path) -> None:
+    from yuesheng.errors import LimitError
+
+    piece = repertoire.find("鹿鳴")
+    huge = replace(piece, stanzas=piece.stanzas * 200)  # 20,600 notes
+    with pytest.raises(LimitError, match=r"鹿鳴: an engraving of 20,600 notes, beyond the limit of notes in one "
+                                         r"engraving \(at most 20,000\)"):
+        score_source(huge, Setting(), font=FONT)

@@ -48,12 +48,13 @@ def cmd_score_engrave(args: argparse.Namespace) -> str:
 
 
 def cmd_songbook(args: argparse.Namespace) -> str:
-    from yuesheng.outputs.engrave import Notation, Setting, engrave, find_cjk_font
+    from yuesheng.outputs.engrave import Notation, Setting, check_notes, engrave, find_cjk_font
     from yuesheng.outputs.songbook import songbook, songbook_source
 
     output = _output(args)
     timeline = timeline_of(args)
     book = songbook(timeline, part=args.part or "")
+    check_notes(sum(len(e.slots) for e in book.entries), f"the songbook of {timeline.rite}")
     setting = Setting(Notation(args.notation), timeline.realization, note_name(timeline.realization.huangzhong))
     written = engrave(songbook_source(book, setting, font=find_cjk_font()), output)
     part = f", part {book.part}" if book.part else ""

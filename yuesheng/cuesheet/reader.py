@@ -59,7 +59,7 @@ from yuesheng.yamlload import Document, PathKey
 
 FORMAT = "yuesheng-cues/1"
 _ID = re.compile(r"[a-z0-9][a-z0-9-]*")
-_ARROW = re.compile(r"([HhM])(?:([+-])(\d+(?:\.\d+)?(?:ms|s)))?")
+_ARROW = re.compile(r"([HhM])(?:([+-])([0-9]+(?:\.[0-9]+)?(?:ms|s)))?")
 MIN_JIE = 4  # the four 節 that carry the eight arrows
 _NUMBER = re.compile(r"[0-9]{1,6}")
 _PAGE = re.compile(r"(?:周禮注疏 )?\d{1,2}-\d{1,2}[ab]")

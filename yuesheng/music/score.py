@@ -31,13 +31,14 @@ of the shipped 瑟譜, a lost piece's quote to its 儀禮集釋 page.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from yuesheng.checking import Checker
+from yuesheng.checking import Checker, type_name
 from yuesheng.errors import InvalidInputError, InvalidValueError, Problem, UnknownNameError, UnknownPageError
 from yuesheng.music.lulu import LU, SUZI_SYMBOLS, Mode, Pitch, parse_mode, resolve
 from yuesheng.yamlload import Document, PathKey, load
@@ -116,6 +117,12 @@ class ModernRealization:
 
     label: str
     rule: str
+
+    @property
+    def heading(self) -> str:
+        """The label to open a sentence: its first letter capital, the rest in the author's case ('after ZHU
+        Zaiyu' → 'After ZHU Zaiyu')."""
+        return self.label[:1].upper() + self.label[1:]
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +219,7 @@ def read_piece(doc: Document) -> Piece:
     r.keys(data, (), _PIECE_KEYS)
     pid = r.field(data, (), "id", str)
     title = r.field(data, (), "title", str)
-    aliases = tuple(str(a) for a in (r.field(data, (), "aliases", list, required=False) or []))
+    aliases = tuple(_aliases(r, r.field(data, (), "aliases", list, required=False) or []))
     prov_text = r.field(data, (), "provenance", str)
     provenance = Provenance.SOURCED
     if prov_text is not None:
@@ -286,6 +293,16 @@ def _check_on_page(r: Checker, path: PathKey, name: str, text: str, what: str, *
         return
     if sources.find_quote(text, page) is None:
         r.error(path, f"{what} {text!r} is not on {page.id.citation} as transmitted", "source")
+
+
+def _aliases(r: Checker, given: list[Any]) -> Iterator[str]:
+    """The aliases that are text; each other one an error (a number or a date is not a name: ``str()`` of it could
+    never be typed to find the piece as written)."""
+    for n, alias in enumerate(given):
+        if isinstance(alias, str):
+            yield alias
+        else:
+            r.error(("aliases", n), f"alias {alias!r}: expected text, got {type_name(alias)}", "schema")
 
 
 def _check_pages(r: Checker, data: dict[str, Any], stanzas: tuple[Stanza, ...]) -> None:

@@ -41,7 +41,8 @@ from enum import Enum
 from fractions import Fraction
 from pathlib import Path
 
-from yuesheng.errors import EngraveError
+from yuesheng import limits
+from yuesheng.errors import EngraveError, LimitError
 from yuesheng.files import atomic_path, check_output, write_atomic
 from yuesheng.music.lulu import LU, Mode, Realization, Tuning, cents_offset
 from yuesheng.music.score import Note, Piece
@@ -49,6 +50,7 @@ from yuesheng.process import bound_to_us
 
 LILYPOND_VERSION = "2.25.12"
 TIME_LIMIT = 300.0  # seconds for one LilyPond run
+_OUT_OF_MEMORY = ("bad_alloc", "Out of memory", "out of memory", "MemoryError")  # a child's words when refused memory
 FONT_INSTALL = "apt-get install fonts-noto-cjk"
 FORMATS = ("pdf", "svg", "png", "ly")
 _FONT_PREFERENCE = ("Noto Serif CJK TC", "Noto Serif CJK SC", "Noto Sans CJK TC", "Noto Sans CJK SC")
@@ -312,7 +314,7 @@ def piece_bookpart(piece: Piece, setting: Setting, *, slots: Sequence[Slot] | No
             f" · {piece.realization.label}" if piece.realization else "")
         lines.append(f"\\tocItem \\markup {lily_string(label)}")
     if piece.realization:
-        before = [f"{piece.realization.label.capitalize()}, not a transmitted score. Rule: {piece.realization.rule}",
+        before = [f"{piece.realization.heading}, not a transmitted score. Rule: {piece.realization.rule}",
                   *before]
     for text in before:
         lines.append(f"\\markup \\wordwrap-string {lily_string(text)}")
@@ -361,16 +363,18 @@ def find_lilypond() -> str:
     return str(path)
 
 
-def run_tool(command: Sequence[str], *, cwd: Path, time_limit: float = TIME_LIMIT, what: str = "LilyPond") -> str:
-    """Run an external program in *cwd* with a time limit; kill it on any way out (it dies with yuesheng even on
-    SIGKILL, ``process.bound_to_us``); failures → EngraveError.
+def run_tool(command: Sequence[str], *, cwd: Path, time_limit: float = TIME_LIMIT, what: str = "LilyPond",
+             memory: int = limits.LILYPOND_MEMORY) -> str:
+    """Run an external program in *cwd* with a time limit and at most *memory* bytes of address space; kill it on
+    any way out (it dies with yuesheng even on SIGKILL, ``process.bound_to_us``); failures → EngraveError.
 
     Returns its standard error (LilyPond's log).
     """
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
     try:
         process = subprocess.Popen(list(command), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, start_new_session=True, preexec_fn=bound_to_us())
+                                   stderr=subprocess.PIPE, start_new_session=True,
+                                   preexec_fn=bound_to_us(memory=memory))
     except OSError as exc:
         raise EngraveError(f"cannot start {what} ({command[0]}): {exc.strerror or exc}") from None
     try:
@@ -382,6 +386,9 @@ def run_tool(command: Sequence[str], *, cwd: Path, time_limit: float = TIME_LIMI
             os.killpg(process.pid, signal.SIGKILL)
             process.communicate()
     log = (out + err).decode("utf-8", errors="replace")
+    if process.returncode != 0 and any(sign in log for sign in _OUT_OF_MEMORY):
+        raise EngraveError(f"{what} ran out of memory: it may use at most {memory / 2**30:g} GiB; engrave fewer "
+                           "notes (a piece, or a songbook with --part)")
     if process.returncode != 0:
         errors = [line for line in log.splitlines() if "error" in line.lower()]
         detail = "; ".join(errors[:5]) or log.strip()[-600:]
@@ -438,6 +445,14 @@ def engrave(source: str, output: str | Path, *, time_limit: float = TIME_LIMIT) 
     return written
 
 
+def check_notes(count: int, what: str) -> None:
+    """LimitError if an engraving of *count* notes (of *what*) is beyond ``limits.ENGRAVED_NOTES``."""
+    if message := limits.ENGRAVED_NOTES.check(f"{what}: an engraving of", count, " notes"):
+        raise LimitError(message)
+
+
 def score_source(piece: Piece, setting: Setting, *, font: str | None = None) -> str:
-    """The LilyPond file of one piece (finding a CJK font unless *font* is given)."""
+    """The LilyPond file of one piece (finding a CJK font unless *font* is given); LimitError for a piece of
+    more notes than ``limits.ENGRAVED_NOTES``."""
+    check_notes(len(piece.notes), piece.title)
     return book_source([piece_bookpart(piece, setting)], font=font or find_cjk_font())

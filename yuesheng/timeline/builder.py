@@ -32,7 +32,7 @@ from yuesheng.timeline.calls import calls, calls_end
 from yuesheng.timeline.model import _SORT_KEY, CueTiming, Event, EventKind, Hold, Timeline, ticks
 from yuesheng.timeline.music import announce, play
 from yuesheng.timeline.schedule import MusicEnd, duration, estimate, schedule
-from yuesheng.timeline.shooting import shejie, silent_rounds, tallies
+from yuesheng.timeline.shooting import TALLY_AFTER, shejie, silent_rounds, tallies
 from yuesheng.timeline.state import BuildState, Options, Point, Setting
 
 __all__ = ["DEFAULT_SYLLABLE", "Options", "Size", "build_timeline", "collector_paused", "measure", "piece_timeline"]
@@ -74,10 +74,21 @@ def _count(setting: Setting) -> tuple[Size, dict[Point, Fraction], Played]:
     times = schedule(setting, _music_end(setting, state, played))
     _rest(setting, state, times)
     end_point = max(times, key=lambda point: times[point], default=("", "end"))
+    end, last_cue = max([(times.get(end_point, Fraction(0)), end_point[0]), *_last_release(state)])
     busiest = max(state.counts, key=lambda cue: state.counts[cue], default="")
-    size = Size(events=sum(state.counts.values()), end=times.get(end_point, Fraction(0)), last_cue=end_point[0],
+    size = Size(events=sum(state.counts.values()), end=end, last_cue=last_cue,
                 busiest_cue=busiest, busiest_events=state.counts.get(busiest, 0), marks=state.marks)
     return size, times, played
+
+
+def _last_release(state: BuildState) -> list[tuple[Fraction, str]]:
+    """The time of the tally marker that may follow the last release, with the release's cue (an arrow's offset
+    may carry it past every cue's end), if any arrow was loosed."""
+    released = [r for rs in state.releases.values() for r in rs]
+    if not released:
+        return []
+    last = max(released, key=lambda r: r.time)
+    return [(last.time + TALLY_AFTER, state.cue_of_release[(last.round, last.pair)])]
 
 
 def _emit(setting: Setting, times: Mapping[Point, Fraction], played: Played) -> Timeline:
