@@ -21,7 +21,7 @@ from yuesheng.text import suggest
 from yuesheng.yamlload import Document, PathKey
 
 JIE_READING = "lishou-jie"  # the reading whose options are numbers of 節 (大射's 貍首: 7, or 5)
-DEFAULT_SYLLABLE = Fraction(3, 2)  # seconds a sung syllable lasts where the cue sheet does not say (docs/sequencer.md, Tempo)
+DEFAULT_SYLLABLE = Fraction(3, 2)  # seconds a sung syllable lasts where the cue sheet does not say (docs/sequencer.md)
 DEFAULT_OFFSET_SD = Fraction(3, 20)  # seconds: the spread of the shot model's releases around the 節
 _NUMBER = r"[0-9]+(?:\.[0-9]+)?"
 _UNITS = ("h", "min", "s", "ms")
