@@ -4,7 +4,7 @@ A small input can ask for unbounded work (``zhong: 1000000``, a syllable of a
 microsecond held under a six-hour action); these limits make such a request an
 error that names the limit — in ``validate`` (rule ``limits``, with
 ``file:line:col``) and in the timeline build, before anything is allocated.
-Each limit is far beyond anything the texts ask for (docs/cuesheet.md, "Limits"):
+Each limit is far beyond anything the texts ask for (docs/limits.md):
 
 - 終 of one piece in one cue ≤ 100: the texts ask for three, five, seven or nine;
 - 節 of a round with music ≤ 12: 周禮 射人 gives the 天子 nine, 諸侯 seven, 大夫 five;
