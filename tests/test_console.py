@@ -135,7 +135,7 @@ def test_the_guard_refuses_a_go_too_soon_after_the_last(live):
     live.clock.t = 0.6
     assert live.command("go")
     state = live.settle(lambda s: s["current"] is not None and s["current"]["id"] == "bai-zhi")
-    assert state["next"]["id"] == "zhengge-bei"
+    assert state["next"]["id"] == "ge" and state["armed"]["cues"] == ["合樂 騶虞×3"]  # music on its own GO
 
 
 def test_stop_all_silences_every_channel_and_nothing_plays(live):
@@ -161,13 +161,15 @@ def test_fade_steps_the_held_music_down_then_stops_it(live):
 def test_jump_makes_a_cue_the_next_and_go_plays_it(live):
     assert live.command("goto", "zhengge-bei")
     state = live.settle(lambda s: s["next"] is not None and s["next"]["id"] == "zhengge-bei")
-    assert state["current"] is None
+    assert state["current"]["id"] == "ge" and state["elapsed_s"] is None  # NOW moves; the clock waits for a GO
     assert live.command("go")
     state = live.settle(lambda s: s["current"] is not None)
     assert state["current"]["id"] == "zhengge-bei" and state["position_s"] == 93.0
     assert (state["elapsed_s"], state["overrun_s"]) == (93.0, 0.0)  # reckoned as if what was jumped over ran to plan
-    # 歌's last note-offs fall at this moment: once they are sent, the shooting's music is all that plays
-    live.settle(lambda s: sorted(p["cue"] for p in s["playing"]) == ["huo", "she"])
+    assert state["armed"]["cues"] == ["唱聲", "射節 騶虞×5"] and state["armed"]["in_s"] == 5.0
+    live.clock.t = 5.0  # the pre-wait over, the shooting's music follows by itself; the 獲 calls come with hits
+    state = live.settle(lambda s: [p["cue"] for p in s["playing"]] == ["she"])
+    assert state["current"]["id"] == "she" and (state["n"], state["count"]) == (5, 5)
 
 
 def test_malformed_commands_are_refused(live):

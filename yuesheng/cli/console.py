@@ -97,7 +97,7 @@ def cmd_console(args: argparse.Namespace) -> str:
         if pedal is not None:
             closing.append(open_input(pedal.port, pedal.listener(control)))
         player = Player(timeline, port, clock, control=control, start=args.start, preroll=0.2, log=log, stay=True,
-                        show=show)
+                        show=show, follow=not args.music_on_go)
         return _serve(timeline, player, control, listener, token)
     finally:
         for thing in reversed(closing):
@@ -192,6 +192,8 @@ def _add_console(p: argparse.ArgumentParser) -> None:
     p.add_argument("--from", dest="start", metavar="CUE_ID", help="start at this cue")
     p.add_argument("--guard", type=positive, default=0.5, metavar="SECONDS",
                    help="ignore a GO closer than this to the last, from any source (default 0.5)")
+    p.add_argument("--music-on-go", action="store_true",
+                   help="music after an action waits for its own GO (default: armed, it follows its pre-wait)")
     p.set_defaults(func=cmd_console)
 
 

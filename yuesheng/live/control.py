@@ -43,6 +43,7 @@ class Press:
     at: float
     source: str
     cue: str = ""
+    silence: bool = False  # GOTO: stop everything that sounds (else it plays on)
 
 
 class Control:
@@ -55,7 +56,7 @@ class Control:
         self.last_go: float | None = None
         self.ended = ""  # why no more commands can come (a source closed), if so
 
-    def submit(self, command: Command, source: str, cue: str = "") -> bool:
+    def submit(self, command: Command, source: str, cue: str = "", *, silence: bool = False) -> bool:
         """Queue a command; False if it is a GO inside the guard (ignored)."""
         with self.lock:
             at = self.clock.now()
@@ -63,7 +64,7 @@ class Control:
                 if self.last_go is not None and at - self.last_go < self.guard:
                     return False
                 self.last_go = at
-            self.presses.put(Press(command, at, source, cue))
+            self.presses.put(Press(command, at, source, cue, silence))
         return True
 
     def close(self, why: str) -> None:

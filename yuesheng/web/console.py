@@ -146,7 +146,8 @@ class Console:
         t = self.by_id[cue_id]
         names = self.timeline.names
         what = f"{t.cue.music.value} {programme(t.cue)}".strip() if t.cue.music else t.cue.action
-        return {"id": t.cue.id, "section": t.cue.section, "action": what,
+        return {"id": t.cue.id, "section": t.cue.section, "action": what, "note": t.cue.note,
+                "music": t.cue.is_music,
                 "who": [names.get(p, p) for p in (t.cue.who or t.cue.performers)],
                 "where": names.get(t.cue.where, t.cue.where), "words": t.cue.words,
                 "cite": t.cue.cite.where,
@@ -163,7 +164,9 @@ class Console:
             "playing": [self._playing(p) for p in status.playing], "ended": status.ended,
             "priority": status.priority, "planned_total_s": round(total, 3), "elapsed_s": None,
             "in_cue_s": None, "overrun_s": None, "projected_total_s": None, "projected_end": None,
-            "position_s": 0.0,
+            "position_s": 0.0, "armed": self._armed(status), "resumed": status.resumed, "guard_s": self.control.guard,
+            "n": status.actions.index(status.current) + 1 if status.current in status.actions else None,
+            "count": len(status.actions),
         }
         if (status.current is None or status.current_started is None or status.first_started is None
                 or status.first_tick is None):
@@ -181,6 +184,14 @@ class Console:
                    position_s=round(planned_at + min(in_cue, planned_dur), 3),
                    projected_end=end.isoformat(timespec="seconds"))
         return out
+
+    def _armed(self, status: PlayerStatus) -> dict[str, Any] | None:
+        """The music the next GO brings in, and in how many seconds it follows by itself (None: on GO only)."""
+        if not status.armed:
+            return None
+        cues = [self.by_id[c].cue for c in status.armed]
+        wait = None if status.follow_at is None else round(max(0.0, status.follow_at - status.now), 3)
+        return {"cues": [f"{c.music.value if c.music else ''} {programme(c)}".strip() for c in cues], "in_s": wait}
 
     def _playing(self, item: Playing) -> dict[str, str]:
         cue = self.by_id[item.cue].cue
