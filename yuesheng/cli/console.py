@@ -58,9 +58,11 @@ def cmd_console(args: argparse.Namespace) -> str:
     from yuesheng.live.control import Control, OscListener, Pedal
     from yuesheng.live.player import NullPort, Player, RealClock, start_tick
     from yuesheng.live.rehearsal import Log
+    from yuesheng.live.resume import session_fields
     from yuesheng.outputs.midi import open_input, open_output
 
     host, port_number = parse_address(args.listen, "--listen")
+    _resume_options(args)
     if args.log:
         check_output(args.log, inputs_of(args))  # appended to, never replaced: but never one of the inputs
     osc_address = parse_address(args.osc, "--osc") if args.osc else None
@@ -73,6 +75,7 @@ def cmd_console(args: argparse.Namespace) -> str:
         start_tick(timeline, args.start)
     except UnknownNameError as exc:
         raise UsageError(str(exc)) from None
+    resume = _read_resume(args.resume, timeline) if args.resume else ()
     import secrets
 
     token = args.token or (None if is_loopback(host) else secrets.token_urlsafe(16))
@@ -87,8 +90,7 @@ def cmd_console(args: argparse.Namespace) -> str:
         log = Log(args.log) if args.log else None
         if log is not None:
             closing.append(log)
-            log.write("session", clock.now(), rite=timeline.rite_id, variants=sorted(timeline.variants),
-                      readings=timeline.readings)
+            log.write("session", clock.now(), **session_fields(timeline, resumed=bool(args.resume)))
         if osc_address is not None:
             try:
                 closing.append(OscListener(control, *osc_address))
@@ -97,11 +99,34 @@ def cmd_console(args: argparse.Namespace) -> str:
         if pedal is not None:
             closing.append(open_input(pedal.port, pedal.listener(control)))
         player = Player(timeline, port, clock, control=control, start=args.start, preroll=0.2, log=log, stay=True,
-                        show=show, follow=not args.music_on_go)
+                        show=show, follow=not args.music_on_go, resume=resume)
         return _serve(timeline, player, control, listener, token)
     finally:
         for thing in reversed(closing):
             thing.close()
+
+
+def _resume_options(args: argparse.Namespace) -> None:
+    """--resume LOG goes on appending to LOG; it says where to start, so --from and another --log are refused."""
+    if not args.resume:
+        return
+    if args.start:
+        raise UsageError("--resume and --from: the log says where the show stands; give one of them")
+    if args.log and Path(args.log) != Path(args.resume):
+        raise UsageError("--resume LOG goes on appending to LOG: give --log the same file, or leave it out")
+    args.log = args.resume
+
+
+def _read_resume(path: str, timeline: Any) -> tuple[Any, ...]:
+    """The logged commands to replay; the log's warnings (lost lines) shown, a log of another show refused."""
+    from datetime import UTC, datetime
+
+    from yuesheng.live.resume import read_resume
+
+    resume = read_resume(path, timeline, datetime.now(UTC))
+    for warning in resume.warnings:
+        show(f"warning: {warning}")
+    return resume.presses
 
 
 def _bind(host: str, port: int, option: str) -> socket.socket:
@@ -190,6 +215,7 @@ def _add_console(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log", metavar="FILE.jsonl", help="append every GO, stop, fade and jump to this log")
     p.add_argument("--token", help="require this token on every request (default: generated when not on loopback)")
     p.add_argument("--from", dest="start", metavar="CUE_ID", help="start at this cue")
+    p.add_argument("--resume", metavar="LOG", help="restart where LOG says the show stands, and go on appending to it")
     p.add_argument("--guard", type=positive, default=0.5, metavar="SECONDS",
                    help="ignore a GO closer than this to the last, from any source (default 0.5)")
     p.add_argument("--music-on-go", action="store_true",

@@ -44,7 +44,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -219,7 +219,8 @@ class Player:
 
     def __init__(self, timeline: Timeline, port: Port, clock: Clock, *, control: Commands | None = None,
                  start: str | None = None, show: Callable[[str], None] = print, preroll: float = 0.0,
-                 log: Log | None = None, stay: bool = False, follow: bool = True) -> None:
+                 log: Log | None = None, stay: bool = False, follow: bool = True,
+                 resume: Sequence[Press] = ()) -> None:
         self.timeline, self.port, self.clock, self.control, self.show = timeline, port, clock, control, show
         self.preroll = preroll  # seconds from starting to the first message, so the queue is ready in time
         self.log, self.stay = log, stay  # stay: wait for commands after the last cue (the console), until QUIT
@@ -240,11 +241,13 @@ class Player:
         self.queued: Counter[str] = Counter()  # cue → its messages in the heap
         self.first_due: dict[str, float] = {}  # cue → when its earliest queued message sounds
         self.follow_from = float("-inf")  # no auto-follow due before this moment (a resume)
-        self.resumed = ""
+        self.resumed = ""  # what the resume brought back, said for the operator
+        self.resume = tuple(resume)  # logged commands to replay before playing, times relative to the start (≤ 0)
         self.looping: dict[str, _Looping] = {}
         self.cut: dict[str, float] = {}  # cue → when its remaining messages stop sounding (a fade's end)
         self.silenced: set[str] = set()  # held cues stopped by STOP or FADE: not started again until a jump
         self.point_of_cue = {t.cue.id: n for n, t in enumerate(self.points)}
+        self.by_id = {t.cue.id: t for t in timeline.cues}
         self.seq = 0
         self.next_point = 0
         self.current = -1  # the point last started
@@ -283,7 +286,9 @@ class Player:
         origin = self.clock.now() + self.preroll
         with self.lock:
             self.base = (self.begin, origin)
-            if self.by_segment.get(-1):
+            if self.resume:
+                self.show(self._restore(origin))
+            elif self.by_segment.get(-1):
                 self._activate(-1, origin)
         while True:
             due = self.heap[0].due if self.heap else None
@@ -388,7 +393,52 @@ class Player:
 
     def _log(self, event: str, press: Press, cue: str) -> None:
         if self.log is not None:
-            self.log.write(event, press.at, cue=cue, source=press.source)
+            extra = {"silence": True} if press.silence else {}
+            self.log.write(event, press.at, cue=cue, source=press.source, **extra)
+
+    # -- resuming ------------------------------------------------------------------------------------
+
+    def _restore(self, now: float) -> str:
+        """Replay the logged commands (silently, unlogged), then bring back what sounded at *now*: held music
+        from its beginning, other music from its position; the line that says so."""
+        log, self.log = self.log, None
+        for press in self.resume:
+            if press.command is Command.GO and press.cue in self.point_of_cue:
+                self.next_point = self.point_of_cue[press.cue]  # a lost line does not shift the rest
+            self._handle(Press(press.command, now + press.at, press.source, press.cue, press.silence))
+        self.log = log
+        self.prompted, self.follow_from = -1, now
+        self.heap = [i for i in self.heap if i.due >= now and i.cue not in self.looping]
+        heapq.heapify(self.heap)
+        self.queued = Counter(i.cue for i in self.heap)
+        self.first_due = {}
+        for item in self.heap:
+            self.first_due[item.cue] = min(item.due, self.first_due.get(item.cue, item.due))
+        said = [self._restart(cue, now) for cue in list(self.looping)]
+        said += [f"{_label(self.by_id[c])} from {show_clock(self._position(c, now))}" for c in sorted(self.queued)
+                 if c in self.by_id and self.by_id[c].cue.is_music and self.first_due[c] <= now + 1.0]
+        where = f"at {self.points[self.current].cue.id}" if self.current >= 0 else "before the first GO"
+        self.resumed = f"resumed from the log {where}" + ("; " + "; ".join(s for s in said if s) if said else "")
+        return self.resumed
+
+    def _restart(self, cue: str, now: float) -> str:
+        """A held cue sounding at *now* starts again from its beginning; one already ending is let go."""
+        looping = self.looping[cue]
+        if looping.cut is not None:
+            del self.looping[cue]
+            return ""
+        looping.anchor, looping.passes = now, 0
+        self._queue_pass(looping)
+        return f"{_label(self.by_id[cue])} restarted from its beginning"
+
+    def _position(self, cue: str, now: float) -> int:
+        """How far into music *cue* the rite is at *now*, in ticks (for saying where it resumes)."""
+        timing = self.by_id[cue]
+        point = max((n for n, p in enumerate(self.points) if p.start_tick <= timing.start_tick), default=-1)
+        if point < 0 or point not in self.started:
+            return 0
+        into = now - self.started[point] - (timing.start_tick - self.points[point].start_tick) / TICKS_PER_SECOND
+        return max(0, round(into * TICKS_PER_SECOND))
 
     def _current_id(self) -> str:
         return self.points[self.current].cue.id if self.current >= 0 else ""
