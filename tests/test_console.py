@@ -19,7 +19,7 @@ from yuesheng.check.validate import load_cuesheet
 from yuesheng.live.control import Control, Press
 from yuesheng.live.player import FADE, Player, RealClock
 from yuesheng.timeline import build_timeline
-from yuesheng.web.console import Console
+from yuesheng.web.console import PUSH, Console
 
 from fakes import FakeClock
 
@@ -42,6 +42,16 @@ class Port:
         return [m for _, m in list(self.sent) if getattr(m, "type", "") == "control_change" and m.control == number]
 
 
+class Entries:
+    """A log that keeps its lines."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[str, float, dict]] = []
+
+    def write(self, event: str, mono: float, **fields) -> None:
+        self.lines.append((event, mono, fields))
+
+
 class Stepped:
     """The control's commands, for the player: a message's time comes only once the test's clock has reached it."""
 
@@ -60,19 +70,21 @@ class Stepped:
 class Live:
     """A console for the golden rite behind a TestClient, its player in a thread on a fake clock."""
 
-    def __init__(self, timeline, token: str | None = None) -> None:
+    def __init__(self, timeline, token: str | None = None, log: bool = False) -> None:
         self.clock, self.port = FakeClock(), Port()
         self.control = Control(self.clock, guard=0.5)
         self.player = Player(timeline, self.port, self.clock, control=Stepped(self.control, self.clock), stay=True,
                              show=lambda _: None)
         # "testserver": the Host the TestClient's WebSockets carry, as a tablet's would carry the laptop's name
-        console = Console(timeline, self.player, self.control, token=token, hosts=("testserver",), wall=lambda: WALL)
+        self.log = Entries() if log else None
+        console = Console(timeline, self.player, self.control, token=token, hosts=("testserver",), wall=lambda: WALL,
+                          log=self.log)
         self.client = TestClient(console.app(), base_url="http://127.0.0.1")
         self.thread = threading.Thread(target=self.player.run, daemon=True)
         self.thread.start()
 
-    def command(self, command: str, cue: str = "") -> bool:
-        return self.client.post("/command", json={"command": command, "cue": cue}).json()["accepted"]
+    def command(self, command: str, cue: str = "", **extra) -> bool:
+        return self.client.post("/command", json={"command": command, "cue": cue, **extra}).json()["accepted"]
 
     def settle(self, predicate) -> dict:
         """The state, once *predicate* holds of it (the player's thread has handled the command)."""
@@ -129,7 +141,9 @@ def test_go_starts_the_next_action_and_the_clock_follows_the_fake_time(live):
 
 
 def test_the_guard_refuses_a_go_too_soon_after_the_last(live):
-    assert live.command("go") and not live.command("go")  # the same moment: a double press
+    assert live.command("go")
+    refused = live.client.post("/command", json={"command": "go"}).json()  # the same moment: a double press
+    assert refused == {"accepted": False, "why": "within the 0.5 s guard of the last GO (a double press?)"}
     live.clock.t = 0.4
     assert not live.command("go")
     live.clock.t = 0.6
@@ -173,8 +187,10 @@ def test_jump_makes_a_cue_the_next_and_go_plays_it(live):
 
 
 def test_malformed_commands_are_refused(live):
-    for bad in ({"command": "launch"}, {"command": "goto", "cue": "nosuch"}, {"command": "goto", "cue": 3}, [1, 2]):
-        assert live.client.post("/command", json=bad).json() == {"accepted": False}
+    for bad, why in (({"command": "launch"}, "not a command"), ({"command": "goto", "cue": "nosuch"}, "no such cue"),
+                     ({"command": "goto", "cue": 3}, "no such cue"), ([1, 2], "not a command")):
+        assert live.client.post("/command", json=bad).json() == {"accepted": False, "why": why + (
+            " to jump to" if why == "no such cue" else "")}
     json_body = {"Content-Type": "application/json"}
     assert live.client.post("/command", content=b"{oops", headers=json_body).status_code == 400
     assert live.client.post("/command", content=b"[" * 100_000, headers=json_body).status_code == 413
@@ -207,7 +223,7 @@ def test_odd_websocket_frames_are_refused_not_fatal(live):
             reply = socket.receive_text()
             while '"accepted"' not in reply:  # states pushed meanwhile
                 reply = socket.receive_text()
-            assert reply == '{"accepted": false}'
+            assert reply == '{"accepted": false, "why": "not a command"}'
 
 
 def test_the_page_lists_every_action_to_jump_to(live):
@@ -244,7 +260,7 @@ def test_the_socket_takes_commands_and_pushes_the_state_after_a_go(live):
             pushed = socket.receive_json()["state"]
         assert pushed["current"]["id"] == "bin-ru" and pushed["next"]["id"] == "bai-zhi"
         socket.send_text("{oops")
-        assert _reply(socket) == {"accepted": False}
+        assert _reply(socket) == {"accepted": False, "why": "not a command"}
 
 
 def _reply(socket) -> dict:
@@ -389,3 +405,35 @@ def test_a_busy_listen_port_is_a_clear_error_before_anything_is_shown(run):
         port = busy.getsockname()[1]
         code, out, err = run("console", str(DATA / "golden.yaml"), "--no-midi", "--listen", f"127.0.0.1:{port}")
     assert code == 1 and out == "" and f"--listen 127.0.0.1:{port}: cannot listen there" in err
+
+
+def test_a_go_that_reaches_the_console_late_is_refused_said_and_logged(golden):
+    console = Live(golden, log=True)
+    try:
+        console.clock.t = 20.0
+        reply = console.client.post("/command", json={"command": "go", "pressed": 18.5}).json()
+        assert reply == {"accepted": False, "why": "it reached the console 1.5 s after it was pressed: not run late"}
+        assert console.log.lines == [("refused", 20.0, {"cue": "bin-ru", "source": "page", "why": reply["why"]})]
+        assert console.command("go", pressed=19.6)  # 0.4 s on the way: in time
+        assert console.settle(lambda s: s["current"] is not None)["current"]["id"] == "bin-ru"
+    finally:
+        console.close()
+
+
+def test_the_heartbeat_is_answered_with_the_servers_clock(live):
+    live.clock.t = 12.5
+    with live.client.websocket_connect("/ws") as socket:
+        socket.send_json({"ping": 3.25})
+        while "pong" not in (frame := socket.receive_json()):
+            pass
+        assert frame == {"pong": 3.25, "server": 12.5}
+
+
+def test_a_change_is_pushed_at_once_not_at_the_next_tick(live):
+    with live.client.websocket_connect("/ws") as socket:
+        socket.receive_json()
+        sent = time.monotonic()
+        socket.send_json({"command": "go"})
+        while (frame := socket.receive_json()).get("state", {"current": None})["current"] is None:
+            pass
+        assert time.monotonic() - sent < PUSH / 2  # a push on change, long before the clock's tick

@@ -150,7 +150,7 @@ def _serve(timeline: Any, player: Any, control: Any, listener: socket.socket, to
 
     failure: list[BaseException] = []
     host = listener.getsockname()[0]
-    console = Console(timeline, player, control, token=token, hosts=(host,))
+    console = Console(timeline, player, control, token=token, hosts=(host,), log=player.log)
     server = uvicorn.Server(uvicorn.Config(console.app(), log_level="warning", lifespan="off",
                                            ws_max_size=MAX_BODY))
 

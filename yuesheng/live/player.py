@@ -259,6 +259,7 @@ class Player:
         self.priority = ""  # what ``realtime`` obtained from the OS, once playing
         self.ended = ""  # why the player stopped waiting for commands, if a source closed
         self.closed = False  # no command can come: what is queued plays out
+        self.watchers: list[Callable[[], None]] = []  # called, from the playing thread, when the status changes
 
     # -- the loop ----------------------------------------------------------------------------------
 
@@ -303,6 +304,7 @@ class Player:
                     continue
                 with self.lock:
                     line = self._handle(press)
+                self._changed()
                 if line:
                     self.show(line)
                 continue
@@ -317,6 +319,16 @@ class Player:
             self.clock.sleep_until(item.due)
             self.port.send(item.message)
             self.sent.append((item.due, self.clock.now(), item.message))
+            if item.cue and item.due == self.first_due.get(item.cue):
+                self._changed()  # a cue has begun to sound
+
+    def watch(self, callback: Callable[[], None]) -> None:
+        """Have *callback* called (from the playing thread: it must be quick) whenever the status changes."""
+        self.watchers.append(callback)
+
+    def _changed(self) -> None:
+        for callback in self.watchers:
+            callback()
 
     def _play_out(self, at: float) -> None:
         """No command can come any more: let what is queued play out, held music to the end of its phrase."""

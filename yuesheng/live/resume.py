@@ -122,7 +122,7 @@ def _mismatch(session: dict[str, Any], timeline: Timeline) -> list[str]:
 def _press(data: dict[str, Any], cues: set[str], now_wall: datetime) -> tuple[Press | None, str]:
     """A logged command as a Press timed relative to now; (None, why) for a line that cannot be one."""
     event = data.get("event")
-    if event == "session":
+    if event in ("session", "refused"):  # a refused GO changed nothing
         return None, ""
     command = _COMMANDS.get(str(event))
     if command is None:

@@ -8,7 +8,14 @@ Routes (one table, ``routes``):
   FADE and jump buttons, also on the keyboard (space GO, Esc STOP ALL, f FADE).
 - ``GET /state`` — the state as JSON.
 - ``POST /command`` — ``{"command": "go"|"stop"|"fade"|"goto", "cue": …}``.
-- ``WS /ws`` — the state every ``PUSH`` seconds; commands as JSON text frames.
+- ``WS /ws`` — the state, pushed whenever it changes (and every ``PUSH`` seconds for the clocks); commands as
+  JSON text frames, answered ``{"accepted": …, "why": …}``; a heartbeat ``{"ping": T}`` answered at once
+  ``{"pong": T, "server": NOW}``, from which the page reckons the server's clock and shows a connection that has
+  gone quiet for ``STALE`` seconds as stale.
+
+A GO from the page carries ``pressed``, the moment it was pressed on the server's clock; one that arrives more
+than ``LATE`` seconds after it (a frozen server, a stalled network) is refused, said to the page and logged as
+``refused``: a GO never runs late.
 
 Security: a token, when set, is required on every request and WebSocket —
 ``?token=`` (the page then keeps it in a cookie), the cookie, or
@@ -30,6 +37,7 @@ import ipaddress
 import json
 import time
 from datetime import UTC, datetime, timedelta
+from collections.abc import Callable
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -47,7 +55,9 @@ from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Timeline
 from yuesheng.timeline import clock as show_clock
 from yuesheng.web.sheet import environment, timeline_view
 
-PUSH = 0.2  # seconds between state pushes
+PUSH = 0.5  # seconds between state pushes when nothing changes (the page moves its clocks between them)
+LATE = 1.0  # seconds: a page's GO that reaches the console later than this after it was pressed is refused
+STALE = 1.0  # seconds without a word from the console after which the page shows the connection as stale
 COOKIE = "yuesheng-token"
 COMMANDS = {c.value: c for c in (Command.GO, Command.STOP, Command.FADE, Command.GOTO)}
 MAX_BODY = 16 * 1024  # bytes: a command body or WebSocket frame is a few dozen
@@ -121,19 +131,29 @@ class TokenGuard:
 
 
 class Showing(Protocol):
-    """What the console reads of the player: its status, a snapshot safe to take from the server's thread."""
+    """What the console reads of the player: its status, a snapshot safe to take from the server's thread, and a
+    call when it changes."""
 
     def status(self) -> PlayerStatus: ...
+
+    def watch(self, callback: Callable[[], None]) -> None: ...
+
+
+class Logging(Protocol):
+    def write(self, event: str, mono: float, **fields: Any) -> None: ...
 
 
 class Console:
     """The state a page shows, computed from the timeline and the player's status."""
 
     def __init__(self, timeline: Timeline, player: Showing, control: Control, *, token: str | None = None,
-                 hosts: tuple[str, ...] = (),
+                 hosts: tuple[str, ...] = (), log: Logging | None = None,
                  wall: Any = time.time) -> None:
         self.timeline, self.player, self.control, self.token, self.wall = timeline, player, control, token, wall
-        self.hosts = hosts
+        self.hosts, self.log = hosts, log
+        self.waiting: set[asyncio.Event] = set()  # one per connected page: set when the state has changed
+        self.loop: asyncio.AbstractEventLoop | None = None
+        player.watch(self._changed)
         self.by_id = {t.cue.id: t for t in timeline.cues}
         self.template = environment().get_template("console.html.j2")
 
@@ -199,15 +219,43 @@ class Console:
         return {"cue": cue.id, "what": f"{cue.music.value if cue.music else ''} {programme(cue)}".strip(),
                 "until": f"{until.cue.id}: {until.cue.action}" if until else ""}
 
-    def command(self, data: Any) -> bool:
-        """A command from the page; False if malformed, unknown, or a GO inside the guard."""
+    def command(self, data: Any) -> tuple[bool, str]:
+        """A command from the page: whether it was accepted, and if not, why (said to the operator)."""
         if not isinstance(data, dict) or data.get("command") not in COMMANDS:
-            return False
+            return False, "not a command"
         command = COMMANDS[data["command"]]
         cue = data.get("cue", "")
         if command is Command.GOTO and (not isinstance(cue, str) or cue not in self.by_id):
-            return False
-        return self.control.submit(command, "page", cue if command is Command.GOTO else "")
+            return False, "no such cue to jump to"
+        pressed = data.get("pressed")
+        if command is Command.GO and isinstance(pressed, int | float) and not isinstance(pressed, bool):
+            late = self.control.clock.now() - pressed
+            if late > LATE:
+                return False, self._refuse(f"it reached the console {late:.1f} s after it was pressed: not run late")
+        if self.control.submit(command, "page", cue if command is Command.GOTO else "",
+                               silence=command is Command.GOTO and data.get("silence") is True):
+            return True, ""
+        return False, f"within the {self.control.guard:g} s guard of the last GO (a double press?)"
+
+    def _refuse(self, why: str) -> str:
+        """Log a refused GO (against the cue it would have started) and return *why*."""
+        if self.log is not None:
+            status = self.player.status()
+            self.log.write("refused", self.control.clock.now(), cue=status.next or "", source="page", why=why)
+        return why
+
+    def _changed(self) -> None:
+        """From the player's thread: wake every page's push."""
+        loop = self.loop
+        if loop is not None:
+            try:
+                loop.call_soon_threadsafe(self._wake)
+            except RuntimeError:  # the server's loop has closed (the console is stopping)
+                self.loop = None
+
+    def _wake(self) -> None:
+        for event in self.waiting:
+            event.set()
 
     # -- the app -------------------------------------------------------------------------------------
 
@@ -248,28 +296,43 @@ class Console:
             data = json.loads(body)
         except (ValueError, RecursionError):
             return JSONResponse({"accepted": False, "error": "expected a JSON object"}, 400)
-        return JSONResponse({"accepted": self.command(data)})
+        accepted, why = self.command(data)
+        return JSONResponse({"accepted": accepted, **({"why": why} if why else {})})
 
     async def socket(self, websocket: WebSocket) -> None:
         await websocket.accept()
-        sender = asyncio.create_task(self._push(websocket))
+        self.loop = asyncio.get_running_loop()
+        changed = asyncio.Event()
+        self.waiting.add(changed)
+        sender = asyncio.create_task(self._push(websocket, changed))
         try:
             while True:
                 message = await websocket.receive()
                 if message["type"] == "websocket.disconnect":
                     break
-                text = message.get("text")
-                try:
-                    accepted = isinstance(text, str) and len(text) <= MAX_BODY and self.command(json.loads(text))
-                except (ValueError, RecursionError):
-                    accepted = False
-                await websocket.send_text(json.dumps({"accepted": accepted}))
+                await websocket.send_text(json.dumps(self._answer(message.get("text")), ensure_ascii=False))
         except WebSocketDisconnect:
             pass
         finally:
+            self.waiting.discard(changed)
             sender.cancel()
 
-    async def _push(self, websocket: WebSocket) -> None:
+    def _answer(self, text: Any) -> dict[str, Any]:
+        """The reply to one frame: a heartbeat's pong, or whether a command was accepted and why not."""
+        try:
+            data = json.loads(text) if isinstance(text, str) and len(text) <= MAX_BODY else None
+        except (ValueError, RecursionError):
+            data = None
+        if isinstance(data, dict) and set(data) == {"ping"}:
+            return {"pong": data["ping"], "server": self.control.clock.now()}
+        accepted, why = self.command(data)
+        return {"accepted": accepted, **({"why": why} if why else {})}
+
+    async def _push(self, websocket: WebSocket, changed: asyncio.Event) -> None:
         while True:
+            changed.clear()
             await websocket.send_text(json.dumps({"state": self.state()}, ensure_ascii=False))
-            await asyncio.sleep(PUSH)
+            try:
+                await asyncio.wait_for(changed.wait(), PUSH)
+            except TimeoutError:
+                pass
