@@ -3,8 +3,10 @@ Player; on a real port only what needs one: the page driven in headless Chromium
 
 from __future__ import annotations
 
+import json
 import queue
 import shutil
+import signal
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -22,6 +24,7 @@ from yuesheng.timeline import build_timeline
 from yuesheng.web.console import PUSH, Console
 
 from fakes import FakeClock
+from served import start_console
 
 DATA = Path(__file__).parent / "data"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -350,6 +353,7 @@ def test_the_page_drives_the_rite(served, browser):
     assert _wait(lambda: {m.channel for m in served.port.controls(120)} >= set(served.player.channels))
     page.select_option("#goto", "zhengge-bei")
     page.click("#jump")
+    page.click("#confirm-jump")
     page.wait_for_function("document.getElementById('next').dataset.cue === 'zhengge-bei'")
     time.sleep(0.4)  # past the guard
     page.keyboard.press("Space")  # GO
@@ -434,6 +438,161 @@ def test_a_change_is_pushed_at_once_not_at_the_next_tick(live):
         socket.receive_json()
         sent = time.monotonic()
         socket.send_json({"command": "go"})
-        while (frame := socket.receive_json()).get("state", {"current": None})["current"] is None:
+        while socket.receive_json().get("state", {"current": None})["current"] is None:
             pass
         assert time.monotonic() - sent < PUSH / 2  # a push on change, long before the clock's tick
+
+
+SIZES = {"laptop": (1366, 768), "tablet": (820, 1180), "phone": (390, 844)}
+
+
+def _page(browser, url: str, size: str):
+    width, height = SIZES[size]
+    page = browser.new_page(viewport={"width": width, "height": height})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url + "/")
+    page.wait_for_function("document.getElementById('status').textContent.startsWith('connected')")
+    return page, errors
+
+
+def _box(page, selector: str) -> dict:
+    return page.eval_on_selector(selector, "e => { const r = e.getBoundingClientRect(); "
+                                           "return {x: r.x, y: r.y, w: r.width, h: r.height}; }")
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_nothing_is_off_screen_and_go_is_large_and_fixed(served, browser, size):
+    page, errors = _page(browser, served.url, size)
+    width, height = SIZES[size]
+    go_before = _box(page, "#go")
+    page.click("#go")
+    page.wait_for_function("document.getElementById('current').dataset.cue === 'bin-ru'")
+    assert page.evaluate("document.documentElement.scrollWidth") <= width  # no sideways scrolling
+    for selector in ("#go", "#band", "#stop", "#elapsed", "#overrun", "#projected", "#current", "#next", "#jump"):
+        box = _box(page, selector) if selector in ("#go", "#band") else page.eval_on_selector(
+            selector, "e => { e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect(); "
+                      "return {x: r.x, y: r.y, w: r.width, h: r.height}; }")
+        assert box["x"] >= 0 and box["x"] + box["w"] <= width and box["w"] > 0, (selector, box)
+        assert box["y"] >= 0 and box["y"] + box["h"] <= height, (selector, box)
+    go = _box(page, "#go")
+    assert go == go_before and go["w"] >= 200 and go["h"] >= 80  # the text above it wrapping does not move it
+    assert "guard 0.3 s" in page.text_content("#go")
+    assert page.text_content("#current .where") == "1/5 · 迎賓" and page.text_content("#next .where") == "2/5 · 迎賓"
+    assert not errors
+    page.close()
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_armed_music_counts_down_and_an_early_go_brings_it_in(served, browser, size):
+    page, errors = _page(browser, served.url, size)
+    page.keyboard.press("Space")
+    page.wait_for_function("document.getElementById('current').dataset.cue === 'bin-ru'")
+    time.sleep(0.4)
+    page.keyboard.press("Space")
+    page.wait_for_function("document.getElementById('current').dataset.cue === 'bai-zhi'")
+    armed = page.text_content("#armed")
+    assert armed.startswith("ARMED ♪ 合樂 騶虞×3 — starts by itself in 0:0") and "GO brings it in now" in armed
+    assert "合樂" not in page.text_content("#playing")  # armed is not sounding
+    time.sleep(0.4)
+    page.keyboard.press("Space")  # during the 5 s pre-wait
+    page.wait_for_function("document.getElementById('current').dataset.cue === 'ge'")
+    page.wait_for_function("document.getElementById('playing').textContent.includes('合樂')")
+    assert page.text_content("#armed") == "" and page.text_content("#next .action") == "工告于樂正曰正歌備"
+    assert not errors
+    page.close()
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_keys_are_safe_whatever_has_focus(served, browser, size):
+    page, errors = _page(browser, served.url, size)
+    page.keyboard.down("Space")
+    for _ in range(5):
+        page.keyboard.down("Space")  # the key held: the browser repeats it
+        time.sleep(0.15)
+    page.keyboard.up("Space")
+    page.wait_for_function("document.getElementById('current').dataset.cue === 'bin-ru'")
+    time.sleep(0.3)
+    assert page.get_attribute("#current", "data-cue") == "bin-ru"  # one GO for one press, however long
+    page.focus("#goto")
+    stops = len(served.port.controls(120))
+    page.keyboard.press("Escape")  # STOP ALL, the jump list focused
+    assert _wait(lambda: len(served.port.controls(120)) > stops)
+    page.focus("#goto")
+    page.keyboard.press("Space")  # GO, the jump list focused
+    page.wait_for_function("document.getElementById('current').dataset.cue === 'bai-zhi'")
+    page.select_option("#goto", "zhengge-bei")
+    page.focus("#jump")
+    page.keyboard.press("Enter")  # asks; does not jump
+    assert page.evaluate("document.getElementById('confirm').open")
+    stops = len(served.port.controls(120))
+    page.keyboard.press("Escape")  # STOP ALL in the dialog too; the dialog stays until its Cancel
+    assert _wait(lambda: len(served.port.controls(120)) > stops)
+    assert page.evaluate("document.getElementById('confirm').open")
+    page.keyboard.press("Enter")  # Cancel has the focus
+    assert not page.evaluate("document.getElementById('confirm').open")
+    assert page.get_attribute("#next", "data-cue") == "ge"
+    assert not errors
+    page.close()
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_confirmed_jump_moves_now_and_next_and_keeps_the_music(served, browser, size):
+    page, errors = _page(browser, served.url, size)
+    page.click("#go")
+    page.wait_for_function("document.getElementById('playing').textContent.includes('肆夏')")
+    stops = len(served.port.controls(120))
+    page.select_option("#goto", "zhengge-bei")
+    page.click("#jump")
+    page.click("#confirm-jump")
+    page.wait_for_function("document.getElementById('next').dataset.cue === 'zhengge-bei'")
+    assert page.get_attribute("#current", "data-cue") == "ge" and "肆夏" in page.text_content("#playing")
+    assert len(served.port.controls(120)) == stops  # nothing silenced
+    assert not page.text_content("#elapsed").startswith("−")
+    time.sleep(0.35)
+    page.click("#go")
+    assert _wait(lambda: page.text_content("#feedback").startswith("GO refused: within the 0.3 s guard")
+                 or page.get_attribute("#current", "data-cue") == "zhengge-bei")
+    page.click("#go")
+    page.click("#go")  # at once: inside the guard, and said so
+    page.wait_for_function("document.getElementById('feedback').textContent.startsWith('GO refused: within the')")
+    assert page.get_attribute("#feedback", "class") == "refused"
+    assert not errors
+    page.close()
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_frozen_console_shows_stale_and_refuses_the_go_pressed_meanwhile(tmp_path, browser, size):
+    log = tmp_path / "show.jsonl"
+    proc, url = start_console(DATA / "golden.yaml", "--log", str(log))
+    try:
+        page, errors = _page(browser, url, size)
+        proc.send_signal(signal.SIGSTOP)  # a frozen server: the socket stays open, nothing answers
+        frozen = time.monotonic()
+        page.wait_for_function("document.getElementById('band').dataset.link === 'stale'", timeout=3000)
+        assert time.monotonic() - frozen < 1.6  # stale within about a second
+        assert page.text_content("#status").startswith("STALE")
+        page.keyboard.press("Space")  # a GO pressed during the freeze
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGCONT)
+        page.wait_for_function("document.getElementById('feedback').textContent.includes('after it was pressed')")
+        assert page.text_content("#feedback").startswith("GO refused: it reached the console")
+        page.wait_for_function("document.getElementById('band').dataset.link === 'ok'")
+        assert page.get_attribute("#current", "data-cue") == ""  # it never ran
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        page.wait_for_function("document.getElementById('band').dataset.link === 'down'")
+        page.keyboard.press("Space")  # a GO while disconnected
+        assert page.text_content("#feedback") == "GO refused: not connected to the console — nothing was sent"
+        port = url.rsplit(":", 1)[1]
+        proc, _ = start_console(DATA / "golden.yaml", "--resume", str(log), "--listen", f"127.0.0.1:{port}")
+        page.wait_for_function("document.getElementById('feedback').textContent.includes('while the page was not')")
+        assert page.text_content("#resumed").startswith("RESUMED — resumed from the log before the first GO")
+        assert not errors
+        page.close()
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert [e["event"] for e in events] == ["session", "refused", "session", "refused"]
+    assert all(e["cue"] == "bin-ru" and e["source"] == "page" for e in events if e["event"] == "refused")

@@ -4,11 +4,8 @@ console killed with SIGKILL and started again with --resume that continues at th
 from __future__ import annotations
 
 import json
-import os
-import re
 import signal
 import subprocess
-import sys
 import time
 import urllib.request
 from datetime import UTC, datetime, timedelta
@@ -24,6 +21,7 @@ from yuesheng.live.resume import plan_digest, read_resume, session_fields
 from yuesheng.timeline import Options, build_timeline
 
 from fakes import FakeClock
+from served import start_console
 
 DATA = Path(__file__).parent / "data"
 NOW = datetime(2026, 12, 1, 19, 30, tzinfo=UTC)
@@ -146,20 +144,7 @@ def test_the_plan_digest_follows_the_timing(repertoire, golden):
 
 
 def _start(args: list[str]) -> tuple[subprocess.Popen, str]:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
-    proc = subprocess.Popen([sys.executable, "-m", "yuesheng", "console", str(DATA / "golden.yaml"), "--no-midi",
-                             "--listen", "127.0.0.1:0", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
-    deadline = time.monotonic() + 30
-    assert proc.stdout is not None
-    lines = []
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        lines.append(line)
-        if match := re.search(r"http://127\.0\.0\.1:(\d+)/", line):
-            return proc, f"http://127.0.0.1:{match[1]}"
-    proc.kill()
-    raise AssertionError(f"the console printed no URL: {lines}")
+    return start_console(DATA / "golden.yaml", *args)
 
 
 def _post(url: str, body: dict) -> dict:

@@ -75,7 +75,7 @@ def cmd_console(args: argparse.Namespace) -> str:
         start_tick(timeline, args.start)
     except UnknownNameError as exc:
         raise UsageError(str(exc)) from None
-    resume = _read_resume(args.resume, timeline) if args.resume else ()
+    resume = _read_resume(args.resume, timeline) if args.resume else None
     import secrets
 
     token = args.token or (None if is_loopback(host) else secrets.token_urlsafe(16))

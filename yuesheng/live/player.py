@@ -220,7 +220,7 @@ class Player:
     def __init__(self, timeline: Timeline, port: Port, clock: Clock, *, control: Commands | None = None,
                  start: str | None = None, show: Callable[[str], None] = print, preroll: float = 0.0,
                  log: Log | None = None, stay: bool = False, follow: bool = True,
-                 resume: Sequence[Press] = ()) -> None:
+                 resume: Sequence[Press] | None = None) -> None:
         self.timeline, self.port, self.clock, self.control, self.show = timeline, port, clock, control, show
         self.preroll = preroll  # seconds from starting to the first message, so the queue is ready in time
         self.log, self.stay = log, stay  # stay: wait for commands after the last cue (the console), until QUIT
@@ -242,7 +242,7 @@ class Player:
         self.first_due: dict[str, float] = {}  # cue → when its earliest queued message sounds
         self.follow_from = float("-inf")  # no auto-follow due before this moment (a resume)
         self.resumed = ""  # what the resume brought back, said for the operator
-        self.resume = tuple(resume)  # logged commands to replay before playing, times relative to the start (≤ 0)
+        self.resume = resume  # logged commands to replay before playing, times relative to the start (≤ 0)
         self.looping: dict[str, _Looping] = {}
         self.cut: dict[str, float] = {}  # cue → when its remaining messages stop sounding (a fade's end)
         self.silenced: set[str] = set()  # held cues stopped by STOP or FADE: not started again until a jump
@@ -287,7 +287,7 @@ class Player:
         origin = self.clock.now() + self.preroll
         with self.lock:
             self.base = (self.begin, origin)
-            if self.resume:
+            if self.resume is not None:
                 self.show(self._restore(origin))
             elif self.by_segment.get(-1):
                 self._activate(-1, origin)
@@ -414,7 +414,7 @@ class Player:
         """Replay the logged commands (silently, unlogged), then bring back what sounded at *now*: held music
         from its beginning, other music from its position; the line that says so."""
         log, self.log = self.log, None
-        for press in self.resume:
+        for press in self.resume or ():
             if press.command is Command.GO and press.cue in self.point_of_cue:
                 self.next_point = self.point_of_cue[press.cue]  # a lost line does not shift the rest
             self._handle(Press(press.command, now + press.at, press.source, press.cue, press.silence))

@@ -2,16 +2,17 @@
 
 Routes (one table, ``routes``):
 
-- ``GET /`` — the page (Jinja2, autoescaped): current and next cue, the clock
-  (elapsed, planned against actual, over/under-run, projected end), what plays
-  and what stops it, the rite's timeline with a moving now-line; GO, STOP ALL,
-  FADE and jump buttons, also on the keyboard (space GO, Esc STOP ALL, f FADE).
+- ``GET /`` — the page (Jinja2, autoescaped): a connection band; NOW and NEXT with n/N, section and note; armed
+  music with its countdown; what sounds and what stops it; the clocks (elapsed, planned against actual, an overrun
+  highlighted, over/under-run, projected end); the rite's timeline, dark, with a moving now-line; a large fixed GO
+  (space, whatever has focus but a text field; a held key never repeats it), STOP ALL (Esc, from anywhere),
+  FADE (f), and a jump confirmed in a dialog that silences only if asked.
 - ``GET /state`` — the state as JSON.
 - ``POST /command`` — ``{"command": "go"|"stop"|"fade"|"goto", "cue": …}``.
 - ``WS /ws`` — the state, pushed whenever it changes (and every ``PUSH`` seconds for the clocks); commands as
-  JSON text frames, answered ``{"accepted": …, "why": …}``; a heartbeat ``{"ping": T}`` answered at once
-  ``{"pong": T, "server": NOW}``, from which the page reckons the server's clock and shows a connection that has
-  gone quiet for ``STALE`` seconds as stale.
+  JSON text frames, answered ``{"accepted": …, "why": …}`` (with the frame's integer ``id``, if it had one); a
+  heartbeat ``{"ping": T}`` answered at once ``{"pong": T, "server": NOW}``, from which the page reckons the
+  server's clock and shows a connection that has gone quiet for ``STALE`` seconds as stale.
 
 A GO from the page carries ``pressed``, the moment it was pressed on the server's clock; one that arrives more
 than ``LATE`` seconds after it (a frozen server, a stalled network) is refused, said to the page and logged as
@@ -26,7 +27,7 @@ another web page the operator has open from driving the rite: a request whose
 rebinding) gets 403, and so does a request or WebSocket whose ``Origin`` is not
 the console's own; a command is a JSON body (``application/json``) of at most
 ``MAX_BODY`` bytes, a WebSocket frame text of at most as many. No route reads or
-writes a file; the log is written by the player.
+writes a file; the log is written by the player (a refused GO by the console, through the same log).
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ import hmac
 import ipaddress
 import json
 import time
-from datetime import UTC, datetime, timedelta
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -74,6 +75,11 @@ def _is_address(name: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _what(timing: CueTiming) -> str:
+    """A music cue as the operator names it: its kind and its programme (金奏 肆夏)."""
+    return f"{timing.cue.music.value if timing.cue.music else ''} {programme(timing.cue)}".strip()
 
 
 class SameOrigin:
@@ -165,7 +171,7 @@ class Console:
             return None
         t = self.by_id[cue_id]
         names = self.timeline.names
-        what = f"{t.cue.music.value} {programme(t.cue)}".strip() if t.cue.music else t.cue.action
+        what = _what(t) if t.cue.music else t.cue.action
         return {"id": t.cue.id, "section": t.cue.section, "action": what, "note": t.cue.note,
                 "music": t.cue.is_music,
                 "who": [names.get(p, p) for p in (t.cue.who or t.cue.performers)],
@@ -228,6 +234,8 @@ class Console:
         if command is Command.GOTO and (not isinstance(cue, str) or cue not in self.by_id):
             return False, "no such cue to jump to"
         pressed = data.get("pressed")
+        if command is Command.GO and data.get("offline") is True:
+            return False, self._refuse("it was pressed while the page was not connected: not run late")
         if command is Command.GO and isinstance(pressed, int | float) and not isinstance(pressed, bool):
             late = self.control.clock.now() - pressed
             if late > LATE:
@@ -271,9 +279,11 @@ class Console:
 
     async def page(self, request: Request) -> Response:
         status = self.player.status()
-        actions = [{"id": t.cue.id, "label": f"{show_clock(t.start_tick)} {t.cue.id} {t.cue.action}"}
+        actions = [{"id": t.cue.id, "label": f"{show_clock(t.start_tick)} {t.cue.id} "
+                                             + (f"♪ {_what(t)}" if t.cue.music else t.cue.action)}
                    for t in (self.by_id[cue_id] for cue_id in status.actions)]
-        html = self.template.render(rite=self.timeline.rite, actions=actions,
+        html = self.template.render(rite=self.timeline.rite, actions=actions, late_s=LATE, stale_s=STALE,
+                                    guard_s=self.control.guard,
                                     begin_s=status.begin_tick / TICKS_PER_SECOND,
                                     **timeline_view(self.timeline), now_line=True)
         response = HTMLResponse(html)
@@ -326,7 +336,9 @@ class Console:
         if isinstance(data, dict) and set(data) == {"ping"}:
             return {"pong": data["ping"], "server": self.control.clock.now()}
         accepted, why = self.command(data)
-        return {"accepted": accepted, **({"why": why} if why else {})}
+        tag = data.get("id") if isinstance(data, dict) else None
+        return {"accepted": accepted, **({"why": why} if why else {}),
+                **({"id": tag} if isinstance(tag, int) and not isinstance(tag, bool) else {})}
 
     async def _push(self, websocket: WebSocket, changed: asyncio.Event) -> None:
         while True:
