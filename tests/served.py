@@ -8,12 +8,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).parent.parent
 
 
-def start_console(cue: Path, *args: str) -> tuple[subprocess.Popen, str]:
-    """The child and the URL it printed; it listens on a free port of 127.0.0.1 unless *args* say otherwise."""
+def start_console(cue: Path, *args: str, with_line: bool = False) -> Any:
+    """The child and a loopback URL to the port it printed (and, *with_line*, the line that printed it); it listens
+    on a free port of 127.0.0.1 unless *args* say otherwise."""
     listen = () if "--listen" in args else ("--listen", "127.0.0.1:0")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "yuesheng", "console", str(cue), "--no-midi", *listen, *args],
@@ -25,7 +27,8 @@ def start_console(cue: Path, *args: str) -> tuple[subprocess.Popen, str]:
         line = proc.stdout.readline()
         lines.append(line)
         if match := re.search(r"http://\S+:(\d+)/", line):
-            return proc, f"http://127.0.0.1:{match[1]}"  # whatever address it names, tests connect through loopback
+            loopback = f"http://127.0.0.1:{match[1]}"  # whatever address it names, tests connect through loopback
+            return (proc, loopback, line) if with_line else (proc, loopback)
         if not line and proc.poll() is not None:
             break
     proc.kill()

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import queue
+import re
 import shutil
 import signal
 import threading
 import time
+import urllib.request
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -596,3 +598,19 @@ def test_a_frozen_console_shows_stale_and_refuses_the_go_pressed_meanwhile(tmp_p
     events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     assert [e["event"] for e in events] == ["session", "refused", "session", "refused"]
     assert all(e["cue"] == "bin-ru" and e["source"] == "page" for e in events if e["event"] == "refused")
+
+
+def test_a_console_on_every_interface_prints_an_address_a_tablet_can_open():
+    """Bound to 0.0.0.0 it names a real interface address with the token; the test connects through loopback."""
+    from yuesheng.cli.addresses import interface_addresses
+
+    proc, url, line = start_console(DATA / "golden.yaml", "--listen", "0.0.0.0:0", with_line=True)
+    try:
+        printed = re.search(r"http://([\d.]+):(\d+)/\?token=(\S+)", line)
+        assert printed is not None and printed[1] != "0.0.0.0", line
+        assert printed[1] in (interface_addresses() or ["127.0.0.1"])
+        with urllib.request.urlopen(f"{url}/state?token={printed[3]}", timeout=5) as answer:
+            assert json.loads(answer.read())["next"]["id"] == "bin-ru"
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)

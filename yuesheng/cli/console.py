@@ -145,6 +145,7 @@ def _serve(timeline: Any, player: Any, control: Any, listener: socket.socket, to
     """Run the player in its own thread and the web server in this one, on *listener*, until Ctrl-C or SIGTERM."""
     import uvicorn
 
+    from yuesheng.cli.addresses import shown_hosts, url
     from yuesheng.live.control import read_keyboard
     from yuesheng.web.console import MAX_BODY, Console
 
@@ -166,9 +167,9 @@ def _serve(timeline: Any, player: Any, control: Any, listener: socket.socket, to
         thread.start()
         read_keyboard(control, sys.stdin, notify=show, close_at_end=False)
         host, port = listener.getsockname()[:2]
-        shown = f"[{host}]" if ":" in host else host
-        show(f"console of {timeline.rite}: http://{shown}:{port}/" + (f"?token={token}" if token else "")
-             + "  (Ctrl-C to stop)")
+        query = f"?token={token}" if token else ""
+        urls = [url(h, port) + query for h in shown_hosts(host)]
+        show(f"console of {timeline.rite}: {urls[0]}  (Ctrl-C to stop)" + "".join(f"\n  also {u}" for u in urls[1:]))
         server.run(sockets=[listener])  # uvicorn raises the signal it handled again once it has shut down
     except STOPS as stop:
         show_stopped(stop)
