@@ -191,3 +191,19 @@ def test_a_killed_console_resumed_from_its_log_continues_at_the_right_cue(tmp_pa
     assert [(e["event"], e.get("cue"), e.get("resumed")) for e in events] == [
         ("session", None, False), ("go", "bin-ru", None), ("go", "bai-zhi", None), ("session", None, True),
         ("go", "ge", None)]
+
+
+def test_resume_with_from_or_another_log_is_a_usage_error(run, tmp_path):
+    log = tmp_path / "show.jsonl"
+    code, _, err = run("console", str(DATA / "golden.yaml"), "--no-midi", "--resume", str(log), "--from", "bai-zhi")
+    assert code == 2 and "--resume and --from" in err
+    code, _, err = run("console", str(DATA / "golden.yaml"), "--no-midi", "--resume", str(log),
+                       "--log", str(tmp_path / "other.jsonl"))
+    assert code == 2 and "--resume LOG goes on appending to LOG" in err
+
+
+def test_resume_from_a_log_of_another_rite_exits_1_naming_the_line(run, tmp_path, golden):
+    path = _log(tmp_path, golden, _line("go", 3.0, cue="bin-ru", source="page"),
+                session={**session_fields(golden, resumed=False), "rite": "dashe"})
+    code, out, err = run("console", str(DATA / "golden.yaml"), "--no-midi", "--resume", str(path))
+    assert code == 1 and f"{path}:1: a log of rite 'dashe', not of 'golden'" in err and out == ""
