@@ -18,9 +18,12 @@ the status calls playing is what has begun to sound; the armed music is
 reported apart, with the moment it will follow.
 The operator may also STOP (all notes and sound off at once), FADE (the held
 music — or, if none is held, whatever is playing — fades out over ``FADE``
-seconds and stops) and GOTO a cue (silence, then the next GO plays from
-there). ``start`` begins at a given cue. Every command is logged with the cue
-it concerns when a ``log`` is given (``rehearsal.Log``).
+seconds and stops) and GOTO a cue (the cue before it becomes the current one,
+the next GO plays it; what sounds plays on unless the GOTO asks for silence).
+``start`` begins at a given cue. Every command is logged with the cue it
+concerns when a ``log`` is given (``rehearsal.Log``); ``resume`` replays a
+show's logged commands (``resume.read_resume``) before playing, then brings
+back what was sounding.
 
 Time is absolute: every message's due time is its anchor (a GO press, or the
 start) plus its offset in the timeline, so no error accumulates over an hour;
