@@ -563,6 +563,7 @@ def test_a_confirmed_jump_moves_now_and_next_and_keeps_the_music(served, browser
     page.close()
 
 
+@pytest.mark.slow  # a console in a child process, frozen for 1.5 s, killed and resumed: 5 s a size
 @pytest.mark.parametrize("size", SIZES)
 def test_a_frozen_console_shows_stale_and_refuses_the_go_pressed_meanwhile(tmp_path, browser, size):
     log = tmp_path / "show.jsonl"
