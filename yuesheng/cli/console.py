@@ -48,10 +48,12 @@ def cmd_console(args: argparse.Namespace) -> str:
     from yuesheng.live.control import Control, Pedal
     from yuesheng.live.osc import Gate, OscListener, check_binding, is_loopback
     from yuesheng.live.player import NullPort, Player, RealClock, start_tick
+    from yuesheng.live.resume import session_fields
     from yuesheng.live.showlog import Log
     from yuesheng.outputs.midi import open_input, open_output
 
     host, port_number = parse_address(args.listen, "--listen")
+    _resume_options(args)
     if args.log:
         check_output(args.log, inputs_of(args))  # appended to, never replaced: but never one of the inputs
     osc_address = parse_address(args.osc, "--osc") if args.osc else None
@@ -70,6 +72,7 @@ def cmd_console(args: argparse.Namespace) -> str:
     gate = Gate(token, _addresses(args.osc_allow))
     if osc_address is not None and (why := check_binding(osc_address[0], gate)):
         raise UsageError(why)
+    resume = _read_resume(args.resume, timeline) if args.resume else None
     clock = RealClock()
     control = Control(clock, guard=args.guard)
     closing: list[Any] = []
@@ -80,8 +83,7 @@ def cmd_console(args: argparse.Namespace) -> str:
         closing.append(port)
         log = Log(args.log, notify=show) if args.log else None
         if log is not None:
-            log.start(clock.now(), rite=timeline.rite_id, variants=sorted(timeline.variants),
-                      readings=timeline.readings)
+            log.start(clock.now(), **session_fields(timeline, resumed=bool(args.resume)))
             closing.append(log)
         if osc_address is not None:
             try:
@@ -91,7 +93,7 @@ def cmd_console(args: argparse.Namespace) -> str:
         if pedal is not None:
             closing.append(open_input(pedal.port, pedal.listener(control)))
         player = Player(timeline, port, clock, control=control, start=args.start, preroll=0.2, log=log, stay=True,
-                        show=show)
+                        show=show, follow=not args.music_on_go, resume=resume)
         return _serve(timeline, player, control, listener, token)
     finally:
         for thing in reversed(closing):
@@ -110,6 +112,29 @@ def _addresses(texts: list[str]) -> list[str]:
     return texts
 
 
+def _resume_options(args: argparse.Namespace) -> None:
+    """--resume LOG goes on appending to LOG; it says where to start, so --from and another --log are refused."""
+    if not args.resume:
+        return
+    if args.start:
+        raise UsageError("--resume and --from: the log says where the show stands; give one of them")
+    if args.log and Path(args.log) != Path(args.resume):
+        raise UsageError("--resume LOG goes on appending to LOG: give --log the same file, or leave it out")
+    args.log = args.resume
+
+
+def _read_resume(path: str, timeline: Any) -> tuple[Any, ...]:
+    """The logged commands to replay; the log's warnings (lost lines) shown, a log of another show refused."""
+    from datetime import UTC, datetime
+
+    from yuesheng.live.resume import read_resume
+
+    resume = read_resume(path, timeline, datetime.now(UTC))
+    for warning in resume.warnings:
+        show(f"warning: {warning}")
+    return resume.presses
+
+
 def _bind(host: str, port: int, option: str) -> socket.socket:
     """A listening TCP socket on *host*:*port*, or NetworkError naming the option (a busy port, an unknown host)."""
     import socket
@@ -126,6 +151,7 @@ def _serve(timeline: Any, player: Any, control: Any, listener: socket.socket, to
     """Run the player in its own thread and the web server in this one, on *listener*, until Ctrl-C or SIGTERM."""
     import uvicorn
 
+    from yuesheng.cli.addresses import shown_hosts, url
     from yuesheng.live.control import read_keyboard
     from yuesheng.web.console import MAX_BODY, Console
 
@@ -147,9 +173,9 @@ def _serve(timeline: Any, player: Any, control: Any, listener: socket.socket, to
         thread.start()
         read_keyboard(control, sys.stdin, notify=show, close_at_end=False)
         host, port = listener.getsockname()[:2]
-        shown = f"[{host}]" if ":" in host else host
-        show(f"console of {timeline.rite}: http://{shown}:{port}/" + (f"?token={token}" if token else "")
-             + "  (Ctrl-C to stop)")
+        query = f"?token={token}" if token else ""
+        urls = [url(h, port) + query for h in shown_hosts(host)]
+        show(f"console of {timeline.rite}: {urls[0]}  (Ctrl-C to stop)" + "".join(f"\n  also {u}" for u in urls[1:]))
         server.run(sockets=[listener])  # uvicorn raises the signal it handled again once it has shut down
     except STOPS as stop:
         show_stopped(stop)
@@ -230,8 +256,11 @@ def _add_console(p: argparse.ArgumentParser) -> None:
                    help="require the token on this file's first line on every request and OSC message; or set "
                         "YUESHENG_TOKEN (default: generated when not on loopback; at least 16 characters)")
     p.add_argument("--from", dest="start", metavar="CUE_ID", help="start at this cue")
+    p.add_argument("--resume", metavar="LOG", help="restart where LOG says the show stands, and go on appending to it")
     p.add_argument("--guard", type=positive, default=0.5, metavar="SECONDS",
                    help="ignore a GO closer than this to the last, from any source (default 0.5)")
+    p.add_argument("--music-on-go", action="store_true",
+                   help="music after an action waits for its own GO (default: armed, it follows its pre-wait)")
     p.set_defaults(func=cmd_console)
 
 

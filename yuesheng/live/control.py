@@ -46,6 +46,7 @@ class Press:
     at: float
     source: str
     cue: str = ""
+    silence: bool = False  # GOTO: stop everything that sounds (else it plays on)
 
 
 class Control:
@@ -58,7 +59,7 @@ class Control:
         self.last: dict[Command, float] = {}  # when each guarded command was last accepted
         self.ended = ""  # why no more commands can come (a source closed), if so
 
-    def submit(self, command: Command, source: str, cue: str = "") -> bool:
+    def submit(self, command: Command, source: str, cue: str = "", *, silence: bool = False) -> bool:
         """Queue a command; False if it is a GO, FADE or GOTO inside the guard (ignored)."""
         with self.lock:
             at = self.clock.now()
@@ -66,7 +67,7 @@ class Control:
                 if command in self.last and at - self.last[command] < self.guard:
                     return False
                 self.last[command] = at
-            self.presses.put(Press(command, at, source, cue))
+            self.presses.put(Press(command, at, source, cue, silence))
         return True
 
     def close(self, why: str) -> None:

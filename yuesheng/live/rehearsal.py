@@ -6,6 +6,7 @@ The console writes a **log** (``showlog``), one JSON object a line (JSON Lines):
     {"event": "go", "cue": "gong-ru", "source": "page", "wall": "2026-11-30T19:30:01.250+00:00", "mono": 15.031}
     {"event": "stop", "cue": "gong-ru", "source": "key", …}      # also "fade", and "goto" (cue: the target)
     {"event": "go", …, "lost": 2}      # 2 entries before this one could not be written (a full disk)
+    {"event": "refused", "cue": "gong-ru", "source": "page", "why": "…", …}   # a GO that came too late: not run
 
 ``retime`` turns logs into a **timing overlay**: for each action, the measured
 time from its GO to the next action's GO, taken as the action's duration (plus
@@ -40,7 +41,7 @@ from yuesheng.timeline import TICKS_PER_SECOND, Timeline
 from yuesheng.yamlload import PathKey, load, read_bytes
 
 TIMING_FORMAT = "yuesheng-timing/1"
-EVENTS = ("session", "go", "stop", "fade", "goto")
+EVENTS = ("session", "go", "stop", "fade", "goto", "refused")
 MAX_LOG_BYTES = 64 << 20
 OUTLIER_MADS = 3  # how many scaled MADs from the median a take may lie
 OUTLIER_SHARE = Fraction(1, 10)  # a take this close to the median (a share of it) is never an outlier
@@ -129,7 +130,7 @@ def _entry(number: int, line: str, cues: set[str], rite: str) -> tuple[Entry | N
         chosen = tuple(sorted((str(k), str(v)) for k, v in readings.items()))
         programme = Programme(tuple(sorted(map(str, variants))), chosen)
         return Entry(number, event, "", "", float(mono), lost), programme, ""
-    if event in ("stop", "fade") and cue == "":  # before the first GO: nothing had started
+    if event in ("stop", "fade", "refused") and cue == "":  # before the first GO: nothing had started
         return Entry(number, event, cue, str(data.get("source", "")), float(mono), lost), None, ""
     if not isinstance(cue, str) or cue not in cues:
         return None, None, f"unknown cue {cue!r} (the log does not fit this cue sheet)"
