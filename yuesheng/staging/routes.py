@@ -1,0 +1,95 @@
+"""Routes through the hall: the shortest walk from one point to another that crosses no wall, and leaves or
+reaches the 堂 only by a stair, through the places a move names (``via``: 由楹內, 出于司馬之南).
+
+The graph (networkx, imported here only) joins every two of its nodes — the places, the stairs' tops and feet,
+the walls' ends — that see each other: the segment between them crosses no wall. A stair is an edge of its own,
+from its top to its foot. The graph of a hall is built once and kept.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from yuesheng.errors import NoRouteError
+from yuesheng.staging.model import Hall, Point
+
+if TYPE_CHECKING:
+    import networkx
+
+
+def _orient(a: Point, b: Point, c: Point) -> float:
+    return (b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x)
+
+
+def crosses(p: Point, q: Point, a: Point, b: Point) -> bool:
+    """Whether segment pq properly crosses segment ab (touching an end or running along it is not crossing)."""
+    d1, d2, d3, d4 = _orient(a, b, p), _orient(a, b, q), _orient(p, q, a), _orient(p, q, b)
+    eps = 1e-9
+    return ((d1 > eps and d2 < -eps) or (d1 < -eps and d2 > eps)) and \
+        ((d3 > eps and d4 < -eps) or (d3 < -eps and d4 > eps))
+
+
+def blocked(hall: Hall, p: Point, q: Point) -> str:
+    """The name of the first wall the segment pq crosses, or ''."""
+    for wall in hall.walls:
+        if any(crosses(p, q, a, b) for a, b in wall.segments()):
+            return wall.name
+    return ""
+
+
+@cache
+def _graph(hall: Hall) -> networkx.Graph[Point]:
+    import networkx
+
+    nodes = {p.point for p in hall.places.values()}
+    nodes |= {s.top for s in hall.stairs} | {s.foot for s in hall.stairs}
+    nodes |= {pt for w in hall.walls for pt in w.points}
+    graph: networkx.Graph[Point] = networkx.Graph()
+    ordered = sorted(nodes, key=lambda p: (p.x, p.y))
+    graph.add_nodes_from(ordered)
+    for i, p in enumerate(ordered):
+        for q in ordered[i + 1:]:
+            if not blocked(hall, p, q):
+                graph.add_edge(p, q, weight=p.distance(q), stair="")
+    for s in hall.stairs:
+        graph.add_edge(s.top, s.foot, weight=s.top.distance(s.foot), stair=s.id)
+    return graph
+
+
+def _leg(hall: Hall, graph: Any, p: Point, q: Point) -> list[Point]:
+    """The shortest route p → q (both joined to the graph for the search)."""
+    import networkx
+
+    if not blocked(hall, p, q):
+        return [p, q]
+    g = graph.copy() if p not in graph or q not in graph else graph
+    for end in (p, q):
+        if end not in graph:
+            for node in list(g.nodes):
+                if node != end and not blocked(hall, end, node):
+                    g.add_edge(end, node, weight=end.distance(node), stair="")
+    try:
+        return list(networkx.shortest_path(g, p, q, weight="weight"))
+    except networkx.NetworkXNoPath:
+        raise NoRouteError(f"no route from ({p.x:g}, {p.y:g}) to ({q.x:g}, {q.y:g}) in {hall.name}") from None
+
+
+def route(hall: Hall, start: Point, end: Point, via: tuple[Point, ...] = ()) -> list[Point]:
+    """The route start → via… → end, as the points where it turns."""
+    graph = _graph(hall)
+    stops = [start, *via, end]
+    out = [start]
+    for p, q in zip(stops, stops[1:], strict=False):
+        out += _leg(hall, graph, p, q)[1:]
+    return out
+
+
+def stairs_on(hall: Hall, points: list[Point]) -> int:
+    """How many stairs the route climbs or descends."""
+    edges = {frozenset((s.top, s.foot)) for s in hall.stairs}
+    return sum(frozenset(pair) in edges for pair in zip(points, points[1:], strict=False))
+
+
+def length(points: list[Point]) -> float:
+    return sum(p.distance(q) for p, q in zip(points, points[1:], strict=False))
