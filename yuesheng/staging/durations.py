@@ -44,7 +44,7 @@ def walk(blocking: Blocking, who: str, start: Point, end: Point, via: tuple[str,
     stairs = stairs_on(hall, points)
     stair = _seconds(data_table("staging")["stair"]["seconds"])
     seconds = (_seconds(steps) * pace(run) + stairs * stair) if steps > 0 else Fraction(0)
-    return Walk(who, tuple(points), round(steps, 2), stairs, seconds, run)
+    return Walk(who, points, round(steps, 2), stairs, seconds, run)
 
 
 def derive(blocking: Blocking, cue: CueStage) -> Derivation:

@@ -144,6 +144,22 @@ class Assumption:
     text: str
 
 
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """A spatial statement of the text, checked against the hall: a distance (其間容弓), a direction (于中西), an
+    alignment (南當洗: the same y; 東西當東榮: the same x), a file's head (北上) or a facing (東面)."""
+
+    kind: str  # distance | direction | align | file | facing
+    a: str  # the place the statement is about
+    b: str = ""  # the place it is measured from (distance, direction, align)
+    value: str = ""  # the direction or facing (西, 東面), the file head (北上), the axis (x, y) of an alignment
+    steps: float = 0.0  # a distance in 步
+    axis: str = ""  # distance along x or y only ('' = straight)
+    source: Source = field(default_factory=Source)
+    line: int | None = None
+    col: int | None = None
+
+
 @dataclass(frozen=True, slots=True, eq=False)  # compared and hashed by identity: the route graph is kept per hall
 class Hall:
     """A rite's hall and court: places, walls, stairs and the assumptions they rest on."""
@@ -157,6 +173,7 @@ class Hall:
     walls: tuple[Wall, ...]
     stairs: tuple[Stair, ...]
     assumptions: tuple[Assumption, ...]
+    statements: tuple[Statement, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "places", MappingProxyType(dict(self.places)))

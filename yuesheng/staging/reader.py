@@ -54,6 +54,7 @@ from yuesheng.staging.model import (
     Point,
     Source,
     Stair,
+    Statement,
     Wall,
 )
 from yuesheng.text import did_you_mean
@@ -129,7 +130,7 @@ def load_hall(path: str | Path) -> Hall:
     """The hall in the file at *path*; InvalidInputError with every problem."""
     doc = load(path)
     c, data = _checked(doc, HALL_FORMAT)
-    c.keys(data, (), ("format", "hall", "assumptions", "tang", "stairs", "walls", "places"))
+    c.keys(data, (), ("format", "hall", "assumptions", "tang", "stairs", "walls", "places", "statements"))
     head = c.mapping(data.get("hall", {}), ("hall",), "hall: {id, name, shi}") or {}
     assumptions = tuple(
         Assumption(aid, float(raw.get("value", 0)), str(raw.get("text", "")))
@@ -143,10 +144,54 @@ def load_hall(path: str | Path) -> Hall:
     outline = (Point(x0, y0), Point(x1, y0), Point(x1, y1), Point(x0, y1), Point(x0, y0))
     walls.append(Wall("堂 (its edge)", outline, Source(estimate="the 堂's measures (tang) are the hall's assumptions")))
     places = _places(c, data.get("places", {}))
+    _distinct(c, places)
+    statements = tuple(st for n, raw in enumerate(data.get("statements", []) or [])
+                       if (st := _statement(c, raw, ("statements", n), places)) is not None)
     if c.problems:
         raise InvalidInputError(c.problems)
     return Hall(str(path), str(head.get("id", "")), str(head.get("name", "")), bool(head.get("shi", False)),
-                (Point(x0, y0), Point(x1, y1)), places, tuple(w for w in walls if w is not None), stairs, assumptions)
+                (Point(x0, y0), Point(x1, y1)), places, tuple(w for w in walls if w is not None), stairs, assumptions,
+                statements)
+
+
+def _distinct(c: Checker, places: dict[str, Place]) -> None:
+    """Every named place a point of its own: 于中西 is west of the 中, not on it."""
+    seen: dict[tuple[float, float], str] = {}
+    for pid, place in places.items():
+        key = (round(place.point.x, 2), round(place.point.y, 2))
+        if key in seen:
+            c.error(("places", pid), f"{place.name} is on the point of {places[seen[key]].name} "
+                    f"({place.point.x:g}, {place.point.y:g}): distinct things are distinct points", "staging",
+                    key=True)
+        seen.setdefault(key, pid)
+
+
+_KINDS = {"distance": ("a", "b", "steps"), "direction": ("a", "b", "dir"), "align": ("a", "b", "axis"),
+          "file": ("a", "file"), "facing": ("a", "facing")}
+
+
+def _statement(c: Checker, raw: Any, path: PathKey, places: dict[str, Place]) -> Statement | None:
+    if (raw := c.mapping(raw, path, "{kind, a, …, cite}")) is None:
+        return None
+    kind = raw.get("kind")
+    if kind not in _KINDS:
+        c.error(path + ("kind",), f"unknown kind {kind!r}: expected one of {', '.join(_KINDS)}", "schema")
+        return None
+    c.keys(raw, path, (*_KINDS[kind], "kind", "along", "cite", "estimate", "note"))
+    for key in _KINDS[kind]:
+        if key not in raw:
+            c.error(path, f"a {kind} statement needs {key!r}", "schema")
+            return None
+    for key in ("a", "b"):
+        if key in raw and raw[key] not in places:
+            c.error(path + (key,), f"unknown place {raw[key]!r}{did_you_mean(str(raw[key]), list(places), n=1)}",
+                    "reference")
+            return None
+    value = str(raw.get("dir") or raw.get("file") or raw.get("facing") or raw.get("axis") or "")
+    steps = _number(c, raw["steps"], path + ("steps",)) if kind == "distance" else 0.0
+    line, col = c.doc.where(path)
+    return Statement(kind, raw["a"], str(raw.get("b", "")), value, steps or 0.0, str(raw.get("along", "")),
+                     _source(c, raw, path), line, col)
 
 
 def _stairs(c: Checker, raw: Any, edge: float) -> tuple[Stair, ...]:

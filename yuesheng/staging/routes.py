@@ -9,7 +9,7 @@ from its top to its foot. The graph of a hall is built once and kept.
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from yuesheng.errors import NoRouteError
 from yuesheng.staging.model import Hall, Point
@@ -57,39 +57,41 @@ def _graph(hall: Hall) -> networkx.Graph[Point]:
     return graph
 
 
-def _leg(hall: Hall, graph: Any, p: Point, q: Point) -> list[Point]:
-    """The shortest route p → q (both joined to the graph for the search)."""
+def _leg(hall: Hall, graph: networkx.Graph[Point], p: Point, q: Point) -> list[Point]:
+    """The shortest route p → q: straight if nothing is in the way, else through the graph (each end joined to the
+    nodes it sees for the search, and taken out again)."""
     import networkx
 
     if not blocked(hall, p, q):
         return [p, q]
-    g = graph.copy() if p not in graph or q not in graph else graph
-    for end in (p, q):
-        if end not in graph:
-            for node in list(g.nodes):
-                if node != end and not blocked(hall, end, node):
-                    g.add_edge(end, node, weight=end.distance(node), stair="")
+    added = [end for end in (p, q) if end not in graph]
+    for end in added:
+        graph.add_weighted_edges_from((end, node, end.distance(node)) for node in list(graph.nodes)
+                                      if node != end and not blocked(hall, end, node))
     try:
-        return list(networkx.shortest_path(g, p, q, weight="weight"))
+        return list(networkx.shortest_path(graph, p, q, weight="weight"))
     except networkx.NetworkXNoPath:
         raise NoRouteError(f"no route from ({p.x:g}, {p.y:g}) to ({q.x:g}, {q.y:g}) in {hall.name}") from None
+    finally:
+        graph.remove_nodes_from(added)
 
 
-def route(hall: Hall, start: Point, end: Point, via: tuple[Point, ...] = ()) -> list[Point]:
-    """The route start → via… → end, as the points where it turns."""
+@cache
+def route(hall: Hall, start: Point, end: Point, via: tuple[Point, ...] = ()) -> tuple[Point, ...]:
+    """The route start → via… → end, as the points where it turns (kept: the same walk recurs in a rite)."""
     graph = _graph(hall)
     stops = [start, *via, end]
     out = [start]
     for p, q in zip(stops, stops[1:], strict=False):
         out += _leg(hall, graph, p, q)[1:]
-    return out
+    return tuple(out)
 
 
-def stairs_on(hall: Hall, points: list[Point]) -> int:
+def stairs_on(hall: Hall, points: tuple[Point, ...]) -> int:
     """How many stairs the route climbs or descends."""
     edges = {frozenset((s.top, s.foot)) for s in hall.stairs}
     return sum(frozenset(pair) in edges for pair in zip(points, points[1:], strict=False))
 
 
-def length(points: list[Point]) -> float:
+def length(points: tuple[Point, ...]) -> float:
     return sum(p.distance(q) for p, q in zip(points, points[1:], strict=False))
