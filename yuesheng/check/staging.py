@@ -1,6 +1,6 @@
 """Rule ``staging``: the 儀禮圖 of a rite checked with its cue sheet — the hall's spatial statements (each quoted
 with its page), the blocking (everyone of every cue placed, no two on one point, no facing against the text, a
-route for every walk) and every quote of the hall and blocking files against the shipped texts.
+route for every walk); ``validate`` also holds every quote of the two files (``staging_files``) to its page.
 
 The blocking of a cue sheet is ``../blocking/RITE.yaml`` beside its folder (the shipped sheets': ``blocking/``); a
 sheet without one is not checked here.
@@ -23,7 +23,6 @@ def blocking_of(sheet: CueSheet) -> Path | None:
 
 def staging_problems(sheet: CueSheet, path: Path | None = None) -> list[Problem]:
     """Every problem of the blocking at *path* (else the sheet's own) for *sheet*, under every variant."""
-    from yuesheng.check.validate import check_quotes
     from yuesheng.cuesheet import variant_configurations
     from yuesheng.staging.durations import derive
     from yuesheng.staging.reader import load_blocking
@@ -41,6 +40,14 @@ def staging_problems(sheet: CueSheet, path: Path | None = None) -> list[Problem]
                 derive(blocking, cue)
     except InvalidInputError as exc:
         return list(exc.problems)
-    for file in (blocking.hall.file, blocking.file):
-        problems += check_quotes(load(file))
     return list(dict.fromkeys(problems))
+
+
+def staging_files(sheet: CueSheet) -> list[Path]:
+    """The blocking file of *sheet* and the hall file it names (for the quote check), if they read."""
+    path = blocking_of(sheet)
+    if path is None:
+        return []
+    doc = load(path)
+    hall = doc.data.get("hall") if isinstance(doc.data, dict) else None
+    return [path] + ([path.parent / hall] if isinstance(hall, str) and (path.parent / hall).is_file() else [])

@@ -40,11 +40,11 @@ def walk(blocking: Blocking, who: str, start: Point, end: Point, via: tuple[str,
     """A person's walk from *start* to *end* through the places *via*."""
     hall = blocking.hall
     points = route(hall, start, end, tuple(hall.places[v].point for v in via))
-    steps = length(points)
+    steps = round(length(points), 2)  # to the hundredth of a 步 (6 mm): the length shown is the length timed
     stairs = stairs_on(hall, points)
     stair = _seconds(data_table("staging")["stair"]["seconds"])
     seconds = (_seconds(steps) * pace(run) + stairs * stair) if steps > 0 else Fraction(0)
-    return Walk(who, points, round(steps, 2), stairs, seconds, run)
+    return Walk(who, points, steps, stairs, seconds, run)
 
 
 def derive(blocking: Blocking, cue: CueStage) -> Derivation:

@@ -2,7 +2,8 @@
 reaches the 堂 only by a stair, through the places a move names (``via``: 由楹內, 出于司馬之南).
 
 The graph (networkx, imported here only) joins every two of its nodes — the places, the stairs' tops and feet,
-the walls' ends — that see each other: the segment between them crosses no wall. A stair is an edge of its own,
+points just off each end and corner of a wall — that see each other: the segment between them does not meet a
+wall (touching counts: no slipping through a corner). A stair is an edge of its own,
 from its top to its foot. The graph of a hall is built once and kept.
 """
 
@@ -17,17 +18,28 @@ from yuesheng.staging.model import Hall, Point
 if TYPE_CHECKING:
     import networkx
 
+_EPS = 1e-9
+_AROUND = 0.05  # 步: a walk turns this far off the end or corner of a wall, never on it
+
 
 def _orient(a: Point, b: Point, c: Point) -> float:
     return (b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x)
 
 
+def _within(a: Point, b: Point, c: Point) -> bool:
+    """Whether *c*, on the line ab, lies on the segment ab."""
+    return min(a.x, b.x) - _EPS <= c.x <= max(a.x, b.x) + _EPS and min(a.y, b.y) - _EPS <= c.y <= max(a.y, b.y) + _EPS
+
+
 def crosses(p: Point, q: Point, a: Point, b: Point) -> bool:
-    """Whether segment pq properly crosses segment ab (touching an end or running along it is not crossing)."""
+    """Whether segment pq meets segment ab at all: crossing it, touching it or running along it. A walk may not even
+    touch a wall: one that could slip through the corner where two walls meet."""
     d1, d2, d3, d4 = _orient(a, b, p), _orient(a, b, q), _orient(p, q, a), _orient(p, q, b)
-    eps = 1e-9
-    return ((d1 > eps and d2 < -eps) or (d1 < -eps and d2 > eps)) and \
-        ((d3 > eps and d4 < -eps) or (d3 < -eps and d4 > eps))
+    if ((d1 > _EPS and d2 < -_EPS) or (d1 < -_EPS and d2 > _EPS)) and \
+            ((d3 > _EPS and d4 < -_EPS) or (d3 < -_EPS and d4 > _EPS)):
+        return True
+    return any(abs(d) <= _EPS and _within(s, t, c) for d, s, t, c in
+               ((d1, a, b, p), (d2, a, b, q), (d3, p, q, a), (d4, p, q, b)))
 
 
 def blocked(hall: Hall, p: Point, q: Point) -> str:
@@ -44,7 +56,8 @@ def _graph(hall: Hall) -> networkx.Graph[Point]:
 
     nodes = {p.point for p in hall.places.values()}
     nodes |= {s.top for s in hall.stairs} | {s.foot for s in hall.stairs}
-    nodes |= {pt for w in hall.walls for pt in w.points}
+    nodes |= {pt.shifted(dx, dy) for w in hall.walls for pt in w.points
+              for dx, dy in ((_AROUND, _AROUND), (_AROUND, -_AROUND), (-_AROUND, _AROUND), (-_AROUND, -_AROUND))}
     graph: networkx.Graph[Point] = networkx.Graph()
     ordered = sorted(nodes, key=lambda p: (p.x, p.y))
     graph.add_nodes_from(ordered)
@@ -66,6 +79,7 @@ def _leg(hall: Hall, graph: networkx.Graph[Point], p: Point, q: Point) -> list[P
         return [p, q]
     added = [end for end in (p, q) if end not in graph]
     for end in added:
+        graph.add_node(end)
         graph.add_weighted_edges_from((end, node, end.distance(node)) for node in list(graph.nodes)
                                       if node != end and not blocked(hall, end, node))
     try:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from yuesheng.cuesheet.model import CueSheet
 from yuesheng.errors import InvalidInputError, Problem
 from yuesheng.staging.model import Blocking, Move, Point, Stand
+from yuesheng.staging.routes import blocked
 
 _SAME = 0.05  # 步: two people closer than this stand on one point
 
@@ -44,7 +45,10 @@ def performer_of(member: str) -> str:
     return member.partition("#")[0]
 
 
-def _placed(move: Move, blocking: Blocking, sheet: CueSheet, problems: list[Problem]) -> list[Stand]:
+def _placed(move: Move, blocking: Blocking, sheet: CueSheet, problems: list[Problem],
+            now: Mapping[str, Stand]) -> list[Stand]:
+    """Where the people of *move* stand after it: a file from the place, each facing as the move or the place says,
+    else as he faced before (a person turns only where the text or the blocking turns him)."""
     place = blocking.hall.places[move.to]
     who = [m for person in move.who for m in members(person, sheet, blocking.same)]
     head = move.head or place.head
@@ -57,8 +61,13 @@ def _placed(move: Move, blocking: Blocking, sheet: CueSheet, problems: list[Prob
                                  "(file: 北上, 東上 …): they would stand on one point"))
     dx, dy = head.step if head else (0.0, 0.0)
     base = place.point.shifted(*move.offset)
-    return [Stand(m, move.to, base.shifted(dx * move.spacing * n, dy * move.spacing * n), facing)
-            for n, m in enumerate(who)]
+    stands = [Stand(m, move.to, base.shifted(dx * move.spacing * n, dy * move.spacing * n),
+                    facing or (now[m].facing if m in now else None)) for n, m in enumerate(who)]
+    for s in stands:
+        if wall := blocked(blocking.hall, s.point, s.point):
+            problems.append(_problem(blocking, move, f"{s.who} would stand in the wall {wall} at ({s.point.x:g}, "
+                                     f"{s.point.y:g}): the file from {place.name} runs into it"))
+    return stands
 
 
 def _problem(blocking: Blocking, move: Move, message: str) -> Problem:
@@ -73,7 +82,7 @@ def stage(blocking: Blocking, sheet: CueSheet, variants: frozenset[str] = frozen
     now: dict[str, Stand] = {}
     by: dict[str, Move] = {}
     for move in blocking.start:
-        for s in _placed(move, blocking, sheet, problems):
+        for s in _placed(move, blocking, sheet, problems, now):
             now[s.who], by[s.who] = s, move
     out = []
     reported: set[tuple[str, str, str]] = set()
@@ -81,7 +90,7 @@ def stage(blocking: Blocking, sheet: CueSheet, variants: frozenset[str] = frozen
         moved = []
         cb = blocking.cues.get(cue.id)
         for move in cb.moves if cb else ():
-            for s in _placed(move, blocking, sheet, problems):
+            for s in _placed(move, blocking, sheet, problems, now):
                 before = now[s.who].point if s.who in now else s.point
                 moved.append((move, s.who, before, s.point))
                 now[s.who], by[s.who] = s, move

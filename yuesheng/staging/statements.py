@@ -1,8 +1,9 @@
 """The texts' spatial statements, checked against a hall: each holds, or is a problem at its file:line:col.
 
 Kinds: ``distance`` (其間容弓: the two 物 1 步 apart; ``along: y`` measures north–south only, as 侯道五十弓),
-``direction`` (于中西: the place lies west of the other, within 22.5°), ``align`` (南當洗: the same y; 西當西序:
-the same x), ``file`` (the place's file has this head: 北上) and ``facing`` (who stands there faces so: 東面).
+``direction`` (于中西: the place lies west of the other, within 22.5°; ``along: x``: only east or west of it),
+``align`` (南當洗: the same y; 西當西序: the same x), ``file`` (the place's file has this head: 北上) and
+``facing`` (who stands there faces so: 東面).
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ def _holds(hall: Hall, st: Statement) -> str:
         if want is None or math.hypot(dx, dy) == 0:
             return f"no direction {st.value!r} from a point to itself"
         wx, wy = want.vector
+        if st.axis:  # only east–west (x) or north–south (y) is stated: 門左 is west of the gate, however far in
+            ok = dx * wx > _TOLERANCE if st.axis == "x" else dy * wy > _TOLERANCE
+            return "" if ok else f"it lies at ({dx:+.2f}, {dy:+.2f}) 步 from it"
         cos = (dx * wx + dy * wy) / math.hypot(dx, dy)
         return "" if cos >= math.cos(math.radians(22.5)) else f"it lies at ({dx:+.2f}, {dy:+.2f}) 步 from it"
     if st.kind == "align" and b is not None:
