@@ -6,6 +6,7 @@ routed); a broken hall or blocking is an error at its file:line:col naming what 
 
 from __future__ import annotations
 
+import json
 import shutil
 from fractions import Fraction
 from pathlib import Path
@@ -193,3 +194,44 @@ def test_a_wall_with_no_way_round_is_a_route_error_at_the_move(tmp_path, xiangsh
     by_id = {c.cue: c for c in stage(blocking, sheet)}
     with pytest.raises(InvalidInputError, match=r"xiangshe.yaml:\d+:9: no route from .* in 州序"):
         derive(blocking, by_id["ying-bin"])
+
+
+# --- yuesheng plan ---------------------------------------------------------------------------------------------------
+
+
+def test_plan_gives_the_hall_and_places_with_their_names_and_axes(run):
+    code, out, _ = run("plan", "xiangshe")
+    assert code == 0
+    data = json.loads(out)
+    assert data["unit"] == "步" and data["axes"].startswith("x east, y south")
+    places = {p["id"]: p for p in data["places"]}
+    assert places["zhong-xi"]["name"] == "中西 (釋獲者)" and places["zhong-xi"]["at"] == [-5.0, 8.0]
+    assert places["zhong-xi"]["facing"] == "東面" and "6-3a" in places["zhong-xi"]["source"]
+    assert "people" not in data
+
+
+def test_plan_at_a_cue_gives_everyone_there_the_walks_and_the_duration_parts(run):
+    code, out, _ = run("plan", "xiangshe", "--at", "ming-qu-hou-1")
+    assert code == 0
+    data = json.loads(out)
+    people = {p["id"]: p for p in data["people"]}
+    assert people["xiang"]["place"] == "wu-jian" and people["xiang"]["facing"] == "西南面"  # 西南面立于物間
+    assert people["shang-ou-shangshe"]["place"] == "wu-shang"
+    assert sum(part["seconds"] for part in data["duration"]["parts"]) == pytest.approx(data["duration"]["seconds"])
+    (walk,) = data["walks"]
+    assert walk["who"] == "xiang" and walk["stairs"] == 1 and walk["route"][-1] == [0.0, -4.0]
+
+
+def test_plan_draws_one_svg_plate_with_scale_and_north(run, tmp_path):
+    target = tmp_path / "plan.svg"
+    code, _, _ = run("plan", "xiangshe", "--at", "ru-men", "--format", "svg", "-o", str(target))
+    assert code == 0
+    svg = target.read_text(encoding="utf-8")
+    assert svg.startswith("<svg") and "5 步 = 30 尺" in svg and ">北<" in svg and svg.count('class="person"') >= 30
+
+
+def test_plan_of_an_unknown_cue_or_an_unblocked_rite_says_so(run):
+    code, _, err = run("plan", "xiangshe", "--at", "ming-qu-hou")
+    assert code == 1 and "unknown cue 'ming-qu-hou'" in err
+    code, _, err = run("plan", "yanli")
+    assert code == 2 and "no blocking for yanli" in err
