@@ -235,3 +235,23 @@ def test_plan_of_an_unknown_cue_or_an_unblocked_rite_says_so(run):
     assert code == 1 and "unknown cue 'ming-qu-hou'" in err
     code, _, err = run("plan", "yanli")
     assert code == 2 and "no blocking for yanli" in err
+
+
+@pytest.mark.parametrize("hall", sorted(p.name for p in BLOCKING.glob("*.hall.yaml")))
+def test_every_shipped_hall_reads_its_statements_hold_and_its_quotes_are_on_their_pages(hall):
+    from yuesheng.check.validate import check_quotes
+    from yuesheng.yamlload import load
+
+    loaded = load_hall(BLOCKING / hall)
+    assert statement_problems(loaded) == []
+    assert check_quotes(load(BLOCKING / hall)) == []
+    assert loaded.statements and all(a.text for a in loaded.assumptions)
+
+
+def test_the_xiang_has_a_shi_and_fang_entered_only_by_their_doors():
+    hall = load_hall(BLOCKING / "xiangyinjiu.hall.yaml")
+    assert hall.has_shi
+    inside, before = hall.places["shi"].point, hall.places["liangying-jian"].point
+    points = route(hall, before, inside)
+    door = hall.places["shi-hu"].point
+    assert blocked(hall, before, inside) and any(abs(p.x - door.x) < 0.5 and abs(p.y - door.y) < 0.2 for p in points)
