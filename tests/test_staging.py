@@ -255,3 +255,16 @@ def test_the_xiang_has_a_shi_and_fang_entered_only_by_their_doors():
     points = route(hall, before, inside)
     door = hall.places["shi-hu"].point
     assert blocked(hall, before, inside) and any(abs(p.x - door.x) < 0.5 and abs(p.y - door.y) < 0.2 for p in points)
+
+
+def test_the_shegong_puts_each_thing_where_the_text_does_not_where_the_old_plan_did():
+    """Issue 16's corrections: 服不 by the 大侯, the 獲者's 尊 by the 大侯's 乏, the 楅 南當洗, the 大史 by the 干侯,
+    each instrument of the 縣 a point of its own in its order, the 物 當楣 a 弓 apart."""
+    hall = load_hall(BLOCKING / "dashe.hall.yaml")
+    at = {pid: p.point for pid, p in hall.places.items()}
+    assert at["fubu"].distance(at["dahou"]) == pytest.approx(3, abs=1e-3) and at["fubu"].y < at["dahou"].y
+    assert at["huozhe-zun"].x > at["dahou-fa"].x and at["huozhe-zun"].y < at["dahou-fa"].y
+    assert at["fu"].y == at["xi"].y
+    assert at["dashi-wei"].x > at["ganhou"].x and at["dashi-wei"].y < at["ganhou"].y
+    assert at["dong-shengqing"].y < at["dong-shengzhong"].y < at["dong-bo"].y
+    assert at["wu-shang"].y == hall.places["xiying"].point.y and at["wu-xia"].x - at["wu-shang"].x == 1
