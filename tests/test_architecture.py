@@ -18,6 +18,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "yuesheng.sources", "yuesheng.datafiles"),
     ("yuesheng.music",),
     ("yuesheng.cuesheet",),
+    ("yuesheng.staging",),
     ("yuesheng.timeline",),
     ("yuesheng.check",),
     ("yuesheng.outputs",),

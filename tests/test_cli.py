@@ -213,7 +213,7 @@ def test_score_check_holds_a_score_to_its_page(run, tmp_path, shipped_score_text
 # engraving group too, for its arguments and its work).
 GROUP_OF = {"lu": "score", "score": "score", "validate": "rite", "timeline": "rite", "render": "rite",
             "source": "source", "audio": "audio", "play": "live", "console": "console", "retime": "console",
-            "songbook": "engrave", "sheet": "web"}
+            "songbook": "engrave", "sheet": "web", "plan": "plan"}
 GROUPS = sorted(set(GROUP_OF.values()))
 
 
