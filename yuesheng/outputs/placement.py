@@ -36,8 +36,8 @@ FACINGS = {"north": (0.0, -1.0), "south": (0.0, 1.0), "east": (1.0, 0.0), "west"
 FACING_NAMES = {(0.0, -1.0): "north", (0.0, 1.0): "south", (1.0, 0.0): "east", (-1.0, 0.0): "west"}
 # The seats a listener may name, by position id: who sits there and which way he faces.
 SEATS = {
-    "bin-xi": ("賓席", "south"),  # 賓席 牖前南面 (鄉飲酒 4-5b; 鄉射 5-2b)
-    "zhuren-xi": ("主人席", "west"),  # 主人席 阼階上西面
+    "bin-xi": ("賓席", "south"),  # 鄭注 4-3b 賓席牖前南面
+    "zhuren-xi": ("主人席", "west"),  # the 主人 at 阼階上 faces west (an assumption from the 公's, 7-4b)
     "zuojie-shang": ("主人席", "west"),  # the 主人's place 阼階上; the 公's mat in 燕禮 and 大射 (LORD_SEAT)
     "huxi": ("賓席", "south"),  # 大射: 司宫設賓席于户西南面 (9-7a)
     "hu-xi": ("賓席", "south"),  # 燕禮: the 賓's mat west of the door
