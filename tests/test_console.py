@@ -48,7 +48,9 @@ class Port:
 
 
 class Entries:
-    """A log that keeps its lines."""
+    """A log that keeps its lines (and is never in trouble)."""
+
+    trouble = ""
 
     def __init__(self) -> None:
         self.lines: list[tuple[str, float, dict]] = []
