@@ -16,7 +16,7 @@ from yuesheng.check.validate import load_cuesheet
 from yuesheng.errors import InvalidInputError
 from yuesheng.live.rehearsal import Measured, Take, load_timing, outliers, read_log, retime, timing_yaml
 from yuesheng.live.showlog import Log
-from yuesheng.timeline import build_timeline
+from yuesheng.timeline import Measurement, build_timeline
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = DATA / "golden.yaml"  # actions bin-ru (10 s), bai-zhi (5 s), zhengge-bei (5 s)
@@ -129,7 +129,7 @@ def test_timing_overlay_round_trips_and_replaces_the_estimates(tmp_path, sheet):
     path = tmp_path / "timing.yaml"
     measured = {"bin-ru": Measured(Fraction("14.25"), 3, Fraction("1.5"))}
     path.write_text(timing_yaml("golden", measured), encoding="utf-8")
-    assert load_timing(path, sheet) == {"bin-ru": Fraction("14.25")}
+    assert load_timing(path, sheet) == {"bin-ru": Measurement(Fraction("14.25"), 3, Fraction("1.5"))}
     from yuesheng.timeline import Options
 
     plain = {t.cue.id: t for t in build_timeline(sheet).cues}
@@ -137,6 +137,24 @@ def test_timing_overlay_round_trips_and_replaces_the_estimates(tmp_path, sheet):
     assert timed["bin-ru"].end_tick - timed["bin-ru"].start_tick == 14250 * 960 // 1000
     assert timed["bin-ru"].estimate_ticks == 10 * 960 and plain["bin-ru"].estimate_ticks is None
     assert timed["bai-zhi"].start_tick == plain["bai-zhi"].start_tick + round(4.25 * 960)
+
+
+def test_the_run_sheets_show_how_many_takes_and_their_spread(tmp_path, sheet):
+    """Issue 17 §5: the median, with how many takes it is of and how far they spread."""
+    import json
+
+    from yuesheng.outputs.report import run_sheet_csv, run_sheet_json, run_sheet_text
+    from yuesheng.timeline import Options
+
+    path = tmp_path / "timing.yaml"
+    measured = {"bin-ru": Measured(Fraction("14.25"), 3, Fraction("1.5"))}
+    path.write_text(timing_yaml("golden", measured), encoding="utf-8")
+    timeline = build_timeline(sheet, Options(timing=load_timing(path, sheet)))
+    row = next(line for line in run_sheet_text(timeline).splitlines() if " bin-ru " in line)
+    assert row.split()[2:4] == ["0:10", "3"] and "3 ±1.5s" in row  # the estimate it replaced, the takes, the spread
+    cue = next(c for c in json.loads(run_sheet_json(timeline))["cues"] if c["cue"] == "bin-ru")
+    assert (cue["estimate_s"], cue["takes"], cue["spread_s"]) == (10.0, 3, 1.5)
+    assert ",10.000,3,1.500" in next(line for line in run_sheet_csv(timeline).splitlines() if ",bin-ru," in line)
 
 
 @pytest.mark.parametrize("text, message", [
@@ -147,6 +165,10 @@ def test_timing_overlay_round_trips_and_replaces_the_estimates(tmp_path, sheet):
     ("format: yuesheng-timing/1\nrite: golden\ndurations:\n  bin-ru: {duration: soon, n: 1}\n",
      ":4:.*bad duration 'soon'"),
     ("format: yuesheng-timing/1\nrite: dashe\ndurations: {}\n", ":2:7: .*timing of rite 'dashe'"),
+    ("format: yuesheng-timing/1\nrite: golden\ndurations:\n  bin-ru: {duration: 3s, n: 0}\n",
+     ":4:.*n 0: expected the number of takes"),
+    ("format: yuesheng-timing/1\nrite: golden\ndurations:\n  bin-ru: {duration: 3s, n: 2, spread: wide}\n",
+     ":4:.*bad duration 'wide'"),
 ])
 def test_a_bad_timing_file_is_an_error_with_its_place(tmp_path, sheet, text, message):
     path = tmp_path / "t.yaml"
@@ -167,7 +189,7 @@ def test_retime_and_timing_on_the_command_line(run, tmp_path):
     row = next(line for line in out.splitlines() if " bin-ru " in line)
     assert row.split()[1:3] == ["0:22", "0:10"]  # measured, then the estimate it replaced
     code, out, _ = run("timeline", str(GOLDEN), "--timing", str(out_file), "--format", "csv")
-    assert code == 0 and out.splitlines()[0].endswith(",estimate_s")
+    assert code == 0 and out.splitlines()[0].endswith(",estimate_s,takes,spread_s")
 
 
 def test_retime_drops_takes_by_hand_by_line_or_session_and_reports_outliers(run, tmp_path):

@@ -18,7 +18,7 @@ from yuesheng.errors import InvalidInputError
 from yuesheng.live.control import Command, Press
 from yuesheng.live.player import Player
 from yuesheng.live.resume import plan_digest, read_resume, session_fields
-from yuesheng.timeline import Options, build_timeline
+from yuesheng.timeline import Measurement, Options, build_timeline
 
 from fakes import FakeClock
 from served import start_console
@@ -136,7 +136,7 @@ def test_the_plan_digest_follows_the_timing(repertoire, golden):
     sheet = load_cuesheet(DATA / "golden.yaml", repertoire)
     from fractions import Fraction
 
-    retimed = build_timeline(sheet, Options(timing={"bin-ru": Fraction(12)}))
+    retimed = build_timeline(sheet, Options(timing={"bin-ru": Measurement(Fraction(12))}))
     assert plan_digest(golden) == plan_digest(build_timeline(sheet)) != plan_digest(retimed)
 
 

@@ -24,7 +24,7 @@ from yuesheng.check.validate import load_cuesheet
 from yuesheng.cli import main
 from yuesheng.cli.common import cue_path
 from yuesheng.music.repertoire import data_dir
-from yuesheng.timeline import Options, build_timeline
+from yuesheng.timeline import Measurement, Options, build_timeline
 from yuesheng.web.sheet import (
     _fingerprint,
     cache_folder,
@@ -528,16 +528,16 @@ def test_the_page_shows_measured_durations_beside_the_estimates(repertoire):
     from fractions import Fraction
 
     from yuesheng.check.validate import load_cuesheet
-    from yuesheng.timeline import Options
     from yuesheng.web.sheet import sheet_html
 
     sheet = load_cuesheet(Path(__file__).parent / "data" / "golden.yaml", repertoire)
-    html = sheet_html(build_timeline(sheet, Options(timing={"bin-ru": Fraction(14)})))
+    html = sheet_html(build_timeline(sheet, Options(timing={"bin-ru": Measurement(Fraction(14), 3, Fraction(2))})))
     assert ">est.</th>" in html
     row = html[html.index('<tr data-cue="bin-ru"'):]
     row = row[:row.index("</tr>")]
-    assert '<td class="time">0:14</td>' in row and '<td class="time">0:10</td>' in row
-    assert "measured in rehearsal (--timing); the cue sheet's estimate was 0:10" in html  # the JSON island
+    assert '<td class="time">0:14</td>' in row and '<td class="time">0:10 (3 ±2.0s)</td>' in row
+    assert ("measured in rehearsal (--timing): the median of 3 takes, spread 2.0 s; the cue sheet's estimate was 0:10"
+            in html)  # the JSON island
     assert ">est.</th>" not in sheet_html(build_timeline(sheet))
 
 

@@ -37,7 +37,7 @@ from pathlib import Path
 from yuesheng.checking import Checker
 from yuesheng.cuesheet import CueSheet, parse_duration
 from yuesheng.errors import InvalidInputError, InvalidValueError, Problem
-from yuesheng.timeline import TICKS_PER_SECOND, Timeline
+from yuesheng.timeline import TICKS_PER_SECOND, Measurement, Timeline
 from yuesheng.yamlload import PathKey, load, read_bytes
 
 TIMING_FORMAT = "yuesheng-timing/1"
@@ -230,7 +230,24 @@ def timing_yaml(rite: str, durations: dict[str, Measured]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def load_timing(path: str | Path, sheet: CueSheet) -> dict[str, Fraction]:
+def _measurement(check: Checker, item: dict[str, object], where: PathKey) -> Measurement | None:
+    """One action's entry of a timing file: its duration, and the takes and spread where given."""
+    values = {}
+    for key, default in (("duration", ""), ("spread", "0s")):
+        try:
+            values[key] = parse_duration(item.get(key, default))
+        except InvalidValueError as exc:
+            check.error(where + (key,), str(exc), "duration")
+            return None
+    takes = item.get("n", 1)
+    if type(takes) is not int or takes < 1:
+        check.error(where + ("n",), f"n {takes!r}: expected the number of takes, a whole number of at least 1",
+                    "schema")
+        return None
+    return Measurement(values["duration"], takes, values["spread"])
+
+
+def load_timing(path: str | Path, sheet: CueSheet) -> dict[str, Measurement]:
     """An overlay's measured durations by action id; InvalidInputError with file:line:col of every problem."""
     doc = load(path)
     check = Checker(doc)
@@ -243,7 +260,7 @@ def load_timing(path: str | Path, sheet: CueSheet) -> dict[str, Fraction]:
     if data and data.get("rite") != sheet.rite_id:
         check.error(("rite",), f"timing of rite {data.get('rite')!r}, not of {sheet.rite_id!r}", "reference")
     actions = {c.id for c in sheet.cues if not c.is_music}
-    out: dict[str, Fraction] = {}
+    out: dict[str, Measurement] = {}
     for cue, item in (check.field(data, (), "durations", dict) or {}).items() if data else ():
         where: PathKey = ("durations", cue)
         if cue not in actions:
@@ -253,10 +270,8 @@ def load_timing(path: str | Path, sheet: CueSheet) -> dict[str, Fraction]:
         if (item := check.mapping(item, where, "{duration, n}")) is None:
             continue
         check.keys(item, where, ("duration", "n", "spread", "dropped"))
-        try:
-            out[cue] = parse_duration(item.get("duration", ""))
-        except InvalidValueError as exc:
-            check.error(where + ("duration",), str(exc), "duration")
+        if (measurement := _measurement(check, item, where)) is not None:
+            out[cue] = measurement
     errors = [p for p in check.problems if p.severity == "error"]
     if errors:
         raise InvalidInputError(errors)

@@ -106,7 +106,8 @@ def _timeline(setting: Setting, state: BuildState, times: Mapping[Point, Fractio
               tallied: tuple[Tally, ...]) -> Timeline:
     sheet, timing = setting.sheet, setting.options.timing
     cues = sorted((CueTiming(cue=c, start_tick=ticks(times[(c.id, "start")]), end_tick=ticks(times[(c.id, "end")]),
-                             estimate_ticks=estimate(c, timing)) for c in setting.cues),
+                             estimate_ticks=estimate(c, timing),
+                             measured=None if c.is_music else timing.get(c.id)) for c in setting.cues),
                   key=lambda t: (t.start_tick, t.cue.index))
     programs = {p.name: m.program for m in sheet.instruments.values()
                 if m.program is not None and (p := part_for(m.name))}

@@ -16,7 +16,7 @@ from yuesheng.music.instruments import Part
 from yuesheng.music.lulu import Lu, Realization
 from yuesheng.text import suggest
 from yuesheng.timeline.archery import Release
-from yuesheng.timeline.model import Event, EventKind, FrozenDict, frozen, ticks
+from yuesheng.timeline.model import Event, EventKind, FrozenDict, Measurement, frozen, ticks
 
 DRUM_LENGTH = Fraction(1, 8)
 FREE_MUSIC = (MusicKind.WUSUAN, MusicKind.FANGZHONG)  # the music of the 無算爵 (reading wusuanyue places it)
@@ -33,7 +33,7 @@ class Options:
     realization: Realization | None = None
     seed: int | None = None
     call_jun: Lu | None = None  # the 均 of the 宫/商 calls, instead of the cue sheet's
-    timing: Mapping[str, Fraction] = field(default_factory=FrozenDict)  # measured action durations (load_timing)
+    timing: Mapping[str, Measurement] = field(default_factory=FrozenDict)  # measured action durations (load_timing)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "readings", frozen(self.readings))

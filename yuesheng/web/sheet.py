@@ -32,7 +32,7 @@ from typing import Any
 
 from yuesheng.cuesheet import Cue, Member, MusicKind
 from yuesheng.music.instruments import PARTS
-from yuesheng.outputs.report import cues_by_id, says_que, sections, what_of
+from yuesheng.outputs.report import cues_by_id, says_que, sections, takes, what_of
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Event, EventKind, Timeline, clock, seconds
 
 PLAN_SCALE = 24  # SVG units per 步
@@ -325,7 +325,10 @@ def _basis(timing: CueTiming, jie_total: int, by_id: dict[str, Cue]) -> str:
     cue = timing.cue
     if not cue.is_music:
         if timing.estimate_ticks is not None:
-            return f"measured in rehearsal (--timing); the cue sheet's estimate was {clock(timing.estimate_ticks)}"
+            m = timing.measured
+            spread = f": the median of {m.takes} takes, spread {float(m.spread):.1f} s" if m else ""
+            return (f"measured in rehearsal (--timing){spread}; the cue sheet's estimate was "
+                    f"{clock(timing.estimate_ticks)}")
         return "estimated (the cue sheet's estimate)"
     if cue.end_at:
         que = " (樂闋)" if says_que(cue, by_id.get(cue.end_at)) else ""
@@ -375,7 +378,7 @@ def _rows(timeline: Timeline, cues: list[dict[str, Any]]) -> list[tuple[str, lis
     for t, c in zip(timeline.cues, cues, strict=True):
         if not groups or groups[-1][0] != c["section"]:
             groups.append((c["section"], []))
-        estimate = clock(t.estimate_ticks) if t.estimate_ticks is not None else ""
+        estimate = f"{clock(t.estimate_ticks)} ({takes(t)})" if t.estimate_ticks is not None else ""
         groups[-1][1].append(Row(c["id"], " ".join(c["who_ids"]), c["start"], c["dur"], estimate, "、".join(c["who"]),
                                  c["where"], c["what"], c["words"], c["page"], c["quote"]))
     return groups
