@@ -7,7 +7,10 @@ routed); a broken hall or blocking is an error at its file:line:col naming what 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -17,6 +20,7 @@ from yuesheng.check.staging import staging_problems
 from yuesheng.check.validate import load_cuesheet
 from yuesheng.cuesheet import variant_configurations
 from yuesheng.errors import InvalidInputError
+from yuesheng.staging import routes
 from yuesheng.staging.durations import derive, gesture_seconds, pace
 from yuesheng.staging.model import Facing, Point
 from yuesheng.staging.reader import load_blocking, load_hall
@@ -105,6 +109,31 @@ def test_a_route_from_the_court_to_the_tang_climbs_a_stair_and_goes_round_the_wa
     assert stairs_on(hall, points) == 1
     assert blocked(hall, court, tang) == "堂 (its edge)"
     assert sum(p.distance(q) for p, q in zip(points, points[1:], strict=False)) > court.distance(tang)
+
+
+def test_routes_are_kept_for_the_next_process_which_needs_no_graph(tmp_path):
+    script = ("import sys; from pathlib import Path; from yuesheng.check.validate import load_cuesheet; "
+              "from yuesheng.music.repertoire import load_repertoire; "
+              "from yuesheng.check.staging import staging_problems; "
+              "assert staging_problems(load_cuesheet(Path('cues/xiangshe.yaml'), load_repertoire())) == []; "
+              "print('networkx' in sys.modules)")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    runs = [subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                           check=True).stdout.strip() for _ in range(2)]
+    assert runs == ["True", "False"]
+    assert len(list((tmp_path / "yuesheng" / "routes").glob("*.json"))) == 1
+
+
+def test_a_kept_route_through_a_wall_is_not_used(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    hall = load_hall(BLOCKING / "xiangshe.hall.yaml")
+    court, tang = Point(0, 5), Point(0, -4)
+    kept = routes._kept(hall)
+    kept.put(((0, 5), (0, -4)), [(0, 5), (0, -4)])  # straight up the edge of the 堂
+    kept.write()
+    routes._kept.cache_clear()
+    points = route(hall, court, tang)
+    assert len(points) > 2 and stairs_on(hall, points) == 1
 
 
 def test_each_duration_is_the_sum_of_its_parts_and_says_what_they_are(xiangshe):
