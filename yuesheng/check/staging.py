@@ -12,13 +12,8 @@ from pathlib import Path
 
 from yuesheng.cuesheet import CueSheet
 from yuesheng.errors import InvalidInputError, Problem
+from yuesheng.staging.rite import blocking_beside
 from yuesheng.yamlload import load
-
-
-def blocking_of(sheet: CueSheet) -> Path | None:
-    """The blocking file of *sheet*'s rite beside its folder, or None."""
-    path = Path(sheet.file).resolve().parent.parent / "blocking" / f"{sheet.rite_id}.yaml"
-    return path if path.is_file() else None
 
 
 def staging_problems(sheet: CueSheet, path: Path | None = None) -> list[Problem]:
@@ -29,7 +24,7 @@ def staging_problems(sheet: CueSheet, path: Path | None = None) -> list[Problem]
     from yuesheng.staging.stage import stage
     from yuesheng.staging.statements import statement_problems
 
-    path = path or blocking_of(sheet)
+    path = path or blocking_beside(sheet)
     if path is None:
         return []
     try:
@@ -45,7 +40,7 @@ def staging_problems(sheet: CueSheet, path: Path | None = None) -> list[Problem]
 
 def staging_files(sheet: CueSheet) -> list[Path]:
     """The blocking file of *sheet* and the hall file it names (for the quote check), if they read."""
-    path = blocking_of(sheet)
+    path = blocking_beside(sheet)
     if path is None:
         return []
     doc = load(path)

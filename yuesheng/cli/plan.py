@@ -11,17 +11,17 @@ from yuesheng.errors import UsageError
 
 
 def cmd_plan(args: argparse.Namespace) -> str:
-    from yuesheng.check.staging import blocking_of
     from yuesheng.check.validate import load_cuesheet
     from yuesheng.cuesheet import parse_reading
     from yuesheng.music.repertoire import load_repertoire, score_paths
     from yuesheng.outputs.plan import plan_data, plan_svg
     from yuesheng.staging.durations import derive
     from yuesheng.staging.reader import load_blocking
+    from yuesheng.staging.rite import blocking_beside
     from yuesheng.staging.stage import stage
 
     sheet = load_cuesheet(cue_path(args.cue), load_repertoire(score_paths(args.scores)))
-    path = blocking_of(sheet)
+    path = blocking_beside(sheet)
     if path is None:
         raise UsageError(f"no blocking for {sheet.rite_id}: expected blocking/{sheet.rite_id}.yaml beside the cue "
                          "sheet's folder")

@@ -115,10 +115,12 @@ def _timeline(setting: Setting, state: BuildState, times: Mapping[Point, Fractio
     holds = {c: Hold(cue=c, until=setting.by_id[c].end_at, start_tick=ticks(times[(c, "start")]),
                      end_tick=ticks(times[(c, "end")]), phrase_ticks=tuple(ticks(t) for t in starts))
              for c, starts in state.phrases.items()}
+    notices = (*state.notices, *filter(None, [setting.staging_notice]))
     return Timeline(rite=sheet.rite_name, rite_id=sheet.rite_id, events=tuple(sorted(state.events, key=_SORT_KEY)),
-                    cues=tuple(cues), tallies=tallied, notices=tuple(state.notices), realization=setting.real,
+                    cues=tuple(cues), tallies=tallied, notices=notices, realization=setting.real,
                     variants=setting.variants, readings=setting.readings, programs=programs, names=names, holds=holds,
-                    cast=sheet.performers, layout=sheet.positions, instruments=sheet.instruments)
+                    cast=sheet.performers, layout=sheet.positions, instruments=sheet.instruments,
+                    staging=setting.staged)
 
 
 @dataclass(frozen=True, slots=True)
