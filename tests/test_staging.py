@@ -297,3 +297,80 @@ def test_the_shegong_puts_each_thing_where_the_text_does_not_where_the_old_plan_
     assert at["dashi-wei"].x > at["ganhou"].x and at["dashi-wei"].y < at["ganhou"].y
     assert at["dong-shengqing"].y < at["dong-shengzhong"].y < at["dong-bo"].y
     assert at["wu-shang"].y == hall.places["xiying"].point.y and at["wu-xia"].x - at["wu-shang"].x == 1
+
+
+# --- durations from geometry in the timeline --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def xiangshe_timeline(xiangshe):
+    from yuesheng.timeline import build_timeline
+
+    return build_timeline(xiangshe[0])
+
+
+def test_a_staged_rites_actions_last_their_derivation_unless_the_estimate_is_kept(xiangshe, xiangshe_timeline):
+    from yuesheng.timeline import ticks
+
+    sheet, blocking = xiangshe
+    by_id = {c.cue: c for c in stage(blocking, sheet)}
+    derived = kept = 0
+    for t in xiangshe_timeline.cues:
+        if t.cue.is_music:
+            assert t.basis == ""
+            continue
+        d = derive(blocking, by_id[t.cue.id])
+        reason = blocking.cues[t.cue.id].keep if t.cue.id in blocking.cues else ""
+        if reason or not d.parts:
+            kept += 1
+            assert abs(t.end_tick - t.start_tick - ticks(t.cue.duration or Fraction(0))) <= 1  # ticks rounded
+            assert t.basis == f"estimate: {reason or 'nothing on the ground to time it (no walk, no formula)'}"
+        else:
+            derived += 1
+            assert abs(t.end_tick - t.start_tick - ticks(d.seconds)) <= 1  # the parts add up to the duration
+            assert t.basis.endswith(f"= {float(d.seconds):.1f} s".replace(".0 s", " s"))
+            assert [p for p, _ in d.parts] == [part.rsplit(" ", 2)[0] for part in t.basis.split(" = ")[0].split(" + ")]
+    assert derived > 100 and kept > 30
+
+
+def test_timing_still_overrides_a_derived_duration(xiangshe, tmp_path):
+    from yuesheng.timeline import Measurement, Options, build_timeline, ticks
+
+    sheet = xiangshe[0]
+    timeline = build_timeline(sheet, Options(timing={"ying-bin": Measurement(Fraction(40))}))
+    t = next(t for t in timeline.cues if t.cue.id == "ying-bin")
+    assert t.end_tick - t.start_tick == ticks(Fraction(40))
+    assert t.estimate_ticks == ticks(Fraction(6633, 100) * 3 / 2 + 23)  # what it replaced: 66.33 步 + 再拜 荅再拜 揖
+    assert t.basis.startswith("walk: zhuren to 門外")
+
+
+def test_timeline_json_gives_each_cues_blocking_and_each_actions_basis(run, tmp_path):
+    out = tmp_path / "x.json"
+    assert run("timeline", "xiangshe", "--format", "json", "-o", str(out))[0] == 0
+    cues = {c["cue"]: c for c in json.loads(out.read_text(encoding="utf-8"))["cues"]}
+    assert cues["ying-bin"]["basis"].startswith("walk: zhuren to 門外 (主人), 66.33 步")
+    zhuren = next(s for s in cues["ying-bin"]["blocking"] if s["who"] == "zhuren")
+    assert (zhuren["place"], zhuren["name"], zhuren["facing"]) == ("menwai-dong", "門外 (主人)", "西面")
+    assert len({s["who"] for s in cues["ru-men"]["blocking"]}) == len(cues["ru-men"]["blocking"]) > 20
+    assert "blocking" not in json.loads(_run_json(run, tmp_path, "xiangyinjiu"))["cues"][0]  # no blocking yet
+
+
+def _run_json(run, tmp_path: Path, rite: str) -> str:
+    out = tmp_path / f"{rite}.json"
+    assert run("timeline", rite, "--format", "json", "-o", str(out))[0] == 0
+    return out.read_text(encoding="utf-8")
+
+
+def test_the_run_sheet_shows_each_derivation_under_its_action(run):
+    code, out, _ = run("timeline", "xiangshe")
+    lines = out.splitlines()
+    at = next(n for n, line in enumerate(lines) if " ying-bin " in line)
+    assert lines[at + 1].strip().startswith("= walk: zhuren to 門外") and lines[at + 1].endswith("= 122.5 s")
+    code, csv_out, _ = run("timeline", "xiangshe", "--format", "csv")
+    assert csv_out.splitlines()[0].endswith(",duration_basis")
+
+
+def test_a_keep_without_a_reason_is_an_error(tmp_path, xiangshe):
+    path = _copy(tmp_path, "xiangshe", "  ying-bin:\n", "  ying-bin:\n    keep: ''\n")
+    with pytest.raises(InvalidInputError, match=r"xiangshe.yaml:\d+:\d+: .*why the cue sheet's estimate is kept"):
+        load_blocking(path, xiangshe[0])

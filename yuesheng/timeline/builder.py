@@ -31,7 +31,7 @@ from yuesheng.timeline.archery import Tally
 from yuesheng.timeline.calls import calls, calls_end
 from yuesheng.timeline.model import _SORT_KEY, CueTiming, Event, EventKind, Hold, Timeline, ticks
 from yuesheng.timeline.music import announce, play
-from yuesheng.timeline.schedule import MusicEnd, duration, estimate, schedule
+from yuesheng.timeline.schedule import MusicEnd, basis, duration, estimate, schedule
 from yuesheng.timeline.shooting import TALLY_AFTER, shejie, silent_rounds, tallies
 from yuesheng.timeline.state import BuildState, Options, Point, Setting
 
@@ -61,7 +61,7 @@ def _rest(setting: Setting, state: BuildState, times: Mapping[Point, Fraction]) 
     """After the schedule: the actions, the rounds that are actions, the calls; the tallies."""
     for cue in setting.cues:
         if not cue.is_music:
-            state.add(EventKind.ACTION, times[(cue.id, "start")], duration(cue, setting.options.timing), cue.id,
+            state.add(EventKind.ACTION, times[(cue.id, "start")], duration(cue, setting), cue.id,
                       text=cue.action)
     silent_rounds(setting, state, times)
     calls(setting, state, times)
@@ -106,7 +106,7 @@ def _timeline(setting: Setting, state: BuildState, times: Mapping[Point, Fractio
               tallied: tuple[Tally, ...]) -> Timeline:
     sheet, timing = setting.sheet, setting.options.timing
     cues = sorted((CueTiming(cue=c, start_tick=ticks(times[(c.id, "start")]), end_tick=ticks(times[(c.id, "end")]),
-                             estimate_ticks=estimate(c, timing),
+                             estimate_ticks=estimate(c, setting), basis=basis(c, setting),
                              measured=None if c.is_music else timing.get(c.id)) for c in setting.cues),
                   key=lambda t: (t.start_tick, t.cue.index))
     programs = {p.name: m.program for m in sheet.instruments.values()

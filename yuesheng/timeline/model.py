@@ -104,6 +104,7 @@ class CueTiming:
     end_tick: int
     estimate_ticks: int | None = None  # an action's estimated duration, where a measured one (--timing) replaced it
     measured: Measurement | None = None  # the measurement that replaced it
+    basis: str = ""  # in a staged rite, what an action's unmeasured duration is made of (walks, formulas) or why not
 
 
 @dataclass(frozen=True, slots=True)

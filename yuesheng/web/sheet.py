@@ -321,14 +321,24 @@ def _stations(timeline: Timeline) -> dict[str, dict[str, Any]]:
 # --- the page ---------------------------------------------------------------------------------------
 
 
+def _derived(timing: CueTiming) -> bool:
+    """Whether an action's unmeasured duration is derived from the blocking (walks and formulas)."""
+    return bool(timing.basis) and not timing.basis.startswith("estimate:")
+
+
 def _basis(timing: CueTiming, jie_total: int, by_id: dict[str, Cue]) -> str:
     cue = timing.cue
     if not cue.is_music:
         if timing.estimate_ticks is not None:
             m = timing.measured
             spread = f": the median of {m.takes} takes, spread {float(m.spread):.1f} s" if m else ""
-            return (f"measured in rehearsal (--timing){spread}; the cue sheet's estimate was "
-                    f"{clock(timing.estimate_ticks)}")
+            was = "the blocking's derivation" if _derived(timing) else "the cue sheet's estimate"
+            return (f"measured in rehearsal (--timing){spread}; {was} was {clock(timing.estimate_ticks)}"
+                    f"{f' ({timing.basis})' if timing.basis else ''}")
+        if _derived(timing):
+            return f"from the blocking: {timing.basis}"
+        if timing.basis:
+            return f"the cue sheet's estimate, kept: {timing.basis.removeprefix('estimate: ')}"
         return "estimated (the cue sheet's estimate)"
     if cue.end_at:
         que = " (樂闋)" if says_que(cue, by_id.get(cue.end_at)) else ""
