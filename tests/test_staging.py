@@ -30,13 +30,20 @@ from yuesheng.staging.statements import statement_problems
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCKING = ROOT / "blocking"
-STAGED = ["xiangshe"]  # the rites whose blocking is written
+STAGED = ["xiangshe", "xiangyinjiu"]  # the rites whose blocking is written
 
 
 @pytest.fixture(scope="module")
 def xiangshe(repertoire):
     sheet = load_cuesheet(ROOT / "cues" / "xiangshe.yaml", repertoire)
     return sheet, load_blocking(BLOCKING / "xiangshe.yaml", sheet)
+
+
+@pytest.fixture(scope="module", params=STAGED)
+def staged(request, repertoire):
+    """Each rite whose blocking is written: its cue sheet and blocking."""
+    sheet = load_cuesheet(ROOT / "cues" / f"{request.param}.yaml", repertoire)
+    return sheet, load_blocking(BLOCKING / f"{request.param}.yaml", sheet)
 
 
 def _copy(tmp_path: Path, rite: str, old: str = "", new: str = "", *, hall: bool = False) -> Path:
@@ -61,8 +68,8 @@ def test_the_shipped_blocking_passes_the_staging_rule(repertoire, rite):
     assert staging_problems(sheet) == []
 
 
-def test_every_actor_of_every_cue_stands_somewhere_facing_a_way(xiangshe):
-    sheet, blocking = xiangshe
+def test_every_actor_of_every_cue_stands_somewhere_facing_a_way(staged):
+    sheet, blocking = staged
     for variants in variant_configurations(sheet):
         for cue_stage, cue in zip(stage(blocking, sheet, variants), sheet.active_cues(variants), strict=True):
             placed = {performer_of(m) for m in cue_stage.stands}
@@ -72,9 +79,9 @@ def test_every_actor_of_every_cue_stands_somewhere_facing_a_way(xiangshe):
             assert placed <= set(sheet.performers)
 
 
-def test_no_two_people_share_a_point_at_any_cue(xiangshe):
-    sheet, blocking = xiangshe
-    for cue_stage in stage(blocking, sheet):
+def test_no_two_people_share_a_point_at_any_cue(staged):
+    sheet, blocking = staged
+    for cue_stage in (c for variants in variant_configurations(sheet) for c in stage(blocking, sheet, variants)):
         points = [(round(s.point.x, 2), round(s.point.y, 2)) for s in cue_stage.stands.values()]
         assert len(points) == len(set(points)), cue_stage.cue
 
@@ -89,8 +96,8 @@ def test_the_two_marks_are_a_bow_apart_and_the_places_beside_a_thing_are_not_on_
     assert statement_problems(hall) == []
 
 
-def test_no_walk_crosses_a_wall_and_the_tang_is_left_only_by_a_stair(xiangshe):
-    sheet, blocking = xiangshe
+def test_no_walk_crosses_a_wall_and_the_tang_is_left_only_by_a_stair(staged):
+    sheet, blocking = staged
     hall = blocking.hall
     for cue_stage in stage(blocking, sheet):
         for walk in derive(blocking, cue_stage).walks:
@@ -302,20 +309,13 @@ def test_the_shegong_puts_each_thing_where_the_text_does_not_where_the_old_plan_
 # --- durations from geometry in the timeline --------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def xiangshe_timeline(xiangshe):
-    from yuesheng.timeline import build_timeline
+def test_a_staged_rites_actions_last_their_derivation_unless_the_estimate_is_kept(staged):
+    from yuesheng.timeline import build_timeline, ticks
 
-    return build_timeline(xiangshe[0])
-
-
-def test_a_staged_rites_actions_last_their_derivation_unless_the_estimate_is_kept(xiangshe, xiangshe_timeline):
-    from yuesheng.timeline import ticks
-
-    sheet, blocking = xiangshe
+    sheet, blocking = staged
     by_id = {c.cue: c for c in stage(blocking, sheet)}
     derived = kept = 0
-    for t in xiangshe_timeline.cues:
+    for t in build_timeline(sheet).cues:
         if t.cue.is_music:
             assert t.basis == ""
             continue
@@ -330,7 +330,7 @@ def test_a_staged_rites_actions_last_their_derivation_unless_the_estimate_is_kep
             assert abs(t.end_tick - t.start_tick - ticks(d.seconds)) <= 1  # the parts add up to the duration
             assert t.basis.endswith(f"= {float(d.seconds):.1f} s".replace(".0 s", " s"))
             assert [p for p, _ in d.parts] == [part.rsplit(" ", 2)[0] for part in t.basis.split(" = ")[0].split(" + ")]
-    assert derived > 100 and kept > 30
+    assert derived > 50 and kept > 15
 
 
 def test_timing_still_overrides_a_derived_duration(xiangshe, tmp_path):
@@ -352,7 +352,7 @@ def test_timeline_json_gives_each_cues_blocking_and_each_actions_basis(run, tmp_
     zhuren = next(s for s in cues["ying-bin"]["blocking"] if s["who"] == "zhuren")
     assert (zhuren["place"], zhuren["name"], zhuren["facing"]) == ("menwai-dong", "門外 (主人)", "西面")
     assert len({s["who"] for s in cues["ru-men"]["blocking"]}) == len(cues["ru-men"]["blocking"]) > 20
-    assert "blocking" not in json.loads(_run_json(run, tmp_path, "xiangyinjiu"))["cues"][0]  # no blocking yet
+    assert "blocking" not in json.loads(_run_json(run, tmp_path, "yanli"))["cues"][0]  # no blocking yet
 
 
 def _run_json(run, tmp_path: Path, rite: str) -> str:
