@@ -273,6 +273,15 @@ def test_plan_of_an_unknown_cue_or_an_unblocked_rite_says_so(run):
     assert code == 2 and "no blocking for yanli" in err
 
 
+def test_plan_of_a_rite_with_a_hall_but_no_blocking_gives_the_hall_alone(run):
+    code, out, _ = run("plan", "dashe")
+    data = json.loads(out)
+    assert code == 0 and data["hall"]["name"] and "people" not in data
+    assert any(p["name"].startswith("服不") for p in data["places"])
+    code, _, err = run("plan", "dashe", "--at", "ru-men")
+    assert code == 2 and "no blocking for dashe" in err and "hall alone" in err
+
+
 @pytest.mark.parametrize("hall", sorted(p.name for p in BLOCKING.glob("*.hall.yaml")))
 def test_every_shipped_hall_reads_its_statements_hold_and_its_quotes_are_on_their_pages(hall):
     from yuesheng.check.validate import check_quotes

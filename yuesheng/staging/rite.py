@@ -91,6 +91,12 @@ def loaded(path: Path, sheet: CueSheet) -> Blocking:
     return _read(path, sheet).blocking
 
 
+def hall_beside(sheet: CueSheet) -> Path | None:
+    """The hall file of *sheet*'s rite, ``../blocking/RITE.hall.yaml`` beside its folder, or None."""
+    path = Path(sheet.file).resolve().parent.parent / "blocking" / f"{sheet.rite_id}.hall.yaml"
+    return path if path.is_file() else None
+
+
 def staged_rite(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, str],
                 path: Path | None = None) -> StagedRite | None:
     """The rite of *sheet* on the ground under *variants* and *readings*, from the blocking at *path* (else the one
