@@ -1,13 +1,14 @@
 """Durations from geometry: an action lasts its longest walk plus its formulas, each part explained.
 
 A walk is its route's length (``routes``) times the pace — 行, or 趨 for a move marked ``run`` — plus a stair's
-time for each flight climbed or descended. The moves of one cue are taken as made at once (the longest walk counts);
+time for each flight climbed or descended, to the tenth of a second. The moves of one cue are taken as made at once (the longest walk counts);
 the formulas (``gestures``: 拜, 揖, 坐…) follow one another. Paces and formulas are the table ``data/staging.json``:
 the texts give no durations, so each entry is an estimate with its reason.
 """
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from functools import cache
 
@@ -20,6 +21,11 @@ from yuesheng.staging.stage import CueStage
 
 def _seconds(value: float) -> Fraction:
     return Fraction(value).limit_denominator(100)
+
+
+def _tenths(seconds: Fraction) -> Fraction:
+    """*seconds* to the nearest tenth (halves up): the time shown is the time taken, and a whole number of ticks."""
+    return Fraction(math.floor(seconds * 10 + Fraction(1, 2)), 10)
 
 
 @cache
@@ -58,7 +64,7 @@ def _measured(hall: Hall, start: Point, end: Point, via: tuple[Point, ...],
     points = route(hall, start, end, via)
     steps = round(length(points), 2)  # to the hundredth of a 步 (6 mm): the length shown is the length timed
     stairs = stairs_on(hall, points)
-    seconds = (_seconds(steps) * pace(run) + stairs * _stair()) if steps > 0 else Fraction(0)
+    seconds = _tenths(_seconds(steps) * pace(run) + stairs * _stair()) if steps > 0 else Fraction(0)
     return points, steps, stairs, seconds
 
 
