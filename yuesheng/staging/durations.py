@@ -1,9 +1,9 @@
 """Durations from geometry: an action lasts its longest walk plus its formulas, each part explained.
 
 A walk is its route's length (``routes``) times the pace — 行, or 趨 for a move marked ``run`` — plus a stair's
-time for each flight climbed or descended, to the tenth of a second. The moves of one cue are taken as made at once (the longest walk counts);
-the formulas (``gestures``: 拜, 揖, 坐…) follow one another. Paces and formulas are the table ``data/staging.json``:
-the texts give no durations, so each entry is an estimate with its reason.
+time for each flight climbed or descended, to the tenth of a second. The moves of one cue are taken as made at
+once (the longest walk counts); the formulas (``gestures``: 拜, 揖, 坐…) follow one another. Paces and formulas are
+the table ``data/staging.json``: the texts give no durations, so each entry is an estimate with its reason.
 """
 
 from __future__ import annotations
