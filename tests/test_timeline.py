@@ -463,17 +463,32 @@ def test_heyue_default_sounds_each_pair_in_turn_and_counts_three_zhong(repertoir
     assert {e.part for e in notes if e.piece == "queshao"} == {"歌", "瑟", "笙", "和", "磬"}  # 衆聲俱作 on every ode
 
 
-def test_wusuanyue_starts_with_the_cups_or_where_the_jing_writes_it(repertoire):
-    sheet = _sheet(repertoire, "yanli")
+@pytest.mark.parametrize(("rite", "music", "cups", "clause"), [
+    ("yanli", "wusuan-yue", "wusuan-jue", "shi-zhong-lv"),  # 8-18a 士終旅于上如初 / 無算樂
+    ("dashe", "wu-suan-yue", "wu-suan-jue", "shi-zhong-lv"),  # 10-31b
+    ("xiangshe", "wu-suan-yue", "wu-suan-jue", "wu-suan-fan"),  # 6-21b 反奠于賓與大夫 / 6-22a 無算樂
+])
+def test_wusuanyue_starts_where_the_jing_writes_it_or_with_the_cups_as_a_reading(repertoire, rite, music, cups,
+                                                                                clause):
+    sheet = _sheet(repertoire, rite)
     def start(tl, cue):
         return next(t for t in tl.cues if t.cue.id == cue)
     default = build_timeline(sheet)
-    jing = build_timeline(sheet, Options(readings={"wusuanyue": "jing-ci"}))
-    assert start(default, "wusuan-yue").start_tick == start(default, "wusuan-jue").start_tick
-    assert start(jing, "wusuan-yue").start_tick == start(jing, "shi-zhong-lv").end_tick
-    assert default.duration_ticks == jing.duration_ticks  # the drinking is the same; only the music moves
-    for tl in (default, jing):  # it stops as the 賓 rises, either way
-        assert start(tl, "bin-zui").start_tick <= start(tl, "wusuan-yue").end_tick
+    cupwise = build_timeline(sheet, Options(readings={"wusuanyue": "yu-jue"}))
+    assert sheet.readings["wusuanyue"].chosen == "jing-ci"
+    assert start(default, music).start_tick == start(default, clause).end_tick
+    assert start(cupwise, music).start_tick == start(cupwise, cups).start_tick
+    assert default.duration_ticks == cupwise.duration_ticks  # the drinking is the same; only the music moves
+    for tl in (default, cupwise):  # it stops as the 賓 rises, either way
+        assert start(tl, "bin-zui" if rite != "xiangshe" else "bin-xing").start_tick <= start(tl, music).end_tick
+
+
+def test_wusuanyue_in_xiangyinjiu_starts_with_the_cups_the_jing_writing_them_side_by_side(repertoire):
+    sheet = _sheet(repertoire, "xiangyinjiu")
+    tl = build_timeline(sheet)
+    start = {t.cue.id: t.start_tick for t in tl.cues}
+    assert sheet.readings["wusuanyue"].chosen == "yu-jue"
+    assert start["wusuanyue"] == start["wusuanjue"]
 
 
 def test_wusuan_yue_sounds_sheng_ge_jian_and_he_with_their_own_parts(repertoire):
