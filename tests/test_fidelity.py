@@ -100,3 +100,23 @@ def test_fangzhong_is_presented_as_unplaced_not_justified_by_yanyue():
     assert "UNPLACED IN THE TEXT" in note and "二樂皆教其鍾磬" in note
     assert "because 鄭 calls" not in note
 
+
+
+@pytest.mark.parametrize("rite", ["xiangyinjiu", "xiangshe"])  # their sheets quote 縮&KR0764; and 當&KR0925;
+def test_no_kanripo_code_reaches_a_person_in_any_output(run, tmp_path, rite):
+    assert "&KR" in (data_dir("cues") / f"{rite}.yaml").read_text(encoding="utf-8")  # the file keeps the codes
+    for fmt in ("text", "csv", "json"):
+        code, out, _ = run("timeline", rite, "--format", fmt)
+        assert code == 0 and "&KR" not in out, fmt
+    midi, page = tmp_path / "rite.mid", tmp_path / "rite.html"
+    assert run("render", rite, "-o", str(midi))[0] == 0
+    assert run("sheet", rite, "-o", str(page))[0] == 0
+    assert b"&KR" not in midi.read_bytes()
+    assert "&KR" not in page.read_text(encoding="utf-8")
+
+
+def test_the_console_and_page_read_cues_whose_texts_show_the_characters(repertoire):
+    sheet = load_cuesheet(data_dir("cues") / "xiangyinjiu.yaml", repertoire)
+    texts = [f"{c.cite} {c.action} {c.words} {c.note}" for c in sheet.cues]
+    assert not any("&KR" in t for t in texts)
+    assert any("縮霤" in t for t in texts) and any("當楣" in t for t in texts)
