@@ -83,7 +83,7 @@ def test_a_pages_parts_together_are_the_page_as_transcribed(key, folder, kr_id):
 def test_yili_parts_tell_the_jing_the_notes_and_the_collation_apart():
     parts = [(p.kind, p.text) for p in sources.page("4-27b").parts]
     assert parts[0] == ("經", "司正實觶降自西階階間北面坐奠觶退共少立")
-    assert parts[1][0] == "注" and parts[1][1].startswith("鄭注階間北面")
+    assert parts[1][0] == "鄭注" and parts[1][1].startswith("鄭注階間北面")
     assert parts[2] == ("釋曰", "釋曰奠觶者以顯其事表其位也")
     assert parts[3] == ("經", "坐取觶不祭遂飲卒觶興坐奠觶遂拜執觶興")
     note = parts[4][1]
@@ -93,8 +93,8 @@ def test_yili_parts_tell_the_jing_the_notes_and_the_collation_apart():
 
 def test_a_note_running_over_the_page_break_keeps_its_layer():
     first = sources.page("6-13a").parts[0]
-    assert first.kind == "注" and first.text.startswith("鄭注東面者")
-    note = sources.PagePart("注", "之命于賤者遥號命之可也樂正亦許諾猶北面不還以賓在堂")
+    assert first.kind == "鄭注" and first.text.startswith("鄭注東面者")
+    note = sources.PagePart("鄭注", "之命于賤者遥號命之可也樂正亦許諾猶北面不還以賓在堂")
     assert sources.page("6-12b").parts[0] == note
 
 
@@ -195,3 +195,19 @@ def test_every_stanza_is_on_its_cited_page_as_transmitted(repertoire, piece_id):
 def test_the_loss_is_quoted_from_its_page(repertoire, piece_id):
     piece = repertoire.find(piece_id)
     assert sources.find_quote(piece.lost.quote, sources.page(piece.lost.cite)) is not None
+
+
+@pytest.mark.parametrize(("page", "ji"), [
+    ("4-44a", "磬階間縮&KR0764;"), ("6-34b", "歌騶虞若采蘋皆五終"), ("8-28a", "有房中之樂"),
+])
+def test_the_ji_is_labelled_ji_not_jing(page, ji):
+    parts = sources.page(page).parts
+    assert "經" not in {p.kind for p in parts}
+    assert any(p.kind == "記" and ji in p.text for p in parts)
+
+
+def test_the_ji_begins_at_its_heading():
+    kinds = [(p.kind, p.text[:4]) for p in sources.page("4-39a").parts]
+    assert ("經", "鄉樂惟欲") in kinds and ("記", "記鄉朝服") in kinds
+    assert kinds.index(("經", "鄉樂惟欲")) < kinds.index(("記", "記鄉朝服"))
+    assert {k for k, _ in kinds} <= {"經", "記", "鄭注", "釋曰", "案"}

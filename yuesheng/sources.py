@@ -16,7 +16,8 @@ transcription's own ids (``KR1d0030_WYG_009-23b``) are accepted too.
 
 A page's text is its printed lines joined (``¶`` ends a line), whitespace
 removed. Its parts tell the layers apart: in 儀禮集釋 the 經 runs at the left
-margin, a note starts with 鄭注 or 釋曰 and its lines are indented, and ``(案…)``
+margin — and from the heading ``記`` that opens a rite's 記 to the end of its 卷,
+the 記 — a note starts with 鄭注 (鄭目録) or 釋曰 and its lines are indented, and ``(案…)``
 is a collation note in small double-line print (``/`` divides the two
 columns); in 周禮注疏 the layers follow one another inline — 經, then 注, then
 音義(…) and 疏(…) in small print, then the next 經. The text is as transmitted:
@@ -25,7 +26,8 @@ the rare 經 line that the transcription indents is read as part of the note bef
 ``&KRnnnn;`` stands for a character outside Unicode's common planes. ``display``
 shows the standard character for each code in ``PRIVATE_USE`` (with where it
 comes from); a code not established stays, marked ``〓&KRnnnn;``. The files and
-the cue sheets keep the codes: a quote is matched with both sides displayed.
+the cue sheets keep the codes: a quote is matched with both sides displayed, and the
+cue sheet reader displays every text it reads, so no output shows a code.
 """
 
 from __future__ import annotations
@@ -165,7 +167,8 @@ def parse_page(name: str, *, text: str = "yili") -> PageId:
 
 @dataclass(frozen=True, slots=True)
 class PagePart:
-    """A stretch of a page in one layer: 經, 注, 釋曰, 案 (collation), 音義, 疏, 小字, or '' (瑟譜)."""
+    """A stretch of a page in one layer, named as the text marks it: 經, 記, 鄭注, 鄭目録 and 釋曰 (儀禮集釋); 經, 注,
+    音義 and 疏 (周禮注疏); 案 (a collation note), 小字, or '' (瑟譜)."""
 
     kind: str
     text: str  # as transcribed, whitespace removed; private-use codes kept
@@ -196,6 +199,7 @@ class _Builder:
         self.style = style
         self.parts: dict[PageId, list[list[str]]] = {}  # page → [[kind, text], …]
         self.kind = ""  # the current large-print layer
+        self.margin = "經"  # what the margin holds: the 經, or from its heading on the 記 (儀禮集釋)
         self.small = ""  # the kind of the small print just read ('' after large print)
         self.open = False  # inside a ( … ) that runs over a line end
 
@@ -220,13 +224,14 @@ class _Builder:
             return
         new = False
         if self.style == "yili" and not self.open and not content.startswith("("):
-            marker = next((k for m, k in (("鄭注", "注"), ("鄭目録", "注"), ("釋曰", "釋曰"))
-                           if content.startswith(m)), "")
+            marker = next((m for m in ("鄭注", "鄭目録", "釋曰") if content.startswith(m)), "")
+            if indent == 0 and content.startswith("記"):  # the 記's heading: from here to the end of the 卷
+                self.margin = "記"
             if marker:
                 self.kind, new = marker, True
-            elif indent == 0 and self.kind != "經":
-                self.kind, new = "經", True
-            self.kind = self.kind or "注"
+            elif indent == 0 and self.kind != self.margin:
+                self.kind, new = self.margin, True
+            self.kind = self.kind or "鄭注"
         for token in self.tokens(content):
             self.token(page, token, new=new)
             new = False
