@@ -143,8 +143,8 @@ def test_a_private_use_code_matches_its_character_either_way():
 def test_display_shows_the_standard_character_and_marks_a_code_not_established():
     assert sources.display("當&KR0925;北面") == "當楣北面"
     assert sources.display("縮&KR0764;") == "縮霤"
-    assert sources.display("謂&KR0871;肝膋") == "謂〓&KR0871;肝膋"
-    assert sources.display("&KR9999;") == "〓&KR9999;"
+    assert sources.display("謂&KR0871;肝膋") == "謂⿰月巽肝膋"  # no Unicode character: its description
+    assert sources.display("&KR9999;") == "〓KR9999"
     assert sources.display("no codes") == "no codes"
 
 
@@ -153,8 +153,19 @@ def test_every_code_in_the_texts_is_in_the_table_with_its_source():
             for c in sources.private_use_codes(page.text)}
     assert used == set(sources.PRIVATE_USE)
     for entry in sources.PRIVATE_USE.values():
-        assert entry.source and (entry.char is None or len(entry.char) == 1), entry
-        assert (entry.char is None) == ("not established" in entry.source), entry
+        assert entry.char and entry.source.startswith(("image: ", "charlist: ")), entry
+        described = "ideographic description" in entry.source
+        assert len(entry.char) == 1 or (described and entry.char[0] in "⿰⿱⿻"), entry
+
+
+@pytest.mark.parametrize(("code", "page", "shown"), [
+    ("KR0871", "8-10a", "謂⿰月巽肝膋"), ("KR0871", "10-25b", "謂⿰月巽肝膋"), ("KR1969", "9-5b", "從豆⿻凵⿰丰丰聲"),
+    ("KR2239", "zhouli:24-10a", "又作帆⿰阝几二皆音耆"), ("KR2503", "zhouli:30-37b", "掚監本訛⿰木兩"),
+])
+def test_the_four_codes_once_unresolved_are_shown_from_kanripos_glyph_images(code, page, shown):
+    text = sources.display(sources.page(page).text)
+    assert shown in text and "&KR" not in text and sources.UNRESOLVED not in text
+    assert "ideographic description" in sources.PRIVATE_USE[code].source
 
 
 def test_every_code_the_cue_sheets_and_scores_use_is_established():
