@@ -10,7 +10,7 @@ from yuesheng.cli.parsing import dump_json, format_option
 from yuesheng.errors import QuoteError
 from yuesheng.sources import Page, QuoteMatch
 
-_LABEL_CELLS = 2  # labels of one or two CJK characters are padded to two: 經 記 鄭注 釋曰 注 案 音義 疏 小字 (鄭目録 overruns)
+_LABEL_CELLS = 2  # labels padded to two CJK cells: 經 記 鄭注 釋曰 注 案 音義 疏 小字 (鄭目録 overruns)
 
 
 MARKS = ("【", "】")  # around the quote; plain text, so it survives the escaping of everything printed (and a copy)
