@@ -186,6 +186,35 @@ def test_xiangshe_xunuo_is_one_unbroken_call_not_on_gong_or_shang(xiangshe):
     assert all(e.length_ticks >= ticks(Fraction(10)) for e in xunuo)  # held from 侯 to 乏
 
 
+def test_xiangshe_xunuo_sounds_on_no_lu_unless_the_reading_holds_it_on_zhi(repertoire, xiangshe):
+    def xunuo(tl):
+        return {(e.part, e.key, e.cents) for e in tl.events if e.kind is EventKind.CALL and e.degree == "不絶"}
+
+    assert xunuo(xiangshe) == {("許諾", 60, 0.0)}  # 不以宮商: Breath Noise at one fixed key
+    sheet = _sheet(repertoire, "xiangshe")
+    other = build_timeline(sheet, Options(call_jun=lu("應"), realization=Realization(62, Tuning.SANFEN)))
+    assert xunuo(other) == xunuo(xiangshe)  # no 律: neither the 均 nor 黄鍾 nor the tuning moves it
+    zhi = build_timeline(sheet, Options(readings={"xunuo": "zhi"}))
+    assert xunuo(zhi) == {("獲者", 67, 0.0)}  # 徵 of 黄鍾 = 林鍾, G4 with 黄鍾 on C4
+    assert any("不以宮商" in n for n in xiangshe.notices) and any("xunuo=zhi" in n for n in zhi.notices)
+
+
+@pytest.mark.parametrize(("variants", "fixed", "following"), [
+    (frozenset(), {("宫", 60), ("商", 62)}, {("宫", 60), ("商", 62)}),  # 騶虞 黄鍾羽: the 均 is 黄鍾 either way
+    (frozenset({"caipin"}), {("宫", 60), ("商", 62)}, {("宫", 70), ("商", 72)}),  # 采蘋 無射商: 無射 and 黄鍾清
+])
+def test_the_calls_jun_is_fixed_or_follows_the_music_in_play(repertoire, variants, fixed, following):
+    sheet = _sheet(repertoire, "xiangshe")
+
+    def hit_calls(readings):
+        tl = build_timeline(sheet, Options(variants=variants, readings=readings))
+        return {(e.degree, e.key) for e in tl.events if e.kind is EventKind.CALL and e.round == "round-3"}
+
+    assert sheet.readings["changjun"].chosen == "gu-ding"
+    assert hit_calls({}) == fixed
+    assert hit_calls({"changjun": "sui-yue"}) == following
+
+
 @pytest.fixture(scope="module")
 def dashe(repertoire):
     return build_timeline(_sheet(repertoire, "dashe"))
@@ -254,7 +283,7 @@ def test_every_xiangshe_xunuo_sounds_unbroken(xiangshe):
     calls = [e for e in xiangshe.events if e.kind is EventKind.CALL and e.text == "諾"]
     pages = [next(t.cue.cite.page for t in xiangshe.cues if t.cue.id == e.cue) for e in calls]
     assert pages == XIANGSHE_XUNUO
-    assert {(e.degree, e.part) for e in calls} == {("不絶", "獲者")}
+    assert {(e.degree, e.part) for e in calls} == {("不絶", "許諾")}  # the 獲者's voice on no 律
 
 
 def test_the_gong_looses_first_in_his_pair(dashe):
