@@ -632,3 +632,14 @@ def test_the_emitting_pass_reuses_the_times_it_would_compute(repertoire, rite):
             emitted = Played()
             assert schedule(setting, _music_end(setting, BuildState(), emitted)) == times, (rite, options)
             assert emitted == played
+
+
+def test_li_rugui_plays_the_shorter_ode_once_and_its_players_rest_until_the_longer_ends(repertoire):
+    tl = build_timeline(_sheet(repertoire, "xiangyinjiu"), Options(readings={"heyue": "li-rugui"}))
+    notes = [e for e in tl.events if e.cue == "heyue" and e.kind is EventKind.NOTE and e.zhong == 1]
+    guanju = [e for e in notes if e.piece == "guanju" and e.part == "歌"]
+    queshao = [e for e in notes if e.piece == "queshao" and e.part == "笙"]
+    assert (len(guanju), len(queshao)) == (80, 48)  # one pass each: the shorter is not repeated
+    assert queshao[0].start_tick == guanju[0].start_tick
+    rest = max(e.start_tick + e.length_ticks for e in guanju) - max(e.start_tick + e.length_ticks for e in queshao)
+    assert rest == ticks(Fraction(48))  # 32 syllables of 1.5 s: the 召南 players rest, nothing is held
