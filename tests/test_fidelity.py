@@ -81,7 +81,7 @@ def test_yanli_says_how_many_cues_the_yan_she_variant_has():
 def test_wusuan_yin_cites_the_zhu_whose_words_it_gives():
     cue = _cue("yanli", "wusuan-yin")
     assert cue["cite"]["page"] == "8-16a"
-    assert _layer("8-16a", cue["cite"]["quote"]) == {"注"}
+    assert _layer("8-16a", cue["cite"]["quote"]) == {"鄭注"}
     assert cue["action"].replace(" ", "") in cue["cite"]["quote"]
 
 
