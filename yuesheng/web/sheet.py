@@ -30,6 +30,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from yuesheng import fonts
 from yuesheng.cuesheet import Cue, Member, MusicKind
 from yuesheng.music.instruments import PARTS
 from yuesheng.outputs.report import cues_by_id, says_que, sections, takes, what_of
@@ -528,7 +529,14 @@ def sheet_html(timeline: Timeline) -> str:
                  f"tuning {real.tuning.value}, 黄鍾 = MIDI {real.huangzhong}; total {clock(total)}",
         data=Markup(json_island(data)),
     )
-    return page
+    return with_fonts(page)
+
+
+def with_fonts(page: str, *, more: str = "") -> str:
+    """*page* with the shipped text font embedded (``fonts.face_css``) for every character it shows, and for those
+    of *more* (text it will show later, such as the console's cues), so that none falls back to a missing glyph."""
+    faces = fonts.face_css(page + more)
+    return page.replace("</head>", f"<style>\n{faces}\n</style>\n</head>", 1) if faces else page
 
 
 def _zooms(shots: list[Event], blocks: list[Block], duration: float) -> list[dict[str, Any]]:
