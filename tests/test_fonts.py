@@ -119,3 +119,33 @@ def test_the_pdfs_draw_xuan_from_a_hanazono_font_not_as_a_box(tmp_path):
     fonts_used = {str(f.get_object()["/BaseFont"]) for f in page["/Resources"]["/Font"].values()}
     # 𤣥 comes from a Hanazono: the shipped subset, or Debian's fonts-hanazono when fontconfig finds that first
     assert any("HanaB" in name or "HanaMinB" in name for name in fonts_used), fonts_used
+
+
+def test_a_pages_font_is_cut_once_then_read_from_the_cache(tmp_path, monkeypatch):
+    """Cutting the subset reads the whole 1.3 MB font; the same characters again come from the cache, and a cache
+    that cannot be used is only a slower page."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    fonts._faces.cache_clear()
+    made = fonts.face_css("鹿鳴" + XUAN)
+    assert len(list((tmp_path / "cache" / "yuesheng" / "fonts").glob("*.css"))) == 1
+
+    def no_cutting(points):
+        raise AssertionError("cut again")
+
+    monkeypatch.setattr(fonts, "_make_faces", no_cutting)
+    fonts._faces.cache_clear()
+    assert fonts.face_css("鹿鳴" + XUAN) == made
+    monkeypatch.undo()
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))  # no folder can be made there
+    fonts._faces.cache_clear()
+    assert fonts.face_css("鹿鳴" + XUAN) == made
+    fonts._faces.cache_clear()
+
+
+def test_the_font_cache_keeps_only_its_newest_entries(tmp_path, monkeypatch):
+    from yuesheng.caches import keep
+
+    for n in range(5):
+        keep(tmp_path, f"{n}.css", b"x", entries=3)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["2.css", "3.css", "4.css"]

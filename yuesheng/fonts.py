@@ -16,11 +16,14 @@ the families are renamed ``YueshengHanaA`` and ``YueshengHanaB``. fontTools is i
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 import sys
+from contextlib import suppress
 from functools import cache
 from pathlib import Path
 
+from yuesheng.caches import cache_folder, keep
 from yuesheng.files import write_atomic
 
 PACKAGE = Path(__file__).resolve().parent
@@ -29,13 +32,14 @@ FAMILIES = ("YueshengHanaA", "YueshengHanaB")
 FONT_FILES = tuple(FONT_DIR / f"{family}.ttf" for family in FAMILIES)
 HANAZONO = (Path("/usr/share/fonts/truetype/hanazono/HanaMinA.ttf"),
             Path("/usr/share/fonts/truetype/hanazono/HanaMinB.ttf"))
+CACHE_ENTRIES = 64  # pages' font rules kept in the cache (about 160 KB each)
 FIRST = 0x2E80  # the CJK radicals onwards: what the shipped fonts are for (Latin and punctuation stay the page's)
 _SHIPPED = ("texts/**/*.txt", "data/*.json", "web/templates/*.j2", "**/*.py")
 
 
 def shipped_text() -> str:
     """Every text the package ships or prints: the classical texts, cue sheets, scores, data, templates and code."""
-    roots = [(PACKAGE, _SHIPPED)] + [(_folder(name), ("*.yaml",)) for name in ("cues", "scores")]
+    roots = [(PACKAGE, _SHIPPED)] + [(_folder(name), ("*.yaml",)) for name in ("cues", "scores", "blocking")]
     return "".join(path.read_text(encoding="utf-8") for root, patterns in roots for pattern in patterns
                    for path in sorted(root.glob(pattern)))
 
@@ -70,6 +74,26 @@ def face_css(text: str) -> str:
 
 @cache
 def _faces(points: tuple[int, ...]) -> str:
+    """The rules for *points*, from the font cache where a page of the same characters was made before (cutting the
+    subset reads the whole 1.3 MB font: most of the page's time), else made and kept there."""
+    folder = cache_folder("fonts")
+    name = f"{_key(points)}.css"
+    if folder is not None:
+        with suppress(OSError, UnicodeDecodeError):
+            return (folder / name).read_text(encoding="ascii")
+    rules = _make_faces(points)
+    if folder is not None:
+        keep(folder, name, rules.encode("ascii"), entries=CACHE_ENTRIES)
+    return rules
+
+
+def _key(points: tuple[int, ...]) -> str:
+    """What a page's rules depend on: the characters, and the shipped fonts (by size and time of change)."""
+    fonts = [(path.stat().st_size, path.stat().st_mtime_ns) for path in FONT_FILES]
+    return hashlib.sha256(repr((fonts, points)).encode("ascii")).hexdigest()[:32]
+
+
+def _make_faces(points: tuple[int, ...]) -> str:
     rules = []
     for family, path, cmap in zip(FAMILIES, FONT_FILES, _cmaps(), strict=True):
         mine = [c for c in points if c in cmap]
