@@ -271,8 +271,10 @@ def test_a_staged_rite_hears_each_part_where_its_players_stand(staged_xiangshe):
     assert len(stops["笙"]) == 1 and {p.name for p in sheng} == {"sheng#1", "sheng#2", "sheng#3"}
     assert min(p.x for p in sheng) > hall["xuan"].point.x  # 縣中磬東立西面 (5-15a)
     assert stops["磬"][0].places[0].name == "xuan"
-    calls = {(p.x, p.y) for stop in stops["獲者"] for p in stop.places}  # at the 侯 for 許諾, at the 乏 for 獲
-    assert any(y > hall["fa"].point.y + 10 for _, y in calls) and any(abs(y - hall["fa"].point.y) < 1 for _, y in calls)
+    at_fa = {(p.x, p.y) for stop in stops["獲者"] for p in stop.places}  # the 獲 are called from the 乏
+    assert at_fa == {(hall["fa-xi"].point.x, hall["fa-xi"].point.y)}
+    xunuo = {(p.x, p.y) for stop in stops["許諾"] for p in stop.places}  # 許諾 at the 侯 as he sets off for the 乏
+    assert (hall["fu-hou"].point.x, hall["fu-hou"].point.y) in xunuo
 
 
 def test_a_staged_rite_seats_the_listener_on_the_halls_mats(staged_xiangshe):

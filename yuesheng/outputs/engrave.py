@@ -44,6 +44,7 @@ from pathlib import Path
 from yuesheng import limits
 from yuesheng.errors import EngraveError, LimitError
 from yuesheng.files import atomic_path, check_output, write_atomic
+from yuesheng.fonts import FAMILIES, FONT_FILES
 from yuesheng.music.lulu import LU, Mode, Realization, Tuning, cents_offset
 from yuesheng.music.score import Note, Piece
 from yuesheng.process import bound_to_us
@@ -334,9 +335,12 @@ _JIANPU_STAFF = (r"jianpuStaff = \with { \override StaffSymbol.line-count = #0 "
 
 
 def book_source(bookparts: Sequence[str], *, font: str, title: str = "", front: Sequence[str] = ()) -> str:
-    """A complete LilyPond file: version, paper with the CJK *font*, an optional title and front matter, the parts."""
+    """A complete LilyPond file: version, paper with the CJK *font* (then the shipped text font, for the characters
+    it lacks: ``fonts.FONT_FILES``), an optional title and front matter, the parts."""
+    families = ", ".join((font, *FAMILIES))
     lines = [f"\\version {lily_string(LILYPOND_VERSION)}", _JIANPU_STAFF,
-             f"\\paper {{ fonts.serif = {lily_string(font)} fonts.sans = {lily_string(font)} "
+             *(f"#(ly:font-config-add-font {lily_string(str(path))})" for path in FONT_FILES),
+             f"\\paper {{ fonts.serif = {lily_string(families)} fonts.sans = {lily_string(families)} "
              "tagline = ##f ragged-last = ##f tocTitleMarkup = \\markup \\fill-line { \\bold \"Contents 目錄\" } }",
              "\\layout { \\context { \\Lyrics \\override LyricSpace.minimum-distance = #1.2 } }",
              "\\header { tagline = ##f }" if not title

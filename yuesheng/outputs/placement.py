@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from yuesheng.staging.model import Stand
     from yuesheng.staging.rite import StagedRite
 
-CALLERS = ("獲者", "負侯者")
+CALLERS = ("獲者", "負侯者", "許諾")  # 許諾: the 獲者's answer on no 律 (part 許諾, reading xunuo)
 SINGERS = "歌"
 PORTABLE = frozenset({"瑟"})  # carried by the 工 (遷樂); the 笙 go up to be offered a cup and come back to play
 HELD = frozenset({"瑟", "笙", "和", "管"})  # a staged rite hears these where their players stand

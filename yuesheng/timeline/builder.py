@@ -47,7 +47,7 @@ def _music_end(setting: Setting, state: BuildState, played: Played) -> MusicEnd:
 
     def music_end(cue: Cue, start: Fraction, stop: Fraction | None, times: Mapping[Point, Fraction]) -> Fraction:
         played.append((cue, start, stop))
-        announce(state, cue, start)
+        announce(state, cue, start, rite=setting.sheet.rite_id)
         if cue.music is MusicKind.CHANGSHENG:
             return calls_end(cue, start, stop, times)
         if cue.music is MusicKind.SHEJIE:
