@@ -39,9 +39,11 @@ def _keys(voice: str) -> list[int]:
 
 
 def _digits(source: str) -> list[str]:
-    quoted = re.findall(r'\\bold ("(?:\\.|[^"\\])*")', "\n".join(
-        line for line in source.splitlines() if "\\new Voice" in line))
-    return [q[1:-1] for q in quoted]
+    """The 簡譜 digits of the voices, each with its accidental (drawn small at its upper left): ``♯4``."""
+    voices = "\n".join(line for line in source.splitlines() if "\\new Voice" in line)
+    heads = re.findall(r"\\overlay \{ \\center-align \\fontsize #\d+ \"(\d)\" (?:\\translate #'\([^)]*\) "
+                       r"\\right-align \\fontsize #-?\d+ \"([^\"]+)\")?", voices)
+    return [sign + digit for digit, sign in heads]
 
 
 def _pdf_text(path: Path) -> str:
@@ -96,9 +98,10 @@ def test_jianpu_octave_dots_mark_the_register(repertoire) -> None:
     source = score_source(piece, Setting(notation=Notation.JIANPU), font=FONT)
     first = source.split("\\new Voice")[1].split("|")[0]
     heads = [(d, marks.strip()) for d, marks in
-             re.findall(r"\\overlay \{ \\center-align \\bold \"([^\"]+)\"(.*?) \} ", first)]
+             re.findall(r"\\overlay \{ \\center-align \\fontsize #\d+ \"(\d)\"(.*?) \} ", first)]
     assert piece.stanzas[0].notes[0].pitch.name == "黄清"
-    assert heads[0][0] == "1" and heads[0][1].count("draw-circle") == 1 and "#'(0 . 2.1)" in heads[0][1]
+    assert heads[0][0] == "1" and heads[0][1].count("draw-circle") == 1
+    assert f"#'(0 . {engrave._DOT_ABOVE})" in heads[0][1]
     assert heads[1][1] == ""  # 南 in the middle octave
 
 
@@ -288,3 +291,13 @@ def test_score_engrave_marks_one_crotchet_per_syllable_at_the_sequencers_tempo(r
 def test_jianpu_key_is_written_as_chinese_practice_writes_it(repertoire, name: str, huangzhong: int, key: str) -> None:
     setting = Setting(notation=Notation.JIANPU, realization=Realization(huangzhong))
     assert f"· {key}\"" in score_source(repertoire.find(name), setting, font=FONT)
+
+
+def test_jianpu_marks_the_metre_where_the_line_length_changes(repertoire) -> None:
+    assert engrave._metre_marks((4, 2, 4, 4, 3)) == {0: "\\time 4/4", 4: "\\time 2/4", 6: "\\time 4/4",
+                                                     14: "\\time 3/4"}
+    piece = repertoire.find("魚麗")  # 魚麗于罶 | 鱨鯊 | 君子有酒 | 㫖且多
+    jianpu = _voices(score_source(piece, Setting(notation=Notation.JIANPU), font=FONT))[0]
+    assert re.findall(r"\\time (\d)/4", jianpu) == ["4", "2", "4", "3"]
+    staff = score_source(piece, Setting(), font=FONT)
+    assert "\\time" not in staff and "\\omit Staff.TimeSignature" in staff  # unmetred staff: no metre shown

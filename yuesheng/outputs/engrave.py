@@ -200,18 +200,32 @@ def _footnotes(piece: Piece, stanza: int) -> list[str]:
     return out
 
 
+# 簡譜 geometry, in staff spaces from the digit's baseline: digits sized to the lyric characters, octave dots
+# clear of the digit (so a dotted 1 never reads as "i"), the sharp small at the digit's upper left, bar lines
+# from just under the digits to just over the dots, and the lyric rows at a fixed distance under the lowest dot.
+JIANPU_DIGIT_SIZE = 3  # LilyPond \fontsize steps: the digit's height is about that of a character of the 詞 row
+_DOT_ABOVE, _DOT_BELOW, _DOT_STEP, _DOT_RADIUS = 2.95, -0.75, 0.75, 0.25
+_SHARP_AT = (-1.6, 1.1)
+
+
 def _jianpu_head(digit: str, dots: int) -> str:
-    """Tweaks that draw a note head as its 簡譜 digit, with octave dots above (dots > 0) or below."""
-    marks = " ".join(f"\\translate #'(0 . {2.1 + 0.7 * n if dots > 0 else -0.9 - 0.7 * n}) "
-                     "\\center-align \\draw-circle #0.22 #0 ##t" for n in range(abs(dots)))
-    text = f"\\overlay {{ \\center-align \\bold {lily_string(digit)} {marks} }}"
+    """Tweaks that draw a note head as its 簡譜 digit (an accidental small at its upper left), with octave dots
+    above (dots > 0) or below."""
+    sign, number = digit[:-1], digit[-1]
+    marks = " ".join(f"\\translate #'(0 . {_DOT_ABOVE + _DOT_STEP * n if dots > 0 else _DOT_BELOW - _DOT_STEP * n}) "
+                     f"\\center-align \\draw-circle #{_DOT_RADIUS} #0 ##t" for n in range(abs(dots)))
+    accidental = (f"\\translate #'({_SHARP_AT[0]} . {_SHARP_AT[1]}) \\right-align \\fontsize #{JIANPU_DIGIT_SIZE - 4} "
+                  f"{lily_string(sign)} ") if sign else ""
+    text = (f"\\overlay {{ \\center-align \\fontsize #{JIANPU_DIGIT_SIZE} {lily_string(number)} "
+            f"{accidental}{marks} }}")
     return f"\\tweak NoteHead.stencil #ly:text-interface::print \\tweak NoteHead.text \\markup {text} "
 
 
 def _note_token(slot: Slot, gong: int, setting: Setting, mark: int | None) -> str:
     if slot.key is None:
         return "r4" if setting.notation is Notation.STAFF else (
-            '\\tweak Rest.stencil #ly:text-interface::print \\tweak Rest.text \\markup \\bold "0" r4')
+            "\\tweak Rest.stencil #ly:text-interface::print "
+            f'\\tweak Rest.text \\markup \\fontsize #{JIANPU_DIGIT_SIZE} "0" r4')
     token = lily_pitch(slot.key, gong) + "4"
     if setting.notation is Notation.JIANPU:
         token = _jianpu_head(*jianpu_digit(slot.key, gong)) + token
@@ -229,9 +243,10 @@ def lyric_syllable(text: str) -> str:
     return f"\\markup \\concat {{ {pieces} }}"
 
 
-def _lyric_line(label: str, texts: list[str]) -> str:
+def _lyric_line(label: str, texts: list[str], notation: Notation) -> str:
     words = " ".join(lyric_syllable(t) for t in texts)
-    return f"    \\new Lyrics \\lyricsto \"v\" {{ \\set stanza = {lily_string(label)} {words} }}"
+    spacing = " \\with { \\jianpuLyrics }" if notation is Notation.JIANPU else ""
+    return f"    \\new Lyrics{spacing} \\lyricsto \"v\" {{ \\set stanza = {lily_string(label)} {words} }}"
 
 
 def tempo_mark(syllable: Fraction) -> str:
@@ -248,6 +263,21 @@ def clef_name(keys: Sequence[int]) -> str:
     return "treble" if low >= 55 else "treble_8" if low >= 43 else "bass"
 
 
+def _metre_marks(lengths: Sequence[int]) -> dict[int, str]:
+    """簡譜's metre mark where the line's length changes: {notes sung before the line: ``\\time 3/4``}.
+
+    The beat is steady (one syllable a crotchet at the sequencer's tempo) and the bar is the line of the poem, so
+    the metre is the line's length, marked where it changes as 簡譜 marks a changing metre; 散板 (free rhythm)
+    would tell the singer to leave the beat, which the sequencer never does.
+    """
+    marks, start, previous = {}, 0, 0
+    for length in lengths:
+        if length != previous:
+            marks[start] = f"\\time {length}/4"
+        start, previous = start + length, length
+    return marks
+
+
 def stanza_score(piece: Piece, stanza: int, slots: Sequence[Slot], setting: Setting, gong: int) -> list[str]:
     """One stanza as a LilyPond ``\\score`` with its heading, three lyric lines and its notes on emendations."""
     marks = _emendation_marks(piece)
@@ -255,12 +285,15 @@ def stanza_score(piece: Piece, stanza: int, slots: Sequence[Slot], setting: Sett
     lengths = next((s.line_lengths for s in piece.stanzas if s.number == stanza), ())
     ends = set(next((s.line_ends for s in piece.stanzas if s.number == stanza), ()))
     between = "" if lengths else '\\bar ""'  # a system breaks only at a bar: inside a line of the poem, never
+    metres = _metre_marks(lengths) if setting.notation is Notation.JIANPU else {}
     tokens = ["\\cadenzaOn"]
     for n, slot in enumerate(slots):
         if n and slot.note.position - 1 in ends:
             tokens.append('\\bar "|"')
         elif n and between:
             tokens.append(between)
+        if slot.note.position - 1 in metres:
+            tokens.append(metres[slot.note.position - 1])
         tokens.append(_note_token(slot, gong, setting, marks.get((stanza, slot.note.position))))
     tokens.append('\\bar "|."')
     sounding = [s.note for s in slots if s.key is not None]
@@ -271,13 +304,14 @@ def stanza_score(piece: Piece, stanza: int, slots: Sequence[Slot], setting: Sett
     page = next((s.page for s in piece.stanzas if s.number == stanza), "")
     heading = f"第{stanza}章" + (f" · {page}" if page else "")
     tempo = tempo_mark(setting.syllable) if setting.syllable and stanza == piece.stanzas[0].number else ""
+    metre = "" if metres else "\\omit Staff.TimeSignature "
     lines = ["\\score {", f"  \\header {{ piece = {lily_string(heading)} }}", "  <<",
-             f"    {staff} \\new Voice = \"v\" {{ \\omit Staff.TimeSignature {tempo}{key_sig}{clef}"
+             f"    {staff} \\new Voice = \"v\" {{ {metre}{tempo}{key_sig}{clef}"
              f"{' '.join(tokens)} }}"]
     if any(n.lyric.strip() for n in sounding):
-        lines.append(_lyric_line("詞", [n.lyric.strip() or "·" for n in sounding]))
-    lines.append(_lyric_line("律", [n.pitch.name for n in sounding]))
-    lines.append(_lyric_line("俗", [n.suzi for n in sounding]))
+        lines.append(_lyric_line("詞", [n.lyric.strip() or "·" for n in sounding], setting.notation))
+    lines.append(_lyric_line("律", [n.pitch.name for n in sounding], setting.notation))
+    lines.append(_lyric_line("俗", [n.suzi for n in sounding], setting.notation))
     lines += ["  >>", "  \\layout { }", "}"]
     notes = _footnotes(piece, stanza)
     if notes:
@@ -327,8 +361,17 @@ def piece_bookpart(piece: Piece, setting: Setting, *, slots: Sequence[Slot] | No
 
 
 _JIANPU_STAFF = (r"jianpuStaff = \with { \override StaffSymbol.line-count = #0 "
-                 r"\override BarLine.bar-extent = #'(-2 . 2) "
-                 r"\omit Stem \omit Clef \omit KeySignature \omit Accidental }")
+                 r"\override BarLine.bar-extent = #'(-0.6 . 3.3) \override TimeSignature.style = #'numbered "
+                 r"\override TimeSignature.break-visibility = #end-of-line-invisible "
+                 r"\override TimeSignature.font-size = #-3 \override TimeSignature.Y-offset = #1.1 "
+                 r"\override BarLine.space-alist.time-signature = #'(extra-space . 1.2) "
+                 r"\omit Stem \omit Clef \omit KeySignature \omit Accidental } "
+                 # the lyric rows at a fixed distance under the digits, clear of two octave dots below, and a
+                 # fixed distance apart: the same gap on every line, however crowded
+                 r"jianpuLyrics = \with { \override VerticalAxisGroup.nonstaff-relatedstaff-spacing = "
+                 r"#'((basic-distance . 4.2) (minimum-distance . 4.2) (padding . 0.3) (stretchability . 0)) "
+                 r"\override VerticalAxisGroup.nonstaff-nonstaff-spacing = "
+                 r"#'((basic-distance . 2.9) (minimum-distance . 2.9) (padding . 0.3) (stretchability . 0)) }")
 
 
 def book_source(bookparts: Sequence[str], *, font: str, title: str = "", front: Sequence[str] = ()) -> str:
@@ -336,7 +379,8 @@ def book_source(bookparts: Sequence[str], *, font: str, title: str = "", front: 
     lines = [f"\\version {lily_string(LILYPOND_VERSION)}", _JIANPU_STAFF,
              f"\\paper {{ fonts.serif = {lily_string(font)} fonts.sans = {lily_string(font)} "
              "tagline = ##f ragged-last = ##f tocTitleMarkup = \\markup \\fill-line { \\bold \"Contents 目錄\" } }",
-             "\\layout { \\context { \\Lyrics \\override LyricSpace.minimum-distance = #1.2 } }",
+             "\\layout { \\context { \\Lyrics \\override LyricSpace.minimum-distance = #1.5 } "
+             "\\context { \\Voice \\override TextScript.outside-staff-padding = #1.0 } }",
              "\\header { tagline = ##f }" if not title
              else f"\\header {{ tagline = ##f title = {lily_string(title)} }}"]
     if front:
