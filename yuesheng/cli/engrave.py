@@ -48,14 +48,14 @@ def cmd_score_engrave(args: argparse.Namespace) -> str:
 
 
 def cmd_songbook(args: argparse.Namespace) -> str:
-    from yuesheng.outputs.engrave import Notation, Setting, engrave, find_cjk_font
-    from yuesheng.outputs.songbook import songbook, songbook_source
+    from yuesheng.outputs.engrave import Notation, Setting, find_cjk_font
+    from yuesheng.outputs.songbook import engrave_songbook, songbook
 
     output = _output(args)
     timeline = timeline_of(args)
     book = songbook(timeline, part=args.part or "")
     setting = Setting(Notation(args.notation), timeline.realization, note_name(timeline.realization.huangzhong))
-    written = engrave(songbook_source(book, setting, font=find_cjk_font()), output)
+    written = engrave_songbook(book, setting, output, font=find_cjk_font())
     part = f", part {book.part}" if book.part else ""
     return f"wrote {_written(written)}: {timeline.rite} songbook{part}, {len(book.entries)} pieces " \
            f"({' '.join(e.piece.title for e in book.entries)}), {args.notation}\n"

@@ -286,7 +286,7 @@ def stanza_score(piece: Piece, stanza: int, slots: Sequence[Slot], setting: Sett
     ends = set(next((s.line_ends for s in piece.stanzas if s.number == stanza), ()))
     between = "" if lengths else '\\bar ""'  # a system breaks only at a bar: inside a line of the poem, never
     metres = _metre_marks(lengths) if setting.notation is Notation.JIANPU else {}
-    tokens = ["\\cadenzaOn"]
+    tokens = ["\\autoPageBreaksOff \\cadenzaOn"]  # no page turn inside a stanza
     for n, slot in enumerate(slots):
         if n and slot.note.position - 1 in ends:
             tokens.append('\\bar "|"')
@@ -374,10 +374,24 @@ _JIANPU_STAFF = (r"jianpuStaff = \with { \override StaffSymbol.line-count = #0 "
                  r"#'((basic-distance . 2.9) (minimum-distance . 2.9) (padding . 0.3) (stretchability . 0)) }")
 
 
-def book_source(bookparts: Sequence[str], *, font: str, title: str = "", front: Sequence[str] = ()) -> str:
-    """A complete LilyPond file: version, paper with the CJK *font*, an optional title and front matter, the parts."""
-    lines = [f"\\version {lily_string(LILYPOND_VERSION)}", _JIANPU_STAFF,
-             f"\\paper {{ fonts.serif = {lily_string(font)} fonts.sans = {lily_string(font)} "
+# Each page, as it is written out, logs its number and whether it ends its bookpart: the songbook reads the
+# pages each piece takes from a first run and lays the pieces on facing pages in the second. The message is made
+# when the page is output (a delayed stencil), not while LilyPond tries page breaks.
+PAGE_LOG = "yuesheng-page"
+_PAGE_LOGGER = (
+    "#(define-markup-command (yueshengPage layout props) () (ly:make-stencil `(delay-stencil-evaluation ,(delay "
+    f"(begin (ly:message \"{PAGE_LOG} ~a ~a\" (chain-assoc-get 'page:page-number props 0) "
+    "(if (chain-assoc-get 'page:is-bookpart-last-page props #f) \"last\" \"more\")) '()))) '(0 . 0) '(0 . 0)))")
+
+
+def book_source(bookparts: Sequence[str], *, font: str, title: str = "", front: Sequence[str] = (),
+                log_pages: bool = False) -> str:
+    """A complete LilyPond file: version, paper with the CJK *font*, an optional title and front matter, the parts;
+    with *log_pages*, each page logs its number and whether it ends its bookpart (``bookpart_pages``)."""
+    footer = ("oddFooterMarkup = \\markup \\yueshengPage evenFooterMarkup = \\markup \\yueshengPage "
+              if log_pages else "")
+    lines = [f"\\version {lily_string(LILYPOND_VERSION)}", _JIANPU_STAFF, *([_PAGE_LOGGER] if log_pages else []),
+             f"\\paper {{ fonts.serif = {lily_string(font)} fonts.sans = {lily_string(font)} {footer}"
              "tagline = ##f ragged-last = ##f tocTitleMarkup = \\markup \\fill-line { \\bold \"Contents 目錄\" } }",
              "\\layout { \\context { \\Lyrics \\override LyricSpace.minimum-distance = #1.5 } "
              "\\context { \\Voice \\override TextScript.outside-staff-padding = #1.0 } }",
@@ -448,6 +462,25 @@ def find_cjk_font() -> str:
         return sorted(families)[0]
     raise EngraveError(f"no CJK font found (fc-list :lang=zh lists none), so the Chinese text cannot be printed; "
                        f"install one with: {FONT_INSTALL}")
+
+
+def bookpart_pages(source: str, *, time_limit: float = TIME_LIMIT) -> list[int]:
+    """The number of pages each bookpart of *source* (made with ``log_pages``) takes, in order: one LilyPond run
+    whose output is thrown away."""
+    with tempfile.TemporaryDirectory(prefix="yuesheng-ly-") as tmp:
+        folder = Path(tmp)
+        (folder / "score.ly").write_text(source, encoding="utf-8")
+        log = run_tool([find_lilypond(), "-dbackend=cairo", "--pdf", "-dno-point-and-click", "-o", "out", "score.ly"],
+                       cwd=folder, time_limit=time_limit)
+    counts, pages = [], 0
+    for line in log.splitlines():
+        words = line.split()
+        if len(words) == 3 and words[0] == PAGE_LOG:
+            pages += 1
+            if words[2] == "last":
+                counts.append(pages)
+                pages = 0
+    return counts
 
 
 def engrave(source: str, output: str | Path, *, time_limit: float = TIME_LIMIT) -> list[Path]:

@@ -13,14 +13,26 @@ where the part sounds an octave lower; a rest where it is silent.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from pathlib import Path
 
 from yuesheng.errors import UnknownNameError
 from yuesheng.music.instruments import PARTS, find_part
 from yuesheng.music.lulu import Tuning
 from yuesheng.music.score import Piece
-from yuesheng.outputs.engrave import Setting, Slot, book_source, cents_legend, lily_string, piece_bookpart, piece_slots
+from yuesheng.outputs.engrave import (
+    Setting,
+    Slot,
+    book_source,
+    bookpart_pages,
+    cents_legend,
+    engrave,
+    lily_string,
+    piece_bookpart,
+    piece_slots,
+)
 from yuesheng.outputs.report import says_que
 from yuesheng.text import suggest
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Event, EventKind, Timeline
@@ -171,8 +183,42 @@ def _heading(h: Hearing) -> str:
     return f"{h.cue}: {h.what}, {h.zhong}{who}{parts} ({h.cite})"
 
 
-def songbook_source(book: Songbook, setting: Setting, *, font: str) -> str:
-    """The LilyPond file of *book*: a contents page with the notices, then one part per piece."""
+def facing_blanks(pages: Sequence[int], *, start: int = 1) -> frozenset[int]:
+    """The pieces (indices into *pages*, the pages each takes, the first on page *start*) before which a blank
+    page goes, so that a piece of an even number of pages starts on a left-hand (even) page: 2 pages lie open
+    together, 4 need one turn. Page 1 is a right-hand page.
+
+    >>> sorted(facing_blanks([1, 2, 1, 2, 2], start=2))  # pages 2, [blank 3] 4-5, 6, [blank 7] 8-9, 10-11
+    [1, 3]
+    """
+    blanks, page = set(), start
+    for index, count in enumerate(pages):
+        if count % 2 == 0 and page % 2 == 1:
+            blanks.add(index)
+            page += 1
+        page += count
+    return frozenset(blanks)
+
+
+def engrave_songbook(book: Songbook, setting: Setting, output: str | Path, *, font: str) -> list[Path]:
+    """Engrave *book* to *output* with no page turn inside a piece that fits on two facing pages: a first run
+    measures the pages each piece takes, the second adds a blank page where one is needed (a .ly is written
+    without the first run, so without those pages)."""
+    if Path(output).suffix.lower() == ".ly":
+        return engrave(songbook_source(book, setting, font=font), output)
+    front, *pieces = bookpart_pages(songbook_source(book, setting, font=font, log_pages=True))
+    return engrave(songbook_source(book, setting, font=font, blanks=facing_blanks(pieces, start=1 + front)), output)
+
+
+def _blank_page(before: Entry) -> str:
+    note = f"This page is left blank so that {before.piece.title} lies open on facing pages."
+    return f"\\bookpart {{ \\markup \\fill-line {{ \\italic {lily_string(note)} }} }}"
+
+
+def songbook_source(book: Songbook, setting: Setting, *, font: str, blanks: frozenset[int] = frozenset(),
+                    log_pages: bool = False) -> str:
+    """The LilyPond file of *book*: a contents page with the notices, then one part per piece; a blank page
+    before each piece in *blanks* (indices into its entries: ``facing_blanks``)."""
     setting = replace(setting, part=book.part)
     front = [
         f"\\markup \\fill-line {{ \\fontsize #6 \\bold {lily_string(book.rite)} }}",
@@ -187,14 +233,16 @@ def songbook_source(book: Songbook, setting: Setting, *, font: str) -> str:
         front.append(f"\\markup \\column {{ \\vspace #1 \\bold {lily_string('Notices')} }}")
         front += [f"\\markup \\wordwrap-string {lily_string('• ' + n)}" for n in book.notices]
     parts = []
-    for entry in book.entries:
+    for number, entry in enumerate(book.entries):
+        if number in blanks:
+            parts.append(_blank_page(entry))
         before = [_heading(h) for h in entry.hearings]
         if not entry.piece.playable:
             citation = entry.piece.lost.citation() if entry.piece.lost else ": "
             before.append(f"No notation survives ({citation}).")
         parts.append(piece_bookpart(entry.piece, replace(setting, syllable=entry.syllable), slots=entry.slots,
                                     before=before, toc=True, legend=False))
-    return book_source(parts, font=font, front=front)
+    return book_source(parts, font=font, front=front, log_pages=log_pages)
 
 
 def _programme(book: Songbook, setting: Setting) -> str:
