@@ -64,7 +64,28 @@ def test_songbook_source_has_contents_notices_and_every_piece() -> None:
     assert "\\markuplist \\table-of-contents" in source
     assert source.count("\\tocItem") == len(book.entries)
     assert source.count("三分損益, cents against equal temperament") == 1
-    assert all(lily_string("• " + n) in source for n in book.notices)
+    lost = [e.piece for e in book.entries if e.piece.realization]
+    assert lost and all(lily_string(f"{p.title} — {p.lost.citation()}") in source for p in lost)  # a line each
+    assert source.count(lost[0].realization.rule) == 1  # the rule once, not a paragraph per piece
+    assert all(lily_string("• " + n) in source for n in book.notices if " is lost (" not in n)
+
+
+def test_lost_pieces_share_the_pages_of_the_piece_before() -> None:
+    book = songbook(_timeline("xiangyinjiu"))
+    source = songbook_source(book, Setting(), font=FONT)
+    transmitted = [e for e in book.entries if not e.piece.realization]
+    assert source.count("\\bookpart {") == 1 + len(transmitted)  # the contents, then a page per transmitted piece
+    assert 'title = "南陔 — modern realization"' not in source and lily_string("南陔 — modern realization") in source
+
+
+def test_a_piece_of_two_pages_starts_on_a_left_hand_page() -> None:
+    from yuesheng.outputs.songbook import facing_blanks
+
+    assert facing_blanks([1, 2, 1, 2, 2], start=2) == {1, 3}  # 2, [3] 4-5, 6, [7] 8-9, 10-11
+    assert facing_blanks([3, 1, 1], start=3) == set()  # an odd number of pages lies as it falls
+    book = songbook(_timeline("xiangyinjiu"))
+    source = songbook_source(book, Setting(), font=FONT, blanks=frozenset({2}))
+    assert source.count("This page is left blank") == 1
 
 
 def test_songbook_pdf(has_engraver, run, tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from yuesheng.cli.common import (
     realization,
     scores_option,
     sequencer_options,
-    timeline_of,
+    sheet_and_timeline,
 )
 from yuesheng.errors import UsageError
 from yuesheng.music.repertoire import load_repertoire
@@ -52,8 +52,9 @@ def cmd_songbook(args: argparse.Namespace) -> str:
     from yuesheng.outputs.songbook import engrave_songbook, songbook
 
     output = _output(args)
-    timeline = timeline_of(args)
-    book = songbook(timeline, part=args.part or "")
+    sheet, timeline = sheet_and_timeline(args)
+    labels = {**{v.id: v.name for v in sheet.variants.values()}, **{r.id: r.name for r in sheet.readings.values()}}
+    book = songbook(timeline, part=args.part or "", labels=labels)
     setting = Setting(Notation(args.notation), timeline.realization, note_name(timeline.realization.huangzhong))
     written = engrave_songbook(book, setting, output, font=find_cjk_font())
     part = f", part {book.part}" if book.part else ""

@@ -332,32 +332,45 @@ def piece_slots(piece: Piece, realization: Realization) -> list[Slot]:
     return [Slot(n, realization.midi(n.pitch)[0]) for n in piece.notes]
 
 
+def _run_in_heading(piece: Piece) -> list[str]:
+    """The heading of a piece set on from the one before (a songbook's lost piece): title, mode, where it is lost."""
+    title = piece.title + (f" — {piece.realization.label}" if piece.realization else "")
+    lost = f"lost: {piece.lost.cite}" if piece.lost else "lost"
+    rule = "; rule under Notices" if piece.realization else ""
+    return [f"\\markup \\column {{ \\vspace #1 \\fill-line {{ \\bold \\fontsize #2 {lily_string(title)} }} "
+            f"\\fill-line {{ {lily_string(' · '.join(filter(None, (_mode_line(piece), lost + rule))))} }} }}",
+            "\\noPageBreak"]
+
+
 def piece_bookpart(piece: Piece, setting: Setting, *, slots: Sequence[Slot] | None = None,
-                   before: Sequence[str] = (), toc: bool = False, legend: bool = True) -> str:
+                   before: Sequence[str] = (), toc: bool = False, legend: bool = True, run_in: bool = False) -> str:
     """*piece* as a LilyPond ``\\bookpart``; *slots* give a part's line (default: the piece as written).
 
-    *before* are markup lines printed under the header (the songbook's cue headings).
+    *before* are markup lines printed under the header (the songbook's cue headings). *run_in*: the piece's
+    heading and music alone, set on the page after the piece before it (a songbook's lost piece, whose notice
+    and rule the contents page gives once).
     """
     slots = list(slots) if slots is not None else piece_slots(piece, setting.realization)
     gong = gong_key(piece.mode, [s.key for s in slots if s.key is not None], setting.realization)
-    lines = ["\\bookpart {"] + _header(piece, setting, gong)
+    lines = _run_in_heading(piece) if run_in else ["\\bookpart {"] + _header(piece, setting, gong)
     if toc:
         label = piece.title + (f" · {piece.mode.name}" if piece.mode else "") + (
             f" · {piece.realization.label}" if piece.realization else "")
         lines.append(f"\\tocItem \\markup {lily_string(label)}")
-    if piece.realization:
+    if piece.realization and not run_in:
         before = [f"{piece.realization.label.capitalize()}, not a transmitted score. Rule: {piece.realization.rule}",
                   *before]
     for text in before:
         lines.append(f"\\markup \\wordwrap-string {lily_string(text)}")
+    if run_in or before:
+        lines.append("\\noPageBreak")  # the heading and the cue lines stay with the music
     if legend and setting.realization.tuning is Tuning.SANFEN:
         lines.append(cents_legend([s.note.pitch.lu.index for s in slots], setting.realization))
     for stanza in piece.stanzas:
         stanza_slots = [s for s in slots if s.note.stanza == stanza.number]
         if stanza_slots:
             lines += stanza_score(piece, stanza.number, stanza_slots, setting, gong)
-    lines.append("}")
-    return "\n".join(lines)
+    return "\n".join(lines if run_in else [*lines, "}"])
 
 
 _JIANPU_STAFF = (r"jianpuStaff = \with { \override StaffSymbol.line-count = #0 "

@@ -13,7 +13,7 @@ where the part sounds an octave lower; a rest where it is silent.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
@@ -36,6 +36,7 @@ from yuesheng.outputs.engrave import (
 from yuesheng.outputs.report import says_que
 from yuesheng.text import suggest
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Event, EventKind, Timeline
+from yuesheng.timeline.tables import tables
 
 PITCHED_PARTS = tuple(name for name, p in PARTS.items() if not p.is_drum and name not in ("獲者", "負侯者"))
 
@@ -139,9 +140,11 @@ def _part_slots(piece: Piece, events: list[Event], part: str) -> tuple[Slot, ...
     return tuple(Slot(n, keys.get(i)) for i, n in enumerate(notes))
 
 
-def songbook(timeline: Timeline, *, part: str = "") -> Songbook:
-    """The songbook of *timeline*: every piece in the order first heard; only those *part* plays if given."""
+def songbook(timeline: Timeline, *, part: str = "", labels: Mapping[str, str] | None = None) -> Songbook:
+    """The songbook of *timeline*: every piece in the order first heard; only those *part* plays if given.
+    *labels* name the variants and readings as the cue sheet does (an id without a label is shown as it is)."""
     part = part_name(part) if part else ""
+    labels = labels or {}
     sounding = _sounding(timeline)
     first: dict[str, int] = {}
     pieces: dict[str, Piece] = {}
@@ -173,14 +176,16 @@ def songbook(timeline: Timeline, *, part: str = "") -> Songbook:
     entries = tuple(Entry(pieces[pid], tuple(heard[pid]),
                           lines.get(pid) or tuple(piece_slots(pieces[pid], timeline.realization)), syllables.get(pid))
                     for pid in order)
-    return Songbook(timeline.rite, timeline.rite_id, part, entries, timeline.notices, tuple(sorted(timeline.variants)),
-                    tuple(f"{k}={v}" for k, v in sorted(timeline.readings.items())))
+    return Songbook(timeline.rite, timeline.rite_id, part, entries, timeline.notices,
+                    tuple(labels.get(v, v) for v in sorted(timeline.variants)),
+                    tuple(f"{labels[k]} — {v}" if k in labels else f"{k}={v}"
+                          for k, v in sorted(timeline.readings.items())))
 
 
 def _heading(h: Hearing) -> str:
     who = f" — {h.performers}" if h.performers else ""
     parts = f" — parts {h.parts}" if h.parts else ""
-    return f"{h.cue}: {h.what}, {h.zhong}{who}{parts} ({h.cite})"
+    return f"{h.what}, {h.zhong}{who}{parts} ({h.cite})"
 
 
 def facing_blanks(pages: Sequence[int], *, start: int = 1) -> frozenset[int]:
@@ -229,26 +234,64 @@ def songbook_source(book: Songbook, setting: Setting, *, font: str, blanks: froz
     ]
     if setting.realization.tuning is Tuning.SANFEN:
         front.append(cents_legend([n.pitch.lu.index for e in book.entries for n in e.piece.notes], setting.realization))
-    if book.notices:
-        front.append(f"\\markup \\column {{ \\vspace #1 \\bold {lily_string('Notices')} }}")
-        front += [f"\\markup \\wordwrap-string {lily_string('• ' + n)}" for n in book.notices]
-    parts = []
-    for number, entry in enumerate(book.entries):
+    front += _notices(book)
+    parts: list[str] = []
+    for number, group in enumerate(_groups(book.entries)):
         if number in blanks:
-            parts.append(_blank_page(entry))
-        before = [_heading(h) for h in entry.hearings]
-        if not entry.piece.playable:
-            citation = entry.piece.lost.citation() if entry.piece.lost else ": "
-            before.append(f"No notation survives ({citation}).")
-        parts.append(piece_bookpart(entry.piece, replace(setting, syllable=entry.syllable), slots=entry.slots,
-                                    before=before, toc=True, legend=False))
+            parts.append(_blank_page(group[0]))
+        parts.append("\n".join(_piece(entry, setting, run_in=n > 0) for n, entry in enumerate(group)) + "\n}")
     return book_source(parts, font=font, front=front, log_pages=log_pages)
+
+
+def _is_lost(entry: Entry) -> bool:
+    return entry.piece.realization is not None or not entry.piece.playable
+
+
+def _groups(entries: Sequence[Entry]) -> list[list[Entry]]:
+    """The pieces as bookparts: each transmitted piece begins a page, and the lost pieces after it (a modern
+    realization's few lines, or only a notice) follow on its pages rather than taking a page each."""
+    groups: list[list[Entry]] = []
+    for entry in entries:
+        if groups and _is_lost(entry):
+            groups[-1].append(entry)
+        else:
+            groups.append([entry])
+    return groups
+
+
+def _piece(entry: Entry, setting: Setting, *, run_in: bool) -> str:
+    """One piece of the book: its cues, then its music (as a bookpart's opening, or set on after the one before)."""
+    before = [_heading(h) for h in entry.hearings]
+    if not entry.piece.playable:
+        citation = entry.piece.lost.citation() if entry.piece.lost else ": "
+        before.append(f"No notation survives ({citation}).")
+    text = piece_bookpart(entry.piece, replace(setting, syllable=entry.syllable), slots=entry.slots, before=before,
+                          toc=True, legend=False, run_in=run_in)
+    return text if run_in else text.removesuffix("\n}")
+
+
+def _notices(book: Songbook) -> list[str]:
+    """The contents page's notices: the lost pieces together (one paragraph for each rule, then a line a piece),
+    then the rite's other notices."""
+    lost = [e.piece for e in book.entries if e.piece.realization and e.piece.lost]
+    said = {tables().notices["lost"].format(title=p.title, id=p.id, cite=p.lost.cite, label=p.realization.label,
+                                            rule=p.realization.rule) for p in lost if p.lost and p.realization}
+    lines = []
+    for rule in dict.fromkeys(p.realization.rule for p in lost if p.realization):
+        pieces = [p for p in lost if p.realization and p.realization.rule == rule]
+        paragraph = (f"These {len(pieces)} pieces are lost, and what sounds for each is a modern realization: {rule}"
+                     if len(pieces) > 1 else f"This piece is lost, and what sounds is a modern realization: {rule}")
+        lines.append(f"\\markup \\wordwrap-string {lily_string('• ' + paragraph)}")
+        lines += [f"\\markup \\concat {{ \\hspace #4 {lily_string(f'{p.title} — {p.lost.citation()}')} }}"
+                  for p in pieces if p.lost]
+    lines += [f"\\markup \\wordwrap-string {lily_string('• ' + n)}" for n in book.notices if n not in said]
+    return [f"\\markup \\column {{ \\vspace #1 \\bold {lily_string('Notices')} }}", *lines] if lines else []
 
 
 def _programme(book: Songbook, setting: Setting) -> str:
     tuning = "三分損益" if setting.realization.tuning is Tuning.SANFEN else "equal temperament"
     return (f"{len(book.entries)} pieces in the order first heard. Variants: {', '.join(book.variants) or 'none'}; "
-            f"readings: {', '.join(book.readings) or 'none'}; 黄鍾 = {setting.huangzhong_name}, {tuning}. "
+            f"readings: {'; '.join(book.readings) or 'none'}; 黄鍾 = {setting.huangzhong_name}, {tuning}. "
             f"One crotchet per syllable (the sources give no durations), at the sequencer's tempo: a syllable "
             f"every {_seconds(book)} s.")
 
