@@ -387,14 +387,24 @@ _JIANPU_STAFF = (r"jianpuStaff = \with { \override StaffSymbol.line-count = #0 "
                  r"#'((basic-distance . 2.9) (minimum-distance . 2.9) (padding . 0.3) (stretchability . 0)) }")
 
 
-# Each page, as it is written out, logs its number and whether it ends its bookpart: the songbook reads the
-# pages each piece takes from a first run and lays the pieces on facing pages in the second. The message is made
-# when the page is output (a delayed stencil), not while LilyPond tries page breaks.
-PAGE_LOG = "yuesheng-page"
+# Each page, as it is written out, logs its number, whether it ends its bookpart, and the page of every \label:
+# the songbook reads the pages each piece takes from a first run and lays the pieces on facing pages in the
+# second. The messages are made when the page is output (a delayed stencil), not while LilyPond tries breaks.
+PAGE_LOG, LABEL_LOG = "yuesheng-page", "yuesheng-label"
 _PAGE_LOGGER = (
     "#(define-markup-command (yueshengPage layout props) () (ly:make-stencil `(delay-stencil-evaluation ,(delay "
     f"(begin (ly:message \"{PAGE_LOG} ~a ~a\" (chain-assoc-get 'page:page-number props 0) "
-    "(if (chain-assoc-get 'page:is-bookpart-last-page props #f) \"last\" \"more\")) '()))) '(0 . 0) '(0 . 0)))")
+    "(if (chain-assoc-get 'page:is-bookpart-last-page props #f) \"last\" \"more\")) "
+    f"(for-each (lambda (entry) (ly:message \"{LABEL_LOG} ~a ~a\" (car entry) (cdr entry))) "
+    "(ly:output-def-lookup layout 'label-page-table '())) '()))) '(0 . 0) '(0 . 0)))")
+
+
+@dataclass(frozen=True, slots=True)
+class Pages:
+    """How a first run laid out a book: the pages each bookpart takes, and the page of each ``\\label``."""
+
+    bookparts: tuple[int, ...]
+    labels: dict[str, int]
 
 
 def book_source(bookparts: Sequence[str], *, font: str, title: str = "", front: Sequence[str] = (),
@@ -477,15 +487,15 @@ def find_cjk_font() -> str:
                        f"install one with: {FONT_INSTALL}")
 
 
-def bookpart_pages(source: str, *, time_limit: float = TIME_LIMIT) -> list[int]:
-    """The number of pages each bookpart of *source* (made with ``log_pages``) takes, in order: one LilyPond run
-    whose output is thrown away."""
+def measure_pages(source: str, *, time_limit: float = TIME_LIMIT) -> Pages:
+    """The pages each bookpart of *source* (made with ``log_pages``) takes, in order, and the page of each of its
+    labels: one LilyPond run whose output is thrown away."""
     with tempfile.TemporaryDirectory(prefix="yuesheng-ly-") as tmp:
         folder = Path(tmp)
         (folder / "score.ly").write_text(source, encoding="utf-8")
         log = run_tool([find_lilypond(), "-dbackend=cairo", "--pdf", "-dno-point-and-click", "-o", "out", "score.ly"],
                        cwd=folder, time_limit=time_limit)
-    counts, pages = [], 0
+    counts, labels, pages = [], {}, 0
     for line in log.splitlines():
         words = line.split()
         if len(words) == 3 and words[0] == PAGE_LOG:
@@ -493,7 +503,9 @@ def bookpart_pages(source: str, *, time_limit: float = TIME_LIMIT) -> list[int]:
             if words[2] == "last":
                 counts.append(pages)
                 pages = 0
-    return counts
+        elif len(words) == 3 and words[0] == LABEL_LOG and words[2].isdigit():
+            labels[words[1]] = int(words[2])
+    return Pages(tuple(counts), labels)
 
 
 def engrave(source: str, output: str | Path, *, time_limit: float = TIME_LIMIT) -> list[Path]:

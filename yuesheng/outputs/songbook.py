@@ -26,10 +26,10 @@ from yuesheng.outputs.engrave import (
     Setting,
     Slot,
     book_source,
-    bookpart_pages,
     cents_legend,
     engrave,
     lily_string,
+    measure_pages,
     piece_bookpart,
     piece_slots,
 )
@@ -188,17 +188,18 @@ def _heading(h: Hearing) -> str:
     return f"{h.what}, {h.zhong}{who}{parts} ({h.cite})"
 
 
-def facing_blanks(pages: Sequence[int], *, start: int = 1) -> frozenset[int]:
-    """The pieces (indices into *pages*, the pages each takes, the first on page *start*) before which a blank
-    page goes, so that a piece of an even number of pages starts on a left-hand (even) page: 2 pages lie open
-    together, 4 need one turn. Page 1 is a right-hand page.
+def facing_blanks(pages: Sequence[tuple[int, int]], *, start: int = 1) -> frozenset[int]:
+    """The bookparts (indices into *pages*: the pages each takes and the pages its transmitted piece takes, the
+    first bookpart on page *start*) before which a blank page goes, so that a piece of an even number of pages
+    starts on a left-hand (even) page: 2 pages lie open together, 4 need one turn. Page 1 is a right-hand page.
+    (The lost pieces set on after a piece are a stanza each, kept on one page.)
 
-    >>> sorted(facing_blanks([1, 2, 1, 2, 2], start=2))  # pages 2, [blank 3] 4-5, 6, [blank 7] 8-9, 10-11
-    [1, 3]
+    >>> sorted(facing_blanks([(1, 1), (2, 2), (1, 1), (2, 1), (2, 2)], start=2))  # 2, [3] 4-5, 6, 7-8, [9] 10-11
+    [1, 4]
     """
     blanks, page = set(), start
-    for index, count in enumerate(pages):
-        if count % 2 == 0 and page % 2 == 1:
+    for index, (count, piece) in enumerate(pages):
+        if piece % 2 == 0 and page % 2 == 1:
             blanks.add(index)
             page += 1
         page += count
@@ -211,8 +212,18 @@ def engrave_songbook(book: Songbook, setting: Setting, output: str | Path, *, fo
     without the first run, so without those pages)."""
     if Path(output).suffix.lower() == ".ly":
         return engrave(songbook_source(book, setting, font=font), output)
-    front, *pieces = bookpart_pages(songbook_source(book, setting, font=font, log_pages=True))
+    laid = measure_pages(songbook_source(book, setting, font=font, log_pages=True))
+    front, *counts = laid.bookparts
+    starts = [1 + front + sum(counts[:n]) for n in range(len(counts))]
+    # a bookpart of one piece has no label after it (LilyPond places none at a bookpart's end): the piece is all of it
+    pieces = [(count, laid.labels[_end_label(n)] - first + 1 if _end_label(n) in laid.labels else count)
+              for n, (count, first) in enumerate(zip(counts, starts, strict=True))]
     return engrave(songbook_source(book, setting, font=font, blanks=facing_blanks(pieces, start=1 + front)), output)
+
+
+def _end_label(group: int) -> str:
+    """The label at the end of a bookpart's first piece (before the lost pieces set on after it)."""
+    return f"yuesheng-end-{group}"
 
 
 def _blank_page(before: Entry) -> str:
@@ -239,7 +250,10 @@ def songbook_source(book: Songbook, setting: Setting, *, font: str, blanks: froz
     for number, group in enumerate(_groups(book.entries)):
         if number in blanks:
             parts.append(_blank_page(group[0]))
-        parts.append("\n".join(_piece(entry, setting, run_in=n > 0) for n, entry in enumerate(group)) + "\n}")
+        pieces = [_piece(entry, setting, run_in=n > 0) for n, entry in enumerate(group)]
+        if len(pieces) > 1:
+            pieces.insert(1, f"\\label #'{_end_label(number)}")
+        parts.append("\n".join(pieces) + "\n}")
     return book_source(parts, font=font, front=front, log_pages=log_pages)
 
 
