@@ -263,6 +263,19 @@ def clef_name(keys: Sequence[int]) -> str:
     return "treble" if low >= 55 else "treble_8" if low >= 43 else "bass"
 
 
+_REGISTER_MARK = {-2: "倍倍", -1: "倍", 0: "", 1: "清", 2: "清清"}
+
+
+def lu_name(slot: Slot, realization: Realization) -> str:
+    """The 律 a part sounds on *slot*, with its register: the score's 律 moved by the octaves the part plays it
+    away from the written pitch (a part an octave lower sounds 黄 as 黄倍 and 黄清 as 黄)."""
+    pitch = slot.note.pitch
+    if slot.key is None:
+        return pitch.name
+    octaves = pitch.register.value + (slot.key - realization.midi(pitch)[0]) // 12
+    return pitch.lu.short + _REGISTER_MARK.get(octaves, f"{octaves:+d}")
+
+
 def _metre_marks(lengths: Sequence[int]) -> dict[int, str]:
     """簡譜's metre mark where the line's length changes: {notes sung before the line: ``\\time 3/4``}.
 
@@ -310,7 +323,8 @@ def stanza_score(piece: Piece, stanza: int, slots: Sequence[Slot], setting: Sett
              f"{' '.join(tokens)} }}"]
     if any(n.lyric.strip() for n in sounding):
         lines.append(_lyric_line("詞", [n.lyric.strip() or "·" for n in sounding], setting.notation))
-    lines.append(_lyric_line("律", [n.pitch.name for n in sounding], setting.notation))
+    lines.append(_lyric_line("律", [lu_name(s, setting.realization) for s in slots if s.key is not None],
+                             setting.notation))
     lines.append(_lyric_line("俗", [n.suzi for n in sounding], setting.notation))
     lines += ["  >>", "  \\layout { }", "}"]
     notes = _footnotes(piece, stanza)
@@ -351,7 +365,8 @@ def piece_bookpart(piece: Piece, setting: Setting, *, slots: Sequence[Slot] | No
     and rule the contents page gives once).
     """
     slots = list(slots) if slots is not None else piece_slots(piece, setting.realization)
-    gong = gong_key(piece.mode, [s.key for s in slots if s.key is not None], setting.realization)
+    # 1 of the 簡譜 in the octave of the piece as written, so that a part an octave lower keeps its dots below
+    gong = gong_key(piece.mode, [setting.realization.midi(n.pitch)[0] for n in piece.notes], setting.realization)
     lines = _run_in_heading(piece) if run_in else ["\\bookpart {"] + _header(piece, setting, gong)
     if toc:
         label = piece.title + (f" · {piece.mode.name}" if piece.mode else "") + (

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 
+from yuesheng.cuesheet import MusicKind
 from yuesheng.errors import UnknownNameError
 from yuesheng.music.instruments import PARTS, find_part
 from yuesheng.music.lulu import Tuning
@@ -47,6 +48,7 @@ class Hearing:
 
     cue: str
     what: str  # the music and its section, e.g. 升歌 (section 升歌)
+    music: str  # the kind of music, e.g. 金奏, 合樂
     zhong: str  # e.g. "1 終", "5 終 for each of 3 耦", "repeated until …"
     performers: str
     parts: str
@@ -61,6 +63,7 @@ class Entry:
     hearings: tuple[Hearing, ...]
     slots: tuple[Slot, ...]
     syllable: Fraction | None = None  # seconds a syllable lasts where first heard (None: not sounded)
+    cue_line: str = ""  # a part's book: what the other parts sound just before this part comes in
 
 
 @dataclass(frozen=True)
@@ -115,7 +118,7 @@ def _hearing(timeline: Timeline, timing: CueTiming, events: list[Event], piece: 
     parts = " ".join(sorted({e.part for e in events if e.part},
                             key=lambda p: list(PARTS).index(p) if p in PARTS else 99))
     music = cue.music.value if cue.music else ""
-    return Hearing(cue.id, f"{music} (section {cue.section})" if cue.section and cue.section != music else music,
+    return Hearing(cue.id, f"{music} (section {cue.section})" if cue.section and cue.section != music else music, music,
                    _zhong(timeline, timing, events, piece), "、".join(names.get(p, p) for p in cue.performers), parts,
                    f"{cue.cite.page} {cue.cite.quote}")
 
@@ -151,6 +154,7 @@ def songbook(timeline: Timeline, *, part: str = "", labels: Mapping[str, str] | 
     heard: dict[str, list[Hearing]] = defaultdict(list)
     lines: dict[str, tuple[Slot, ...]] = {}
     syllables: dict[str, Fraction | None] = {}
+    entering: dict[str, int] = {}
     for timing in timeline.cues:
         for ref in timing.cue.pieces:
             piece = ref.piece
@@ -168,18 +172,59 @@ def songbook(timeline: Timeline, *, part: str = "", labels: Mapping[str, str] | 
                 syllables[piece.id] = _syllable(events)
             if part and piece.id not in lines:
                 lines[piece.id] = _part_slots(piece, events, part)
+                entering[piece.id] = min(e.start_tick for e in events if e.part == part)
     order = sorted(pieces, key=lambda pid: (first[pid], pid))
     if part and not order:
         playing = sorted({e.part for e in timeline.events if e.kind is EventKind.NOTE and e.piece} & set(PITCHED_PARTS),
                          key=PITCHED_PARTS.index)
         raise UnknownNameError(f"part playing in {timeline.rite}", part, playing)
     entries = tuple(Entry(pieces[pid], tuple(heard[pid]),
-                          lines.get(pid) or tuple(piece_slots(pieces[pid], timeline.realization)), syllables.get(pid))
+                          lines.get(pid) or tuple(piece_slots(pieces[pid], timeline.realization)), syllables.get(pid),
+                          _cue_line(timeline, part, entering[pid]) if pid in entering else "")
                     for pid in order)
-    return Songbook(timeline.rite, timeline.rite_id, part, entries, timeline.notices,
+    return Songbook(timeline.rite, timeline.rite_id, part, entries, _book_notices(timeline, part, entries),
                     tuple(labels.get(v, v) for v in sorted(timeline.variants)),
                     tuple(f"{labels[k]} — {v}" if k in labels else f"{k}={v}"
                           for k, v in sorted(timeline.readings.items())))
+
+
+def _all_pieces(timeline: Timeline) -> dict[str, Piece]:
+    return {ref.piece.id: ref.piece for timing in timeline.cues for ref in timing.cue.pieces}
+
+
+def _cue_line(timeline: Timeline, part: str, start: int) -> str:
+    """What a player hears just before *part* comes in at *start*: the other parts and the end of their piece,
+    its last line (句) in words and 律 (as an orchestral part's cue); '' if nothing sounds before, or if the part
+    played in that music itself (it goes straight on)."""
+    before = next((e for e in reversed(timeline.events) if e.start_tick < start and e.kind is EventKind.NOTE
+                   and e.piece), None)
+    if before is None or any(e.part == part and e.cue == before.cue and e.piece == before.piece
+                             for e in timeline.events if e.kind is EventKind.NOTE):
+        return ""
+    piece = _all_pieces(timeline)[before.piece]
+    parts = sorted({e.part for e in timeline.events if e.cue == before.cue and e.piece == before.piece
+                    and e.kind is EventKind.NOTE and e.part != part},
+                   key=lambda p: PITCHED_PARTS.index(p) if p in PITCHED_PARTS else 99)
+    stanza = piece.stanzas[-1]
+    last = stanza.notes[-(stanza.line_lengths[-1] if stanza.line_lengths else 4):]
+    words = "".join(n.lyric.strip() for n in last)
+    lus = " ".join(n.pitch.name for n in last)
+    ending = f"「{words}」 ({lus})" if words else f"on {lus}"
+    return f"Cue: before you come in, {' '.join(parts)} — {piece.title}, ending {ending}"
+
+
+def _book_notices(timeline: Timeline, part: str, entries: Sequence[Entry]) -> tuple[str, ...]:
+    """The rite's notices that concern the book: a lost piece's only if the book holds it; in a part's book, the
+    notices of a kind of music only if the part plays in it (金奏, 合樂, 無算樂 …)."""
+    texts = tables().notices
+    held = {e.piece.id for e in entries}
+    others = {texts["lost"].format(title=p.title, id=p.id, cite=p.lost.cite, label=p.realization.label,
+                                   rule=p.realization.rule)
+              for p in _all_pieces(timeline).values() if p.id not in held and p.lost and p.realization}
+    kinds = {h.music for e in entries for h in e.hearings}
+    music = {m.value for m in MusicKind}
+    return tuple(n for n in timeline.notices if n not in others
+                 and (not part or n.split(" ")[0] not in music or n.split(" ")[0] in kinds))
 
 
 def _heading(h: Hearing) -> str:
@@ -275,7 +320,7 @@ def _groups(entries: Sequence[Entry]) -> list[list[Entry]]:
 
 def _piece(entry: Entry, setting: Setting, *, run_in: bool) -> str:
     """One piece of the book: its cues, then its music (as a bookpart's opening, or set on after the one before)."""
-    before = [_heading(h) for h in entry.hearings]
+    before = [_heading(h) for h in entry.hearings] + ([entry.cue_line] if entry.cue_line else [])
     if not entry.piece.playable:
         citation = entry.piece.lost.citation() if entry.piece.lost else ": "
         before.append(f"No notation survives ({citation}).")
