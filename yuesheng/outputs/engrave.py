@@ -46,6 +46,7 @@ from yuesheng.files import atomic_path, check_output, write_atomic
 from yuesheng.music.lulu import LU, Mode, Realization, Tuning, cents_offset
 from yuesheng.music.score import Note, Piece
 from yuesheng.process import bound_to_us
+from yuesheng.text import standard_forms
 
 LILYPOND_VERSION = "2.25.12"
 TIME_LIMIT = 300.0  # seconds for one LilyPond run
@@ -327,11 +328,35 @@ def stanza_score(piece: Piece, stanza: int, slots: Sequence[Slot], setting: Sett
                              setting.notation))
     lines.append(_lyric_line("俗", [n.suzi for n in sounding], setting.notation))
     lines += ["  >>", "  \\layout { }", "}"]
+    lines += search_line(piece, stanza)
     notes = _footnotes(piece, stanza)
     if notes:
         lines.append("\\markup \\smaller \\column { " + " ".join(f"\\wordwrap-string {lily_string(t)}" for t in notes)
                      + " }")
     return lines
+
+
+def stanza_words(piece: Piece, stanza: int) -> str:
+    """The stanza's words as one line of text, a space between the lines of the poem: '呦呦鹿鳴 食野之苹 …'."""
+    found = next((s for s in piece.stanzas if s.number == stanza), None)
+    if found is None:
+        return ""
+    words = [n.lyric.strip() for n in found.notes]
+    lengths = found.line_lengths or (len(words),)
+    starts = [sum(lengths[:k]) for k in range(len(lengths))]
+    return " ".join("".join(words[a:a + n]) for a, n in zip(starts, lengths, strict=True)).strip()
+
+
+def search_line(piece: Piece, stanza: int) -> list[str]:
+    """The stanza's words as a line of text under it, in white: the engraved syllables extract from a PDF one by
+    one, in drawing order, so this line is what a search finds ('呦呦鹿鳴'), with the standard forms beside the
+    source's variants on a line of their own ('關關雎鳩' under '闗闗雎鳩'). [] for a stanza without words."""
+    words = stanza_words(piece, stanza)
+    if not words:
+        return []
+    texts = dict.fromkeys((words, standard_forms(words)))  # the standard forms on a line of their own
+    return ["\\noPageBreak", "\\markup \\with-color #white \\fontsize #-4 \\column { "
+            + " ".join(lily_string(t) for t in texts) + " }"]
 
 
 def cents_legend(lus: Sequence[int], realization: Realization) -> str:
