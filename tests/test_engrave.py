@@ -162,6 +162,8 @@ def test_svg_holds_every_syllable(repertoire, has_engraver, tmp_path: Path) -> N
                 texts[element.text] += 1
     assert not Counter(n.lyric for n in piece.notes) - texts
     assert not Counter(n.suzi for n in piece.notes) - texts
+    families = {e.get("font-family") for path in written for e in ET.parse(path).iter() if e.tag.endswith("text")}
+    assert families == {f"'{engrave.find_cjk_font()}', serif"}  # the face the PDF uses, not a browser's choice
 
 
 HOSTILE = ['#(system "touch pwned")', '$(system "touch pwned")', '\\markup { \\bold "}" }', '"}']

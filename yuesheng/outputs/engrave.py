@@ -30,7 +30,9 @@ writes text as ``<text>`` elements. A CJK font is required (Noto CJK, Debian
 
 from __future__ import annotations
 
+import html
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -575,9 +577,25 @@ def engrave(source: str, output: str | Path, *, time_limit: float = TIME_LIMIT) 
         for path in written[1:]:  # the first was checked by the command; the others only now exist by name
             check_output(path)
         for page, path in zip(made, written, strict=True):
+            if fmt == "svg":
+                name_svg_font(page, source)
             with atomic_path(path) as tmp_path:
                 shutil.copyfile(page, tmp_path)
     return written
+
+
+_PAPER_FONT = re.compile(r'fonts\.serif = "((?:\\.|[^"\\])*)"')
+
+
+def name_svg_font(svg: Path, source: str) -> None:
+    """Name in *svg* the CJK font *source* was set in, before the generic serif LilyPond's SVG backend writes, so
+    that a browser shows the face the PDF shows (with serif only, it substitutes a CJK face of its own)."""
+    found = _PAPER_FONT.search(source)
+    if found is None:
+        return
+    family = found[1].replace('\\"', '"').replace("\\\\", "\\")
+    named = f"font-family=\"'{html.escape(family.replace(chr(39), ''), quote=True)}', serif\""
+    svg.write_text(svg.read_text(encoding="utf-8").replace('font-family="serif"', named), encoding="utf-8")
 
 
 def score_source(piece: Piece, setting: Setting, *, font: str | None = None) -> str:
