@@ -303,3 +303,21 @@ def test_jianpu_marks_the_metre_where_the_line_length_changes(repertoire) -> Non
     assert re.findall(r"\\time (\d)/4", jianpu) == ["4", "2", "4", "3"]
     staff = score_source(piece, Setting(), font=FONT)
     assert "\\time" not in staff and "\\omit Staff.TimeSignature" in staff  # unmetred staff: no metre shown
+
+
+def test_key_used_gives_the_signature_the_notes_fit(repertoire) -> None:
+    piece = repertoire.find("關雎")  # 無射商: the 宫's key is B♭ major, and every 變徵 (E) needs a natural
+    keys = [Realization().midi(n.pitch)[0] for n in piece.notes]
+
+    def outside(tonic: int) -> int:
+        return sum((k - tonic) % 12 not in (0, 2, 4, 5, 7, 9, 11) for k in keys)
+
+    gong = engrave.gong_key(piece.mode, keys, Realization())
+    used = engrave.used_key(keys, gong)
+    assert outside(gong) >= 10 and outside(used) < outside(gong)
+    assert "\\key bes \\major" in score_source(piece, Setting(), font=FONT)
+    source = score_source(piece, Setting(key=engrave.KeySignature.USED), font=FONT)
+    assert f"\\key {engrave.lily_pitch(used, used).rstrip(chr(39) + ',')} \\major" in source
+    assert "key of the notes used" in source
+    jianpu = score_source(piece, Setting(notation=Notation.JIANPU, key=engrave.KeySignature.USED), font=FONT)
+    assert "1=♭B" in jianpu  # 簡譜's 1 stays the mode's 宫

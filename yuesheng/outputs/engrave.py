@@ -64,6 +64,14 @@ class Notation(Enum):
     JIANPU = "jianpu"
 
 
+class KeySignature(Enum):
+    """The staff's key signature: the major key of the 宫 of the mode's 均 (every degree a note of the key), or the
+    major key that the notes used fit best (the fewest accidentals)."""
+
+    GONG = "gong"
+    USED = "used"
+
+
 @dataclass(frozen=True, slots=True)
 class Slot:
     """One syllable of a piece as a part plays it: the score's note and the MIDI key sounded (None: silent)."""
@@ -82,6 +90,7 @@ class Setting:
     huangzhong_name: str = "C4"
     part: str = ""
     syllable: Fraction | None = None
+    key: KeySignature = KeySignature.GONG
 
 
 # --- quoting --------------------------------------------------------------------------------------
@@ -144,6 +153,24 @@ def jianpu_digit(key: int, gong_key: int) -> tuple[str, int]:
     return _SIGN[alteration] + str(step + 1), offset // 12
 
 
+_SIGNATURE_SIZE = {0: 0, 7: 1, 2: 2, 9: 3, 4: 4, 11: 5, 6: 6, 5: 1, 10: 2, 3: 3, 8: 4, 1: 5}  # sharps or flats
+
+
+def used_key(keys: Sequence[int], gong: int) -> int:
+    """The tonic (a MIDI key near *gong*) of the major key that *keys* fit best: the fewest notes outside its
+    scale, then the smallest signature, then the 宫's own key.
+
+    >>> used_key([62, 64, 66, 67, 69, 71, 73], 70)  # D major's notes, with B♭ as 宫: D major (at 62 + 12)
+    74
+    """
+    def cost(tonic: int) -> tuple[int, int, int]:
+        outside = sum((k - tonic) % 12 not in _NATURAL for k in keys)
+        return outside, _SIGNATURE_SIZE[tonic % 12], (tonic - gong) % 12 != 0
+
+    best = min(range(12), key=lambda pc: cost(gong + pc))
+    return gong + best - (12 if best > 6 else 0)
+
+
 def gong_key(mode: Mode | None, keys: Sequence[int], realization: Realization) -> int:
     """The MIDI key of the 宫 of the mode's 均 in the octave that holds most of *keys* (1 of the 簡譜)."""
     base = realization.huangzhong + (mode.jun.index if mode else 0)
@@ -175,7 +202,8 @@ def _header(piece: Piece, setting: Setting, gong: int) -> list[str]:
         "subsubtitle": subsubtitle,
         "meter": f"黄鍾 = {setting.huangzhong_name}"
                  + (f" · {jianpu_key(gong)}" if setting.notation is Notation.JIANPU else ""),
-        "arranger": tuning + (f" · {setting.part}" if setting.part else ""),
+        "arranger": tuning + (" · key of the notes used" if setting.key is KeySignature.USED else "")
+                    + (f" · {setting.part}" if setting.part else ""),
     }
     return ["\\header {"] + [f"  {name} = {lily_string(value)}" for name, value in fields.items()] + ["}"]
 
@@ -394,6 +422,8 @@ def piece_bookpart(piece: Piece, setting: Setting, *, slots: Sequence[Slot] | No
     slots = list(slots) if slots is not None else piece_slots(piece, setting.realization)
     # 1 of the 簡譜 in the octave of the piece as written, so that a part an octave lower keeps its dots below
     gong = gong_key(piece.mode, [setting.realization.midi(n.pitch)[0] for n in piece.notes], setting.realization)
+    if setting.key is KeySignature.USED and setting.notation is Notation.STAFF:  # 簡譜's 1 stays the 宫
+        gong = used_key([s.key for s in slots if s.key is not None], gong)
     lines = _run_in_heading(piece) if run_in else ["\\bookpart {"] + _header(piece, setting, gong)
     if toc:
         label = piece.title + (f" · {piece.mode.name}" if piece.mode else "") + (
