@@ -166,11 +166,12 @@ def lyric_size(boxes: list[Box]) -> float:
     return Counter(b.size for b in boxes if b.kind == "text").most_common(1)[0][0]
 
 
-def touching(boxes: list[Box], *, gap: float = 0.1, word_gap: float = 0.25) -> list[tuple[Box, Box, float]]:
-    """Pairs of *boxes* closer than *gap* (syllables side by side in a lyric row: closer than *word_gap* of their
-    size, so two neighbouring 律 names never read as one run). Two drawn shapes (rect, line, path) are not
-    compared."""
-    row = lyric_size(boxes) if boxes else 0.0
+def touching(boxes: list[Box], *, gap: float = 0.1, word_gap: float = 0.25,
+             row: float | None = None) -> list[tuple[Box, Box, float]]:
+    """Pairs of *boxes* closer than *gap* (syllables side by side in a lyric row, of size *row* — by default the
+    page's commonest —: closer than *word_gap* of their size, so two neighbouring 律 names never read as one
+    run). Two drawn shapes (rect, line, path) are not compared."""
+    row = row if row is not None else lyric_size(boxes) if boxes else 0.0
     found = []
     ordered = sorted(boxes, key=lambda b: b.x0)
     for i, a in enumerate(ordered):

@@ -31,6 +31,22 @@ def pages(repertoire, has_engraver, tmp_path_factory: pytest.TempPathFactory) ->
             for notation in Notation}
 
 
+@pytest.fixture(scope="module")
+def part_books(has_engraver, tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """Two 簡譜 part books: the 笙's (cue lines, lost pieces set on) and the 鑮's (rests, an octave below)."""
+    from yuesheng.cli import build_parser
+    from yuesheng.cli.common import timeline_of
+    from yuesheng.outputs.songbook import engrave_songbook, songbook
+
+    folder = tmp_path_factory.mktemp("parts")
+    written = []
+    for rite, part in (("xiangyinjiu", "笙"), ("dashe", "鑮")):
+        timeline = timeline_of(build_parser().parse_args(["songbook", rite, "-o", "x.pdf"]))
+        written += engrave_songbook(songbook(timeline, part=part), Setting(notation=Notation.JIANPU),
+                                    folder / f"{rite}.svg", font=find_cjk_font())
+    return written
+
+
 def _describe(pair: tuple[Box, Box, float]) -> str:
     a, b, gap = pair
     return f"{a.kind} {a.text!r} and {b.kind} {b.text!r} at ({a.x0:.1f}, {a.y0:.1f}): gap {gap:.2f}"
@@ -47,6 +63,16 @@ def test_nothing_on_an_engraved_page_touches(pages, repertoire, notation: Notati
         problems = [_describe(t) for t in touching(boxes)]
         assert not problems, f"{page.name}: {len(problems)} touching, e.g. {problems[:5]}"
     assert {p.title for p in _sourced(repertoire)} <= texts  # every piece was measured
+
+
+@pytest.mark.slow
+def test_nothing_touches_in_jianpu_part_books(part_books) -> None:
+    font = find_cjk_font()
+    pages = [page_boxes(page, family=font) for page in part_books]
+    row = lyric_size([b for boxes in pages for b in boxes])  # the lyric size of the books, not of a page of prose
+    for page, boxes in zip(part_books, pages, strict=True):
+        problems = [_describe(t) for t in touching(boxes, row=row)]
+        assert not problems, f"{page.name}: {len(problems)} touching, e.g. {problems[:5]}"
 
 
 def _digit_rows(boxes: list[Box]) -> dict[float, list[Box]]:

@@ -487,7 +487,8 @@ def book_source(bookparts: Sequence[str], *, font: str, title: str = "", front: 
               if log_pages else "")
     lines = [f"\\version {lily_string(LILYPOND_VERSION)}", _JIANPU_STAFF, *([_PAGE_LOGGER] if log_pages else []),
              f"\\paper {{ fonts.serif = {lily_string(font)} fonts.sans = {lily_string(font)} {footer}"
-             "tagline = ##f ragged-last = ##f tocTitleMarkup = \\markup \\fill-line { \\bold \"Contents 目錄\" } }",
+             "tagline = ##f ragged-last = ##f markup-markup-spacing.padding = #0.8 "  # lines of prose apart
+             "tocTitleMarkup = \\markup \\fill-line { \\bold \"Contents 目錄\" } }",
              "\\layout { \\context { \\Lyrics \\override LyricSpace.minimum-distance = #1.5 } "
              "\\context { \\Voice \\override TextScript.outside-staff-padding = #1.0 } }",
              "\\header { tagline = ##f }" if not title
