@@ -146,3 +146,13 @@ def test_a_part_an_octave_lower_marks_bei_and_keeps_its_octave_in_jianpu() -> No
     voice = songbook_source(songbook(_timeline("dashe")), Setting(notation=Notation.JIANPU), font=FONT)
     below = "\\translate #'(0 . -0.75)"
     assert jianpu.count(below) > voice.count(below)  # the octave below keeps its dot
+
+
+def test_headings_name_cues_readings_and_variants_as_people_do() -> None:
+    timeline = _timeline("xiangyinjiu")
+    book = songbook(timeline, labels={"heyue": "合樂: how the two odes of a 終 sound"})
+    source = songbook_source(book, Setting(), font=FONT)
+    assert "合樂: how the two odes of a 終 sound — zheng" in book.readings and "heyue=zheng" not in book.readings
+    guanju = next(e for e in book.entries if e.piece.title == "關雎")
+    headings = [line for line in source.splitlines() if "(4-" in line and "終" in line]
+    assert headings and not any(f'"{h.cue}:' in line for h in guanju.hearings for line in headings)  # no cue ids
