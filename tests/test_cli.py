@@ -75,7 +75,14 @@ def test_score_show_json_contract(run):
 
 def test_score_show_a_lost_piece_says_so(run):
     code, out, _ = run("score", "show", "南陔")
-    assert code == 0 and "MODERN REALIZATION" in out and "今亡" in out
+    assert code == 0 and "Modern realization: " in out and "今亡" in out
+
+
+def test_score_show_keeps_the_case_of_a_realization_label(run, tmp_path, shipped_score_text):
+    (tmp_path / "nangai.yaml").write_text(shipped_score_text("nangai").replace(
+        "label: modern realization", "label: after ZHU Zaiyu"), encoding="utf-8")
+    code, out, _ = run("score", "show", "nangai", "--scores", str(tmp_path))
+    assert code == 0 and "After ZHU Zaiyu: " in out
 
 
 def test_score_show_unknown_piece_exits_1_with_a_suggestion(run):
@@ -206,7 +213,7 @@ def test_score_check_holds_a_score_to_its_page(run, tmp_path, shipped_score_text
 # engraving group too, for its arguments and its work).
 GROUP_OF = {"lu": "score", "score": "score", "validate": "rite", "timeline": "rite", "render": "rite",
             "source": "source", "audio": "audio", "play": "live", "console": "console", "retime": "console",
-            "songbook": "engrave", "sheet": "web"}
+            "songbook": "engrave", "sheet": "web", "plan": "plan"}
 GROUPS = sorted(set(GROUP_OF.values()))
 
 

@@ -3,10 +3,14 @@ Player; on a real port only what needs one: the page driven in headless Chromium
 
 from __future__ import annotations
 
+import json
 import queue
+import re
 import shutil
+import signal
 import threading
 import time
+import urllib.request
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -19,9 +23,10 @@ from yuesheng.check.validate import load_cuesheet
 from yuesheng.live.control import Control, Press
 from yuesheng.live.player import FADE, Player, RealClock
 from yuesheng.timeline import build_timeline
-from yuesheng.web.console import Console
+from yuesheng.web.console import PUSH, Console
 
 from fakes import FakeClock
+from served import start_console
 
 DATA = Path(__file__).parent / "data"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -42,6 +47,18 @@ class Port:
         return [m for _, m in list(self.sent) if getattr(m, "type", "") == "control_change" and m.control == number]
 
 
+class Entries:
+    """A log that keeps its lines (and is never in trouble)."""
+
+    trouble = ""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[str, float, dict]] = []
+
+    def write(self, event: str, mono: float, **fields) -> None:
+        self.lines.append((event, mono, fields))
+
+
 class Stepped:
     """The control's commands, for the player: a message's time comes only once the test's clock has reached it."""
 
@@ -60,19 +77,21 @@ class Stepped:
 class Live:
     """A console for the golden rite behind a TestClient, its player in a thread on a fake clock."""
 
-    def __init__(self, timeline, token: str | None = None) -> None:
+    def __init__(self, timeline, token: str | None = None, log: bool = False) -> None:
         self.clock, self.port = FakeClock(), Port()
         self.control = Control(self.clock, guard=0.5)
         self.player = Player(timeline, self.port, self.clock, control=Stepped(self.control, self.clock), stay=True,
                              show=lambda _: None)
         # "testserver": the Host the TestClient's WebSockets carry, as a tablet's would carry the laptop's name
-        console = Console(timeline, self.player, self.control, token=token, hosts=("testserver",), wall=lambda: WALL)
+        self.log = Entries() if log else None
+        console = Console(timeline, self.player, self.control, token=token, hosts=("testserver",), wall=lambda: WALL,
+                          log=self.log)
         self.client = TestClient(console.app(), base_url="http://127.0.0.1")
         self.thread = threading.Thread(target=self.player.run, daemon=True)
         self.thread.start()
 
-    def command(self, command: str, cue: str = "") -> bool:
-        return self.client.post("/command", json={"command": command, "cue": cue}).json()["accepted"]
+    def command(self, command: str, cue: str = "", **extra) -> bool:
+        return self.client.post("/command", json={"command": command, "cue": cue, **extra}).json()["accepted"]
 
     def settle(self, predicate) -> dict:
         """The state, once *predicate* holds of it (the player's thread has handled the command)."""
@@ -129,13 +148,15 @@ def test_go_starts_the_next_action_and_the_clock_follows_the_fake_time(live):
 
 
 def test_the_guard_refuses_a_go_too_soon_after_the_last(live):
-    assert live.command("go") and not live.command("go")  # the same moment: a double press
+    assert live.command("go")
+    refused = live.client.post("/command", json={"command": "go"}).json()  # the same moment: a double press
+    assert refused == {"accepted": False, "why": "within the 0.5 s guard of the last GO (a double press?)"}
     live.clock.t = 0.4
     assert not live.command("go")
     live.clock.t = 0.6
     assert live.command("go")
     state = live.settle(lambda s: s["current"] is not None and s["current"]["id"] == "bai-zhi")
-    assert state["next"]["id"] == "zhengge-bei"
+    assert state["next"]["id"] == "ge" and state["armed"]["cues"] == ["合樂 騶虞×3"]  # music on its own GO
 
 
 def test_stop_all_silences_every_channel_and_nothing_plays(live):
@@ -161,18 +182,24 @@ def test_fade_steps_the_held_music_down_then_stops_it(live):
 def test_jump_makes_a_cue_the_next_and_go_plays_it(live):
     assert live.command("goto", "zhengge-bei")
     state = live.settle(lambda s: s["next"] is not None and s["next"]["id"] == "zhengge-bei")
-    assert state["current"] is None
+    assert state["current"]["id"] == "ge" and state["elapsed_s"] is None  # NOW moves; the clock waits for a GO
     assert live.command("go")
     state = live.settle(lambda s: s["current"] is not None)
     assert state["current"]["id"] == "zhengge-bei" and state["position_s"] == 93.0
     assert (state["elapsed_s"], state["overrun_s"]) == (93.0, 0.0)  # reckoned as if what was jumped over ran to plan
-    # 歌's last note-offs fall at this moment: once they are sent, the shooting's music is all that plays
-    live.settle(lambda s: sorted(p["cue"] for p in s["playing"]) == ["huo", "she"])
+    assert state["armed"]["cues"] == ["唱聲", "射節 騶虞×5"] and state["armed"]["in_s"] == 5.0
+    live.clock.t = 5.0  # the pre-wait over, the shooting's music follows by itself; the 獲 calls come with hits
+    state = live.settle(lambda s: [p["cue"] for p in s["playing"]] == ["she"])
+    assert state["current"]["id"] == "she" and (state["n"], state["count"]) == (5, 5)
 
 
 def test_malformed_commands_are_refused(live):
-    for bad in ({"command": "launch"}, {"command": "goto", "cue": "nosuch"}, {"command": "goto", "cue": 3}, [1, 2]):
-        assert live.client.post("/command", json=bad).json() == {"accepted": False}
+    jump = "no such cue to jump to"
+    for bad, why in (({"command": "launch"}, "not a command"), ({"command": "goto", "cue": "nosuch"}, jump),
+                     ({"command": "goto", "cue": 3}, jump), ([1, 2], "not a command"),
+                     ({"command": ["go"]}, "not a command"), ({"command": {"go": 1}}, "not a command"),
+                     ({"command": "goto", "cue": ["bin-ru"]}, jump), ("go", "not a command"), (0, "not a command")):
+        assert live.client.post("/command", json=bad).json() == {"accepted": False, "why": why}
     json_body = {"Content-Type": "application/json"}
     assert live.client.post("/command", content=b"{oops", headers=json_body).status_code == 400
     assert live.client.post("/command", content=b"[" * 100_000, headers=json_body).status_code == 413
@@ -205,7 +232,7 @@ def test_odd_websocket_frames_are_refused_not_fatal(live):
             reply = socket.receive_text()
             while '"accepted"' not in reply:  # states pushed meanwhile
                 reply = socket.receive_text()
-            assert reply == '{"accepted": false}'
+            assert reply == '{"accepted": false, "why": "not a command"}'
 
 
 def test_the_page_lists_every_action_to_jump_to(live):
@@ -242,7 +269,7 @@ def test_the_socket_takes_commands_and_pushes_the_state_after_a_go(live):
             pushed = socket.receive_json()["state"]
         assert pushed["current"]["id"] == "bin-ru" and pushed["next"]["id"] == "bai-zhi"
         socket.send_text("{oops")
-        assert _reply(socket) == {"accepted": False}
+        assert _reply(socket) == {"accepted": False, "why": "not a command"}
 
 
 def _reply(socket) -> dict:
@@ -309,7 +336,9 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        # evil.test: another site's name, resolved to this machine (no traffic leaves loopback)
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--host-resolver-rules=MAP evil.test 127.0.0.1"])
         yield chromium
         chromium.close()
 
@@ -332,6 +361,7 @@ def test_the_page_drives_the_rite(served, browser):
     assert _wait(lambda: {m.channel for m in served.port.controls(120)} >= set(served.player.channels))
     page.select_option("#goto", "zhengge-bei")
     page.click("#jump")
+    page.click("#confirm-jump")
     page.wait_for_function("document.getElementById('next').dataset.cue === 'zhengge-bei'")
     time.sleep(0.4)  # past the guard
     page.keyboard.press("Space")  # GO
@@ -346,7 +376,75 @@ def test_the_page_drives_the_rite(served, browser):
     page.close()
 
 
-def test_console_without_a_token_off_loopback_gets_one(monkeypatch, run):
+ATTACK = """<!doctype html><meta charset="utf-8"><title>another site</title>
+<form id="form" method="post" action="@URL@/command" enctype="text/plain" target="sink">
+<input name='{"command": "go", "x": "' value='"}'></form><iframe name="sink"></iframe>
+<script>
+const CONSOLE = "@URL@", results = window.results = {};
+const note = (key) => (value) => { results[key] = String(value); };
+async function attack() {
+  await fetch(CONSOLE + "/command", {method: "POST", mode: "no-cors", headers: {"Content-Type": "text/plain"},
+                                     body: '{"command": "go"}'}).then(note("plain"), note("plain"));
+  await fetch(CONSOLE + "/command", {method: "POST", headers: {"Content-Type": "application/json"},
+                                     body: '{"command": "stop"}'}).then(note("json"), note("json"));
+  await fetch(CONSOLE + "/state").then((r) => r.text()).then(note("state"), note("state"));
+  document.getElementById("form").submit();
+  await new Promise((done) => {
+    const ws = new WebSocket(CONSOLE.replace("http", "ws") + "/ws");
+    ws.onopen = () => { results.ws_open = "yes"; ws.send('{"command": "go"}'); ws.send('{"command": "fade"}'); };
+    ws.onmessage = (event) => { results.ws_read = event.data; };
+    ws.onclose = () => done();
+    setTimeout(done, 3000);
+  });
+  results.done = "yes";
+}
+attack();
+</script>"""
+
+
+def test_a_page_of_another_origin_in_chromium_can_neither_drive_nor_read_the_console(served, browser):
+    """The hostile pass's page opened the WebSocket, read the next cue and sent GO, FADE and STOP. Here a page of
+    another origin (evil.test, which Chromium resolves to 127.0.0.1) tries every way a page has; then a DNS-rebound
+    name is opened on the console's own port."""
+    import http.server
+
+    body = ATTACK.replace("@URL@", served.url).encode()
+
+    class Attacker(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    site = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Attacker)
+    threading.Thread(target=site.serve_forever, daemon=True).start()
+    console_port = served.url.rsplit(":", 1)[1]
+    try:
+        page = browser.new_page()
+        page.goto(f"http://evil.test:{site.server_address[1]}/")
+        page.wait_for_function("window.results && results.done === 'yes'", timeout=15_000)
+        results = page.evaluate("results")
+        rebound = page.goto(f"http://evil.test:{console_port}/state")
+        assert rebound is not None and rebound.status == 403
+        assert "answers to its address, not to the name 'evil.test'" in page.text_content("body")
+        page.close()
+    finally:
+        site.shutdown()
+    assert "ws_open" not in results and "ws_read" not in results  # the handshake was refused
+    assert results["json"].startswith("TypeError") and results["state"].startswith("TypeError")  # nothing read
+    time.sleep(0.3)  # what might have got through has reached the player
+    status = served.player.status()
+    assert status.current is None and status.next == "bin-ru"  # no GO ran: the rite has not begun
+    sent = [m for _, m in served.port.sent]
+    assert not [m for m in sent if m.type == "note_on" or m.type == "control_change" and m.control in (7, 120, 123)]
+    assert served.control.presses.empty()  # no sound, no STOP, no FADE, nothing queued
+
+
+def test_console_without_a_token_off_loopback_gets_one(monkeypatch, run, tmp_path):
     from yuesheng.cli import console as cli_console
 
     seen = {}
@@ -356,12 +454,33 @@ def test_console_without_a_token_off_loopback_gets_one(monkeypatch, run):
         return "served\n"
 
     monkeypatch.setattr(cli_console, "_serve", fake_serve)
+    monkeypatch.delenv("YUESHENG_TOKEN", raising=False)
     code, out, _ = run("console", str(DATA / "golden.yaml"), "--no-midi", "--listen", "0.0.0.0:0")
     assert code == 0 and seen["host"] == "0.0.0.0" and len(seen["token"]) >= 16
     code, _, _ = run("console", str(DATA / "golden.yaml"), "--no-midi", "--listen", "127.0.0.1:0")
     assert code == 0 and seen["token"] is None
-    code, _, _ = run("console", str(DATA / "golden.yaml"), "--no-midi", "--token", "abc")
-    assert code == 0 and seen["token"] == "abc"
+    (tmp_path / "token").write_text("from-a-file-0123456789\n")
+    code, _, _ = run("console", str(DATA / "golden.yaml"), "--no-midi", "--token-file", str(tmp_path / "token"))
+    assert code == 0 and seen["token"] == "from-a-file-0123456789"
+    monkeypatch.setenv("YUESHENG_TOKEN", "from-the-environment-42")
+    code, _, _ = run("console", str(DATA / "golden.yaml"), "--no-midi")
+    assert code == 0 and seen["token"] == "from-the-environment-42"
+
+
+def test_a_token_is_never_on_the_command_line_and_never_short(monkeypatch, run, tmp_path):
+    """--token VALUE shows in ps: refused; a token from the environment or a file has at least 16 characters."""
+    golden = str(DATA / "golden.yaml")
+    code, _, err = run("console", golden, "--no-midi", "--token", "abcdefghijklmnopqrstuvwxyz")
+    assert code == 2 and "a token on the command line shows in ps" in err and "abcdefghij" not in err
+    monkeypatch.setenv("YUESHENG_TOKEN", "abc")
+    code, _, err = run("console", golden, "--no-midi")
+    assert code == 2 and "YUESHENG_TOKEN: a token of 3 characters; at least 16 are needed" in err
+    monkeypatch.delenv("YUESHENG_TOKEN")
+    (tmp_path / "token").write_text("has spaces in it, and more\n")
+    code, _, err = run("console", golden, "--no-midi", "--token-file", str(tmp_path / "token"))
+    assert code == 2 and "a token is made of A-Z a-z 0-9 - _ . ~ only" in err
+    code, _, err = run("console", golden, "--no-midi", "--token-file", str(tmp_path / "nosuch"))
+    assert code == 2 and f"--token-file {tmp_path / 'nosuch'}: cannot read file" in err
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -387,3 +506,207 @@ def test_a_busy_listen_port_is_a_clear_error_before_anything_is_shown(run):
         port = busy.getsockname()[1]
         code, out, err = run("console", str(DATA / "golden.yaml"), "--no-midi", "--listen", f"127.0.0.1:{port}")
     assert code == 1 and out == "" and f"--listen 127.0.0.1:{port}: cannot listen there" in err
+
+
+def test_a_go_that_reaches_the_console_late_is_refused_said_and_logged(golden):
+    console = Live(golden, log=True)
+    try:
+        console.clock.t = 20.0
+        reply = console.client.post("/command", json={"command": "go", "pressed": 18.5}).json()
+        assert reply == {"accepted": False, "why": "it reached the console 1.5 s after it was pressed: not run late"}
+        assert console.log.lines == [("refused", 20.0, {"cue": "bin-ru", "source": "page", "why": reply["why"]})]
+        assert console.command("go", pressed=19.6)  # 0.4 s on the way: in time
+        assert console.settle(lambda s: s["current"] is not None)["current"]["id"] == "bin-ru"
+    finally:
+        console.close()
+
+
+def test_the_heartbeat_is_answered_with_the_servers_clock(live):
+    live.clock.t = 12.5
+    with live.client.websocket_connect("/ws") as socket:
+        socket.send_json({"ping": 3.25})
+        while "pong" not in (frame := socket.receive_json()):
+            pass
+        assert frame == {"pong": 3.25, "server": 12.5}
+
+
+def test_a_change_is_pushed_at_once_not_at_the_next_tick(live):
+    with live.client.websocket_connect("/ws") as socket:
+        socket.receive_json()
+        sent = time.monotonic()
+        socket.send_json({"command": "go"})
+        while socket.receive_json().get("state", {"current": None})["current"] is None:
+            pass
+        assert time.monotonic() - sent < PUSH / 2  # a push on change, long before the clock's tick
+
+
+SIZES = {"laptop": (1366, 768), "tablet": (820, 1180), "phone": (390, 844)}
+
+
+def _page(browser, url: str, size: str):
+    width, height = SIZES[size]
+    page = browser.new_page(viewport={"width": width, "height": height})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url + "/")
+    page.wait_for_function("document.getElementById('status').textContent.startsWith('connected')")
+    return page, errors
+
+
+def _box(page, selector: str) -> dict:
+    return page.eval_on_selector(selector, "e => { const r = e.getBoundingClientRect(); "
+                                           "return {x: r.x, y: r.y, w: r.width, h: r.height}; }")
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_nothing_is_off_screen_and_go_is_large_and_fixed(served, browser, size):
+    page, errors = _page(browser, served.url, size)
+    width, height = SIZES[size]
+    go_before = _box(page, "#go")
+    page.click("#go")
+    page.wait_for_function("document.getElementById('current').dataset.cue === 'bin-ru'")
+    assert page.evaluate("document.documentElement.scrollWidth") <= width  # no sideways scrolling
+    for selector in ("#go", "#band", "#stop", "#elapsed", "#overrun", "#projected", "#current", "#next", "#jump"):
+        box = _box(page, selector) if selector in ("#go", "#band") else page.eval_on_selector(
+            selector, "e => { e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect(); "
+                      "return {x: r.x, y: r.y, w: r.width, h: r.height}; }")
+        assert box["x"] >= 0 and box["x"] + box["w"] <= width and box["w"] > 0, (selector, box)
+        assert box["y"] >= 0 and box["y"] + box["h"] <= height, (selector, box)
+    go = _box(page, "#go")
+    assert go == go_before and go["w"] >= 200 and go["h"] >= 80  # the text above it wrapping does not move it
+    assert "guard 0.3 s" in page.text_content("#go")
+    assert page.text_content("#current .where") == "1/5 · 迎賓" and page.text_content("#next .where") == "2/5 · 迎賓"
+    assert not errors
+    page.close()
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_armed_music_counts_down_and_an_early_go_brings_it_in(served, browser, size):
+    page, errors = _page(browser, served.url, size)
+    page.keyboard.press("Space")
+    page.wait_for_function("document.getElementById('current').dataset.cue === 'bin-ru'")
+    time.sleep(0.4)
+    page.keyboard.press("Space")
+    page.wait_for_function("document.getElementById('current').dataset.cue === 'bai-zhi'")
+    armed = page.text_content("#armed")
+    assert armed.startswith("ARMED ♪ 合樂 騶虞×3 — starts by itself in 0:0") and "GO brings it in now" in armed
+    assert "合樂" not in page.text_content("#playing")  # armed is not sounding
+    time.sleep(0.4)
+    page.keyboard.press("Space")  # during the 5 s pre-wait
+    page.wait_for_function("document.getElementById('current').dataset.cue === 'ge'")
+    page.wait_for_function("document.getElementById('playing').textContent.includes('合樂')")
+    assert page.text_content("#armed") == "" and page.text_content("#next .action") == "工告于樂正曰正歌備"
+    assert not errors
+    page.close()
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_keys_are_safe_whatever_has_focus(served, browser, size):
+    page, errors = _page(browser, served.url, size)
+    page.keyboard.down("Space")
+    for _ in range(5):
+        page.keyboard.down("Space")  # the key held: the browser repeats it
+        time.sleep(0.15)
+    page.keyboard.up("Space")
+    page.wait_for_function("document.getElementById('current').dataset.cue === 'bin-ru'")
+    time.sleep(0.3)
+    assert page.get_attribute("#current", "data-cue") == "bin-ru"  # one GO for one press, however long
+    page.focus("#goto")
+    stops = len(served.port.controls(120))
+    page.keyboard.press("Escape")  # STOP ALL, the jump list focused
+    assert _wait(lambda: len(served.port.controls(120)) > stops)
+    page.focus("#goto")
+    page.keyboard.press("Space")  # GO, the jump list focused
+    page.wait_for_function("document.getElementById('current').dataset.cue === 'bai-zhi'")
+    page.select_option("#goto", "zhengge-bei")
+    page.focus("#jump")
+    page.keyboard.press("Enter")  # asks; does not jump
+    assert page.evaluate("document.getElementById('confirm').open")
+    stops = len(served.port.controls(120))
+    page.keyboard.press("Escape")  # STOP ALL in the dialog too; the dialog stays until its Cancel
+    assert _wait(lambda: len(served.port.controls(120)) > stops)
+    assert page.evaluate("document.getElementById('confirm').open")
+    page.keyboard.press("Enter")  # Cancel has the focus
+    assert not page.evaluate("document.getElementById('confirm').open")
+    assert page.get_attribute("#next", "data-cue") == "ge"
+    assert not errors
+    page.close()
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_confirmed_jump_moves_now_and_next_and_keeps_the_music(served, browser, size):
+    page, errors = _page(browser, served.url, size)
+    page.click("#go")
+    page.wait_for_function("document.getElementById('playing').textContent.includes('肆夏')")
+    stops = len(served.port.controls(120))
+    page.select_option("#goto", "zhengge-bei")
+    page.click("#jump")
+    page.click("#confirm-jump")
+    page.wait_for_function("document.getElementById('next').dataset.cue === 'zhengge-bei'")
+    assert page.get_attribute("#current", "data-cue") == "ge" and "肆夏" in page.text_content("#playing")
+    assert len(served.port.controls(120)) == stops  # nothing silenced
+    assert not page.text_content("#elapsed").startswith("−")
+    time.sleep(0.35)
+    page.click("#go")
+    assert _wait(lambda: page.text_content("#feedback").startswith("GO refused: within the 0.3 s guard")
+                 or page.get_attribute("#current", "data-cue") == "zhengge-bei")
+    page.click("#go")
+    page.click("#go")  # at once: inside the guard, and said so
+    page.wait_for_function("document.getElementById('feedback').textContent.startsWith('GO refused: within the')")
+    assert page.get_attribute("#feedback", "class") == "refused"
+    assert not errors
+    page.close()
+
+
+@pytest.mark.slow  # a console in a child process, frozen for 1.5 s, killed and resumed: 5 s a size
+@pytest.mark.parametrize("size", SIZES)
+def test_a_frozen_console_shows_stale_and_refuses_the_go_pressed_meanwhile(tmp_path, browser, size):
+    log = tmp_path / "show.jsonl"
+    proc, url = start_console(DATA / "golden.yaml", "--log", str(log))
+    try:
+        page, errors = _page(browser, url, size)
+        proc.send_signal(signal.SIGSTOP)  # a frozen server: the socket stays open, nothing answers
+        frozen = time.monotonic()
+        page.wait_for_function("document.getElementById('band').dataset.link === 'stale'", timeout=3000)
+        assert time.monotonic() - frozen < 1.6  # stale within about a second
+        assert page.text_content("#status").startswith("STALE")
+        page.keyboard.press("Space")  # a GO pressed during the freeze
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGCONT)
+        page.wait_for_function("document.getElementById('feedback').textContent.includes('after it was pressed')")
+        assert page.text_content("#feedback").startswith("GO refused: it reached the console")
+        page.wait_for_function("document.getElementById('band').dataset.link === 'ok'")
+        assert page.get_attribute("#current", "data-cue") == ""  # it never ran
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        page.wait_for_function("document.getElementById('band').dataset.link === 'down'")
+        page.keyboard.press("Space")  # a GO while disconnected
+        assert page.text_content("#feedback") == "GO refused: not connected to the console — nothing was sent"
+        port = url.rsplit(":", 1)[1]
+        proc, _ = start_console(DATA / "golden.yaml", "--resume", str(log), "--listen", f"127.0.0.1:{port}")
+        page.wait_for_function("document.getElementById('feedback').textContent.includes('while the page was not')")
+        assert page.text_content("#resumed").startswith("RESUMED — resumed from the log before the first GO")
+        assert not errors
+        page.close()
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert [e["event"] for e in events] == ["session", "refused", "session", "refused"]
+    assert all(e["cue"] == "bin-ru" and e["source"] == "page" for e in events if e["event"] == "refused")
+
+
+def test_a_console_on_every_interface_prints_an_address_a_tablet_can_open():
+    """Bound to 0.0.0.0 it names a real interface address with the token; the test connects through loopback."""
+    from yuesheng.cli.addresses import interface_addresses
+
+    proc, url, line = start_console(DATA / "golden.yaml", "--listen", "0.0.0.0:0", with_line=True)
+    try:
+        printed = re.search(r"http://([\d.]+):(\d+)/\?token=(\S+)", line)
+        assert printed is not None and printed[1] != "0.0.0.0", line
+        assert printed[1] in (interface_addresses() or ["127.0.0.1"])
+        with urllib.request.urlopen(f"{url}/state?token={printed[3]}", timeout=5) as answer:
+            assert json.loads(answer.read())["next"]["id"] == "bin-ru"
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)

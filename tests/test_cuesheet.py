@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -223,7 +224,8 @@ def test_every_problem_of_a_file_is_reported_in_one_run(run, tmp_path):
 def test_a_lost_piece_without_realization_is_a_warning_only(run, tmp_path, shipped_score_text):
     scores = tmp_path / "scores"
     scores.mkdir()
-    dropped = ("mode:", "realization:", "  label", "  rule", "    Placeholder", "stanzas:", "  - lu", "    suzi")
+    dropped = ("mode:", "realization:", "  label", "  rule", "    Placeholder", "stanzas:", "  - lines", "    lu",
+               "    suzi")
     bare = "\n".join(line for line in shipped_score_text("gaixia").splitlines() if not line.startswith(dropped))
     (scores / "gaixia.yaml").write_text(bare + "\n", encoding="utf-8")
     code, report, problems = run("validate", str(DATA / "mini_xiangyin.yaml"), "--scores", str(scores))
@@ -394,3 +396,33 @@ def test_the_readers_keys_at_every_level_are_the_schemas_properties():
         assert len(set(KEYS[name])) == len(KEYS[name]), name
     # and no level of the schema that the reader does not check
     assert set(_objects(schema)) == {p for ps in SCHEMA_PLACES.values() for p in ps}
+
+
+# -- issue 22 §6: durations are read strictly ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, reason", [
+    ("٣٠s", "ASCII digits"),  # Arabic-Indic digits: int() reads them, a reader of the sheet may not
+    ("３０s", "ASCII digits"),  # full-width
+    ("30 s", "no spaces"),
+    ("1min 30s", "no spaces"),
+    ("1h1h1h", "each unit at most once, largest first"),
+    ("30s1min", "each unit at most once, largest first"),
+    ("5ms5ms", "each unit at most once, largest first"),
+])
+def test_lenient_durations_are_refused_with_the_reason(text, reason):
+    with pytest.raises(InvalidValueError, match=reason):
+        parse_duration(text)
+
+
+@pytest.mark.parametrize("text, seconds", [("45s", 45), ("1.5s", Fraction(3, 2)), ("1h5min", 3900),
+                                           ("1min30s", 90), ("2s500ms", Fraction(5, 2)), (" 90s ", 90), ("0s", 0)])
+def test_durations_as_written_are_read(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+def test_an_arrow_offset_in_unicode_digits_is_refused(run, tmp_path):
+    text = (Path(__file__).parent / "data" / "mini_xiangshe.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "rite.yaml"
+    path.write_text(text.replace("H+100ms", "H+١٠٠ms"), encoding="utf-8")
+    code, out, err = run("validate", str(path))
+    assert code == 1 and "bad arrow 'H+١٠٠ms'" in out + err

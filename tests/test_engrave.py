@@ -9,6 +9,7 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -139,6 +140,14 @@ def test_lost_piece_is_titled_modern_realization_with_its_rule(repertoire) -> No
     assert "\\new Lyrics" in source and '\\set stanza = "詞"' not in source  # no words to sing
 
 
+def test_a_realization_label_keeps_the_authors_case(repertoire) -> None:
+    piece = repertoire.find("南陔")
+    piece = replace(piece, realization=replace(piece.realization, label="after ZHU Zaiyu"))
+    source = score_source(piece, Setting(), font=FONT)
+    assert 'title = "南陔 — after ZHU Zaiyu"' in source
+    assert lily_string(f"After ZHU Zaiyu, not a transmitted score. Rule: {piece.realization.rule}") in source
+
+
 def test_pdf_text_holds_the_syllables_and_lu_names(repertoire, has_engraver, tmp_path: Path) -> None:
     piece = repertoire.find("鹿鳴")
     engrave.engrave(score_source(piece, Setting()), tmp_path / "luming.pdf")
@@ -163,7 +172,8 @@ def test_svg_holds_every_syllable(repertoire, has_engraver, tmp_path: Path) -> N
     assert not Counter(n.lyric for n in piece.notes) - texts
     assert not Counter(n.suzi for n in piece.notes) - texts
     families = {e.get("font-family") for path in written for e in ET.parse(path).iter() if e.tag.endswith("text")}
-    assert families == {f"'{engrave.find_cjk_font()}', serif"}  # the face the PDF uses, not a browser's choice
+    named = ", ".join(f"'{f}'" for f in (engrave.find_cjk_font(), *engrave.FAMILIES))
+    assert families == {f"{named}, serif"}  # the faces the PDF uses, not a browser's choice
 
 
 HOSTILE = ['#(system "touch pwned")', '$(system "touch pwned")', '\\markup { \\bold "}" }', '"}']
@@ -321,3 +331,33 @@ def test_key_used_gives_the_signature_the_notes_fit(repertoire) -> None:
     assert "key of the notes used" in source
     jianpu = score_source(piece, Setting(notation=Notation.JIANPU, key=engrave.KeySignature.USED), font=FONT)
     assert "1=♭B" in jianpu  # 簡譜's 1 stays the mode's 宫
+
+
+# -- issue 22 §6: LilyPond's memory and the notes of one engraving are bounded ---------------------------------------
+
+def test_lilypond_runs_with_its_address_space_bounded(tmp_path: Path) -> None:
+    from yuesheng import limits
+    from yuesheng.outputs.engrave import run_tool
+
+    probe = "import resource; print('AS', resource.getrlimit(resource.RLIMIT_AS)[0])"
+    log = run_tool([sys.executable, "-c", probe], cwd=tmp_path, what="probe")
+    assert f"AS {limits.LILYPOND_MEMORY}" in log
+
+
+def test_a_child_out_of_its_memory_is_a_clear_error(tmp_path: Path) -> None:
+    from yuesheng.errors import EngraveError
+    from yuesheng.outputs.engrave import run_tool
+
+    hog = "b = bytearray(1 << 30)"
+    with pytest.raises(EngraveError, match=r"^probe ran out of memory: it may use at most 0.25 GiB; engrave fewer"):
+        run_tool([sys.executable, "-c", hog], cwd=tmp_path, what="probe", memory=1 << 28)
+
+
+def test_a_piece_of_too_many_notes_is_refused_before_lilypond_starts(repertoire, run, tmp_path: Path) -> None:
+    from yuesheng.errors import LimitError
+
+    piece = repertoire.find("鹿鳴")
+    huge = replace(piece, stanzas=piece.stanzas * 200)  # 20,600 notes
+    with pytest.raises(LimitError, match=r"鹿鳴: an engraving of 20,600 notes, beyond the limit of notes in one "
+                                         r"engraving \(at most 20,000\)"):
+        score_source(huge, Setting(), font=FONT)

@@ -194,3 +194,40 @@ def test_check_output_names_the_problem(tmp_path):
         check_output(tmp_path / "none" / "x.mid")
     assert writes_directly("/dev/stdout") and writes_directly("/proc/self/fd/1")
     assert not writes_directly(tmp_path / "x.mid")
+
+
+# -- issue 22 §6: SIGKILL leaves a temporary file; the next run removes it if its writer is gone --------------------
+
+def _dead_pid() -> int:
+    """The pid of a process that has exited (and been reaped)."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_a_temporary_file_names_its_writer(tmp_path, monkeypatch):
+    seen = []
+    real_replace = os.replace
+
+    def spy(src, dst):
+        seen.append(Path(src).name)
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", spy)
+    write_atomic(tmp_path / "out.mid", b"x")
+    assert seen and seen[0].startswith(f".out.mid.{os.getpid()}.") and seen[0].endswith(".tmp")
+
+
+def test_a_killed_writers_temporary_file_is_removed_on_the_next_run_with_a_note(run, tmp_path):
+    dead, live = _dead_pid(), os.getppid()  # the parent of this test process runs for the whole test
+    stale = tmp_path / f".out.mid.{dead}.k1ll3d00.tmp"
+    running = tmp_path / f".out.mid.{live}.w0rk1ng0.tmp"
+    other = tmp_path / f".other.mid.{dead}.abcdef12.tmp"  # another output's: its own next run sees to it
+    theirs = tmp_path / f".out.mid.{dead}.tmp.bak"  # not of our naming
+    for path in (stale, running, other, theirs):
+        path.write_bytes(b"left behind")
+    code, _, err = run("render", str(data_dir("cues") / "xiangyinjiu.yaml"), "-o", str(tmp_path / "out.mid"))
+    assert code == 0
+    assert not stale.exists() and running.exists() and other.exists() and theirs.exists()
+    assert f"removed {stale}: a temporary file left by process {dead}, which no longer runs" in err
+    assert (tmp_path / "out.mid").read_bytes().startswith(b"MThd")

@@ -367,6 +367,22 @@ def test_duplicate_ids_in_one_folder_are_an_error(run, tmp_path, shipped_score_t
     assert code == 1 and "duplicate piece id 'luming'" in err
 
 
+@pytest.mark.parametrize("argv", [("score", "check"), ("score", "check", "luming"), ("score", "list"),
+                                  ("score", "show", "luming"), ("render", "xiangyinjiu", "-o", "{out}")])
+def test_duplicate_ids_in_one_folder_are_reported_with_both_files_everywhere(run, tmp_path, shipped_score_text,
+                                                                              argv):
+    folder = tmp_path / "scores"
+    folder.mkdir()
+    for name in ("luming.yaml", "luming-copy.yaml"):
+        (folder / name).write_text(shipped_score_text("luming"), encoding="utf-8")
+    out = str(tmp_path / "x.mid")
+    code, _, err = run(*(a.replace("{out}", out) for a in argv), "--scores", str(folder))
+    assert code == 1, err
+    assert (f"{folder / 'luming.yaml'}: id: duplicate piece id 'luming': {folder / 'luming-copy.yaml'} has it "
+            "too") in err, err
+    assert not Path(out).exists()
+
+
 def test_a_sourced_piece_without_notes_is_an_error(run, tmp_path, shipped_score_text):
     text = shipped_score_text("luming")
     (tmp_path / "luming.yaml").write_text(text[: text.index("stanzas:")] + "stanzas: []\n", encoding="utf-8")
@@ -515,3 +531,42 @@ def test_any_guard(run, text):
 def test_any_jie_reading(run, text):
     code, _, err = _no_traceback(run, "timeline", "dashe", "--reading", f"lishou-jie={text}")
     assert code == 0 or "reading lishou-jie" in err
+
+
+# -- issue 22 §6: bidirectional controls never reach the terminal raw ------------------------------------------------
+
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+
+
+def test_bidi_controls_are_escaped_like_other_control_characters():
+    from yuesheng.text import visible
+
+    assert visible(f"a{BIDI}b") == "a" + "".join(f"\\u{ord(c):04x}" for c in BIDI) + "b"
+    assert visible("鹿鳴 \u05d0\u05d1 ok\t\n") == "鹿鳴 \u05d0\u05d1 ok\t\n"  # right-to-left letters are text
+
+
+def test_a_right_to_left_override_in_a_sheet_reaches_the_terminal_escaped(run, tmp_path):
+    mini = (Path(__file__).parent / "data" / "mini_xiangyin.yaml").read_text(encoding="utf-8")
+    text = mini.replace("action: 工四人二瑟 工入升自西階", "action: 工四人\u202e二瑟")
+    path = tmp_path / "rtl.yaml"
+    path.write_text(text, encoding="utf-8")
+    code, out, err = run("timeline", str(path))
+    assert code == 0 and "\u202e" not in out + err and "工四人\\u202e二瑟" in out
+
+
+# -- issue 22 §6: what was coerced or let pass is now said -----------------------------------------------------------
+
+def test_an_alias_that_is_not_text_is_an_error_at_its_place(run, tmp_path, shipped_score_text):
+    path = tmp_path / "luming.yaml"
+    path.write_text(shipped_score_text("luming").replace("aliases: [", "aliases: [123, "), encoding="utf-8")
+    code, out, err = run("score", "check", str(path))
+    assert code == 1 and "aliases[0]: alias 123: expected text, got an integer [schema]" in out + err, out + err
+
+
+def test_a_cue_with_the_same_variant_and_unless_is_an_error(run, tmp_path):
+    text = (Path(__file__).parent / "data" / "mini_xiangyin.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "rite.yaml"
+    path.write_text(text.replace("  - id: xi-dashi\n", "  - id: xi-dashi\n    unless: da-shi\n"), encoding="utf-8")
+    code, out, err = run("validate", str(path))
+    assert code == 1
+    assert "unless 'da-shi' is on whenever variant 'da-shi' is: the cue would never be in the programme" in out + err

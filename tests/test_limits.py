@@ -18,7 +18,7 @@ import pytest
 
 from yuesheng import limits
 from yuesheng.check.validate import load_cuesheet
-from yuesheng.cuesheet import read_cuesheet, variant_configurations
+from yuesheng.cuesheet import MusicKind, read_cuesheet, variant_configurations
 from yuesheng.errors import LimitError
 from yuesheng.music.repertoire import data_dir
 from yuesheng.timeline import Options, build_timeline, measure, ticks
@@ -246,3 +246,76 @@ def test_measure_is_exact_for_every_variant_configuration(repertoire, rite):
 def test_every_limit_lives_in_one_module():
     names = {"ZHONG": 100, "JIE": 12, "RITE_SECONDS": 48 * 3600, "SYLLABLE": Fraction(1, 20), "EVENTS": 3_000_000}
     assert {n: getattr(limits, n).value for n in names} == names
+
+
+# -- every value with a unit is measured: the archery's offsets too (issue 22 §4) ---------------------------------
+
+MINI_SHE = (DATA / "mini_xiangshe.yaml").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("old, new, needle, what", [
+    ("offset_sd: 100ms", "offset_sd: 1000000h", "1000000h", "offset_sd 1e+06h"),
+    ("offset_sd: 100ms", "offset_sd: 99999999999999999999999999h", "9999", "offset_sd over"),
+    ("H+100ms", "H+99999999999s", "H+99999999999s", "arrow offset 2.778e+07h"),
+    ("H-300ms", "H-99999999999s", "H-99999999999s", "arrow offset 2.778e+07h"),
+    ("tolerance: 250ms", "tolerance: 49h", "49h", "tolerance 49h"),
+])
+def test_every_archery_time_is_measured_in_validate_and_every_build(run, tmp_path, old, new, needle, what):
+    sheet = _write(tmp_path, MINI_SHE.replace(old, new))
+    with deadline():
+        code, err = _validate(run, sheet)
+        assert code == 1
+        assert f"{_place(sheet, needle)}: " in err and what in err and "(at most 48h) — " in err, err
+        assert err.rstrip().endswith("[limits]"), err
+        for command in (("render", str(sheet), "-o", str(tmp_path / "x.mid")),
+                        ("sheet", str(sheet), "-o", str(tmp_path / "x.html")), ("console", str(sheet), "--port", "0")):
+            code, out, err = run(*command)
+            assert code == 1 and "beyond the limit of the length of a rite" in err and "Traceback" not in err, err
+    assert not (tmp_path / "x.mid").exists() and not (tmp_path / "x.html").exists()
+
+
+def test_a_hold_beyond_the_limit_is_refused_by_the_build(repertoire):
+    sheet = load_cuesheet(data_dir("cues") / "xiangshe.yaml", repertoire)
+    called = next(c for c in sheet.cues if c.music is MusicKind.CHANGSHENG)
+    sheet = replace(sheet, cues=tuple(replace(c, hold=Fraction(49 * 3600), hold_until="") if c is called else c
+                                      for c in sheet.cues))  # built in code: never validated
+    with deadline(), pytest.raises(LimitError, match=rf"cue {called.id} hold 49h, beyond the limit of the length"):
+        build_timeline(sheet)
+
+
+def test_a_release_that_falls_after_every_cue_is_measured(repertoire, tmp_path):
+    """A release inside the offset limit still counts to the rite's length: the build measures every release."""
+    sheet = load_cuesheet(_write(tmp_path, MINI_SHE.replace("H+100ms", "H+169000s")), repertoire)
+    size = measure(sheet)
+    assert size.end > 169000
+    timeline = build_timeline(sheet)
+    assert ticks(size.end) >= max(e.start_tick + e.length_ticks for e in timeline.events)
+
+
+# -- the anchors under many variants: at most quadratic (issue 22 §5; benchmarks/variants.py) -----------------------
+
+def _many_variants(count: int) -> str:
+    """The mini sheet with *count* variants, each switching on one action under the held 陔 (so in the span where
+    anchors could cycle), one after the other."""
+    head, cues = MINI.split("cues:\n")
+    variants = "".join(f"  v{n}:\n    name: 大師則爲之洗\n    cite: {{page: 4-22a, quote: 大師則爲之洗}}\n"
+                       for n in range(count))
+    actions = "".join(f"  - id: act-{n}\n    section: 賓出\n    action: 賓興\n    who: [bin]\n    duration: 10s\n"
+                      f"    variant: v{n}\n    start: {{after: {f'act-{n - 1}' if n else 'bin-xing'}}}\n"
+                      f"    cite: {{page: 4-45b, quote: 賓出至于階}}\n" for n in range(count))
+    return head.replace("variants:\n", "variants:\n" + variants) + "cues:\n" + \
+        cues.replace("  - id: bin-chu\n", actions + "  - id: bin-chu\n")
+
+
+def test_many_variants_are_checked_each_alone_not_in_every_pair(run, repertoire, tmp_path):
+    from yuesheng.cuesheet.references import MAX_PAIRED_VARIANTS, cycle_classes
+
+    path = _write(tmp_path, _many_variants(200))
+    with deadline(20):
+        sheet = load_cuesheet(path, repertoire)
+        classes = list(cycle_classes(sheet))
+    assert len(sheet.variants) > MAX_PAIRED_VARIANTS
+    # none, then each of the 200 alone (da-shi switches no cue under the 陔; not 20,101 classes with every pair)
+    assert len(classes) == 200 + 1
+    with deadline(30):
+        assert run("validate", str(path))[0] == 0

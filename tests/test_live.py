@@ -83,7 +83,8 @@ def test_manual_mode_follows_go_and_holds_the_jinzou_until_its_action(golden):
     assert min(sung) == pytest.approx(35.0)  # 合樂 starts 5 s after the GO of bai-zhi
     drums = [t for t, m in port.sent if m.type == "note_on" and m.channel == 9 and t > 60]
     assert min(drums) == pytest.approx(75.0)  # 射節 starts 5 s after the GO of zhengge-bei
-    assert shown[0].startswith("next GO 1/3") and "bai-zhi" in shown[1]
+    assert shown[0].startswith("next GO 1/5") and "bai-zhi" in shown[1]  # 5 points: 3 actions, 2 of music
+    assert any("♪ 合樂 騶虞×3 (armed: starts by itself in 5 s)" in line for line in shown)
 
 
 def test_an_early_go_cuts_the_held_music_at_its_phrase(golden):
@@ -247,9 +248,9 @@ class Script:
 
     def wait_until(self, deadline: float | None) -> Press | None:
         if self.presses and (deadline is None or self.presses[0][0] <= deadline):
-            at, command, cue = self.presses.pop(0)
+            at, command, cue, *silence = self.presses.pop(0)
             self.clock.t = max(self.clock.t, at)
-            return Press(command, self.clock.t, "test", cue)
+            return Press(command, self.clock.t, "test", cue, bool(silence))
         if deadline is None or (not self.presses and self.clock.t >= self.until):
             return Press(Command.QUIT, self.clock.t, "test", "script ended")
         self.clock.t = max(self.clock.t, deadline)
@@ -286,7 +287,8 @@ def test_stop_all_silences_every_channel_at_once_and_the_next_go_goes_on(golden)
     assert max(_ons_on(sent, BELLS)) < 10.0  # the held 肆夏 stopped at once
     assert min(_ons_on(sent, SUNG)) == pytest.approx(35.0)  # the next GO plays the next action
     assert [(e, t, f["cue"]) for e, t, f in log] == [("go", 0.0, "bin-ru"), ("stop", 10.0, "bin-ru"),
-                                                     ("go", 30.0, "bai-zhi")]
+                                                     ("go", 30.0, "bai-zhi"), ("go", 35.0, "ge")]
+    assert log[-1][2]["source"] == "auto"  # 合樂 followed its action by itself
 
 
 def test_fade_lowers_the_held_music_then_stops_it(golden):
@@ -303,14 +305,16 @@ def test_fade_lowers_the_held_music_then_stops_it(golden):
 
 
 def test_goto_jumps_forward_and_the_next_go_plays_from_there(golden):
-    sent, log, _ = _play(golden, [(0.0, Command.GO, ""), (5.0, Command.GOTO, "zhengge-bei"), (20.0, Command.GO, "")])
+    sent, log, _ = _play(golden, [(0.0, Command.GO, ""), (5.0, Command.GOTO, "zhengge-bei", True),
+                                  (20.0, Command.GO, "")])
     assert min(t for t in _ons_on(sent, SUNG)) == pytest.approx(25.0)  # 合樂 jumped over: the next song is 騶虞
     assert min(t for t in _ons_on(sent, DRUMS) if t > 5.0) == pytest.approx(25.0)  # 射節 5 s after the GO
-    assert [(e, f["cue"]) for e, _, f in log] == [("go", "bin-ru"), ("goto", "zhengge-bei"), ("go", "zhengge-bei")]
+    assert [(e, f["cue"]) for e, _, f in log] == [("go", "bin-ru"), ("goto", "zhengge-bei"), ("go", "zhengge-bei"),
+                                                  ("go", "she")]
 
 
 def test_goto_back_replays_a_cue(golden):
-    sent, _, _ = _play(golden, [(0.0, Command.GO, ""), (3.0, Command.GO, ""), (40.0, Command.GOTO, "bai-zhi"),
+    sent, _, _ = _play(golden, [(0.0, Command.GO, ""), (3.0, Command.GO, ""), (40.0, Command.GOTO, "bai-zhi", True),
                                 (50.0, Command.GO, "")])
     sung = _ons_on(sent, SUNG)
     assert min(sung) == pytest.approx(8.0) and min(t for t in sung if t > 40.0) == pytest.approx(55.0)
@@ -353,3 +357,58 @@ def test_when_no_command_can_come_the_queued_music_plays_out_and_held_music_ends
     bells = _ons_on(port.sent, BELLS)
     assert player.ended == "closed" and max(bells) == pytest.approx(3.0)  # the phrase in progress at 2 s ends at 4 s
     assert not _ons_on(port.sent, SUNG)  # the next action never came
+
+
+# -- music on its own GO -----------------------------------------------------------------------------
+
+
+def test_music_after_an_action_is_armed_then_follows_its_pre_wait_and_is_not_shown_playing_before(golden):
+    clock = FakeClock()
+    states = []
+
+    class Probe(Script):
+        def wait_until(self, deadline):
+            states.append(player.status())
+            return super().wait_until(deadline)
+
+    player = Player(golden, Capture(clock), clock, control=Probe(clock, [(0.0, Command.GO, ""), (3.0, Command.GO, "")]),
+                    stay=True)
+    player.run()
+    assert player.actions == ("bin-ru", "bai-zhi", "ge", "zhengge-bei", "she")  # huo begins with she
+    armed = next(s for s in states if s.current == "bai-zhi")
+    assert armed.next == "ge" and armed.armed == ("ge",) and armed.follow_at == 8.0  # bai-zhi's 5 s pre-wait
+    assert "ge" not in {p.cue for p in armed.playing}  # armed, not sounding
+    sounding = next(s for s in states if s.current == "ge")
+    assert "ge" in {p.cue for p in sounding.playing} and sounding.current_started == 8.0
+
+
+def test_the_next_go_during_the_pre_wait_brings_the_music_in_at_once(golden):
+    sent, log, _ = _play(golden, [(0.0, Command.GO, ""), (3.0, Command.GO, ""), (4.5, Command.GO, "")])
+    assert min(_ons_on(sent, SUNG)) == pytest.approx(4.5)  # not at 8 s, the end of bai-zhi's estimate
+    assert [(f["cue"], t, f["source"]) for _, t, f in log][-1] == ("ge", 4.5, "test")
+
+
+def test_without_follow_music_waits_for_its_own_go(golden):
+    clock = FakeClock()
+    port = Capture(clock)
+    presses = [(0.0, Command.GO, ""), (3.0, Command.GO, ""), (40.0, Command.GO, "")]
+    Player(golden, port, clock, control=Script(clock, presses), stay=True, follow=False).run()
+    assert min(_ons_on(port.sent, SUNG)) == pytest.approx(40.0)
+
+
+def test_a_jump_keeps_the_music_sounding_and_makes_the_cue_before_it_current(golden):
+    clock = FakeClock()
+    states = []
+
+    class Probe(Script):
+        def wait_until(self, deadline):
+            states.append(player.status())
+            return super().wait_until(deadline)
+
+    presses = [(0.0, Command.GO, ""), (3.0, Command.GO, ""), (20.0, Command.GOTO, "zhengge-bei")]
+    player = Player(golden, Capture(clock), clock, control=Probe(clock, presses), stay=True)
+    player.run()
+    sent = player.port.sent
+    assert any(20.0 < t < 60.0 for t in _ons_on(sent, SUNG))  # 合樂 sings on through the jump
+    after = next(s for s in states if s.now >= 20.0)
+    assert after.current == "ge" and after.current_started == 20.0 and after.follow_at is None

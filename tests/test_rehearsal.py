@@ -14,8 +14,9 @@ import pytest
 
 from yuesheng.check.validate import load_cuesheet
 from yuesheng.errors import InvalidInputError
-from yuesheng.live.rehearsal import Log, load_timing, read_log, retime, timing_yaml
-from yuesheng.timeline import build_timeline
+from yuesheng.live.rehearsal import Measured, Take, load_timing, outliers, read_log, retime, timing_yaml
+from yuesheng.live.showlog import Log
+from yuesheng.timeline import Measurement, build_timeline
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = DATA / "golden.yaml"  # actions bin-ru (10 s), bai-zhi (5 s), zhengge-bei (5 s)
@@ -45,7 +46,7 @@ def test_each_entry_is_one_json_line_with_wall_and_monotonic_time(tmp_path):
 
 def test_a_log_written_under_kill_9_has_only_whole_lines(tmp_path):
     path = tmp_path / "killed.jsonl"
-    writer = ("import sys, itertools\nfrom yuesheng.live.rehearsal import Log\nlog = Log(sys.argv[1])\n"
+    writer = ("import sys, itertools\nfrom yuesheng.live.showlog import Log\nlog = Log(sys.argv[1])\n"
               "for n in itertools.count():\n"
               "    log.write('go', float(n), cue='bin-ru', source='pedal', pad='x' * 300)\n")
     process = subprocess.Popen([sys.executable, "-c", writer, str(path)], cwd=Path(__file__).parent.parent)
@@ -66,21 +67,38 @@ def _beyond(timeline, action: str, following: str) -> float:
     return (t[following].start_tick - t[action].end_tick) / 960
 
 
-def test_retime_gives_each_actions_median_over_the_logs(tmp_path, sheet):
+def test_retime_gives_each_actions_median_over_the_logs_an_outlier_dropped(tmp_path, sheet):
     timeline = build_timeline(sheet)
     music = _beyond(timeline, "bai-zhi", "zhengge-bei")  # bai-zhi's GO interval holds the 合樂 too
     logs = [read_log(_log(tmp_path / f"{n}.jsonl", [("go", "bin-ru", 100.0), ("go", "bai-zhi", 100.0 + a),
                                                       ("go", "zhengge-bei", 100.0 + a + b + music)]), sheet)[0]
             for n, (a, b) in enumerate([(12.0, 5.5), (14.0, 6.5), (30.0, 4.0)])]
-    measured = retime(timeline, logs)
-    assert measured == {"bin-ru": (Fraction(14), 3), "bai-zhi": (Fraction("5.5"), 3)}
+    measured = retime(timeline, logs, names=["0.jsonl", "1.jsonl", "2.jsonl"])
+    assert measured["bai-zhi"] == Measured(Fraction("5.5"), 3, Fraction("2.5"))  # 4 to 6.5 s: none lies out
+    # bin-ru: 12, 14 and 30 s. The median is 14, the deviations 2, 0 and 16, their median (the MAD) 2: 30 s lies
+    # 16 s out, over 3 × 1.4826 × 2 = 8.9 s and over 10 % of 14 s, so it is dropped (it was the median's n = 3)
+    outlier = Take("bin-ru", Fraction(30), "2.jsonl", 2, 1)
+    assert measured["bin-ru"] == Measured(Fraction(13), 2, Fraction(2), (outlier,))
+
+
+@pytest.mark.parametrize("seconds, dropped", [
+    ((60, 61, 120), [120]),
+    ((60, 61), []),  # two takes: nothing to tell which is out
+    ((60, 60, 60, 65), []),  # within 10 % of the median: kept, however alike the others are
+    ((60, 60, 60, 70), [70]),
+    ((100, 101, 99, 102, 98, 10), [10]),  # a take cut short by a forgotten GO
+    ((50, 70, 90), []),  # wide scatter, no outlier
+])
+def test_the_outlier_rule(seconds, dropped):
+    takes = [Take("bin-ru", Fraction(s), "a.jsonl", n, 1) for n, s in enumerate(seconds, 2)]
+    assert [t.seconds for t in outliers(takes)] == dropped
 
 
 def test_a_jump_breaks_a_measurement(tmp_path, sheet):
     music = _beyond(build_timeline(sheet), "bai-zhi", "zhengge-bei")
     log = read_log(_log(tmp_path / "j.jsonl", [("go", "bin-ru", 0.0), ("goto", "bai-zhi", 5.0), ("go", "bai-zhi", 9.0),
                                                 ("go", "zhengge-bei", 15.0 + music)]), sheet)[0]
-    assert retime(build_timeline(sheet), [log]) == {"bai-zhi": (Fraction(6), 1)}
+    assert retime(build_timeline(sheet), [log]) == {"bai-zhi": Measured(Fraction(6), 1, Fraction(0))}
 
 
 @pytest.mark.parametrize("line, message", [
@@ -109,8 +127,9 @@ def test_a_log_of_another_rite_is_refused(tmp_path, sheet):
 
 def test_timing_overlay_round_trips_and_replaces_the_estimates(tmp_path, sheet):
     path = tmp_path / "timing.yaml"
-    path.write_text(timing_yaml("golden", {"bin-ru": (Fraction("14.25"), 3)}), encoding="utf-8")
-    assert load_timing(path, sheet) == {"bin-ru": Fraction("14.25")}
+    measured = {"bin-ru": Measured(Fraction("14.25"), 3, Fraction("1.5"))}
+    path.write_text(timing_yaml("golden", measured), encoding="utf-8")
+    assert load_timing(path, sheet) == {"bin-ru": Measurement(Fraction("14.25"), 3, Fraction("1.5"))}
     from yuesheng.timeline import Options
 
     plain = {t.cue.id: t for t in build_timeline(sheet).cues}
@@ -118,6 +137,24 @@ def test_timing_overlay_round_trips_and_replaces_the_estimates(tmp_path, sheet):
     assert timed["bin-ru"].end_tick - timed["bin-ru"].start_tick == 14250 * 960 // 1000
     assert timed["bin-ru"].estimate_ticks == 10 * 960 and plain["bin-ru"].estimate_ticks is None
     assert timed["bai-zhi"].start_tick == plain["bai-zhi"].start_tick + round(4.25 * 960)
+
+
+def test_the_run_sheets_show_how_many_takes_and_their_spread(tmp_path, sheet):
+    """Issue 17 §5: the median, with how many takes it is of and how far they spread."""
+    import json
+
+    from yuesheng.outputs.report import run_sheet_csv, run_sheet_json, run_sheet_text
+    from yuesheng.timeline import Options
+
+    path = tmp_path / "timing.yaml"
+    measured = {"bin-ru": Measured(Fraction("14.25"), 3, Fraction("1.5"))}
+    path.write_text(timing_yaml("golden", measured), encoding="utf-8")
+    timeline = build_timeline(sheet, Options(timing=load_timing(path, sheet)))
+    row = next(line for line in run_sheet_text(timeline).splitlines() if " bin-ru " in line)
+    assert row.split()[2:4] == ["0:10", "3"] and "3 ±1.5s" in row  # the estimate it replaced, the takes, the spread
+    cue = next(c for c in json.loads(run_sheet_json(timeline))["cues"] if c["cue"] == "bin-ru")
+    assert (cue["estimate_s"], cue["takes"], cue["spread_s"]) == (10.0, 3, 1.5)
+    assert ",10.000,3,1.500" in next(line for line in run_sheet_csv(timeline).splitlines() if ",bin-ru," in line)
 
 
 @pytest.mark.parametrize("text, message", [
@@ -128,6 +165,10 @@ def test_timing_overlay_round_trips_and_replaces_the_estimates(tmp_path, sheet):
     ("format: yuesheng-timing/1\nrite: golden\ndurations:\n  bin-ru: {duration: soon, n: 1}\n",
      ":4:.*bad duration 'soon'"),
     ("format: yuesheng-timing/1\nrite: dashe\ndurations: {}\n", ":2:7: .*timing of rite 'dashe'"),
+    ("format: yuesheng-timing/1\nrite: golden\ndurations:\n  bin-ru: {duration: 3s, n: 0}\n",
+     ":4:.*n 0: expected the number of takes"),
+    ("format: yuesheng-timing/1\nrite: golden\ndurations:\n  bin-ru: {duration: 3s, n: 2, spread: wide}\n",
+     ":4:.*bad duration 'wide'"),
 ])
 def test_a_bad_timing_file_is_an_error_with_its_place(tmp_path, sheet, text, message):
     path = tmp_path / "t.yaml"
@@ -142,13 +183,32 @@ def test_retime_and_timing_on_the_command_line(run, tmp_path):
     out_file = tmp_path / "timing.yaml"
     code, out, err = run("retime", str(GOLDEN), "--log", str(logs[0]), "--log", str(logs[1]), "-o", str(out_file))
     assert code == 0, err
-    assert "bin-ru: {duration: 22s, n: 2}" in out_file.read_text(encoding="utf-8")
+    assert "bin-ru: {duration: 22s, n: 2, spread: 4s}" in out_file.read_text(encoding="utf-8")
     code, out, _ = run("timeline", str(GOLDEN), "--timing", str(out_file))
     assert code == 0 and "measured in rehearsal" in out
     row = next(line for line in out.splitlines() if " bin-ru " in line)
     assert row.split()[1:3] == ["0:22", "0:10"]  # measured, then the estimate it replaced
     code, out, _ = run("timeline", str(GOLDEN), "--timing", str(out_file), "--format", "csv")
-    assert code == 0 and out.splitlines()[0].endswith(",estimate_s")
+    assert code == 0 and out.splitlines()[0].endswith(",estimate_s,takes,spread_s")
+
+
+def test_retime_drops_takes_by_hand_by_line_or_session_and_reports_outliers(run, tmp_path):
+    path = tmp_path / "r.jsonl"
+    log = Log(path)
+    for seconds in (20, 21, 60, 22):  # four sessions, one take of bin-ru each
+        log.write("session", 0.0, rite="golden", variants=[], readings={})
+        log.write("go", 1.0, cue="bin-ru", source="page")
+        log.write("go", 1.0 + seconds, cue="bai-zhi", source="page")
+    log.close()
+    code, out, err = run("retime", str(GOLDEN), "--log", str(path))
+    assert code == 0 and "bin-ru: {duration: 21s, n: 3, spread: 2s, dropped: 1}" in out
+    assert f"retime: bin-ru: dropped the take of 60s ({path}:8, session 3), far from the median 21s" in err
+    code, out, err = run("retime", str(GOLDEN), "--log", str(path), "--exclude", f"{path}:session4",
+                         "--exclude", f"{path}:2")  # line 2: the first session's GO of bin-ru
+    assert code == 0 and "bin-ru: {duration: 40.5s, n: 2, spread: 39s}" in out and err == ""  # 2 takes: no rule
+    for bad in (f"{path}:3", f"{path}:session9", "other.jsonl:2", f"{path}:x"):
+        code, _, err = run("retime", str(GOLDEN), "--log", str(path), "--exclude", bad)
+        assert code == 2 and f"--exclude {bad}" in err.replace("'", "")
 
 
 def test_retime_with_a_bad_log_exits_1_naming_the_line(run, tmp_path):

@@ -24,7 +24,7 @@ from yuesheng.check.validate import load_cuesheet
 from yuesheng.cli import main
 from yuesheng.cli.common import cue_path
 from yuesheng.music.repertoire import data_dir
-from yuesheng.timeline import Options, build_timeline
+from yuesheng.timeline import Measurement, Options, build_timeline
 from yuesheng.web.sheet import (
     _fingerprint,
     cache_folder,
@@ -124,7 +124,8 @@ def test_the_page_fetches_nothing(pages):
     contract = _Contract()
     contract.feed(text)
     assert all("src" not in dict(attrs) for attrs in contract.scripts)
-    assert not re.search(r"<link\b|@import|@font-face|url\((?!#)|https?://(?!www\.w3\.org/2000/svg)", text)
+    assert not re.search(r"<link\b|@import|url\((?!#|data:font/woff;base64,)|https?://(?!www\.w3\.org/2000/svg)", text)
+    assert "@font-face" in text  # the shipped font, embedded: a data URL, nothing fetched
 
 
 def test_the_jsonjson_island_cannot_close_its_script():
@@ -221,12 +222,12 @@ def test_a_cache_that_cannot_be_made_or_written_is_no_error(tmp_path, monkeypatc
     first = sheet_html(timelines["xiangyinjiu"])
     (tmp_path / "file").write_text("")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))
-    assert cache_folder() is None
+    assert cache_folder("jinja") is None
     shared = tmp_path / "shared" / "yuesheng" / "jinja"
     shared.mkdir(parents=True)
     shared.chmod(0o777)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "shared"))
-    assert cache_folder() is None  # others could put code in it
+    assert cache_folder("jinja") is None  # others could put code in it
     import jinja2
 
     gone = template_cache(tmp_path / "gone", "f")  # every write fails
@@ -528,16 +529,16 @@ def test_the_page_shows_measured_durations_beside_the_estimates(repertoire):
     from fractions import Fraction
 
     from yuesheng.check.validate import load_cuesheet
-    from yuesheng.timeline import Options
     from yuesheng.web.sheet import sheet_html
 
     sheet = load_cuesheet(Path(__file__).parent / "data" / "golden.yaml", repertoire)
-    html = sheet_html(build_timeline(sheet, Options(timing={"bin-ru": Fraction(14)})))
+    html = sheet_html(build_timeline(sheet, Options(timing={"bin-ru": Measurement(Fraction(14), 3, Fraction(2))})))
     assert ">est.</th>" in html
     row = html[html.index('<tr data-cue="bin-ru"'):]
     row = row[:row.index("</tr>")]
-    assert '<td class="time">0:14</td>' in row and '<td class="time">0:10</td>' in row
-    assert "measured in rehearsal (--timing); the cue sheet's estimate was 0:10" in html  # the JSON island
+    assert '<td class="time">0:14</td>' in row and '<td class="time">0:10 (3 ±2.0s)</td>' in row
+    assert ("measured in rehearsal (--timing): the median of 3 takes, spread 2.0 s; the cue sheet's estimate was 0:10"
+            in html)  # the JSON island
     assert ">est.</th>" not in sheet_html(build_timeline(sheet))
 
 

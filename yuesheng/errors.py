@@ -60,6 +60,11 @@ class ScheduleError(YueshengError):
     """A cue sheet that reads but cannot be scheduled with the options chosen (an anchor cycle)."""
 
 
+class NoRouteError(YueshengError):
+    """A walk of the blocking that no route of the hall allows (every way crosses a wall or leaves the 堂 off a
+    stair)."""
+
+
 class InputClosedError(YueshengError):
     """An input the program waits on ended (standard input at end of file in manual playback)."""
 
@@ -146,6 +151,10 @@ class PortError(YueshengError):
 
 class NetworkError(YueshengError):
     """A TCP or UDP address that cannot be listened on (the console's web port, OSC): busy, unknown, not permitted."""
+
+
+class OscMessageError(YueshengError):
+    """A datagram that is not the OSC the console takes (the listener drops it with a notice)."""
 
 
 class Terminated(BaseException):

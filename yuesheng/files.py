@@ -16,17 +16,25 @@ What ``-o FILE`` does, by what FILE is:
 
 ``check_output`` makes these checks up front, so that a command can refuse a
 bad ``-o`` (or one naming its own input) before it does any work.
+
+The temporary file is named ``.FILE.PID.XXXXXXXX.tmp``, PID being the writer's. A
+writer killed with SIGKILL cannot remove it (nothing runs after SIGKILL): the next
+run that writes FILE removes each such file whose writer no longer runs, with a
+note on standard error. A running writer's file is never touched.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
+import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from yuesheng.errors import OutputError
+from yuesheng.text import visible
 
 _DIRECT_ROOTS = ("/dev/", "/proc/")
 
@@ -95,6 +103,46 @@ def _keep_owner_and_mode(tmp: str, info: os.stat_result | None) -> None:
     os.chmod(tmp, stat.S_IMODE(info.st_mode))
 
 
+def _running(pid: int) -> bool:
+    """Whether process *pid* exists (one of another user's counts: it runs)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists, and is not ours to signal
+        return True
+    return True
+
+
+def remove_stale(target: Path) -> list[Path]:
+    """Remove the temporary files of *target* (``.NAME.PID.XXXXXXXX.tmp`` beside it) whose writer no longer runs,
+    each with a note on standard error; the files removed."""
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.([0-9]+)\.[A-Za-z0-9_]{{8}}\.tmp", re.ASCII)
+    removed = []
+    try:
+        names = [n for n in os.listdir(target.parent) if n.startswith(f".{target.name}.") and n.endswith(".tmp")]
+    except OSError:
+        return []
+    for name in names:
+        if (match := pattern.fullmatch(name)) and int(match[1]) != os.getpid() and not _running(int(match[1])):
+            path = target.parent / name
+            try:
+                path.unlink()
+            except OSError:
+                continue
+            removed.append(path)
+            _note(f"removed {path}: a temporary file left by process {match[1]}, which no longer runs")
+    return removed
+
+
+def _note(text: str) -> None:
+    """*text* on standard error, if it can be written (a note must never stop the output)."""
+    try:
+        print(visible(text), file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """A path to write the output to; on success it becomes *path*, on failure or interruption nothing is left.
@@ -113,8 +161,9 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     # imported here, not at the top: it pulls in shutil, bz2 and lzma, which a command writing to stdout never needs
     import tempfile
 
+    remove_stale(target)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent)
     except OSError as exc:
         raise _error(path, exc.strerror or str(exc)) from None
     os.close(fd)

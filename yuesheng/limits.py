@@ -4,7 +4,7 @@ A small input can ask for unbounded work (``zhong: 1000000``, a syllable of a
 microsecond held under a six-hour action); these limits make such a request an
 error that names the limit — in ``validate`` (rule ``limits``, with
 ``file:line:col``) and in the timeline build, before anything is allocated.
-Each limit is far beyond anything the texts ask for (docs/cuesheet.md, "Limits"):
+Each limit is far beyond anything the texts ask for (docs/limits.md):
 
 - 終 of one piece in one cue ≤ 100: the texts ask for three, five, seven or nine;
 - 節 of a round with music ≤ 12: 周禮 射人 gives the 天子 nine, 諸侯 seven, 大夫 five;
@@ -14,7 +14,11 @@ Each limit is far beyond anything the texts ask for (docs/cuesheet.md, "Limits")
 - a syllable ≥ 0.05 s: twenty syllables a second is beyond any singer or 瑟 player;
 - events in a timeline ≤ 3,000,000: over 300 times the largest shipped rite
   (about 9,000); a timeline that size and its MIDI file need about 1.2 GB
-  (benchmarks/render.py: 2 million events, 0.8 GB at the peak).
+  (benchmarks/render.py: 2 million events, 0.8 GB at the peak);
+- notes in one engraving ≤ 20,000: twenty times a shipped songbook (about 1,000);
+  LilyPond took 38 s and 2.5 GB for 30,000;
+- LilyPond's address space ≤ 4 GiB (``resource.RLIMIT_AS`` on the child): 鹿鳴
+  engraves in 0.5 GiB; beyond, LilyPond stops with an error that says so.
 """
 
 from __future__ import annotations
@@ -57,3 +61,5 @@ JIE = Limit("節 of a round with music", 12)
 RITE_SECONDS = Limit("the length of a rite (and of any one duration in it)", Fraction(48 * 3600), seconds=True)
 SYLLABLE = Limit("the shortest syllable", Fraction(1, 20), seconds=True, at_least=True)
 EVENTS = Limit("events in a timeline", 3_000_000)
+ENGRAVED_NOTES = Limit("notes in one engraving", 20_000)
+LILYPOND_MEMORY = 4 * 2**30  # bytes of address space for one LilyPond run

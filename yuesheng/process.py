@@ -1,4 +1,5 @@
-"""What every external program yuesheng starts (FluidSynth, LilyPond) shares: it dies with yuesheng."""
+"""What every external program yuesheng starts (FluidSynth, LilyPond) shares: it dies with yuesheng, and it may be
+given a bound on its memory."""
 
 from __future__ import annotations
 
@@ -19,10 +20,24 @@ def die_with_parent(parent: int) -> None:  # pragma: no cover - runs in the chil
         os._exit(1)
 
 
-def bound_to_us() -> Callable[[], None] | None:
-    """A ``preexec_fn`` that ties the child's life to this process where the OS allows it (Linux), else None.
+def die_with_parent_bounded(parent: int, memory: int) -> None:  # pragma: no cover - in the child before exec
+    """``die_with_parent``, and at most *memory* bytes of address space (``RLIMIT_AS``: an allocation beyond it
+    fails in the child, which then reports it and stops)."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    die_with_parent(parent)
+
+
+def bound_to_us(*, memory: int | None = None) -> Callable[[], None] | None:
+    """A ``preexec_fn`` that ties the child's life to this process where the OS allows it (Linux), else None;
+    with *memory*, it also bounds the child's address space to that many bytes.
 
     With ``start_new_session`` the child has its own process group, so a Ctrl-C at the
     terminal reaches only yuesheng, which then kills the group; this covers SIGKILL too.
     """
-    return functools.partial(die_with_parent, os.getpid()) if sys.platform.startswith("linux") else None
+    if not sys.platform.startswith("linux"):
+        return None
+    if memory is None:
+        return functools.partial(die_with_parent, os.getpid())
+    return functools.partial(die_with_parent_bounded, os.getpid(), memory)

@@ -73,11 +73,14 @@ def did_you_mean(name: str, candidates: Sequence[str], n: int = 2) -> str:
     return hint(suggest(name, candidates, n))
 
 
-_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0))}
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0))} | {
+    c: f"\\u{c:04x}" for c in (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+}  # and the bidirectional controls, which reorder what a terminal shows (U+202E RIGHT-TO-LEFT OVERRIDE)
 
 
 def visible(text: str) -> str:
-    """*text* with every control character but tab and newline escaped (ESC → ``\\x1b``): safe for a terminal."""
+    """*text* with every control character but tab and newline, and every bidirectional control, escaped
+    (ESC → ``\\x1b``, U+202E → ``\\u202e``): safe for a terminal."""
     return text.translate(_CONTROL)
 
 

@@ -28,6 +28,7 @@ from yuesheng.cuesheet import (
     Round,
     parse_reading,
     rounds_called,
+    timed_values,
     variant_configurations,
 )
 from yuesheng.cuesheet.model import Anchor
@@ -327,24 +328,15 @@ def gong_after_music(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding
 def within_limits(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
     """終, 節, syllables and durations within ``yuesheng.limits`` (the length and size of the whole rite are
     checked by ``validate``, which measures the timeline)."""
-    checks: list[tuple[PathKey, str | None]] = [
-        (("defaults", "syllable"), limits.SYLLABLE.check("syllable", sheet.syllable)),
-        (("defaults", "syllable"), limits.RITE_SECONDS.check("syllable", sheet.syllable)),
-    ]
+    checks: list[tuple[PathKey, str | None]] = [(t.path, limits.RITE_SECONDS.check(t.key, t.seconds))
+                                                for t in timed_values(sheet, cues)]
+    checks += [(t.path, limits.SYLLABLE.check(t.key, t.seconds)) for t in timed_values(sheet, cues)
+               if t.key == "syllable"]
     for cue in cues:
         for n, ref in enumerate(cue.pieces):
-            path = _cue_path(cue, "pieces", n)
-            checks.append((path + ("zhong",), limits.ZHONG.check("zhong", ref.zhong)))
-            if ref.syllable is not None:
-                checks += [(path + ("syllable",), limits.SYLLABLE.check("syllable", ref.syllable)),
-                           (path + ("syllable",), limits.RITE_SECONDS.check("syllable", ref.syllable))]
-        checks.append((_cue_path(cue, "duration"), limits.RITE_SECONDS.check("duration", cue.duration or 0)))
-        if cue.start is not None:
-            checks.append((_cue_path(cue, "start", "delay"), limits.RITE_SECONDS.check("delay", cue.start.delay)))
+            checks.append((_cue_path(cue, "pieces", n, "zhong"), limits.ZHONG.check("zhong", ref.zhong)))
     if (archery := sheet.archery) is not None:
         checks.append((("archery", "jie", "total"), limits.JIE.check("節", archery.jie_total)))
-        for key, value in (("change", archery.change), ("tolerance", archery.tolerance)):
-            checks.append((("archery", key), limits.RITE_SECONDS.check(key, value)))
     if (reading := sheet.readings.get(JIE_READING)) is not None:  # its numeric options set the 節 (timeline)
         for option in reading.options:
             if option.isascii() and option.isdigit():

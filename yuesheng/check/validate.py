@@ -3,8 +3,9 @@
 
 Composes the layers below it — ``yamlload`` (safe, bounded YAML), ``cuesheet.reader``
 (schema and references), ``rules`` (the ritual rules), ``sources`` (the shipped texts:
-every ``cite.quote`` is on its page, rule ``quote``) and ``timeline.measure`` (the size
-and length of the rite within ``yuesheng.limits``) — none of which calls up.
+every ``cite.quote`` is on its page, rule ``quote``), ``timeline.measure`` (the size
+and length of the rite within ``yuesheng.limits``) and ``staging`` (the 儀禮圖 of the rite,
+rule ``staging``, after the sheet's own problems) — none of which calls up.
 
 Two entry points, two costs:
 
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.check.rules import check_rules
+from yuesheng.check.staging import staging_files, staging_problems
 from yuesheng.cuesheet import CueSheet, read_cuesheet, variant_configurations
 from yuesheng.cuesheet.references import cycle_classes, programme_cycle
 from yuesheng.errors import (
@@ -66,12 +68,15 @@ def check_cuesheet(path: str | Path, repertoire: Repertoire) -> tuple[CueSheet |
     if doc is None:
         return None, problems
     problems += check_quotes(doc)
+    staging: list[Problem] = []
     if sheet is not None:
         problems += cycle_problems(sheet, problems)
         problems += check_rules(sheet)
         if not any(p.severity == "error" for p in problems):
             problems += size_problems(sheet)
-    return sheet, _in_file_order(problems)
+            staging = staging_problems(sheet)
+            staging += [q for file in staging_files(sheet) for q in check_quotes(load(file))]
+    return sheet, _in_file_order(problems) + staging
 
 
 def cycle_problems(sheet: CueSheet, found: list[Problem]) -> list[Problem]:

@@ -2,7 +2,7 @@
 
 One module per command group — ``score`` (lu, score), ``rite`` (validate, timeline, render),
 ``source``, ``audio``, ``live`` (play), ``console`` (console, retime), ``engrave`` (songbook;
-``score engrave``), ``web`` (sheet) — each with its ``ARGUMENTS``; ``parsing`` (the standard library
+``score engrave``), ``web`` (sheet), ``plan`` — each with its ``ARGUMENTS``; ``parsing`` (the standard library
 only) and ``common`` hold what they share. ``COMMANDS`` names each command's group and help, so that
 only the group of the command that runs is imported (and asked for its arguments). Exit codes: 0 ok
 (warnings allowed), 1 invalid input (bad file, unknown name, failed check, an output that cannot be
@@ -38,6 +38,8 @@ COMMANDS = {
     "retime": ("console", "measured action durations from console logs, as a --timing file"),
     "songbook": ("engrave", "every piece of a rite in the order first heard, engraved, with its cues"),
     "sheet": ("web", "the director's page: timeline, ground plan and run sheet in one HTML file"),
+    "plan": ("plan", "the ground plan (儀禮圖): the hall and its places; --at CUE_ID everyone there, the walks, why "
+             "the cue lasts as long as it does (JSON or SVG)"),
 }
 
 

@@ -3,7 +3,8 @@
 ``--music-only`` condenses the silences between the music (``--gap``) and writes
 the run sheet of what was rendered beside the audio; ``--labels`` writes an
 Audacity label track and a CUE sheet beside it; ``--part`` renders some parts,
-``--stems DIR`` one file per part.
+``--stems DIR`` one file per part; ``--listener`` places every part where it stands, heard from a seat
+(``outputs/spatial.py``, docs/seat.md).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from yuesheng.cli.common import check_output_arg, sequencer_options, timeline_of
+from yuesheng.cli.common import check_output_arg, listener_options, placement_of, sequencer_options, timeline_of
 from yuesheng.errors import AudioError, InvalidValueError, UsageError
 
 FORMATS = ("flac", "wav", "ogg", "opus")  # the suffixes of audio.ENCODINGS, the default first
@@ -88,6 +89,9 @@ def cmd_audio(args: argparse.Namespace) -> str:
         parts = sorted(part_names(args.part, timeline)) if args.part else sounding_parts(timeline)
     except AudioError as exc:
         raise UsageError(f"--part: {exc}") from None
+    placed = placement_of(args, timeline)
+    if placed is not None and args.dry:
+        raise UsageError("--dry goes without --listener (a placed render is always dry, with its own reflections)")
     outputs, base = _outputs(args, timeline, parts)
     beside = [path.with_suffix(".cue") for path, _ in outputs] if args.labels else []
     beside += [Path(f"{base}.labels.txt")] if args.labels else []
@@ -100,9 +104,16 @@ def cmd_audio(args: argparse.Namespace) -> str:
     lines: list[str] = []
     # Ctrl-C and SIGTERM end the command (130, 143) through main(); render() stops FluidSynth and removes its files
     for path, held in outputs:
-        rendered = render(only_parts(timeline, held) if held else timeline, path, soundfont=args.soundfont,
-                          effects=not args.dry, progress=_progress_bar)
-        lines.append(describe(rendered, timeline) + (f" — {' '.join(sorted(held))}" if held else ""))
+        if placed is None:
+            rendered = render(only_parts(timeline, held) if held else timeline, path, soundfont=args.soundfont,
+                              effects=not args.dry, progress=_progress_bar)
+        else:
+            from yuesheng.outputs.spatial import render_placed
+
+            rendered = render_placed(timeline, path, placed[0], physics=placed[1], parts=held,
+                                     soundfont=args.soundfont, progress=_progress_bar)
+        heard = f", heard from {placed[0].describe()}" if placed else ""
+        lines.append(describe(rendered, timeline) + heard + (f" — {' '.join(sorted(held))}" if held else ""))
         if args.labels:
             write_atomic(path.with_suffix(".cue"), cue_sheet(timeline, path.name))
     if args.labels:
@@ -130,6 +141,7 @@ def _add_audio(p: argparse.ArgumentParser) -> None:
                    help="render only this part (歌 瑟 笙 和 鐘 鑮 磬 管 鼓 鼙 獲者 …); repeatable")
     p.add_argument("--stems", metavar="DIR", help="one file per part in DIR (of the --part ones, if given)")
     p.add_argument("--dry", action="store_true", help="without FluidSynth's reverb and chorus (for a mix of your own)")
+    listener_options(p)
     p.set_defaults(func=cmd_audio)
 
 

@@ -14,6 +14,7 @@ from yuesheng.music.repertoire import data_dir, load_repertoire, score_paths
 
 if TYPE_CHECKING:  # the timeline is imported by the commands that build, not by score or source
     from yuesheng.cuesheet import CueSheet
+    from yuesheng.outputs.placement import Listener, Physics
     from yuesheng.timeline import Timeline
 
 MAX_SECONDS = 3600.0  # the longest --guard or --syllable that makes sense
@@ -76,6 +77,36 @@ def sequencer_options(parser: argparse.ArgumentParser, *, output: bool = True, c
     if output:
         parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically)")
     scores_option(parser)
+
+
+def listener_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--listener", metavar="SEAT|X,Y[,FACING]",
+                        help="hear the rite from a seat: default (the rite's own: the 賓 in 鄉飲酒 and 鄉射, the 公 "
+                             "in 燕禮 and 大射), a seat (賓席 公席 主人席 庭) or placed position, or x,y in 步 (east, "
+                             "south of the 堂's edge) with a facing (north south east west, 北 南 東 西); "
+                             "see docs/seat.md")
+    parser.add_argument("--speed-of-sound", type=float, default=None, metavar="M/S",
+                        help="with --listener: metres per second (default 343, air at 20 °C)")
+    parser.add_argument("--chi", type=float, default=None, metavar="METRES",
+                        help="with --listener: one 尺 in metres (default 0.231; a 步 is 6 尺)")
+
+
+def placement_of(args: argparse.Namespace, timeline: Timeline) -> tuple[Listener, Physics] | None:
+    """The listener and physics that --listener, --speed-of-sound and --chi ask for, or None without --listener."""
+    from yuesheng.outputs.placement import Physics, listener
+
+    extra = [name for name in ("speed_of_sound", "chi") if getattr(args, name, None) is not None]
+    if args.listener is None:
+        if extra:
+            raise UsageError(f"--{extra[0].replace('_', '-')} goes with --listener")
+        return None
+    physics = Physics()
+    for name, low, high in (("speed_of_sound", 100.0, 2000.0), ("chi", 0.1, 0.5)):
+        value = getattr(args, name, None)
+        if value is not None and not low <= value <= high:
+            raise UsageError(f"--{name.replace('_', '-')} {value:g}: expected {low:g} to {high:g}")
+    physics = Physics(chi_m=args.chi or physics.chi_m, speed_m_s=args.speed_of_sound or physics.speed_m_s)
+    return listener(args.listener, timeline), physics
 
 
 def timeline_of(args: argparse.Namespace) -> Timeline:

@@ -7,6 +7,7 @@ The console runs until Ctrl-C or SIGTERM, then stops the show, silences the port
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import threading
 from pathlib import Path
@@ -27,7 +28,7 @@ from yuesheng.cli.streams import show
 from yuesheng.errors import InvalidValueError, NetworkError, PortError, UnknownNameError, UsageError
 from yuesheng.files import check_output
 
-if TYPE_CHECKING:  # socket, secrets and ipaddress are imported when the console runs, not by every command
+if TYPE_CHECKING:  # socket and ipaddress are imported when the console runs, not by every command
     import socket
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
@@ -42,25 +43,17 @@ def parse_address(text: str, option: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def is_loopback(host: str) -> bool:
-    """Whether *host* is this machine only (127.0.0.0/8, ::1, localhost)."""
-    import ipaddress
-
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def cmd_console(args: argparse.Namespace) -> str:
-    from yuesheng.live.control import Control, OscListener, Pedal
+    from yuesheng.live.access import console_token
+    from yuesheng.live.control import Control, Pedal
+    from yuesheng.live.osc import Gate, OscListener, check_binding, is_loopback
     from yuesheng.live.player import NullPort, Player, RealClock, start_tick
-    from yuesheng.live.rehearsal import Log
+    from yuesheng.live.resume import session_fields
+    from yuesheng.live.showlog import Log
     from yuesheng.outputs.midi import open_input, open_output
 
     host, port_number = parse_address(args.listen, "--listen")
+    _resume_options(args)
     if args.log:
         check_output(args.log, inputs_of(args))  # appended to, never replaced: but never one of the inputs
     osc_address = parse_address(args.osc, "--osc") if args.osc else None
@@ -73,9 +66,13 @@ def cmd_console(args: argparse.Namespace) -> str:
         start_tick(timeline, args.start)
     except UnknownNameError as exc:
         raise UsageError(str(exc)) from None
-    import secrets
-
-    token = args.token or (None if is_loopback(host) else secrets.token_urlsafe(16))
+    if args.token is not None:
+        raise UsageError("--token: a token on the command line shows in ps; give it in YUESHENG_TOKEN or --token-file")
+    token = console_token(os.environ, args.token_file, loopback=is_loopback(host))
+    gate = Gate(token, _addresses(args.osc_allow))
+    if osc_address is not None and (why := check_binding(osc_address[0], gate)):
+        raise UsageError(why)
+    resume = _read_resume(args.resume, timeline) if args.resume else None
     clock = RealClock()
     control = Control(clock, guard=args.guard)
     closing: list[Any] = []
@@ -84,24 +81,58 @@ def cmd_console(args: argparse.Namespace) -> str:
         closing.append(listener)
         port = NullPort() if args.no_midi else open_output(args.port)
         closing.append(port)
-        log = Log(args.log) if args.log else None
+        log = Log(args.log, notify=show) if args.log else None
         if log is not None:
+            log.start(clock.now(), **session_fields(timeline, resumed=bool(args.resume)))
             closing.append(log)
-            log.write("session", clock.now(), rite=timeline.rite_id, variants=sorted(timeline.variants),
-                      readings=timeline.readings)
         if osc_address is not None:
             try:
-                closing.append(OscListener(control, *osc_address))
+                closing.append(OscListener(control, *osc_address, gate=gate, notify=show))
             except OSError as exc:
                 raise NetworkError(f"cannot listen for OSC on {args.osc}: {exc.strerror or exc}") from None
         if pedal is not None:
             closing.append(open_input(pedal.port, pedal.listener(control)))
         player = Player(timeline, port, clock, control=control, start=args.start, preroll=0.2, log=log, stay=True,
-                        show=show)
+                        show=show, follow=not args.music_on_go, resume=resume)
         return _serve(timeline, player, control, listener, token)
     finally:
         for thing in reversed(closing):
             thing.close()
+
+
+def _addresses(texts: list[str]) -> list[str]:
+    """The --osc-allow addresses, each checked; UsageError naming a bad one."""
+    import ipaddress
+
+    for text in texts:
+        try:
+            ipaddress.ip_address(text)
+        except ValueError:
+            raise UsageError(f"--osc-allow {text!r}: expected an IP address, e.g. 192.168.1.20") from None
+    return texts
+
+
+def _resume_options(args: argparse.Namespace) -> None:
+    """--resume LOG goes on appending to LOG; it says where to start, so --from and another --log are refused."""
+    if not args.resume:
+        return
+    if args.start:
+        raise UsageError("--resume and --from: the log says where the show stands; give one of them")
+    if args.log and Path(args.log) != Path(args.resume):
+        raise UsageError("--resume LOG goes on appending to LOG: give --log the same file, or leave it out")
+    args.log = args.resume
+
+
+def _read_resume(path: str, timeline: Any) -> tuple[Any, ...]:
+    """The logged commands to replay; the log's warnings (lost lines) shown, a log of another show refused."""
+    from datetime import UTC, datetime
+
+    from yuesheng.live.resume import read_resume
+
+    resume = read_resume(path, timeline, datetime.now(UTC))
+    for warning in resume.warnings:
+        show(f"warning: {warning}")
+    return resume.presses
 
 
 def _bind(host: str, port: int, option: str) -> socket.socket:
@@ -120,12 +151,13 @@ def _serve(timeline: Any, player: Any, control: Any, listener: socket.socket, to
     """Run the player in its own thread and the web server in this one, on *listener*, until Ctrl-C or SIGTERM."""
     import uvicorn
 
+    from yuesheng.cli.addresses import shown_hosts, url
     from yuesheng.live.control import read_keyboard
     from yuesheng.web.console import MAX_BODY, Console
 
     failure: list[BaseException] = []
     host = listener.getsockname()[0]
-    console = Console(timeline, player, control, token=token, hosts=(host,))
+    console = Console(timeline, player, control, token=token, hosts=(host,), log=player.log)
     server = uvicorn.Server(uvicorn.Config(console.app(), log_level="warning", lifespan="off",
                                            ws_max_size=MAX_BODY))
 
@@ -141,9 +173,9 @@ def _serve(timeline: Any, player: Any, control: Any, listener: socket.socket, to
         thread.start()
         read_keyboard(control, sys.stdin, notify=show, close_at_end=False)
         host, port = listener.getsockname()[:2]
-        shown = f"[{host}]" if ":" in host else host
-        show(f"console of {timeline.rite}: http://{shown}:{port}/" + (f"?token={token}" if token else "")
-             + "  (Ctrl-C to stop)")
+        query = f"?token={token}" if token else ""
+        urls = [url(h, port) + query for h in shown_hosts(host)]
+        show(f"console of {timeline.rite}: {urls[0]}  (Ctrl-C to stop)" + "".join(f"\n  also {u}" for u in urls[1:]))
         server.run(sockets=[listener])  # uvicorn raises the signal it handled again once it has shut down
     except STOPS as stop:
         show_stopped(stop)
@@ -162,11 +194,13 @@ def _port_failed(exc: OSError) -> BaseException:
 
 def cmd_retime(args: argparse.Namespace) -> str:
     from yuesheng.check.validate import load_cuesheet
-    from yuesheng.live.rehearsal import read_log, retime, timing_yaml
+    from yuesheng.cli.streams import say
+    from yuesheng.live.rehearsal import format_seconds, read_log, retime, timing_yaml
     from yuesheng.music.repertoire import load_repertoire
     from yuesheng.timeline import Options, build_timeline
 
     check_output_arg(args)
+    exclusions = [_exclusion(text, args.log) for text in args.exclude]
     sheet = load_cuesheet(cue_path(args.cue), load_repertoire(args.scores))
     read = [read_log(path, sheet) for path in args.log]
     programmes = {programme for _, programme in read}
@@ -174,9 +208,35 @@ def cmd_retime(args: argparse.Namespace) -> str:
         raise UsageError("--log: these logs played different programmes (variants, readings): retime each apart")
     programme = programmes.pop()  # the plan the GOs followed: the durations are measured against it
     options = Options(frozenset(programme.variants), dict(programme.readings))
-    durations = retime(build_timeline(sheet, options), [entries for entries, _ in read])
+    used: set[str] = set()
+
+    def excluded(take: Any) -> bool:
+        hits = {text for text, (log, kind, number) in zip(args.exclude, exclusions, strict=True)
+                if take.log == log and number == (take.line if kind == "line" else take.session)}
+        used.update(hits)
+        return bool(hits)
+
+    durations = retime(build_timeline(sheet, options), [entries for entries, _ in read],
+                       names=[str(path) for path in args.log], excluded=excluded)
+    if unused := [text for text in args.exclude if text not in used]:
+        raise UsageError(f"--exclude {unused[0]}: no take of an action begins there (a take is named by the line "
+                         "of its action's GO, or by its session's number)")
+    for cue, measured in durations.items():
+        for take in measured.dropped:
+            say(f"retime: {cue}: dropped the take of {format_seconds(take.seconds)} ({take.log}:{take.line}, "
+                f"session {take.session}), far from the median {format_seconds(measured.duration)} of the others")
     what = f"{len(durations)} measured actions from {len(read)} log(s)"
     return emit(args, timing_yaml(sheet.rite_id, durations), what)
+
+
+def _exclusion(text: str, logs: list[Path]) -> tuple[str, str, int]:
+    """'FILE:LINE' or 'FILE:sessionN' → (the --log it names, 'line' | 'session', N); UsageError otherwise."""
+    file, _, where = text.rpartition(":")
+    kind, number = ("session", where[7:]) if where.startswith("session") else ("line", where)
+    log = next((str(p) for p in logs if file and (str(p) == file or Path(file).resolve() == p.resolve())), None)
+    if log is None or not number.isdigit() or int(number) < 1:
+        raise UsageError(f"--exclude {text!r}: expected LOG:LINE or LOG:sessionN, LOG one of the --log files")
+    return log, kind, int(number)
 
 
 def _add_console(p: argparse.ArgumentParser) -> None:
@@ -185,19 +245,31 @@ def _add_console(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-midi", action="store_true", help="run without a MIDI output (planning, tests)")
     p.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT",
                    help=f"where the web page is served (default {DEFAULT_LISTEN}; any other address needs a token)")
-    p.add_argument("--osc", metavar="HOST:PORT", help="listen for OSC /yuesheng/go, /stop, /fade, /goto CUE")
+    p.add_argument("--osc", metavar="HOST:PORT", help="listen for OSC /yuesheng/go, /stop, /fade, /goto CUE "
+                   "(off loopback: senders put the token first, or are named by --osc-allow)")
+    p.add_argument("--osc-allow", nargs="+", default=[], metavar="ADDR",
+                   help="OSC senders taken without the token (IP addresses)")
     p.add_argument("--pedal", metavar="PORT[:noteN|:ccN]", help="a MIDI input whose note or CC means GO")
     p.add_argument("--log", metavar="FILE.jsonl", help="append every GO, stop, fade and jump to this log")
-    p.add_argument("--token", help="require this token on every request (default: generated when not on loopback)")
+    p.add_argument("--token", help=argparse.SUPPRESS)  # refused: it would show in ps
+    p.add_argument("--token-file", metavar="FILE",
+                   help="require the token on this file's first line on every request and OSC message; or set "
+                        "YUESHENG_TOKEN (default: generated when not on loopback; at least 16 characters)")
     p.add_argument("--from", dest="start", metavar="CUE_ID", help="start at this cue")
+    p.add_argument("--resume", metavar="LOG", help="restart where LOG says the show stands, and go on appending to it")
     p.add_argument("--guard", type=positive, default=0.5, metavar="SECONDS",
                    help="ignore a GO closer than this to the last, from any source (default 0.5)")
+    p.add_argument("--music-on-go", action="store_true",
+                   help="music after an action waits for its own GO (default: armed, it follows its pre-wait)")
     p.set_defaults(func=cmd_console)
 
 
 def _add_retime(p: argparse.ArgumentParser) -> None:
     p.add_argument("cue", metavar="CUE", help="the cue sheet the logs were made with")
     p.add_argument("--log", action="append", required=True, metavar="LOG", type=Path, help="a console log (repeatable)")
+    p.add_argument("--exclude", action="append", default=[], metavar="LOG:LINE|LOG:sessionN",
+                   help="leave out the take whose action's GO is on this line, or every take of this session "
+                        "(1 = the log's first; repeatable)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the timing file here (atomically)")
     scores_option(p)
     p.set_defaults(func=cmd_retime)

@@ -49,13 +49,14 @@ def cmd_score_engrave(args: argparse.Namespace) -> str:
 
 
 def cmd_songbook(args: argparse.Namespace) -> str:
-    from yuesheng.outputs.engrave import KeySignature, Notation, Setting, find_cjk_font
+    from yuesheng.outputs.engrave import KeySignature, Notation, Setting, check_notes, find_cjk_font
     from yuesheng.outputs.songbook import engrave_songbook, songbook
 
     output = _output(args)
     sheet, timeline = sheet_and_timeline(args)
     labels = {**{v.id: v.name for v in sheet.variants.values()}, **{r.id: r.name for r in sheet.readings.values()}}
     book = songbook(timeline, part=args.part or "", labels=labels)
+    check_notes(sum(len(e.slots) for e in book.entries), f"the songbook of {timeline.rite}")
     setting = Setting(Notation(args.notation), timeline.realization, note_name(timeline.realization.huangzhong),
                       key=KeySignature(args.key))
     written = engrave_songbook(book, setting, output, font=find_cjk_font())

@@ -36,7 +36,8 @@ def cmd_play(args: argparse.Namespace) -> str:
         control = Control(clock, guard=args.guard) if args.manual else None
         if control is not None:
             read_keyboard(control, sys.stdin, notify=show)
-        player = Player(timeline, port, clock, control=control, start=args.start, show=show, preroll=0.2)
+        player = Player(timeline, port, clock, control=control, start=args.start, show=show, preroll=0.2,
+                        follow=not args.music_on_go)
         return _perform(player, timeline.rite)
     finally:
         port.close()
@@ -69,6 +70,8 @@ def _add_play(p: argparse.ArgumentParser) -> None:
     mode.add_argument("--manual", action="store_true", help="each action waits for GO (Enter)")
     mode.add_argument("--auto", action="store_true", help="follow the estimated durations (the default)")
     p.add_argument("--guard", type=positive, default=0.5, metavar="SECONDS", help="ignore GO presses closer than this")
+    p.add_argument("--music-on-go", action="store_true",
+                   help="--manual: music after an action waits for its own GO (default: it follows its pre-wait)")
     p.set_defaults(func=cmd_play)
 
 

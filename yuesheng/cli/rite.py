@@ -9,6 +9,8 @@ from yuesheng.cli.common import (
     check_output_arg,
     cue_path,
     emit,
+    listener_options,
+    placement_of,
     scores_option,
     sequencer_options,
     timeline_for_output,
@@ -66,10 +68,18 @@ def cmd_render(args: argparse.Namespace) -> str:
     from yuesheng.timeline import EventKind, seconds
 
     timeline = timeline_for_output(args, (".mid", ".midi"), "a .mid file")
-    data = midi_bytes(timeline)
+    placed = placement_of(args, timeline)
+    heard = ""
+    if placed is None:
+        data = midi_bytes(timeline)
+    else:
+        from yuesheng.outputs.placement import blocking, midi_controllers
+
+        data = midi_bytes(timeline, controls=midi_controllers(blocking(timeline).stops, *placed))
+        heard = f", heard from {placed[0].describe()} (pan, volume, reverb send)"
     notes = sum(1 for e in timeline.events if e.kind is EventKind.NOTE)
     minutes = seconds(timeline.duration_ticks) / 60
-    return emit(args, data, f"{timeline.rite}, {len(data)} bytes, {notes} notes, {minutes:.1f} min")
+    return emit(args, data, f"{timeline.rite}, {len(data)} bytes, {notes} notes, {minutes:.1f} min{heard}")
 
 
 def _add_validate(p: argparse.ArgumentParser) -> None:
@@ -87,6 +97,7 @@ def _add_timeline(p: argparse.ArgumentParser) -> None:
 
 def _add_render(p: argparse.ArgumentParser) -> None:
     sequencer_options(p)
+    listener_options(p)
     p.set_defaults(func=cmd_render)
 
 

@@ -17,9 +17,9 @@ from yuesheng.cli.common import (
 )
 from yuesheng.cli.parsing import EXIT_INVALID, EXIT_OK, Parser, dump_json, format_option
 from yuesheng.cli.streams import say
-from yuesheng.errors import InvalidInputError, UsageError
+from yuesheng.errors import InvalidInputError, Problem, UsageError
 from yuesheng.music.lulu import LU, Pitch, Realization, Register, Tuning, suzi_of
-from yuesheng.music.repertoire import Repertoire, load_repertoire, score_paths
+from yuesheng.music.repertoire import Repertoire, data_dir, duplicate_ids, load_repertoire, score_paths
 from yuesheng.music.score import Piece, check_source, load_piece, read_piece
 from yuesheng.text import pad
 from yuesheng.yamlload import load as load_yaml
@@ -109,7 +109,7 @@ def cmd_score_show(args: argparse.Namespace) -> str:
     if p.lost:
         out.append(f"lost: {p.lost.citation()}")
     if p.realization:
-        out.append(f"{p.realization.label.upper()}: {p.realization.rule}")
+        out.append(f"{p.realization.heading}: {p.realization.rule}")
     out.append(f"tuning {real.tuning.value}, 黄鍾 = {args.huangzhong}; 詞 lyric, 律, 俗 俗字, 音 pitch"
                + (", 分 cents" if real.tuning is Tuning.SANFEN else ""))
     for s in p.stanzas:
@@ -169,6 +169,7 @@ def _check_targets(names: list[str], extra: list[str]) -> list[Path]:
 
 def cmd_score_check(args: argparse.Namespace) -> tuple[str, int]:
     paths = _check_targets(args.pieces, args.scores)
+    duplicates = _duplicates(args.scores)
     out: list[str] = []
     failed = 0
     for path in paths:
@@ -178,6 +179,7 @@ def cmd_score_check(args: argparse.Namespace) -> tuple[str, int]:
             problems = check_source(doc, p)  # the file read once: its checks, then its text against the pages
         except InvalidInputError as exc:
             problems = list(exc.problems)
+        problems += duplicates.pop(str(path), [])
         if problems:
             failed += 1
             for problem in problems:
@@ -190,8 +192,26 @@ def cmd_score_check(args: argparse.Namespace) -> tuple[str, int]:
                        f"{e.transmitted} → {e.adopted} — {e.reason}")
         for i in p.irregularities:
             out.append(f"  irregularity: stanza {i.stanza} {i.check}: {i.reason} ({i.cite})")
+    for problem in (p for found in duplicates.values() for p in found):  # files not checked here: still said
+        say(str(problem))
     out.append(f"\n{len(paths) - failed} of {len(paths)} scores pass their cross-checks")
-    return "\n".join(out) + "\n", EXIT_INVALID if failed else EXIT_OK
+    return "\n".join(out) + "\n", EXIT_INVALID if failed or duplicates else EXIT_OK
+
+
+def _duplicates(extra: list[str]) -> dict[str, list[Problem]]:
+    """By file, the duplicate piece ids among the user's score files (``repertoire.duplicate_ids``)."""
+    shipped = data_dir("scores").resolve()
+    loaded = []
+    for path in score_paths(extra):
+        if path.resolve().parent != shipped:
+            try:
+                loaded.append((path, load_piece(path)))
+            except InvalidInputError:  # its own problems are said where it is checked
+                continue
+    found: dict[str, list[Problem]] = {}
+    for problem in duplicate_ids(loaded):
+        found.setdefault(problem.file, []).append(problem)
+    return found
 
 
 def note_value(text: str) -> float:

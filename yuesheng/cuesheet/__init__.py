@@ -24,17 +24,19 @@ from yuesheng.cuesheet.model import (
     Round,
     Shooter,
     Start,
+    Timed,
     Variant,
     parse_duration,
     parse_reading,
     rounds_called,
+    timed_values,
     variant_configurations,
 )
 from yuesheng.cuesheet.reader import FORMAT, read_cuesheet
 
 __all__ = [
     "CALLS", "DEFAULT_SYLLABLE", "FORMAT", "JIE_READING", "Anchor", "Archery", "Arrow", "Cite", "Count", "Cue",
-    "CueSheet", "Member", "MusicKind", "Pair", "PieceRef", "Point", "Reading", "Round", "Shooter", "Start", "Variant",
-    "dependencies", "evaluation_order", "find_cycle", "parse_duration", "parse_reading", "read_cuesheet",
-    "rounds_called", "variant_configurations",
+    "CueSheet", "Member", "MusicKind", "Pair", "PieceRef", "Point", "Reading", "Round", "Shooter", "Start", "Timed",
+    "Variant", "dependencies", "evaluation_order", "find_cycle", "parse_duration", "parse_reading", "read_cuesheet",
+    "rounds_called", "timed_values", "variant_configurations",
 ]

@@ -7,7 +7,7 @@ schema and references check; nothing here reads files.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from fractions import Fraction
@@ -18,12 +18,15 @@ from yuesheng.errors import InvalidValueError, UnknownNameError
 from yuesheng.music.lulu import Lu
 from yuesheng.music.score import Piece
 from yuesheng.text import suggest
-from yuesheng.yamlload import Document
+from yuesheng.yamlload import Document, PathKey
 
 JIE_READING = "lishou-jie"  # the reading whose options are numbers of 節 (大射's 貍首: 7, or 5)
-DEFAULT_SYLLABLE = Fraction(3, 2)  # seconds a sung syllable lasts where the cue sheet does not say (docs/sequencer.md, Tempo)
+DEFAULT_SYLLABLE = Fraction(3, 2)  # seconds a sung syllable lasts where the cue sheet does not say (docs/sequencer.md)
 DEFAULT_OFFSET_SD = Fraction(3, 20)  # seconds: the spread of the shot model's releases around the 節
-_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)(h|min|ms|s))")
+_NUMBER = r"[0-9]+(?:\.[0-9]+)?"
+_UNITS = ("h", "min", "s", "ms")
+_DURATION_WHOLE = re.compile("".join(f"(?:({_NUMBER}){unit})?" for unit in _UNITS))  # each unit once, largest first
+_DURATION = re.compile(rf"(?:{_NUMBER}(?:h|min|ms|s))+")  # any order: only to say why one is refused
 DURATION_FORM = "number+unit parts (h, min, s, ms), e.g. 45s, 2min, 1min30s"
 _UNIT_SECONDS = {"h": Fraction(3600), "min": Fraction(60), "s": Fraction(1), "ms": Fraction(1, 1000)}
 
@@ -63,17 +66,26 @@ def parse_duration(text: object) -> Fraction:
     if not isinstance(text, str):
         raise InvalidValueError("duration", text, DURATION_FORM,
                                 message=f"expected a duration string such as 90s or 1min30s, got {type_name(text)}")
-    compact = text.replace(" ", "")
+    compact = text.strip()
     if len(compact) > 40:
         raise InvalidValueError("duration", text, DURATION_FORM, message=f"duration {text[:20]!r}… is {len(text)} "
                                 "characters long: expected e.g. 45s or 1min30s")
-    if re.fullmatch(r"\d+:\d+(:\d+)?", compact):
+    if re.fullmatch(r"[0-9]+:[0-9]+(:[0-9]+)?", compact):
         raise InvalidValueError("duration", text, DURATION_FORM, message=f"{text!r} is ambiguous (YAML 1.1 reads 1:30 "
                                 "as 90): write it with units, e.g. 1min30s")
-    parts = _DURATION.findall(compact)
-    if not parts or "".join(n + u for n, u in parts) != compact:
-        raise InvalidValueError("duration", text, DURATION_FORM)
-    return sum((Fraction(n) * _UNIT_SECONDS[u] for n, u in parts), Fraction(0))  # bounds: yuesheng.limits
+    if (whole := _DURATION_WHOLE.fullmatch(compact)) is None or not any(whole.groups()):
+        raise InvalidValueError("duration", text, DURATION_FORM, message=_duration_trouble(text, compact))
+    return sum((Fraction(n) * _UNIT_SECONDS[u] for n, u in zip(whole.groups(), _UNITS, strict=True) if n),
+               Fraction(0))  # bounds: yuesheng.limits
+
+
+def _duration_trouble(text: str, compact: str) -> str:
+    """Why *text* is not a duration: the reading strictness refuses (Unicode digits, spaces, units repeated or out
+    of order, which a reader of the sheet could take otherwise), or just the form."""
+    reason = ("ASCII digits 0-9 only" if any(c.isdigit() and not c.isascii() for c in compact) else
+              "no spaces inside a duration" if any(c.isspace() for c in compact) else
+              "each unit at most once, largest first (h, min, s, ms)" if _DURATION.fullmatch(compact) else "")
+    return f"bad duration {text!r}: " + (f"{reason}, e.g. 1min30s" if reason else f"expected {DURATION_FORM}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -365,3 +377,38 @@ def rounds_called(call: Cue, cues: tuple[Cue, ...], rounds: tuple[Round, ...]) -
                                  or call.index <= place[cid] <= until)
 
     return [r for r in rounds if any(answers(cid) for cid in r.cues)]
+
+
+@dataclass(frozen=True, slots=True)
+class Timed:
+    """A value with a unit in a cue sheet: where it is written, whose it is ('cue ID', 'archery'), its key, and
+    its size in seconds (an offset by its magnitude)."""
+
+    path: PathKey
+    owner: str
+    key: str
+    seconds: Fraction
+
+
+def timed_values(sheet: CueSheet, cues: tuple[Cue, ...] | None = None) -> Iterator[Timed]:
+    """Every value with a unit in *sheet* (of its *cues*, or of all): each reaches the timeline as a time, so each
+    is measured against the limits (``yuesheng.limits``) in ``validate`` and in every build."""
+    yield Timed(("defaults", "syllable"), "defaults", "syllable", sheet.syllable)
+    for cue in sheet.cues if cues is None else cues:
+        path, owner = ("cues", cue.index), f"cue {cue.id}"
+        for n, ref in enumerate(cue.pieces):
+            if ref.syllable is not None:
+                yield Timed(path + ("pieces", n, "syllable"), owner, "syllable", ref.syllable)
+        for key, value in (("duration", cue.duration), ("hold", cue.hold)):
+            if value is not None:
+                yield Timed(path + (key,), owner, key, value)
+        if cue.start is not None:
+            yield Timed(path + ("start", "delay"), owner, "delay", cue.start.delay)
+    if (archery := sheet.archery) is not None:
+        for key, value in (("tolerance", archery.tolerance), ("change", archery.change)):
+            yield Timed(("archery", key), "archery", key, value)
+        yield Timed(("archery", "shots", "offset_sd"), "archery", "offset_sd", archery.offset_sd)
+        for (rid, pid), arrows in archery.script.items():
+            for n, arrow in enumerate(arrows):
+                yield Timed(("archery", "shots", "script", rid, pid, n), f"archery {rid} {pid} arrow {n + 1}",
+                            "arrow offset", abs(arrow.offset))

@@ -10,7 +10,7 @@ finds a cycle in its own programme before it schedules (ScheduleError).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from yuesheng.checking import Checker
@@ -20,6 +20,7 @@ from yuesheng.text import did_you_mean
 from yuesheng.yamlload import PathKey
 
 MAX_COMBINED_VARIANTS = 12  # 4,096 programmes checked for anchor cycles at most
+MAX_PAIRED_VARIANTS = 64  # beyond, 2,016 pairs: each variant is then checked alone
 
 
 def check_references(r: Checker, sheet: CueSheet) -> None:
@@ -43,6 +44,9 @@ def check_references(r: Checker, sheet: CueSheet) -> None:
         for key in ("variant", "unless"):
             if getattr(cue, key) and getattr(cue, key) not in sheet.variants:
                 r.error(path + (key,), _unknown(getattr(cue, key), "variant", sheet.variants), "reference")
+        if cue.variant and cue.unless and cue.unless in sheet.with_requirements(frozenset({cue.variant})):
+            r.error(path + ("unless",), f"unless {cue.unless!r} is on whenever variant {cue.variant!r} is: the cue "
+                    "would never be in the programme", "reference")
         if cue.reading:
             rid, option = parse_reading(cue.reading)
             if rid not in sheet.readings:
@@ -125,27 +129,34 @@ def cycle_classes(sheet: CueSheet) -> Iterator[frozenset[str]]:
     """Of ``every_programme``, in order, one of each class with the same cues in the ``cycle_span``: their cycles
     are the same (大射's 128 programmes are 2 for its anchors)."""
     span = cycle_span(sheet)
-    return _distinct(sheet, lambda cues: tuple(c.index for c in cues if c.index in span))
+    return _distinct(sheet, [c for c in sheet.cues if c.index in span])
 
 
 def every_programme(sheet: CueSheet) -> Iterator[frozenset[str]]:
     """Every combination of variants a user can switch on (with what they require), each distinct programme once.
 
-    Up to ``MAX_COMBINED_VARIANTS`` variants every subset is tried; beyond, every subset of at most two
-    (the timeline still reports any other cycle as an error).
+    Only the variants that switch cues matter, and of those that switch the same cues (with what they require)
+    only the first. Up to ``MAX_COMBINED_VARIANTS`` such variants every subset is tried; up to ``MAX_PAIRED_VARIANTS``
+    every subset of at most two; beyond, each alone: so the cost grows at most with the square of the variants
+    (the timeline still reports any other cycle, in the programme it builds, as an error).
     """
-    return _distinct(sheet, lambda cues: tuple(c.index for c in cues))
+    return _distinct(sheet, list(sheet.cues))
 
 
-def _distinct(sheet: CueSheet, key: Callable[[tuple[Cue, ...]], tuple[int, ...]]) -> Iterator[frozenset[str]]:
-    """The combinations of ``every_programme``, the first of each *key* of their cues."""
-    names = sorted(sheet.variants)
-    sizes = range(len(names) + 1) if len(names) <= MAX_COMBINED_VARIANTS else range(3)
+def _distinct(sheet: CueSheet, cues: list[Cue]) -> Iterator[frozenset[str]]:
+    """The combinations of ``every_programme``, the first of each set of *cues* active in them."""
+    named = {name for c in cues for name in (c.variant, c.unless) if name}
+    switching: dict[frozenset[str], str] = {frozenset(): ""}
+    for name in sorted(sheet.variants):
+        switching.setdefault(sheet.with_requirements(frozenset({name})) & named, name)
+    names = [name for name in switching.values() if name]
+    sizes = range(len(names) + 1) if len(names) <= MAX_COMBINED_VARIANTS else \
+        range(3) if len(names) <= MAX_PAIRED_VARIANTS else range(2)
     seen: set[tuple[int, ...]] = set()
     for size in sizes:
         for chosen in itertools.combinations(names, size):
             variants = sheet.with_requirements(frozenset(chosen))
-            found = key(sheet.active_cues(variants))
+            found = tuple(c.index for c in cues if c.active(variants))
             if found not in seen:
                 seen.add(found)
                 yield variants

@@ -4,10 +4,10 @@ A command is GO (start the next action), STOP (all notes and sound off at
 once), FADE (the held music fades out, then stops), GOTO a cue (jump back or
 forward; the next GO plays from there) or QUIT (the console is closing).
 Sources: the console page, the terminal (Enter = GO; ``s`` STOP, ``f`` FADE,
-``g CUE`` GOTO), OSC (``/yuesheng/go``, ``/yuesheng/stop``, ``/yuesheng/fade``,
-``/yuesheng/goto CUE``) and a MIDI foot pedal. One guard serves them all: a GO
+``g CUE`` GOTO), OSC (``osc``) and a MIDI foot pedal. One guard serves them all: a GO
 within ``guard`` seconds of the last accepted GO, from whatever source, is
-ignored as a double press.
+ignored as a double press; so is a FADE or a GOTO within ``guard`` seconds of the
+last of its kind (a flood of them is at most two a second). STOP is never refused.
 """
 
 from __future__ import annotations
@@ -35,6 +35,9 @@ class Command(Enum):
     QUIT = "quit"
 
 
+GUARDED = frozenset({Command.GO, Command.FADE, Command.GOTO})
+
+
 @dataclass(frozen=True, slots=True)
 class Press:
     """A command as received: what, when (the player's clock), from where, and the cue for GOTO."""
@@ -43,6 +46,7 @@ class Press:
     at: float
     source: str
     cue: str = ""
+    silence: bool = False  # GOTO: stop everything that sounds (else it plays on)
 
 
 class Control:
@@ -52,18 +56,18 @@ class Control:
         self.clock, self.guard = clock, guard
         self.presses: queue.Queue[Press] = queue.Queue()
         self.lock = threading.Lock()
-        self.last_go: float | None = None
+        self.last: dict[Command, float] = {}  # when each guarded command was last accepted
         self.ended = ""  # why no more commands can come (a source closed), if so
 
-    def submit(self, command: Command, source: str, cue: str = "") -> bool:
-        """Queue a command; False if it is a GO inside the guard (ignored)."""
+    def submit(self, command: Command, source: str, cue: str = "", *, silence: bool = False) -> bool:
+        """Queue a command; False if it is a GO, FADE or GOTO inside the guard (ignored)."""
         with self.lock:
             at = self.clock.now()
-            if command is Command.GO:
-                if self.last_go is not None and at - self.last_go < self.guard:
+            if command in GUARDED:
+                if command in self.last and at - self.last[command] < self.guard:
                     return False
-                self.last_go = at
-            self.presses.put(Press(command, at, source, cue))
+                self.last[command] = at
+            self.presses.put(Press(command, at, source, cue, silence))
         return True
 
     def close(self, why: str) -> None:
@@ -106,41 +110,6 @@ def read_keyboard(control: Control, lines: Iterable[str], *, notify: Callable[[s
     thread = threading.Thread(target=read, name="yuesheng-keys", daemon=True)
     thread.start()
     return thread
-
-
-# --- OSC ------------------------------------------------------------------------------------------
-
-OSC_ADDRESSES = {"/yuesheng/go": Command.GO, "/yuesheng/stop": Command.STOP, "/yuesheng/fade": Command.FADE,
-                 "/yuesheng/goto": Command.GOTO}
-
-
-class OscListener:
-    """A python-osc UDP server feeding the control; runs in a daemon thread until ``close``."""
-
-    def __init__(self, control: Control, host: str, port: int) -> None:
-        from pythonosc.dispatcher import Dispatcher
-        from pythonosc.osc_server import ThreadingOSCUDPServer
-
-        dispatcher = Dispatcher()
-        for address, command in OSC_ADDRESSES.items():
-            dispatcher.map(address, self._handler(control, command))
-        self.server = ThreadingOSCUDPServer((host, port), dispatcher)
-        self.address = self.server.server_address
-        self.thread = threading.Thread(target=self.server.serve_forever, name="yuesheng-osc", daemon=True)
-        self.thread.start()
-
-    @staticmethod
-    def _handler(control: Control, command: Command) -> Callable[..., None]:
-        def handle(_address: str, *args: Any) -> None:
-            cue = str(args[0]) if command is Command.GOTO and args else ""
-            if command is not Command.GOTO or cue:
-                control.submit(command, "osc", cue)
-
-        return handle
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 # --- a MIDI foot pedal ------------------------------------------------------------------------------

@@ -1,23 +1,25 @@
 """Rehearsal timing: the operator's log, measured durations, and the timing overlay.
 
-The console writes a **log**, one JSON object a line (JSON Lines), each line
-written by a single ``write`` to a file opened for appending, so a crash or
-``kill -9`` loses nothing already pressed and never leaves half a line::
+The console writes a **log** (``showlog``), one JSON object a line (JSON Lines)::
 
     {"event": "session", "rite": "xiangshe", "variants": [], "readings": {}, "wall": "…", "mono": 12.5}
     {"event": "go", "cue": "gong-ru", "source": "page", "wall": "2026-11-30T19:30:01.250+00:00", "mono": 15.031}
     {"event": "stop", "cue": "gong-ru", "source": "key", …}      # also "fade", and "goto" (cue: the target)
+    {"event": "go", …, "lost": 2}      # 2 entries before this one could not be written (a full disk)
+    {"event": "refused", "cue": "gong-ru", "source": "page", "why": "…", …}   # a GO that came too late: not run
 
 ``retime`` turns logs into a **timing overlay**: for each action, the measured
 time from its GO to the next action's GO, taken as the action's duration (plus
 whatever the plan itself puts between the action's end and the next start, so
-parallel cues keep their shape); a GO interval broken by a jump is not measured.
-Over several logs, the median, with the number of measurements::
+parallel cues keep their shape); a GO interval broken by a jump, a new session or lost
+lines is not measured. With three or more takes of an action, one lying far out is
+dropped (``outliers``), and ``--exclude`` drops takes by hand. Over several logs, the
+median of the takes kept, how many, and their spread (longest less shortest)::
 
     format: yuesheng-timing/1
     rite: xiangshe
     durations:
-      gong-ru: {duration: 63.5s, n: 3}
+      gong-ru: {duration: 63.5s, n: 3, spread: 4.2s, dropped: 1}
 
 ``timeline``, ``render``, ``sheet``, ``play`` and ``console`` take ``--timing FILE``
 and use these durations in place of the cue sheet's estimates.
@@ -26,46 +28,24 @@ and use these durations in place of the cue sheet's estimates.
 from __future__ import annotations
 
 import json
-import os
 import statistics
-import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
 
 from yuesheng.checking import Checker
 from yuesheng.cuesheet import CueSheet, parse_duration
-from yuesheng.errors import InvalidInputError, InvalidValueError, OutputError, Problem
-from yuesheng.timeline import TICKS_PER_SECOND, Timeline
+from yuesheng.errors import InvalidInputError, InvalidValueError, Problem
+from yuesheng.timeline import TICKS_PER_SECOND, Measurement, Timeline
 from yuesheng.yamlload import PathKey, load, read_bytes
 
 TIMING_FORMAT = "yuesheng-timing/1"
-EVENTS = ("session", "go", "stop", "fade", "goto")
+EVENTS = ("session", "go", "stop", "fade", "goto", "refused")
 MAX_LOG_BYTES = 64 << 20
-
-
-class Log:
-    """An append-only JSON Lines log; each entry is one ``write``, so whole lines survive a kill."""
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        try:
-            self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        except OSError as exc:
-            raise OutputError(f"cannot open the log {self.path}: {exc.strerror or exc}") from None
-        self.lock = threading.Lock()
-
-    def write(self, event: str, mono: float, **fields: Any) -> None:
-        """One entry: the event, wall-clock and monotonic time, and *fields* (cue, source…)."""
-        wall = datetime.now(UTC).isoformat(timespec="milliseconds")
-        line = json.dumps({"event": event, **fields, "wall": wall, "mono": round(mono, 6)}, ensure_ascii=False) + "\n"
-        with self.lock:
-            os.write(self.fd, line.encode("utf-8"))
-
-    def close(self) -> None:
-        os.close(self.fd)
+OUTLIER_MADS = 3  # how many scaled MADs from the median a take may lie
+OUTLIER_SHARE = Fraction(1, 10)  # a take this close to the median (a share of it) is never an outlier
+SCALE = Fraction(14826, 10000)  # MAD × SCALE estimates the standard deviation of normal scatter
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +57,7 @@ class Entry:
     cue: str
     source: str
     mono: float
+    lost: int = 0  # entries missing before this one (the log could not be written)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +118,9 @@ def _entry(number: int, line: str, cues: set[str], rite: str) -> tuple[Entry | N
         return None, None, f"event {event!r}, expected one of {', '.join(EVENTS)}"
     if isinstance(mono, bool) or not isinstance(mono, int | float) or mono != mono or abs(mono) > 1e12:
         return None, None, f"mono {mono!r}, expected the monotonic time in seconds"
+    lost = data.get("lost", 0)
+    if isinstance(lost, bool) or not isinstance(lost, int) or lost < 0:
+        return None, None, f"lost {lost!r}, expected how many entries are missing (a whole number)"
     if event == "session":
         if data.get("rite") != rite:
             return None, None, f"a log of rite {data.get('rite')!r}, not of {rite!r}"
@@ -145,23 +129,45 @@ def _entry(number: int, line: str, cues: set[str], rite: str) -> tuple[Entry | N
             return None, None, "session: variants is a list and readings a mapping"
         chosen = tuple(sorted((str(k), str(v)) for k, v in readings.items()))
         programme = Programme(tuple(sorted(map(str, variants))), chosen)
-        return Entry(number, event, "", "", float(mono)), programme, ""
-    if event in ("stop", "fade") and cue == "":  # before the first GO: nothing had started
-        return Entry(number, event, cue, str(data.get("source", "")), float(mono)), None, ""
+        return Entry(number, event, "", "", float(mono), lost), programme, ""
+    if event in ("stop", "fade", "refused") and cue == "":  # before the first GO: nothing had started
+        return Entry(number, event, cue, str(data.get("source", "")), float(mono), lost), None, ""
     if not isinstance(cue, str) or cue not in cues:
         return None, None, f"unknown cue {cue!r} (the log does not fit this cue sheet)"
-    return Entry(number, event, cue, str(data.get("source", "")), float(mono)), None, ""
+    return Entry(number, event, cue, str(data.get("source", "")), float(mono), lost), None, ""
 
 
-def measure(timeline: Timeline, entries: list[Entry]) -> dict[str, list[Fraction]]:
-    """Each action's measured durations in seconds: its GO to the next action's GO, unbroken by a jump or
-    a new session."""
+@dataclass(frozen=True, slots=True)
+class Take:
+    """One measured duration of an action: where its GO is (the log, the line, the session: 1 is the log's first)."""
+
+    cue: str
+    seconds: Fraction
+    log: str
+    line: int
+    session: int
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """An action's duration: the median of the takes kept, their spread (longest less shortest), those dropped."""
+
+    duration: Fraction
+    n: int
+    spread: Fraction
+    dropped: tuple[Take, ...] = ()
+
+
+def measure(timeline: Timeline, entries: list[Entry], log: str = "") -> dict[str, list[Take]]:
+    """Each action's takes: its GO to the next action's GO, unbroken by a jump, a new session or lost lines."""
     actions = [t for t in timeline.cues if not t.cue.is_music]
     place = {t.cue.id: n for n, t in enumerate(actions)}
-    out: dict[str, list[Fraction]] = {}
+    out: dict[str, list[Take]] = {}
     last: Entry | None = None
+    session = 0
     for entry in entries:
-        if entry.event in ("goto", "session"):
+        session += entry.event == "session"
+        if entry.event in ("goto", "session") or entry.lost:
             last = None
         if entry.event != "go" or entry.cue not in place:
             continue
@@ -169,20 +175,45 @@ def measure(timeline: Timeline, entries: list[Entry]) -> dict[str, list[Fraction
             before = actions[place[last.cue]]
             beyond = actions[place[entry.cue]].start_tick - before.end_tick  # what the plan puts after the action
             measured = Fraction(round((entry.mono - last.mono) * 1000), 1000) - Fraction(beyond, TICKS_PER_SECOND)
-            out.setdefault(last.cue, []).append(max(Fraction(0), measured))
+            out.setdefault(last.cue, []).append(Take(last.cue, max(Fraction(0), measured), log, last.line,
+                                                     max(session, 1)))
         last = entry
     return out
 
 
-def retime(timeline: Timeline, logs: list[list[Entry]]) -> dict[str, tuple[Fraction, int]]:
-    """The median measured duration of every action measured in *logs*, and how many measurements."""
-    pooled: dict[str, list[Fraction]] = {}
-    for entries in logs:
-        for cue, values in measure(timeline, entries).items():
-            pooled.setdefault(cue, []).extend(values)
+def outliers(takes: list[Take]) -> list[Take]:
+    """The takes that lie out, by the median absolute deviation (MAD), when there are three or more.
+
+    A take is dropped when it lies more than ``OUTLIER_MADS`` scaled MADs (1.4826 × MAD, the standard deviation
+    of normal scatter) from the median, and more than ``OUTLIER_SHARE`` of the median: takes within 10 % of the
+    median are always kept, however alike the others are.
+    """
+    if len(takes) < 3:
+        return []
+    middle = statistics.median(t.seconds for t in takes)
+    mad = statistics.median(abs(t.seconds - middle) for t in takes)
+    bound = max(OUTLIER_MADS * SCALE * mad, OUTLIER_SHARE * middle)
+    return [t for t in takes if abs(t.seconds - middle) > bound]
+
+
+def retime(timeline: Timeline, logs: list[list[Entry]], *, names: list[str] | None = None,
+           excluded: Callable[[Take], bool] = lambda _: False) -> dict[str, Measured]:
+    """Every measured action's median over *logs* (named *names*), outliers and the *excluded* takes dropped."""
+    pooled: dict[str, list[Take]] = {}
+    for entries, name in zip(logs, names or [""] * len(logs), strict=True):
+        for cue, takes in measure(timeline, entries, name).items():
+            pooled.setdefault(cue, []).extend(takes)
     order = {t.cue.id: n for n, t in enumerate(timeline.cues)}
-    return {cue: (Fraction(statistics.median(values)), len(values))
-            for cue, values in sorted(pooled.items(), key=lambda kv: order[kv[0]])}
+    out: dict[str, Measured] = {}
+    for cue, takes in sorted(pooled.items(), key=lambda kv: order[kv[0]]):
+        chosen = [t for t in takes if not excluded(t)]
+        lying = outliers(chosen)
+        kept = [t for t in chosen if t not in lying]
+        if kept:
+            values = [t.seconds for t in kept]
+            out[cue] = Measured(Fraction(statistics.median(values)), len(kept), max(values) - min(values),
+                                tuple(lying))
+    return out
 
 
 def format_seconds(value: Fraction) -> str:
@@ -191,14 +222,32 @@ def format_seconds(value: Fraction) -> str:
     return f"{text}s"
 
 
-def timing_yaml(rite: str, durations: dict[str, tuple[Fraction, int]]) -> str:
+def timing_yaml(rite: str, durations: dict[str, Measured]) -> str:
     """The overlay file's text."""
     lines = [f"format: {TIMING_FORMAT}", f"rite: {rite}", "durations:" + ("" if durations else " {}")]
-    lines += [f"  {cue}: {{duration: {format_seconds(value)}, n: {n}}}" for cue, (value, n) in durations.items()]
+    lines += [f"  {cue}: {{duration: {format_seconds(m.duration)}, n: {m.n}, spread: {format_seconds(m.spread)}"
+              + (f", dropped: {len(m.dropped)}" if m.dropped else "") + "}" for cue, m in durations.items()]
     return "\n".join(lines) + "\n"
 
 
-def load_timing(path: str | Path, sheet: CueSheet) -> dict[str, Fraction]:
+def _measurement(check: Checker, item: dict[str, object], where: PathKey) -> Measurement | None:
+    """One action's entry of a timing file: its duration, and the takes and spread where given."""
+    values = {}
+    for key, default in (("duration", ""), ("spread", "0s")):
+        try:
+            values[key] = parse_duration(item.get(key, default))
+        except InvalidValueError as exc:
+            check.error(where + (key,), str(exc), "duration")
+            return None
+    takes = item.get("n", 1)
+    if type(takes) is not int or takes < 1:
+        check.error(where + ("n",), f"n {takes!r}: expected the number of takes, a whole number of at least 1",
+                    "schema")
+        return None
+    return Measurement(values["duration"], takes, values["spread"])
+
+
+def load_timing(path: str | Path, sheet: CueSheet) -> dict[str, Measurement]:
     """An overlay's measured durations by action id; InvalidInputError with file:line:col of every problem."""
     doc = load(path)
     check = Checker(doc)
@@ -211,7 +260,7 @@ def load_timing(path: str | Path, sheet: CueSheet) -> dict[str, Fraction]:
     if data and data.get("rite") != sheet.rite_id:
         check.error(("rite",), f"timing of rite {data.get('rite')!r}, not of {sheet.rite_id!r}", "reference")
     actions = {c.id for c in sheet.cues if not c.is_music}
-    out: dict[str, Fraction] = {}
+    out: dict[str, Measurement] = {}
     for cue, item in (check.field(data, (), "durations", dict) or {}).items() if data else ():
         where: PathKey = ("durations", cue)
         if cue not in actions:
@@ -220,11 +269,9 @@ def load_timing(path: str | Path, sheet: CueSheet) -> dict[str, Fraction]:
             continue
         if (item := check.mapping(item, where, "{duration, n}")) is None:
             continue
-        check.keys(item, where, ("duration", "n"))
-        try:
-            out[cue] = parse_duration(item.get("duration", ""))
-        except InvalidValueError as exc:
-            check.error(where + ("duration",), str(exc), "duration")
+        check.keys(item, where, ("duration", "n", "spread", "dropped"))
+        if (measurement := _measurement(check, item, where)) is not None:
+            out[cue] = measurement
     errors = [p for p in check.problems if p.severity == "error"]
     if errors:
         raise InvalidInputError(errors)

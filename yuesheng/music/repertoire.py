@@ -6,7 +6,7 @@ same id: that is how a modern realization of a lost piece is swapped for one's o
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -100,19 +100,30 @@ def load_repertoire(extra: Sequence[str | Path] = ()) -> Repertoire:
     """
     repertoire = Repertoire()
     problems: list[Problem] = []
-    shipped = data_dir("scores").resolve()
-    first: dict[tuple[Path, str], Path] = {}  # (folder, id) → the file that gave it
+    loaded: list[tuple[Path, Piece]] = []
     for path in score_paths(extra):
         try:
             piece = load_piece(path)
         except InvalidInputError as exc:
             problems.extend(exc.problems)
             continue
+        loaded.append((path, piece))
+        repertoire.add(piece)
+    if problems := problems + duplicate_ids(loaded):
+        raise InvalidInputError(problems)
+    return repertoire
+
+
+def duplicate_ids(loaded: Iterable[tuple[Path, Piece]]) -> list[Problem]:
+    """Two files of one user folder that give the same piece id: a problem at each later file, naming the first
+    (a file of a folder given with ``--scores`` replaces a shipped piece of its id; two of one folder are a
+    mistake, since only one of them would be used)."""
+    shipped = data_dir("scores").resolve()
+    first: dict[tuple[Path, str], Path] = {}  # (folder, id) → the file that gave it
+    problems = []
+    for path, piece in loaded:
         folder = path.resolve().parent
         if folder != shipped and (other := first.setdefault((folder, piece.id), path)) != path:
             problems.append(Problem(str(path), None, None, "id", f"duplicate piece id {piece.id!r}: {other} has it "
                                     "too (only one of them would be used)", "reference"))
-        repertoire.add(piece)
-    if problems:
-        raise InvalidInputError(problems)
-    return repertoire
+    return problems

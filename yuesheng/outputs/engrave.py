@@ -43,8 +43,10 @@ from enum import Enum
 from fractions import Fraction
 from pathlib import Path
 
-from yuesheng.errors import EngraveError
+from yuesheng import limits
+from yuesheng.errors import EngraveError, LimitError
 from yuesheng.files import atomic_path, check_output, write_atomic
+from yuesheng.fonts import FAMILIES, FONT_FILES
 from yuesheng.music.lulu import LU, Mode, Realization, Tuning, cents_offset
 from yuesheng.music.score import Note, Piece
 from yuesheng.process import bound_to_us
@@ -52,6 +54,7 @@ from yuesheng.text import standard_forms
 
 LILYPOND_VERSION = "2.25.12"
 TIME_LIMIT = 300.0  # seconds for one LilyPond run
+_OUT_OF_MEMORY = ("bad_alloc", "Out of memory", "out of memory", "MemoryError")  # a child's words when refused memory
 FONT_INSTALL = "apt-get install fonts-noto-cjk"
 FORMATS = ("pdf", "svg", "png", "ly")
 _FONT_PREFERENCE = ("Noto Serif CJK TC", "Noto Serif CJK SC", "Noto Sans CJK TC", "Noto Sans CJK SC")
@@ -412,12 +415,14 @@ def _run_in_heading(piece: Piece) -> list[str]:
 
 
 def piece_bookpart(piece: Piece, setting: Setting, *, slots: Sequence[Slot] | None = None,
-                   before: Sequence[str] = (), toc: bool = False, legend: bool = True, run_in: bool = False) -> str:
+                   before: Sequence[str] = (), toc: bool = False, legend: bool = True, run_in: bool = False,
+                   rule: bool = True) -> str:
     """*piece* as a LilyPond ``\\bookpart``; *slots* give a part's line (default: the piece as written).
 
     *before* are markup lines printed under the header (the songbook's cue headings). *run_in*: the piece's
     heading and music alone, set on the page after the piece before it (a songbook's lost piece, whose notice
-    and rule the contents page gives once).
+    and rule the contents page gives once). *rule*: a realization's rule under its header (a songbook gives it
+    once, on the contents page).
     """
     slots = list(slots) if slots is not None else piece_slots(piece, setting.realization)
     # 1 of the 簡譜 in the octave of the piece as written, so that a part an octave lower keeps its dots below
@@ -430,8 +435,8 @@ def piece_bookpart(piece: Piece, setting: Setting, *, slots: Sequence[Slot] | No
             f" · {piece.realization.label}" if piece.realization else "")
         lines.append(f"\\tocItem \\markup {lily_string(label)}")
     if piece.realization and not run_in:
-        before = [f"{piece.realization.label.capitalize()}, not a transmitted score. Rule: {piece.realization.rule}",
-                  *before]
+        rule_text = f"Rule: {piece.realization.rule}" if rule else "Its rule is under Notices."
+        before = [f"{piece.realization.heading}, not a transmitted score. {rule_text}", *before]
     for text in before:
         lines.append(f"\\markup \\wordwrap-string {lily_string(text)}")
     if run_in or before:
@@ -481,12 +486,15 @@ class Pages:
 
 def book_source(bookparts: Sequence[str], *, font: str, title: str = "", front: Sequence[str] = (),
                 log_pages: bool = False) -> str:
-    """A complete LilyPond file: version, paper with the CJK *font*, an optional title and front matter, the parts;
-    with *log_pages*, each page logs its number and whether it ends its bookpart (``bookpart_pages``)."""
+    """A complete LilyPond file: version, paper with the CJK *font* (then the shipped text font, for the characters
+    it lacks: ``fonts.FONT_FILES``), an optional title and front matter, the parts; with *log_pages*, each page logs
+    its number, whether it ends its bookpart, and its labels (``measure_pages``)."""
+    families = ", ".join((font, *FAMILIES))
     footer = ("oddFooterMarkup = \\markup \\yueshengPage evenFooterMarkup = \\markup \\yueshengPage "
               if log_pages else "")
     lines = [f"\\version {lily_string(LILYPOND_VERSION)}", _JIANPU_STAFF, *([_PAGE_LOGGER] if log_pages else []),
-             f"\\paper {{ fonts.serif = {lily_string(font)} fonts.sans = {lily_string(font)} {footer}"
+             *(f"#(ly:font-config-add-font {lily_string(str(path))})" for path in FONT_FILES),
+             f"\\paper {{ fonts.serif = {lily_string(families)} fonts.sans = {lily_string(families)} {footer}"
              "tagline = ##f ragged-last = ##f markup-markup-spacing.padding = #0.8 "  # lines of prose apart
              "tocTitleMarkup = \\markup \\fill-line { \\bold \"Contents 目錄\" } }",
              "\\layout { \\context { \\Lyrics \\override LyricSpace.minimum-distance = #1.5 } "
@@ -515,16 +523,18 @@ def find_lilypond() -> str:
     return str(path)
 
 
-def run_tool(command: Sequence[str], *, cwd: Path, time_limit: float = TIME_LIMIT, what: str = "LilyPond") -> str:
-    """Run an external program in *cwd* with a time limit; kill it on any way out (it dies with yuesheng even on
-    SIGKILL, ``process.bound_to_us``); failures → EngraveError.
+def run_tool(command: Sequence[str], *, cwd: Path, time_limit: float = TIME_LIMIT, what: str = "LilyPond",
+             memory: int = limits.LILYPOND_MEMORY) -> str:
+    """Run an external program in *cwd* with a time limit and at most *memory* bytes of address space; kill it on
+    any way out (it dies with yuesheng even on SIGKILL, ``process.bound_to_us``); failures → EngraveError.
 
     Returns its standard error (LilyPond's log).
     """
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
     try:
         process = subprocess.Popen(list(command), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, start_new_session=True, preexec_fn=bound_to_us())
+                                   stderr=subprocess.PIPE, start_new_session=True,
+                                   preexec_fn=bound_to_us(memory=memory))
     except OSError as exc:
         raise EngraveError(f"cannot start {what} ({command[0]}): {exc.strerror or exc}") from None
     try:
@@ -536,6 +546,9 @@ def run_tool(command: Sequence[str], *, cwd: Path, time_limit: float = TIME_LIMI
             os.killpg(process.pid, signal.SIGKILL)
             process.communicate()
     log = (out + err).decode("utf-8", errors="replace")
+    if process.returncode != 0 and any(sign in log for sign in _OUT_OF_MEMORY):
+        raise EngraveError(f"{what} ran out of memory: it may use at most {memory / 2**30:g} GiB; engrave fewer "
+                           "notes (a piece, or a songbook with --part)")
     if process.returncode != 0:
         errors = [line for line in log.splitlines() if "error" in line.lower()]
         detail = "; ".join(errors[:5]) or log.strip()[-600:]
@@ -624,11 +637,20 @@ def name_svg_font(svg: Path, source: str) -> None:
     found = _PAPER_FONT.search(source)
     if found is None:
         return
-    family = found[1].replace('\\"', '"').replace("\\\\", "\\")
-    named = f"font-family=\"'{html.escape(family.replace(chr(39), ''), quote=True)}', serif\""
+    families = found[1].replace('\\"', '"').replace("\\\\", "\\").split(",")
+    quoted = ", ".join(f"'{html.escape(f.strip().replace(chr(39), ''), quote=True)}'" for f in families if f.strip())
+    named = f"font-family=\"{quoted}, serif\""
     svg.write_text(svg.read_text(encoding="utf-8").replace('font-family="serif"', named), encoding="utf-8")
 
 
+def check_notes(count: int, what: str) -> None:
+    """LimitError if an engraving of *count* notes (of *what*) is beyond ``limits.ENGRAVED_NOTES``."""
+    if message := limits.ENGRAVED_NOTES.check(f"{what}: an engraving of", count, " notes"):
+        raise LimitError(message)
+
+
 def score_source(piece: Piece, setting: Setting, *, font: str | None = None) -> str:
-    """The LilyPond file of one piece (finding a CJK font unless *font* is given)."""
+    """The LilyPond file of one piece (finding a CJK font unless *font* is given); LimitError for a piece of
+    more notes than ``limits.ENGRAVED_NOTES``."""
+    check_notes(len(piece.notes), piece.title)
     return book_source([piece_bookpart(piece, setting)], font=font or find_cjk_font())

@@ -22,7 +22,7 @@ encoding each distinct message once with mido (tests compare the two writers byt
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeAlias
 
@@ -44,6 +44,7 @@ _INDEX_BITS = 40  # a message's place in its track's list, below its tick and ra
 SOUNDING = (EventKind.NOTE, EventKind.DRUM, EventKind.CALL)
 
 AnyMessage: TypeAlias = "mido.Message | mido.MetaMessage"
+Controllers: TypeAlias = "Sequence[tuple[int, int, int]]"  # (tick, controller, value) on one channel
 
 
 def _mask_slot(channel: int) -> tuple[int, int]:
@@ -215,13 +216,18 @@ def _program(part: Part, timeline: Timeline, made: _Messages) -> list[AnyMessage
                      program=timeline.programs.get(part.name, part.program))]
 
 
-def _part(part: Part, events: list[Event], timeline: Timeline, end: int, made: _Messages) -> Callable[[_Track], None]:
-    """The part's name, program, a lyric for every syllable sung, its notes, and the closing controls."""
+def _part(part: Part, events: list[Event], timeline: Timeline, end: int, made: _Messages,
+          controls: Controllers = ()) -> Callable[[_Track], None]:
+    """The part's name, program, its controllers (placement), a lyric for every syllable sung, its notes, and the
+    closing controls."""
 
     def fill(track: _Track) -> None:
         track.add([0], _META, [made.get(True, "track_name", name=part.name)])
         program = _program(part, timeline, made)
         track.add([0] * len(program), _PROGRAM, program)
+        track.add([tick for tick, _, _ in controls], _PROGRAM,
+                  [made.get(False, "control_change", channel=part.channel, control=control, value=value)
+                   for _, control, value in controls])
         sung = [e for e in events if e.text]
         lyrics = {text: made.get(True, "lyrics", text=display(text)) for text in dict.fromkeys(e.text for e in sung)}
         track.add([e.start_tick for e in sung], _META, [lyrics[e.text] for e in sung])
@@ -262,14 +268,20 @@ def _shots(releases: list[Event], made: _Messages) -> Callable[[_Track], None]:
     return fill
 
 
-def _tracks(timeline: Timeline) -> list[_Track]:
-    """The tracks of *timeline*'s MIDI file: the conductor, one per part, and the 射 track if anyone shot."""
+def _tracks(timeline: Timeline, controls: Mapping[int, Controllers] | None = None) -> list[_Track]:
+    """The tracks of *timeline*'s MIDI file: the conductor, one per part, and the 射 track if anyone shot.
+
+    *controls*: controllers by channel, written in the track of the first part on that channel.
+    """
     made = _Messages()
     sounding = _sounding(timeline)
     tuning = octave_tuning_sysex(timeline, sorted({p.channel for p in sounding if not p.is_drum}))
     end = timeline.duration_ticks
-    fills = [_conductor(timeline, tuning, made)] + [_part(part, events, timeline, end, made)
-                                                    for part, events in sounding.items()]
+    firsts = {p.channel: p for p in reversed(sounding)}
+    wanted = controls or {}
+    fills = [_conductor(timeline, tuning, made)] + [
+        _part(part, events, timeline, end, made, wanted.get(part.channel, ()) if firsts[part.channel] is part else ())
+        for part, events in sounding.items()]
     if releases := [e for e in timeline.events if e.kind is EventKind.RELEASE]:
         fills.append(_shots(releases, made))
     return [_Track(fill) for fill in fills]
@@ -338,12 +350,13 @@ def _open(opener: Callable[[], Any], names: Callable[[], list[str]], what: str, 
         raise PortError(f"cannot open MIDI {what}: {exc}; {kind} available: {known}") from None
 
 
-def midi_bytes(timeline: Timeline) -> bytes:
-    """The Standard MIDI File of *timeline* as bytes, as ``to_midi(timeline).save`` writes them.
+def midi_bytes(timeline: Timeline, *, controls: Mapping[int, Controllers] | None = None) -> bytes:
+    """The Standard MIDI File of *timeline* as bytes, as ``to_midi(timeline).save`` writes them; *controls* adds
+    controllers by channel (a listener's placement: ``placement.controls``).
 
     Each track is written as its messages are made, each distinct message encoded once by mido.
     """
-    tracks, encoder = _tracks(timeline), _Encoder()
+    tracks, encoder = _tracks(timeline, controls), _Encoder()
     # No cycles made here: a full collection would only rescan the timeline's events (~20 ms on dashe).
     # Meta text in UTF-8, as MidiFile.save encodes it with the file's charset.
     with collector_paused(), meta_charset("utf-8"):

@@ -9,7 +9,9 @@ release, call) and ``cue``; notes add ``part``, ``midi``, ``cents``, ``text`` (t
 syllable), ``piece``, ``zhong``; drums add ``round``, ``pair``, ``jie``; releases
 add ``round``, ``pair``, ``archer``, ``arrow``, ``hit``, ``pierced``, ``counted``; calls add
 ``part``, ``degree``, ``midi``, ``text``; actions add ``text``, ``cite``, ``who``,
-``where``, ``words`` and ``section``.
+``where``, ``words`` and ``section``. Each of ``cues`` has its start, duration and
+words; an action measured in rehearsal (``--timing``) adds ``estimate_s``, ``takes``
+and ``spread_s`` (the longest take less the shortest).
 
 Kanripo private-use codes (``&KR0925;``) are shown as their standard characters
 (``sources.display``) in the text and CSV run sheets and in the JSON's human
@@ -103,15 +105,17 @@ def run_sheet_text(timeline: Timeline) -> str:
              f"total {clock(timeline.duration_ticks)}", ""]
     measured = any(t.estimate_ticks is not None for t in timeline.cues)
     if measured:
-        lines.insert(-1, "dur: measured in rehearsal where 'est' gives the estimate it replaced (--timing)")
-    est = f"{_cell('est', 7)} " if measured else ""
+        lines.insert(-1, "dur: measured in rehearsal where 'est' gives the estimate it replaced (--timing); 'takes' "
+                         "gives how many takes the median is of, and their spread (longest less shortest)")
+    est = f"{_cell('est', 7)} {_cell('takes', 11)} " if measured else ""
     head = f"{_cell('start', 8)} {_cell('dur', 7)} {est}{_cell('section', 10)} {_cell('cue', 22)} {_cell('who', 22)} " \
            f"{_cell('where', 12)} {_cell('action / music', 40)} {_cell('words', 16)} cite"
     lines += [head, "-" * width(head)]
     for t in timeline.cues:
         cue = t.cue
         who = ", ".join(names.get(p, p) for p in (cue.who or cue.performers))
-        est = f"{_cell(clock(t.estimate_ticks) if t.estimate_ticks is not None else '', 7)} " if measured else ""
+        est = (f"{_cell(clock(t.estimate_ticks) if t.estimate_ticks is not None else '', 7)} "
+               f"{_cell(takes(t), 11)} ") if measured else ""
         lines.append(f"{_cell(clock(t.start_tick), 8)} {_cell(clock(t.end_tick - t.start_tick), 7)} {est}"
                      f"{_cell(cue.section, 10)} {_cell(cue.id, 22)} {_cell(who, 22)} "
                      f"{_cell(names.get(cue.where, cue.where), 12)} {_cell(what_of(t, by_cue), 40)} "
@@ -129,19 +133,27 @@ def run_sheet_text(timeline: Timeline) -> str:
     return "\n".join(lines) + "\n"
 
 
+def takes(timing: CueTiming) -> str:
+    """A measured action's takes and their spread, e.g. ``3 ±2.4s``; '' where it was not measured."""
+    m = timing.measured
+    return f"{m.takes} ±{float(m.spread):.1f}s" if m else ""
+
+
 def run_sheet_csv(timeline: Timeline) -> str:
     """One row per cue."""
     by_cue = cues_by_id(timeline)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["start", "start_s", "duration_s", "section", "cue", "kind", "who", "where", "action_or_music",
-                     "words", "cite_page", "cite_quote", "estimate_s"])
+                     "words", "cite_page", "cite_quote", "estimate_s", "takes", "spread_s"])
     for t in timeline.cues:
         cue = t.cue
         estimate = f"{seconds(t.estimate_ticks):.3f}" if t.estimate_ticks is not None else ""
+        m = t.measured
         row = (clock(t.start_tick), f"{seconds(t.start_tick):.3f}", f"{seconds(t.end_tick - t.start_tick):.3f}",
                cue.section, cue.id, cue.music.value if cue.music else "action", " ".join(cue.who or cue.performers),
-               cue.where, what_of(t, by_cue), cue.words, cue.cite.page, cue.cite.quote, estimate)
+               cue.where, what_of(t, by_cue), cue.words, cue.cite.page, cue.cite.quote, estimate,
+               m.takes if m else "", f"{float(m.spread):.3f}" if m else "")
         writer.writerow([display(str(v)) for v in row])
     return buffer.getvalue()
 
@@ -185,6 +197,7 @@ def run_sheet_json(timeline: Timeline) -> str:
                   "duration_s": round(seconds(t.end_tick - t.start_tick), 3), "what": display(what_of(t, by_cue)),
                   "words": display(t.cue.words), "cite": f"{t.cue.cite.page} {t.cue.cite.quote}"}
                  | ({"estimate_s": round(seconds(t.estimate_ticks), 3)} if t.estimate_ticks is not None else {})
+                 | ({"takes": t.measured.takes, "spread_s": round(float(t.measured.spread), 3)} if t.measured else {})
                  for t in timeline.cues],
         "events": [event_json(e, by_id.get(e.cue)) for e in timeline.events],
         "tally": {t.round: {"right": t.right, "left": t.left, "announcement": t.announcement}

@@ -37,7 +37,6 @@ from yuesheng.outputs.engrave import (
 from yuesheng.outputs.report import says_que
 from yuesheng.text import suggest
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Event, EventKind, Timeline
-from yuesheng.timeline.tables import tables
 
 PITCHED_PARTS = tuple(name for name, p in PARTS.items() if not p.is_drum and name not in ("獲者", "負侯者"))
 
@@ -216,14 +215,11 @@ def _cue_line(timeline: Timeline, part: str, start: int) -> str:
 def _book_notices(timeline: Timeline, part: str, entries: Sequence[Entry]) -> tuple[str, ...]:
     """The rite's notices that concern the book: a lost piece's only if the book holds it; in a part's book, the
     notices of a kind of music only if the part plays in it (金奏, 合樂, 無算樂 …)."""
-    texts = tables().notices
     held = {e.piece.id for e in entries}
-    others = {texts["lost"].format(title=p.title, id=p.id, cite=p.lost.cite, label=p.realization.label,
-                                   rule=p.realization.rule)
-              for p in _all_pieces(timeline).values() if p.id not in held and p.lost and p.realization}
+    others = [p for p in _all_pieces(timeline).values() if p.id not in held]
     kinds = {h.music for e in entries for h in e.hearings}
     music = {m.value for m in MusicKind}
-    return tuple(n for n in timeline.notices if n not in others
+    return tuple(n for n in timeline.notices if not any(_says_lost(n, p) for p in others)
                  and (not part or n.split(" ")[0] not in music or n.split(" ")[0] in kinds))
 
 
@@ -325,25 +321,35 @@ def _piece(entry: Entry, setting: Setting, *, run_in: bool) -> str:
         citation = entry.piece.lost.citation() if entry.piece.lost else ": "
         before.append(f"No notation survives ({citation}).")
     text = piece_bookpart(entry.piece, replace(setting, syllable=entry.syllable), slots=entry.slots, before=before,
-                          toc=True, legend=False, run_in=run_in)
+                          toc=True, legend=False, run_in=run_in, rule=False)
     return text if run_in else text.removesuffix("\n}")
+
+
+def _says_lost(notice: str, piece: Piece) -> bool:
+    """Whether *notice* is the timeline's notice that *piece* is lost (data/music.json's ``lost``)."""
+    return notice.startswith(f"{piece.title} ({piece.id}) is lost (")
+
+
+def _lost_here(piece: Piece, rite: str) -> str:
+    """The passage that says *piece* is lost, the rite's own where its text says so: '儀禮集釋 4-22b: 南陔…'."""
+    lost = piece.lost.in_rite(rite) or piece.lost if piece.lost else None
+    return lost.citation() if lost else ""
 
 
 def _notices(book: Songbook) -> list[str]:
     """The contents page's notices: the lost pieces together (one paragraph for each rule, then a line a piece),
     then the rite's other notices."""
     lost = [e.piece for e in book.entries if e.piece.realization and e.piece.lost]
-    said = {tables().notices["lost"].format(title=p.title, id=p.id, cite=p.lost.cite, label=p.realization.label,
-                                            rule=p.realization.rule) for p in lost if p.lost and p.realization}
     lines = []
     for rule in dict.fromkeys(p.realization.rule for p in lost if p.realization):
         pieces = [p for p in lost if p.realization and p.realization.rule == rule]
         paragraph = (f"These {len(pieces)} pieces are lost, and what sounds for each is a modern realization: {rule}"
                      if len(pieces) > 1 else f"This piece is lost, and what sounds is a modern realization: {rule}")
         lines.append(f"\\markup \\wordwrap-string {lily_string('• ' + paragraph)}")
-        lines += [f"\\markup \\concat {{ \\hspace #4 {lily_string(f'{p.title} — {p.lost.citation()}')} }}"
-                  for p in pieces if p.lost]
-    lines += [f"\\markup \\wordwrap-string {lily_string('• ' + n)}" for n in book.notices if n not in said]
+        lines += [f"\\markup \\concat {{ \\hspace #4 {lily_string(f'{p.title} — {_lost_here(p, book.rite_id)}')} }}"
+                  for p in pieces]
+    lines += [f"\\markup \\wordwrap-string {lily_string('• ' + n)}" for n in book.notices
+              if not any(_says_lost(n, p) for p in lost)]
     return [f"\\markup \\column {{ \\vspace #1 \\bold {lily_string('Notices')} }}", *lines] if lines else []
 
 

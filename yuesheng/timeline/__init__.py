@@ -10,6 +10,7 @@ from yuesheng.timeline.model import (
     Event,
     EventKind,
     Hold,
+    Measurement,
     Timeline,
     clock,
     seconds,
@@ -18,5 +19,6 @@ from yuesheng.timeline.model import (
 
 __all__ = [
     "CALL_LENGTH", "DEFAULT_SYLLABLE", "PHRASE", "TICKS_PER_SECOND", "CueTiming", "Event", "EventKind", "Hold",
-    "Options", "Size", "Timeline", "build_timeline", "clock", "measure", "piece_timeline", "seconds", "ticks",
+    "Measurement", "Options", "Size", "Timeline", "build_timeline", "clock", "measure", "piece_timeline", "seconds",
+    "ticks",
 ]

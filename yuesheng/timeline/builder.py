@@ -32,7 +32,7 @@ from yuesheng.timeline.calls import calls, calls_end
 from yuesheng.timeline.model import _SORT_KEY, CueTiming, Event, EventKind, Hold, Timeline, ticks
 from yuesheng.timeline.music import announce, play
 from yuesheng.timeline.schedule import MusicEnd, duration, estimate, schedule
-from yuesheng.timeline.shooting import shejie, silent_rounds, tallies
+from yuesheng.timeline.shooting import TALLY_AFTER, shejie, silent_rounds, tallies
 from yuesheng.timeline.state import BuildState, Options, Point, Setting
 
 __all__ = ["DEFAULT_SYLLABLE", "Options", "Size", "build_timeline", "collector_paused", "measure", "piece_timeline"]
@@ -47,7 +47,7 @@ def _music_end(setting: Setting, state: BuildState, played: Played) -> MusicEnd:
 
     def music_end(cue: Cue, start: Fraction, stop: Fraction | None, times: Mapping[Point, Fraction]) -> Fraction:
         played.append((cue, start, stop))
-        announce(state, cue, start)
+        announce(state, cue, start, rite=setting.sheet.rite_id)
         if cue.music is MusicKind.CHANGSHENG:
             return calls_end(cue, start, stop, times)
         if cue.music is MusicKind.SHEJIE:
@@ -74,10 +74,21 @@ def _count(setting: Setting) -> tuple[Size, dict[Point, Fraction], Played]:
     times = schedule(setting, _music_end(setting, state, played))
     _rest(setting, state, times)
     end_point = max(times, key=lambda point: times[point], default=("", "end"))
+    end, last_cue = max([(times.get(end_point, Fraction(0)), end_point[0]), *_last_release(state)])
     busiest = max(state.counts, key=lambda cue: state.counts[cue], default="")
-    size = Size(events=sum(state.counts.values()), end=times.get(end_point, Fraction(0)), last_cue=end_point[0],
+    size = Size(events=sum(state.counts.values()), end=end, last_cue=last_cue,
                 busiest_cue=busiest, busiest_events=state.counts.get(busiest, 0), marks=state.marks)
     return size, times, played
+
+
+def _last_release(state: BuildState) -> list[tuple[Fraction, str]]:
+    """The time of the tally marker that may follow the last release, with the release's cue (an arrow's offset
+    may carry it past every cue's end), if any arrow was loosed."""
+    released = [r for rs in state.releases.values() for r in rs]
+    if not released:
+        return []
+    last = max(released, key=lambda r: r.time)
+    return [(last.time + TALLY_AFTER, state.cue_of_release[(last.round, last.pair)])]
 
 
 def _emit(setting: Setting, times: Mapping[Point, Fraction], played: Played) -> Timeline:
@@ -95,7 +106,8 @@ def _timeline(setting: Setting, state: BuildState, times: Mapping[Point, Fractio
               tallied: tuple[Tally, ...]) -> Timeline:
     sheet, timing = setting.sheet, setting.options.timing
     cues = sorted((CueTiming(cue=c, start_tick=ticks(times[(c.id, "start")]), end_tick=ticks(times[(c.id, "end")]),
-                             estimate_ticks=estimate(c, timing)) for c in setting.cues),
+                             estimate_ticks=estimate(c, timing),
+                             measured=None if c.is_music else timing.get(c.id)) for c in setting.cues),
                   key=lambda t: (t.start_tick, t.cue.index))
     programs = {p.name: m.program for m in sheet.instruments.values()
                 if m.program is not None and (p := part_for(m.name))}

@@ -100,6 +100,17 @@ class CueTiming:
     start_tick: int
     end_tick: int
     estimate_ticks: int | None = None  # an action's estimated duration, where a measured one (--timing) replaced it
+    measured: Measurement | None = None  # the measurement that replaced it
+
+
+@dataclass(frozen=True, slots=True)
+class Measurement:
+    """An action's duration as rehearsal measured it (``retime``): the median of *takes* takes, and their *spread*
+    (the longest less the shortest)."""
+
+    duration: Fraction
+    takes: int = 1
+    spread: Fraction = Fraction(0)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

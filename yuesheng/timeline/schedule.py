@@ -13,7 +13,7 @@ from fractions import Fraction
 
 from yuesheng.cuesheet import Cue, MusicKind, dependencies, evaluation_order
 from yuesheng.errors import ScheduleError
-from yuesheng.timeline.model import ticks
+from yuesheng.timeline.model import Measurement, ticks
 from yuesheng.timeline.state import Point, Setting
 
 # the end of a music cue: (cue, start, the start of the action it runs until or None, the times so far) → end
@@ -43,12 +43,12 @@ def schedule(setting: Setting, music_end: MusicEnd) -> dict[Point, Fraction]:
     return times
 
 
-def duration(cue: Cue, timing: Mapping[str, Fraction]) -> Fraction:
+def duration(cue: Cue, timing: Mapping[str, Measurement]) -> Fraction:
     """An action's duration: measured in rehearsal (*timing*) if it was, else the estimate."""
     measured = timing.get(cue.id)
-    return measured if measured is not None else cue.duration or Fraction(0)
+    return measured.duration if measured is not None else cue.duration or Fraction(0)
 
 
-def estimate(cue: Cue, timing: Mapping[str, Fraction]) -> int | None:
+def estimate(cue: Cue, timing: Mapping[str, Measurement]) -> int | None:
     """An action's estimate in ticks, where a measured duration replaced it."""
     return ticks(cue.duration or Fraction(0)) if cue.id in timing and not cue.is_music else None

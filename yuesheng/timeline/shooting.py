@@ -66,6 +66,9 @@ def silent_rounds(setting: Setting, state: BuildState, times: Mapping[Point, Fra
                                                                share, seed=setting.seed))
 
 
+TALLY_AFTER = Fraction(1)  # seconds from a round's last release to its 釋獲 marker
+
+
 def _shots(state: BuildState, cue_id: str, rnd: Round, releases: list[Release]) -> None:
     """Record a pair's releases in its round and emit them."""
     state.releases.setdefault(rnd.id, []).extend(releases)
@@ -83,6 +86,6 @@ def tallies(setting: Setting, state: BuildState) -> tuple[Tally, ...]:
                   if r.id in state.releases and r.count is not Count.NONE)
     for t in found:
         last = max(state.releases[t.round], key=lambda r: r.time)
-        state.add(EventKind.MARKER, last.time + 1, Fraction(0), state.cue_of_release[(t.round, last.pair)],
+        state.add(EventKind.MARKER, last.time + TALLY_AFTER, Fraction(0), state.cue_of_release[(t.round, last.pair)],
                   text=f"釋獲 {t.round}: {t.announcement} (右 {t.right} 算, 左 {t.left} 算)")
     return found

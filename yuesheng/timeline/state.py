@@ -10,13 +10,13 @@ from fractions import Fraction
 from typing import Any
 
 from yuesheng import limits
-from yuesheng.cuesheet.model import Anchor, Archery, Cue, CueSheet, MusicKind
+from yuesheng.cuesheet.model import Anchor, Archery, Cue, CueSheet, MusicKind, timed_values
 from yuesheng.errors import LimitError, UnknownNameError
 from yuesheng.music.instruments import Part
 from yuesheng.music.lulu import Lu, Realization
 from yuesheng.text import suggest
 from yuesheng.timeline.archery import Release
-from yuesheng.timeline.model import Event, EventKind, FrozenDict, frozen, ticks
+from yuesheng.timeline.model import Event, EventKind, FrozenDict, Measurement, frozen, ticks
 
 DRUM_LENGTH = Fraction(1, 8)
 FREE_MUSIC = (MusicKind.WUSUAN, MusicKind.FANGZHONG)  # the music of the 無算爵 (reading wusuanyue places it)
@@ -33,7 +33,7 @@ class Options:
     realization: Realization | None = None
     seed: int | None = None
     call_jun: Lu | None = None  # the 均 of the 宫/商 calls, instead of the cue sheet's
-    timing: Mapping[str, Fraction] = field(default_factory=FrozenDict)  # measured action durations (load_timing)
+    timing: Mapping[str, Measurement] = field(default_factory=FrozenDict)  # measured action durations (load_timing)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "readings", frozen(self.readings))
@@ -76,9 +76,13 @@ class Setting:
         return setting
 
     def check_limits(self) -> None:
-        """The limits a build checks before scheduling: 終, 節 and the syllable (LimitError)."""
+        """The limits a build checks before scheduling: 終, 節, the syllable and every value with a unit
+        (LimitError)."""
         source = "--syllable" if self.options.syllable is not None else "defaults.syllable"
-        found = [limits.JIE.check("節", self.jie_total), limits.SYLLABLE.check(source, self.syllable)]
+        found = [limits.JIE.check("節", self.jie_total), limits.SYLLABLE.check(source, self.syllable),
+                 limits.RITE_SECONDS.check(source, self.syllable)]
+        found += [limits.RITE_SECONDS.check(f"{t.owner} {t.key}", t.seconds)
+                  for t in timed_values(self.sheet, self.cues) if t.owner != "defaults"]
         for cue in self.cues:
             for ref in cue.pieces:
                 found.append(limits.ZHONG.check(f"cue {cue.id}: {ref.piece.title} zhong", ref.zhong))

@@ -2,13 +2,21 @@
 
 Routes (one table, ``routes``):
 
-- ``GET /`` — the page (Jinja2, autoescaped): current and next cue, the clock
-  (elapsed, planned against actual, over/under-run, projected end), what plays
-  and what stops it, the rite's timeline with a moving now-line; GO, STOP ALL,
-  FADE and jump buttons, also on the keyboard (space GO, Esc STOP ALL, f FADE).
+- ``GET /`` — the page (Jinja2, autoescaped): a connection band; NOW and NEXT with n/N, section and note; armed
+  music with its countdown; what sounds and what stops it; the clocks (elapsed, planned against actual, an overrun
+  highlighted, over/under-run, projected end); the rite's timeline, dark, with a moving now-line; a large fixed GO
+  (space, whatever has focus but a text field; a held key never repeats it), STOP ALL (Esc, from anywhere),
+  FADE (f), and a jump confirmed in a dialog that silences only if asked.
 - ``GET /state`` — the state as JSON.
 - ``POST /command`` — ``{"command": "go"|"stop"|"fade"|"goto", "cue": …}``.
-- ``WS /ws`` — the state every ``PUSH`` seconds; commands as JSON text frames.
+- ``WS /ws`` — the state, pushed whenever it changes (and every ``PUSH`` seconds for the clocks); commands as
+  JSON text frames, answered ``{"accepted": …, "why": …}`` (with the frame's integer ``id``, if it had one); a
+  heartbeat ``{"ping": T}`` answered at once ``{"pong": T, "server": NOW}``, from which the page reckons the
+  server's clock and shows a connection that has gone quiet for ``STALE`` seconds as stale.
+
+A GO from the page carries ``pressed``, the moment it was pressed on the server's clock; one that arrives more
+than ``LATE`` seconds after it (a frozen server, a stalled network) is refused, said to the page and logged as
+``refused``: a GO never runs late.
 
 Security: a token, when set, is required on every request and WebSocket —
 ``?token=`` (the page then keeps it in a cookie), the cookie, or
@@ -19,7 +27,7 @@ another web page the operator has open from driving the rite: a request whose
 rebinding) gets 403, and so does a request or WebSocket whose ``Origin`` is not
 the console's own; a command is a JSON body (``application/json``) of at most
 ``MAX_BODY`` bytes, a WebSocket frame text of at most as many. No route reads or
-writes a file; the log is written by the player.
+writes a file; the log is written by the player (a refused GO by the console, through the same log).
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import hmac
 import ipaddress
 import json
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 from urllib.parse import urlsplit
@@ -45,9 +54,11 @@ from yuesheng.live.control import Command, Control
 from yuesheng.live.player import PlayerStatus, Playing
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Timeline
 from yuesheng.timeline import clock as show_clock
-from yuesheng.web.sheet import environment, timeline_view
+from yuesheng.web.sheet import environment, timeline_view, with_fonts
 
-PUSH = 0.2  # seconds between state pushes
+PUSH = 0.5  # seconds between state pushes when nothing changes (the page moves its clocks between them)
+LATE = 1.0  # seconds: a page's GO that reaches the console later than this after it was pressed is refused
+STALE = 1.0  # seconds without a word from the console after which the page shows the connection as stale
 COOKIE = "yuesheng-token"
 COMMANDS = {c.value: c for c in (Command.GO, Command.STOP, Command.FADE, Command.GOTO)}
 MAX_BODY = 16 * 1024  # bytes: a command body or WebSocket frame is a few dozen
@@ -64,6 +75,11 @@ def _is_address(name: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _what(timing: CueTiming) -> str:
+    """A music cue as the operator names it: its kind and its programme (金奏 肆夏)."""
+    return f"{timing.cue.music.value if timing.cue.music else ''} {programme(timing.cue)}".strip()
 
 
 class SameOrigin:
@@ -121,21 +137,36 @@ class TokenGuard:
 
 
 class Showing(Protocol):
-    """What the console reads of the player: its status, a snapshot safe to take from the server's thread."""
+    """What the console reads of the player: its status, a snapshot safe to take from the server's thread, and a
+    call when it changes."""
 
     def status(self) -> PlayerStatus: ...
+
+    def watch(self, callback: Callable[[], None]) -> None: ...
+
+
+class Logging(Protocol):
+    """What the console uses of the log: writing a refused GO, and why it is not being written ('' when it is)."""
+
+    trouble: str
+
+    def write(self, event: str, mono: float, **fields: Any) -> None: ...
 
 
 class Console:
     """The state a page shows, computed from the timeline and the player's status."""
 
     def __init__(self, timeline: Timeline, player: Showing, control: Control, *, token: str | None = None,
-                 hosts: tuple[str, ...] = (),
+                 hosts: tuple[str, ...] = (), log: Logging | None = None,
                  wall: Any = time.time) -> None:
         self.timeline, self.player, self.control, self.token, self.wall = timeline, player, control, token, wall
-        self.hosts = hosts
+        self.hosts, self.log = hosts, log
+        self.waiting: set[asyncio.Event] = set()  # one per connected page: set when the state has changed
+        self.loop: asyncio.AbstractEventLoop | None = None
+        player.watch(self._changed)
         self.by_id = {t.cue.id: t for t in timeline.cues}
         self.template = environment().get_template("console.html.j2")
+        self.shown = json.dumps([self.cue_json(t.cue.id) for t in timeline.cues], ensure_ascii=False)  # for the font
 
     # -- state ---------------------------------------------------------------------------------------
 
@@ -145,8 +176,9 @@ class Console:
             return None
         t = self.by_id[cue_id]
         names = self.timeline.names
-        what = f"{t.cue.music.value} {programme(t.cue)}".strip() if t.cue.music else t.cue.action
-        return {"id": t.cue.id, "section": t.cue.section, "action": what,
+        what = _what(t) if t.cue.music else t.cue.action
+        return {"id": t.cue.id, "section": t.cue.section, "action": what, "note": t.cue.note,
+                "music": t.cue.is_music,
                 "who": [names.get(p, p) for p in (t.cue.who or t.cue.performers)],
                 "where": names.get(t.cue.where, t.cue.where), "words": t.cue.words,
                 "cite": t.cue.cite.where,
@@ -163,7 +195,10 @@ class Console:
             "playing": [self._playing(p) for p in status.playing], "ended": status.ended,
             "priority": status.priority, "planned_total_s": round(total, 3), "elapsed_s": None,
             "in_cue_s": None, "overrun_s": None, "projected_total_s": None, "projected_end": None,
-            "position_s": 0.0,
+            "position_s": 0.0, "log_warning": self.log.trouble if self.log is not None else "",
+            "armed": self._armed(status), "resumed": status.resumed, "guard_s": self.control.guard,
+            "n": status.actions.index(status.current) + 1 if status.current in status.actions else None,
+            "count": len(status.actions),
         }
         if (status.current is None or status.current_started is None or status.first_started is None
                 or status.first_tick is None):
@@ -182,21 +217,60 @@ class Console:
                    projected_end=end.isoformat(timespec="seconds"))
         return out
 
+    def _armed(self, status: PlayerStatus) -> dict[str, Any] | None:
+        """The music the next GO brings in, and in how many seconds it follows by itself (None: on GO only)."""
+        if not status.armed:
+            return None
+        cues = [self.by_id[c].cue for c in status.armed]
+        wait = None if status.follow_at is None else round(max(0.0, status.follow_at - status.now), 3)
+        return {"cues": [f"{c.music.value if c.music else ''} {programme(c)}".strip() for c in cues], "in_s": wait}
+
     def _playing(self, item: Playing) -> dict[str, str]:
         cue = self.by_id[item.cue].cue
         until = self.by_id.get(item.until)
         return {"cue": cue.id, "what": f"{cue.music.value if cue.music else ''} {programme(cue)}".strip(),
                 "until": f"{until.cue.id}: {until.cue.action}" if until else ""}
 
-    def command(self, data: Any) -> bool:
-        """A command from the page; False if malformed, unknown, or a GO inside the guard."""
-        if not isinstance(data, dict) or data.get("command") not in COMMANDS:
-            return False
-        command = COMMANDS[data["command"]]
+    def command(self, data: Any) -> tuple[bool, str]:
+        """A command from the page: whether it was accepted, and if not, why (said to the operator)."""
+        name = data.get("command") if isinstance(data, dict) else None
+        if not isinstance(name, str) or name not in COMMANDS:
+            return False, "not a command"
+        command = COMMANDS[name]
         cue = data.get("cue", "")
         if command is Command.GOTO and (not isinstance(cue, str) or cue not in self.by_id):
-            return False
-        return self.control.submit(command, "page", cue if command is Command.GOTO else "")
+            return False, "no such cue to jump to"
+        pressed = data.get("pressed")
+        if command is Command.GO and data.get("offline") is True:
+            return False, self._refuse("it was pressed while the page was not connected: not run late")
+        if command is Command.GO and isinstance(pressed, int | float) and not isinstance(pressed, bool):
+            late = self.control.clock.now() - pressed
+            if late > LATE:
+                return False, self._refuse(f"it reached the console {late:.1f} s after it was pressed: not run late")
+        if self.control.submit(command, "page", cue if command is Command.GOTO else "",
+                               silence=command is Command.GOTO and data.get("silence") is True):
+            return True, ""
+        return False, f"within the {self.control.guard:g} s guard of the last {name.upper()} (a double press?)"
+
+    def _refuse(self, why: str) -> str:
+        """Log a refused GO (against the cue it would have started) and return *why*."""
+        if self.log is not None:
+            status = self.player.status()
+            self.log.write("refused", self.control.clock.now(), cue=status.next or "", source="page", why=why)
+        return why
+
+    def _changed(self) -> None:
+        """From the player's thread: wake every page's push."""
+        loop = self.loop
+        if loop is not None:
+            try:
+                loop.call_soon_threadsafe(self._wake)
+            except RuntimeError:  # the server's loop has closed (the console is stopping)
+                self.loop = None
+
+    def _wake(self) -> None:
+        for event in self.waiting:
+            event.set()
 
     # -- the app -------------------------------------------------------------------------------------
 
@@ -212,12 +286,14 @@ class Console:
 
     async def page(self, request: Request) -> Response:
         status = self.player.status()
-        actions = [{"id": t.cue.id, "label": f"{show_clock(t.start_tick)} {t.cue.id} {t.cue.action}"}
+        actions = [{"id": t.cue.id, "label": f"{show_clock(t.start_tick)} {t.cue.id} "
+                                             + (f"♪ {_what(t)}" if t.cue.music else t.cue.action)}
                    for t in (self.by_id[cue_id] for cue_id in status.actions)]
-        html = self.template.render(rite=self.timeline.rite, actions=actions,
+        html = self.template.render(rite=self.timeline.rite, actions=actions, late_s=LATE, stale_s=STALE,
+                                    guard_s=self.control.guard,
                                     begin_s=status.begin_tick / TICKS_PER_SECOND,
                                     **timeline_view(self.timeline), now_line=True)
-        response = HTMLResponse(html)
+        response = HTMLResponse(with_fonts(html, more=self.shown))
         if self.token and request.query_params.get("token"):
             response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict")
         return response
@@ -237,28 +313,45 @@ class Console:
             data = json.loads(body)
         except (ValueError, RecursionError):
             return JSONResponse({"accepted": False, "error": "expected a JSON object"}, 400)
-        return JSONResponse({"accepted": self.command(data)})
+        accepted, why = self.command(data)
+        return JSONResponse({"accepted": accepted, **({"why": why} if why else {})})
 
     async def socket(self, websocket: WebSocket) -> None:
         await websocket.accept()
-        sender = asyncio.create_task(self._push(websocket))
+        self.loop = asyncio.get_running_loop()
+        changed = asyncio.Event()
+        self.waiting.add(changed)
+        sender = asyncio.create_task(self._push(websocket, changed))
         try:
             while True:
                 message = await websocket.receive()
                 if message["type"] == "websocket.disconnect":
                     break
-                text = message.get("text")
-                try:
-                    accepted = isinstance(text, str) and len(text) <= MAX_BODY and self.command(json.loads(text))
-                except (ValueError, RecursionError):
-                    accepted = False
-                await websocket.send_text(json.dumps({"accepted": accepted}))
+                await websocket.send_text(json.dumps(self._answer(message.get("text")), ensure_ascii=False))
         except WebSocketDisconnect:
             pass
         finally:
+            self.waiting.discard(changed)
             sender.cancel()
 
-    async def _push(self, websocket: WebSocket) -> None:
+    def _answer(self, text: Any) -> dict[str, Any]:
+        """The reply to one frame: a heartbeat's pong, or whether a command was accepted and why not."""
+        try:
+            data = json.loads(text) if isinstance(text, str) and len(text) <= MAX_BODY else None
+        except (ValueError, RecursionError):
+            data = None
+        if isinstance(data, dict) and set(data) == {"ping"}:
+            return {"pong": data["ping"], "server": self.control.clock.now()}
+        accepted, why = self.command(data)
+        tag = data.get("id") if isinstance(data, dict) else None
+        return {"accepted": accepted, **({"why": why} if why else {}),
+                **({"id": tag} if isinstance(tag, int) and not isinstance(tag, bool) else {})}
+
+    async def _push(self, websocket: WebSocket, changed: asyncio.Event) -> None:
         while True:
+            changed.clear()
             await websocket.send_text(json.dumps({"state": self.state()}, ensure_ascii=False))
-            await asyncio.sleep(PUSH)
+            try:
+                await asyncio.wait_for(changed.wait(), PUSH)
+            except TimeoutError:
+                pass

@@ -1,0 +1,102 @@
+"""How long a GO from one page takes to show on a second page of the console, on one machine.
+
+A console for 鄉射禮 (``cues/xiangshe.yaml``) is served by uvicorn on a free port of 127.0.0.1, its player on the
+real clock sending to no port (``NullPort``). Two WebSocket clients connect, as a laptop and a tablet would. The
+first sends GO; the time from that send to the first state frame on the second client that shows the new cue is
+the latency. GOs are ``GAP`` seconds apart (the guard set below that); the first ``WARM`` are not counted.
+
+Run ``python benchmarks/console_latency.py``; the last lines are ``RESULT`` lines (the issue's target: a median
+under 30 ms).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's code, installed or not
+
+import uvicorn
+from websockets.sync.client import connect
+
+from yuesheng.check.validate import load_cuesheet
+from yuesheng.live.control import Control
+from yuesheng.live.player import NullPort, Player, RealClock
+from yuesheng.music.repertoire import load_repertoire
+from yuesheng.timeline import build_timeline
+from yuesheng.web.console import Console
+
+ROOT = Path(__file__).resolve().parent.parent
+GOS = 60
+WARM = 5
+GAP = 0.15  # seconds between GOs
+
+
+def serve() -> tuple[uvicorn.Server, Control, str]:
+    timeline = build_timeline(load_cuesheet(ROOT / "cues" / "xiangshe.yaml", load_repertoire([])))
+    clock = RealClock()
+    control = Control(clock, guard=GAP / 2)
+    player = Player(timeline, NullPort(), clock, control=control, stay=True, show=lambda _: None)
+    server = uvicorn.Server(uvicorn.Config(Console(timeline, player, control).app(), host="127.0.0.1", port=0,
+                                           log_level="warning", lifespan="off"))
+    for target in (server.run, player.run):
+        threading.Thread(target=target, daemon=True).start()
+    while not server.started:
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    return server, control, f"ws://127.0.0.1:{port}/ws"
+
+
+def current(frame: str) -> str | None:
+    data = json.loads(frame)
+    state = data.get("state")
+    return (state["current"] or {}).get("id") if state else None
+
+
+def measure(url: str) -> list[float]:
+    """Milliseconds from GO sent on one client to the new cue seen on the other, one per GO."""
+    out = []
+    with connect(url) as first, connect(url) as second:
+        seen = current(second.recv())
+        for _ in range(GOS):
+            time.sleep(GAP)
+            sent = time.perf_counter()
+            first.send(json.dumps({"command": "go"}))
+            while (now := current(second.recv())) in (None, seen):
+                pass
+            out.append((time.perf_counter() - sent) * 1000)
+            seen = now
+            drain(first)
+    return out[WARM:]
+
+
+def drain(client: object) -> None:
+    """Read what has arrived on *client* (its own states and replies), without waiting."""
+    try:
+        while True:
+            client.recv(timeout=0)  # type: ignore[attr-defined]
+    except TimeoutError:
+        pass
+
+
+def main() -> None:
+    server, control, url = serve()
+    try:
+        values = measure(url)
+    finally:
+        control.close("benchmark over")
+        server.should_exit = True
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+    print(f"GO on one client to the new cue on another: n={len(values)} median {statistics.median(values):.1f} ms, "
+          f"p95 {p95:.1f} ms, max {max(values):.1f} ms")
+    print(f"RESULT console_go_to_client_median_ms={statistics.median(values):.1f}")
+    print(f"RESULT console_go_to_client_max_ms={max(values):.1f}")
+
+
+if __name__ == "__main__":
+    main()

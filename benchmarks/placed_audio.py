@@ -1,0 +1,62 @@
+"""How fast a placed render (``--listener``, issue 21) is beside a plain one, in the same run.
+
+For each shipped rite (default options, its default seat), the music condensed as ``yuesheng audio --music-only``
+does (silences over 3 s shortened to 3 s) is rendered to FLAC twice: plainly (``audio.render``) and placed
+(``spatial.render_placed``: one FluidSynth per part, then distance, delay, air, head and reflections). Each
+``RESULT`` line gives the seconds of audio, the wall time and the real-time factor of both.
+
+Goal (issue 21): the placed render at 50× real time or better.
+
+Run ``python benchmarks/placed_audio.py`` (``--rites xiangshe`` for one rite).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+try:
+    import yuesheng  # noqa: F401
+except ModuleNotFoundError:  # run from a checkout without installing
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from yuesheng.check.validate import load_cuesheet
+from yuesheng.music.repertoire import data_dir, load_repertoire
+from yuesheng.outputs.audio import render
+from yuesheng.outputs.condense import condense
+from yuesheng.outputs.placement import listener
+from yuesheng.outputs.spatial import render_placed
+from yuesheng.timeline import build_timeline, ticks
+
+RITES = ("xiangyinjiu", "xiangshe", "yanli", "dashe")
+GAP_SECONDS = 3
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rites", nargs="+", default=list(RITES), choices=RITES)
+    args = parser.parse_args()
+    repertoire = load_repertoire()
+    lines = []
+    for rite in args.rites:
+        sheet = load_cuesheet(data_dir("cues") / f"{rite}.yaml", repertoire)
+        timeline = condense(build_timeline(sheet), gap_ticks=ticks(GAP_SECONDS)).timeline
+        seat = listener("default", timeline)
+        with tempfile.TemporaryDirectory() as tmp:
+            start = time.perf_counter()
+            plain = render(timeline, Path(tmp) / "plain.flac")
+            plain_s = time.perf_counter() - start
+            start = time.perf_counter()
+            placed = render_placed(timeline, Path(tmp) / "placed.flac", seat)
+            placed_s = time.perf_counter() - start
+        lines.append(f"RESULT placed_audio {rite} audio={placed.seconds:.0f}s seat={seat.name} "
+                     f"plain={plain_s:.1f}s ({plain.seconds / plain_s:.0f}x real time) "
+                     f"placed={placed_s:.1f}s ({placed.seconds / placed_s:.0f}x real time)")
+        print(lines[-1], flush=True)
+
+
+if __name__ == "__main__":
+    main()

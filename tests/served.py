@@ -1,0 +1,35 @@
+"""A real console in a child process (``python -m yuesheng console``), for what needs one: SIGKILL, SIGSTOP."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).parent.parent
+
+
+def start_console(cue: Path, *args: str, with_line: bool = False) -> Any:
+    """The child and a loopback URL to the port it printed (and, *with_line*, the line that printed it); it listens
+    on a free port of 127.0.0.1 unless *args* say otherwise."""
+    listen = () if "--listen" in args else ("--listen", "127.0.0.1:0")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "yuesheng", "console", str(cue), "--no-midi", *listen, *args],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 30
+    lines = []
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        lines.append(line)
+        if match := re.search(r"http://\S+:(\d+)/", line):
+            loopback = f"http://127.0.0.1:{match[1]}"  # whatever address it names, tests connect through loopback
+            return (proc, loopback, line) if with_line else (proc, loopback)
+        if not line and proc.poll() is not None:
+            break
+    proc.kill()
+    raise AssertionError(f"the console printed no URL: {lines} {proc.stderr.read() if proc.stderr else ''}")

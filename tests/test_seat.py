@@ -1,0 +1,243 @@
+"""Hearing the rite from a seat (issue 21): the blocking read from the cue sheet, the listener, the physics, and
+measurements on short placed renders (seconds of audio) and on the MIDI controllers."""
+
+from __future__ import annotations
+
+import io
+import math
+import shutil
+from fractions import Fraction
+from pathlib import Path
+
+import mido
+import numpy as np
+import pytest
+import soundfile
+
+from yuesheng.cli import main
+from yuesheng.cuesheet import Cite, Cue, Member
+from yuesheng.cuesheet.model import MusicKind
+from yuesheng.errors import UsageError
+from yuesheng.music.lulu import Realization
+from yuesheng.outputs.audio import SOUNDFONTS
+from yuesheng.outputs.midi import midi_bytes
+from yuesheng.outputs.placement import (
+    FACINGS,
+    Listener,
+    Physics,
+    Place,
+    absorption_db_per_m,
+    air_cutoff,
+    blocking,
+    hear,
+    listener,
+    midi_controllers,
+)
+from yuesheng.timeline import CueTiming, Event, EventKind, Timeline, ticks
+
+has_fluidsynth = shutil.which("fluidsynth") is not None and any(p.is_file() for p in SOUNDFONTS)
+needs_fluidsynth = pytest.mark.skipif(not has_fluidsynth, reason="fluidsynth and fluid-soundfont-gm not installed")
+S = ticks(Fraction(1))
+CITE = Cite("5-21a", "樂正適西方命弟子贊工遷樂于下")
+PLAN = {  # the 鄉射 plan's places (cues/xiangshe.yaml), in 步
+    "bin-xi": (-2, -3.5, "賓席"), "gong-tang": (-2, -0.5, "西階上少東"), "gong-xia": (4, 1.5, "阼階下之東南"),
+    "fa": (-5, 29.33, "乏"), "hou": (0, 46, "侯"), "tang-east": (8, -3.5, "東"),
+}
+
+
+def _layout() -> dict[str, Member]:
+    return {pid: Member(id=pid, name=name, x=x, y=y) for pid, (x, y, name) in PLAN.items()}
+
+
+def _note(at: float, cue: str, part: str = "瑟", key: int = 84) -> Event:
+    """A half-second note; high enough (C6 and its overtones) for the head's shadow, which begins near 1.2 kHz."""
+    kind = EventKind.CALL if part == "獲者" else EventKind.NOTE
+    return Event(start_tick=round(at * S), length_ticks=S // 2, kind=kind, cue=cue, part=part, key=key, velocity=100)
+
+
+def _music(cue_id: str, index: int, at: float, **fields: object) -> CueTiming:
+    cue = Cue(cue_id, index, "s", CITE, music=MusicKind.HEYUE, **fields)  # type: ignore[arg-type]
+    return CueTiming(cue=cue, start_tick=round(at * S), end_tick=round((at + 1) * S))
+
+
+def _action(cue_id: str, index: int, at: float, **fields: object) -> CueTiming:
+    cue = Cue(cue_id, index, "s", CITE, action="遷樂", duration=Fraction(1), **fields)  # type: ignore[arg-type]
+    return CueTiming(cue=cue, start_tick=round(at * S), end_tick=round((at + 1) * S))
+
+
+def _timeline(events: list[Event], cues: list[CueTiming], se: str = "gong-tang") -> Timeline:
+    """A few seconds of the 鄉射 plan; the caller plays the 瑟's plucked sound, whose sharp onset can be timed."""
+    instruments = {"se": Member(id="se", name="瑟", player="gong", position=se)}
+    cast = {"gong": Member(id="gong", name="工"), "huozhe": Member(id="huozhe", name="獲者")}
+    return Timeline(rite="t", rite_id="t", events=tuple(sorted(events, key=lambda e: e.sort_key)),
+                    cues=tuple(cues), realization=Realization(), layout=_layout(), instruments=instruments,
+                    cast=cast, programs={"獲者": 107})
+
+
+def _qianyue() -> Timeline:
+    """A 瑟 note on the 堂 at 0.5 s, the 工 carried down (遷樂) at 2 s, a note below at 3.5 s."""
+    return _timeline([_note(0.5, "m1"), _note(3.5, "m2")],
+                     [_music("m1", 0, 0.5, instruments=("se",)), _action("qian-yue", 1, 2, who=("gong",),
+                                                                         where="gong-xia"),
+                      _music("m2", 2, 3.5, instruments=("se",))])
+
+
+def _render(timeline: Timeline, where: Listener, tmp_path: Path, name: str = "out.wav") -> tuple[np.ndarray, int]:
+    from yuesheng.outputs.spatial import render_placed
+
+    out = tmp_path / name
+    render_placed(timeline, out, where)
+    samples, rate = soundfile.read(out, dtype="float64")
+    return samples, rate
+
+
+def _rms(x: np.ndarray, rate: int, start: float, end: float) -> float:
+    return float(np.sqrt(np.mean(x[int(start * rate):int(end * rate)] ** 2)))
+
+
+def _onset(x: np.ndarray, rate: int, start: float, end: float) -> float:
+    """Seconds at which *x* first reaches a tenth of its peak in [start, end)."""
+    part = np.abs(x[int(start * rate):int(end * rate)])
+    return start + int(np.argmax(part >= 0.1 * part.max())) / rate
+
+
+# --- the blocking and the listener -------------------------------------------------------------------------
+
+
+def test_qianyue_moves_the_se_and_the_singers_follow_it():
+    stops = blocking(_qianyue()).stops["瑟"]
+    assert [[p.name for p in s.places] for s in stops] == [["gong-tang"], ["gong-xia"]]
+    assert 2 * S <= stops[1].start_tick < round(3.5 * S)  # moved in the pause, before the note below
+
+
+def test_a_call_comes_from_its_cues_where():
+    timeline = _timeline([_note(1, "c1", "獲者"), _note(3, "c2", "獲者")],
+                         [_music("c1", 0, 1, performers=("huozhe",), where="hou"),
+                          _music("c2", 1, 3, performers=("huozhe",), where="fa")])
+    assert [[p.name for p in s.places] for s in blocking(timeline).stops["獲者"]] == [["hou"], ["fa"]]
+
+
+def test_listener_by_seat_name_id_coordinates_and_facing_words():
+    timeline = _qianyue()
+    assert listener("賓席", timeline) == Listener(-2, -3.5, FACINGS["south"], "賓席")
+    assert listener("bin-xi,東", timeline).facing == (1.0, 0.0)
+    assert listener("3,40,北", timeline) == Listener(3.0, 40.0, (0.0, -1.0))
+    assert listener("3,40,west", timeline).facing == (-1.0, 0.0)
+    for bad, message in (("nowhere", "no such seat"), ("1,2,up", "facing 'up'"), ("1", "expected x,y"),
+                         ("default", "no default seat")):
+        with pytest.raises(UsageError, match=message):
+            listener(bad, timeline)
+
+
+def test_the_lords_rites_default_to_the_gong_on_his_mat(tmp_path, capsys):
+    assert main(["render", "yanli", "--listener", "default", "-o", str(tmp_path / "y.mid")]) == 0
+    assert "heard from 公席 (3.5, -1.5) facing west" in capsys.readouterr().out
+
+
+# --- the physics, against its sources --------------------------------------------------------------------------
+
+
+def test_iso_9613_1_air_absorption_agrees_with_pyroomacoustics_table_and_grows_with_frequency():
+    physics = Physics()
+    # pyroomacoustics tabulates energy attenuation per metre, 20 °C and 50–70 %: 1 kHz 1.0e-3 (4.34 dB/km)
+    assert absorption_db_per_m(1000, physics) * 1000 == pytest.approx(10 * math.log10(math.e) * 1.0, rel=0.1)
+    values = [absorption_db_per_m(f, physics) for f in (125, 500, 2000, 8000)]
+    assert values == sorted(values) and values[-1] > 10 * values[1]
+    assert air_cutoff(300, physics) < air_cutoff(70, physics) < air_cutoff(5, physics)
+
+
+def test_hear_delay_is_path_over_speed_and_east_of_a_south_facing_listener_is_on_the_left():
+    who = Listener(0, -1, FACINGS["south"])  # on the 堂, as the source: at one height
+    heard = hear(Place(10, -1), who, Physics())
+    flat = 10 * Physics().bu_m
+    assert heard.delay_s == pytest.approx(heard.distance_m / 343.0)
+    assert heard.distance_m == pytest.approx(flat)
+    assert heard.azimuth == pytest.approx(-math.pi / 2)  # to his left
+    slower = hear(Place(10, -1), who, Physics(speed_m_s=300.0, chi_m=0.25))
+    assert slower.delay_s == pytest.approx(10 * 6 * 0.25 / 300.0)
+
+
+# --- measured on placed renders ---------------------------------------------------------------------------------
+
+
+@needs_fluidsynth
+def test_a_part_east_of_a_south_facing_listener_is_louder_and_earlier_on_the_left(tmp_path):
+    timeline = _timeline([_note(0.5, "m1")], [_music("m1", 0, 0.5, instruments=("se",))], se="tang-east")
+    samples, rate = _render(timeline, Listener(-2, -3.5, FACINGS["south"]), tmp_path)
+    left, right = samples[:, 0], samples[:, 1]
+    assert _rms(left, rate, 0.4, 1.5) > 1.5 * _rms(right, rate, 0.4, 1.5)
+    assert _onset(left, rate, 0.4, 1.5) < _onset(right, rate, 0.4, 1.5)
+
+
+@needs_fluidsynth
+def test_a_call_from_the_fa_arrives_later_by_path_over_speed_and_quieter(tmp_path):
+    timeline = _timeline([_note(0.5, "c1", "獲者"), _note(2.5, "c2", "獲者")],
+                         [_music("c1", 0, 0.5, performers=("huozhe",), where="gong-tang"),
+                          _music("c2", 1, 2.5, performers=("huozhe",), where="fa")])
+    who = listener("賓席", timeline)
+    samples, rate = _render(timeline, who, tmp_path)
+    mono = samples.sum(axis=1)
+    lag = (_onset(mono, rate, 2.4, 4.4) - 2.5) - (_onset(mono, rate, 0.4, 2.4) - 0.5)
+    physics = Physics()
+    expected = hear(Place(-5, 29.33), who, physics).delay_s - hear(Place(-2, -0.5), who, physics).delay_s
+    assert expected > 0.1  # about 40 m farther
+    assert lag == pytest.approx(expected, abs=0.001)
+    assert _rms(mono, rate, 2.4, 3.9) < 0.3 * _rms(mono, rate, 0.4, 1.9)
+
+
+@needs_fluidsynth
+def test_moving_the_listener_to_the_far_end_of_the_court_reverses_what_is_near(tmp_path):
+    timeline = _timeline([_note(0.5, "m1"), _note(2.5, "c1", "獲者")],
+                         [_music("m1", 0, 0.5, instruments=("se",)),
+                          _music("c1", 1, 2.5, performers=("huozhe",), where="hou")])
+    ratios = []
+    for n, who in enumerate((listener("賓席", timeline), listener("0,44,north", timeline))):
+        samples, rate = _render(timeline, who, tmp_path, f"{n}.wav")
+        mono = samples.sum(axis=1)
+        ratios.append(_rms(mono, rate, 0.4, 2.0) / _rms(mono, rate, 2.4, 4.0))
+    assert ratios[0] > 3 and ratios[1] < 1 / 3
+
+
+@needs_fluidsynth
+def test_qianyue_moves_where_the_se_is_heard(tmp_path):
+    samples, rate = _render(_qianyue(), listener("賓席", _qianyue()), tmp_path)
+    left, right = samples[:, 0], samples[:, 1]
+    above = _rms(left, rate, 0.4, 1.8) / _rms(right, rate, 0.4, 1.8)
+    below = _rms(left, rate, 3.4, 4.8) / _rms(right, rate, 3.4, 4.8)
+    assert below > 1.2 * above and below > 1.4  # from ahead on the 堂 to below, east of the 賓: his left
+    assert _onset(left, rate, 3.4, 4.8) < _onset(right, rate, 3.4, 4.8)
+    assert _rms(samples, rate, 3.4, 4.8) < _rms(samples, rate, 0.4, 1.8)  # farther
+
+
+# --- MIDI -----------------------------------------------------------------------------------------------------
+
+
+def _controllers(data: bytes) -> dict[str, list[tuple[int, int]]]:
+    out: dict[str, list[tuple[int, int]]] = {}
+    for track in mido.MidiFile(file=io.BytesIO(data), charset="utf-8").tracks:
+        out[track.name] = [(m.control, m.value) for m in track if m.type == "control_change" and m.control != 123
+                           and m.control != 120]
+    return out
+
+
+def test_midi_pan_and_level_follow_the_geometry_and_move_with_the_se():
+    timeline = _qianyue()
+    who = listener("賓席", timeline)
+    data = midi_bytes(timeline, controls=midi_controllers(blocking(timeline).stops, who, Physics()))
+    cc = _controllers(data)["瑟"]
+    (_, pan1), (_, vol1), _, (_, pan2), (_, vol2), _ = cc
+    assert abs(pan1 - 64) <= 2 and pan2 < 40  # ahead, then to his left (east of a south-facing listener)
+    assert vol2 < vol1  # farther below
+    assert data == midi_bytes(timeline, controls=midi_controllers(blocking(timeline).stops, who, Physics()))
+    assert "瑟" in _controllers(midi_bytes(timeline)) and not _controllers(midi_bytes(timeline))["瑟"]
+
+
+def test_cli_render_with_a_listener_and_its_usage_errors(tmp_path, capsys):
+    out = tmp_path / "x.mid"
+    assert main(["render", "xiangshe", "--listener", "default", "-o", str(out)]) == 0
+    assert "heard from 賓席" in capsys.readouterr().out
+    se = _controllers(out.read_bytes())["瑟"]
+    assert [v for c, v in se if c == 10][1] < 64  # 遷樂: the 瑟 go below, east of the 賓
+    assert main(["render", "xiangshe", "--listener", "3,40,up", "-o", str(out)]) == 2
+    assert main(["render", "xiangshe", "--chi", "0.25", "-o", str(out)]) == 2
+    assert "goes with --listener" in capsys.readouterr().err

@@ -1,0 +1,270 @@
+"""The 儀禮圖 layer: halls, blocking, where everyone stands, routes and the durations they give.
+
+The shipped blocking is staged under every variant (everyone of every cue placed, no two on one point, every walk
+routed); a broken hall or blocking is an error at its file:line:col naming what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from yuesheng.check.staging import staging_problems
+from yuesheng.check.validate import load_cuesheet
+from yuesheng.cuesheet import variant_configurations
+from yuesheng.errors import InvalidInputError
+from yuesheng.staging.durations import derive, gesture_seconds, pace
+from yuesheng.staging.model import Facing, Point
+from yuesheng.staging.reader import load_blocking, load_hall
+from yuesheng.staging.routes import blocked, route, stairs_on
+from yuesheng.staging.stage import members, performer_of, stage
+from yuesheng.staging.statements import statement_problems
+
+ROOT = Path(__file__).resolve().parent.parent
+BLOCKING = ROOT / "blocking"
+STAGED = ["xiangshe"]  # the rites whose blocking is written
+
+
+@pytest.fixture(scope="module")
+def xiangshe(repertoire):
+    sheet = load_cuesheet(ROOT / "cues" / "xiangshe.yaml", repertoire)
+    return sheet, load_blocking(BLOCKING / "xiangshe.yaml", sheet)
+
+
+def _copy(tmp_path: Path, rite: str, old: str = "", new: str = "", *, hall: bool = False) -> Path:
+    """The rite's hall and blocking copied to *tmp_path*, *old* replaced by *new* in one of them."""
+    for name in (f"{rite}.yaml", f"{rite}.hall.yaml"):
+        shutil.copy(BLOCKING / name, tmp_path / name)
+    if old:
+        path = tmp_path / (f"{rite}.hall.yaml" if hall else f"{rite}.yaml")
+        text = path.read_text(encoding="utf-8")
+        assert old in text, old
+        path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return tmp_path / f"{rite}.yaml"
+
+
+def _line_of(path: Path, needle: str) -> int:
+    return next(n for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if needle in line)
+
+
+@pytest.mark.parametrize("rite", STAGED)
+def test_the_shipped_blocking_passes_the_staging_rule(repertoire, rite):
+    sheet = load_cuesheet(ROOT / "cues" / f"{rite}.yaml", repertoire)
+    assert staging_problems(sheet) == []
+
+
+def test_every_actor_of_every_cue_stands_somewhere_facing_a_way(xiangshe):
+    sheet, blocking = xiangshe
+    for variants in variant_configurations(sheet):
+        for cue_stage, cue in zip(stage(blocking, sheet, variants), sheet.active_cues(variants), strict=True):
+            placed = {performer_of(m) for m in cue_stage.stands}
+            for person in cue.who or cue.performers:
+                assert any(m in cue_stage.stands for m in members(person, sheet, blocking.same)), (cue.id, person)
+            assert all(s.facing is not None for s in cue_stage.stands.values()), cue.id
+            assert placed <= set(sheet.performers)
+
+
+def test_no_two_people_share_a_point_at_any_cue(xiangshe):
+    sheet, blocking = xiangshe
+    for cue_stage in stage(blocking, sheet):
+        points = [(round(s.point.x, 2), round(s.point.y, 2)) for s in cue_stage.stands.values()]
+        assert len(points) == len(set(points)), cue_stage.cue
+
+
+def test_the_two_marks_are_a_bow_apart_and_the_places_beside_a_thing_are_not_on_it(xiangshe):
+    hall = xiangshe[1].hall
+    assert hall.places["wu-shang"].point.distance(hall.places["wu-xia"].point) == 1  # 其間容弓: 6 尺
+    assert hall.places["zhong-xi"].point.x < hall.places["zhong"].point.x  # 于中西
+    assert hall.places["fu-nan"].point.y > hall.places["fu"].point.y  # 楅之南
+    assert hall.places["fu"].point.y == hall.places["xi"].point.y  # 南當洗
+    assert not hall.has_shi  # the 州序 has no 室 (鄭注 5-22b)
+    assert statement_problems(hall) == []
+
+
+def test_no_walk_crosses_a_wall_and_the_tang_is_left_only_by_a_stair(xiangshe):
+    sheet, blocking = xiangshe
+    hall = blocking.hall
+    for cue_stage in stage(blocking, sheet):
+        for walk in derive(blocking, cue_stage).walks:
+            stair_edges = {frozenset((s.top, s.foot)) for s in hall.stairs}
+            for p, q in zip(walk.route, walk.route[1:], strict=False):
+                assert frozenset((p, q)) in stair_edges or not blocked(hall, p, q), (cue_stage.cue, walk.who)
+            ends_on = (hall.on_tang(walk.route[0]), hall.on_tang(walk.route[-1]))
+            if ends_on[0] != ends_on[1]:
+                assert walk.stairs % 2 == 1, (cue_stage.cue, walk.who)
+
+
+def test_a_route_from_the_court_to_the_tang_climbs_a_stair_and_goes_round_the_wall():
+    hall = load_hall(BLOCKING / "xiangshe.hall.yaml")
+    court, tang = Point(0, 5), Point(0, -4)
+    points = route(hall, court, tang)
+    assert stairs_on(hall, points) == 1
+    assert blocked(hall, court, tang) == "堂 (its edge)"
+    assert sum(p.distance(q) for p, q in zip(points, points[1:], strict=False)) > court.distance(tang)
+
+
+def test_each_duration_is_the_sum_of_its_parts_and_says_what_they_are(xiangshe):
+    sheet, blocking = xiangshe
+    by_id = {c.cue: c for c in stage(blocking, sheet)}
+    d = derive(blocking, by_id["ying-bin"])
+    assert [name for name, _ in d.parts][1:] == ["再拜", "荅再拜", "揖"]
+    assert d.parts[0][0].startswith("walk: zhuren to 門外")
+    walk = max(d.walks, key=lambda w: w.seconds)
+    assert d.parts[0][1] == walk.seconds
+    assert d.seconds == walk.seconds + 10 + 10 + 3
+    assert walk.seconds == Fraction(walk.length).limit_denominator(100) * pace(run=False)
+
+
+def test_a_run_is_faster_than_a_walk():
+    assert pace(run=True) < pace(run=False)
+    assert gesture_seconds("再拜") == 2 * gesture_seconds("拜")
+
+
+def test_facing_reads_the_texts_words():
+    assert Facing.parse("東面") is Facing.DONG
+    assert Facing.parse("西南") is Facing.XINAN
+    assert Facing.parse("上") is None
+
+
+# --- broken halls and blockings: errors at their place --------------------------------------------------------------
+
+
+def test_two_people_on_one_point_is_an_error_at_the_later_move(repertoire, tmp_path, xiangshe):
+    sheet = xiangshe[0]
+    path = _copy(tmp_path, "xiangshe", "{who: bin, to: xijie-shang, facing: 北面, cite: {page: 5-7b",
+                 "{who: bin, to: zuojie-shang, facing: 北面, cite: {page: 5-7b")
+    with pytest.raises(InvalidInputError) as caught:
+        stage(load_blocking(path, sheet), sheet)
+    line = _line_of(path, "{who: bin, to: zuojie-shang, facing: 北面, cite: {page: 5-7b")
+    assert f"xiangshe.yaml:{line}:9: zhuren and bin both stand at" in str(caught.value) or \
+        f"xiangshe.yaml:{line}:9: bin and zhuren both stand at" in str(caught.value)
+
+
+def test_a_facing_against_the_text_is_an_error_naming_the_page(repertoire, tmp_path, xiangshe):
+    sheet = xiangshe[0]
+    path = _copy(tmp_path, "xiangshe", "{who: sheng, to: xuan-zhong, cite: {page: 5-15a, quote: 笙入立于縣中西面}}",
+                 "{who: sheng, to: xuan-zhong, facing: 北面, estimate: facing the hall}")
+    with pytest.raises(InvalidInputError) as caught:
+        stage(load_blocking(path, sheet), sheet)
+    line = _line_of(path, "{who: sheng, to: xuan-zhong, facing: 北面")
+    assert (f":{line}:9: faces 北面 at 縣中 (笙), where the text has 西面 (儀禮集釋 5-15a 縣中磬東立西面)"
+            in str(caught.value))
+
+
+def test_a_statement_the_hall_breaks_is_an_error_quoting_it(repertoire, tmp_path):
+    path = _copy(tmp_path, "xiangshe", "wu-xia: {name: 下物 (左物), at: [0.5, -4]",
+                 "wu-xia: {name: 下物 (左物), at: [1.5, -4]", hall=True)
+    hall = load_hall(path.with_name("xiangshe.hall.yaml"))
+    problems = [str(p) for p in statement_problems(hall)]
+    line = _line_of(path.with_name("xiangshe.hall.yaml"), "{kind: distance, a: wu-shang, b: wu-xia")
+    assert problems == [f"{hall.file}:{line}:5: distance 上物 (右物) / 下物 (左物): the text says 1 步 (儀禮集釋 6-29b "
+                        "間容弓者上下射相去六尺也); 2.00 步 apart, not 1 [staging]"]
+
+
+def test_two_places_on_one_point_is_an_error(tmp_path):
+    path = _copy(tmp_path, "xiangshe", "zhong-xi: {name: 中西 (釋獲者), of: zhong, dir: 西, dist: 1,",
+                 "zhong-xi: {name: 中西 (釋獲者), of: zhong, dir: 西, dist: 0,", hall=True)
+    with pytest.raises(InvalidInputError, match=r"中西 \(釋獲者\) is on the point of 中 \(-4, 8\): distinct things"):
+        load_hall(path.with_name("xiangshe.hall.yaml"))
+
+
+def test_an_unknown_place_performer_or_formula_is_named_with_a_suggestion(tmp_path, xiangshe):
+    sheet = xiangshe[0]
+    path = _copy(tmp_path, "xiangshe", "{who: zanzhe, to: bin-xi-qian, estimate:",
+                 "{who: zanzhe, to: bin-xiqian, estimate:")
+    text = path.read_text(encoding="utf-8").replace("gestures: [再拜, 荅再拜, 揖]", "gestures: [再拝, 荅再拜, 揖]", 1)
+    path.write_text(text.replace("{who: dizi, to: hou, offset: [0, -1]", "{who: dizee, to: hou, offset: [0, -1]", 1),
+                    encoding="utf-8")
+    with pytest.raises(InvalidInputError) as caught:
+        load_blocking(path, sheet)
+    message = str(caught.value)
+    assert f":{_line_of(path, 'to: bin-xiqian')}:" in message and "unknown place 'bin-xiqian' — did you mean" in message
+    assert "unknown performer 'dizee'" in message and "dizi" in message
+    assert "unknown formula '再拝'" in message
+
+
+def test_a_wall_with_no_way_round_is_a_route_error_at_the_move(tmp_path, xiangshe):
+    sheet = xiangshe[0]
+    path = _copy(tmp_path, "xiangshe", "[[-1.5, 60], [-16, 60],", "[[1.5, 60], [-16, 60],", hall=True)
+    blocking = load_blocking(path, sheet)
+    by_id = {c.cue: c for c in stage(blocking, sheet)}
+    with pytest.raises(InvalidInputError, match=r"xiangshe.yaml:\d+:9: no route from .* in 州序"):
+        derive(blocking, by_id["ying-bin"])
+
+
+# --- yuesheng plan ---------------------------------------------------------------------------------------------------
+
+
+def test_plan_gives_the_hall_and_places_with_their_names_and_axes(run):
+    code, out, _ = run("plan", "xiangshe")
+    assert code == 0
+    data = json.loads(out)
+    assert data["unit"] == "步" and data["axes"].startswith("x east, y south")
+    places = {p["id"]: p for p in data["places"]}
+    assert places["zhong-xi"]["name"] == "中西 (釋獲者)" and places["zhong-xi"]["at"] == [-5.0, 8.0]
+    assert places["zhong-xi"]["facing"] == "東面" and "6-3a" in places["zhong-xi"]["source"]
+    assert "people" not in data
+
+
+def test_plan_at_a_cue_gives_everyone_there_the_walks_and_the_duration_parts(run):
+    code, out, _ = run("plan", "xiangshe", "--at", "ming-qu-hou-1")
+    assert code == 0
+    data = json.loads(out)
+    people = {p["id"]: p for p in data["people"]}
+    assert people["xiang"]["place"] == "wu-jian" and people["xiang"]["facing"] == "西南面"  # 西南面立于物間
+    assert people["shang-ou-shangshe"]["place"] == "wu-shang"
+    assert sum(part["seconds"] for part in data["duration"]["parts"]) == pytest.approx(data["duration"]["seconds"])
+    (walk,) = data["walks"]
+    assert walk["who"] == "xiang" and walk["stairs"] == 1 and walk["route"][-1] == [0.0, -4.0]
+
+
+def test_plan_draws_one_svg_plate_with_scale_and_north(run, tmp_path):
+    target = tmp_path / "plan.svg"
+    code, _, _ = run("plan", "xiangshe", "--at", "ru-men", "--format", "svg", "-o", str(target))
+    assert code == 0
+    svg = target.read_text(encoding="utf-8")
+    assert svg.startswith("<svg") and "5 步 = 30 尺" in svg and ">北<" in svg and svg.count('class="person"') >= 30
+
+
+def test_plan_of_an_unknown_cue_or_an_unblocked_rite_says_so(run):
+    code, _, err = run("plan", "xiangshe", "--at", "ming-qu-hou")
+    assert code == 1 and "unknown cue 'ming-qu-hou'" in err
+    code, _, err = run("plan", "yanli")
+    assert code == 2 and "no blocking for yanli" in err
+
+
+@pytest.mark.parametrize("hall", sorted(p.name for p in BLOCKING.glob("*.hall.yaml")))
+def test_every_shipped_hall_reads_its_statements_hold_and_its_quotes_are_on_their_pages(hall):
+    from yuesheng.check.validate import check_quotes
+    from yuesheng.yamlload import load
+
+    loaded = load_hall(BLOCKING / hall)
+    assert statement_problems(loaded) == []
+    assert check_quotes(load(BLOCKING / hall)) == []
+    assert loaded.statements and all(a.text for a in loaded.assumptions)
+
+
+def test_the_xiang_has_a_shi_and_fang_entered_only_by_their_doors():
+    hall = load_hall(BLOCKING / "xiangyinjiu.hall.yaml")
+    assert hall.has_shi
+    inside, before = hall.places["shi"].point, hall.places["liangying-jian"].point
+    points = route(hall, before, inside)
+    door = hall.places["shi-hu"].point
+    assert blocked(hall, before, inside) and any(abs(p.x - door.x) < 0.5 and abs(p.y - door.y) < 0.2 for p in points)
+
+
+def test_the_shegong_puts_each_thing_where_the_text_does_not_where_the_old_plan_did():
+    """Issue 16's corrections: 服不 by the 大侯, the 獲者's 尊 by the 大侯's 乏, the 楅 南當洗, the 大史 by the 干侯,
+    each instrument of the 縣 a point of its own in its order, the 物 當楣 a 弓 apart."""
+    hall = load_hall(BLOCKING / "dashe.hall.yaml")
+    at = {pid: p.point for pid, p in hall.places.items()}
+    assert at["fubu"].distance(at["dahou"]) == pytest.approx(3, abs=1e-3) and at["fubu"].y < at["dahou"].y
+    assert at["huozhe-zun"].x > at["dahou-fa"].x and at["huozhe-zun"].y < at["dahou-fa"].y
+    assert at["fu"].y == at["xi"].y
+    assert at["dashi-wei"].x > at["ganhou"].x and at["dashi-wei"].y < at["ganhou"].y
+    assert at["dong-shengqing"].y < at["dong-shengzhong"].y < at["dong-bo"].y
+    assert at["wu-shang"].y == hall.places["xiying"].point.y and at["wu-xia"].x - at["wu-shang"].x == 1

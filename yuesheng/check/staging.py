@@ -1,0 +1,53 @@
+"""Rule ``staging``: the 儀禮圖 of a rite checked with its cue sheet — the hall's spatial statements (each quoted
+with its page), the blocking (everyone of every cue placed, no two on one point, no facing against the text, a
+route for every walk); ``validate`` also holds every quote of the two files (``staging_files``) to its page.
+
+The blocking of a cue sheet is ``../blocking/RITE.yaml`` beside its folder (the shipped sheets': ``blocking/``); a
+sheet without one is not checked here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from yuesheng.cuesheet import CueSheet
+from yuesheng.errors import InvalidInputError, Problem
+from yuesheng.yamlload import load
+
+
+def blocking_of(sheet: CueSheet) -> Path | None:
+    """The blocking file of *sheet*'s rite beside its folder, or None."""
+    path = Path(sheet.file).resolve().parent.parent / "blocking" / f"{sheet.rite_id}.yaml"
+    return path if path.is_file() else None
+
+
+def staging_problems(sheet: CueSheet, path: Path | None = None) -> list[Problem]:
+    """Every problem of the blocking at *path* (else the sheet's own) for *sheet*, under every variant."""
+    from yuesheng.cuesheet import variant_configurations
+    from yuesheng.staging.durations import derive
+    from yuesheng.staging.reader import load_blocking
+    from yuesheng.staging.stage import stage
+    from yuesheng.staging.statements import statement_problems
+
+    path = path or blocking_of(sheet)
+    if path is None:
+        return []
+    try:
+        blocking = load_blocking(path, sheet)
+        problems = statement_problems(blocking.hall)
+        for variants in variant_configurations(sheet):
+            for cue in stage(blocking, sheet, variants):
+                derive(blocking, cue)
+    except InvalidInputError as exc:
+        return list(exc.problems)
+    return list(dict.fromkeys(problems))
+
+
+def staging_files(sheet: CueSheet) -> list[Path]:
+    """The blocking file of *sheet* and the hall file it names (for the quote check), if they read."""
+    path = blocking_of(sheet)
+    if path is None:
+        return []
+    doc = load(path)
+    hall = doc.data.get("hall") if isinstance(doc.data, dict) else None
+    return [path] + ([path.parent / hall] if isinstance(hall, str) and (path.parent / hall).is_file() else [])

@@ -1,0 +1,142 @@
+"""Resuming a show from its log (``console --resume LOG``): where the log says the rite stands.
+
+The show a log holds is its last session that was not itself a resume, with the
+resumes that followed it (``"resumed": true`` on their ``session`` line). Its
+``go``, ``stop``, ``fade`` and ``goto`` lines become the commands the player
+replays, timed by their wall clock relative to the moment of resuming (so the
+time the laptop was down counts, as it did in the hall). Each session line must
+name this rite, these variants and readings and this plan (``plan``: a digest
+of every cue's start and end, which ``--timing`` changes); else the log is
+refused with the difference named. Lines that are not whole JSON objects (lost
+in a crash) or name no cue of this timeline are skipped, with a warning each.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from yuesheng.errors import InvalidInputError, Problem
+from yuesheng.live.control import Command, Press
+from yuesheng.timeline import Timeline
+from yuesheng.yamlload import read_bytes
+
+MAX_LOG_BYTES = 64 << 20
+_COMMANDS = {"go": Command.GO, "stop": Command.STOP, "fade": Command.FADE, "goto": Command.GOTO}
+
+
+def plan_digest(timeline: Timeline) -> str:
+    """A short digest of every cue's id, start and end tick: equal for the same sheet, variants, readings, timing."""
+    text = "\n".join(f"{t.cue.id} {t.start_tick} {t.end_tick}" for t in timeline.cues)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def session_fields(timeline: Timeline, *, resumed: bool) -> dict[str, Any]:
+    """What a console writes on a log's ``session`` line, so that the log can be resumed and retimed."""
+    return {"rite": timeline.rite_id, "variants": sorted(timeline.variants), "readings": dict(timeline.readings),
+            "plan": plan_digest(timeline), "resumed": resumed}
+
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """The commands to replay, times in seconds relative to the moment of resuming (all ≤ 0), and the warnings."""
+
+    presses: tuple[Press, ...]
+    warnings: tuple[str, ...]
+
+
+def read_resume(path: str | Path, timeline: Timeline, now_wall: datetime) -> Resume:
+    """The show in the log at *path*, checked against *timeline*; InvalidInputError naming the line of a
+    session of another rite, variants, readings or plan."""
+    file = str(path)
+    raw = read_bytes(path, MAX_LOG_BYTES)
+    if len(raw) > MAX_LOG_BYTES:
+        raise InvalidInputError([Problem(file, None, None, "", f"log over {MAX_LOG_BYTES >> 20} MiB", rule="log")])
+    lines = list(enumerate(raw.decode("utf-8", errors="replace").splitlines(), 1))
+    parsed: list[tuple[int, dict[str, Any]]] = []
+    warnings: list[str] = []
+    for number, line in lines:
+        data = _json(line)
+        if data is None:
+            if line.strip():
+                warnings.append(f"{file}:{number}: not a whole log line (lost in a crash?): skipped")
+            continue
+        parsed.append((number, data))
+    show = _last_show(parsed)
+    if not show:
+        raise InvalidInputError([Problem(file, None, None, "", "no session line: not a console log", rule="log")])
+    problems = [Problem(file, n, None, "", why, rule="log") for n, d in show if d.get("event") == "session"
+                for why in _mismatch(d, timeline)]
+    if problems:
+        raise InvalidInputError(problems)
+    if "plan" not in show[0][1]:
+        warnings.append(f"{file}:{show[0][0]}: the log does not record its plan (an older console): "
+                        "its timing is taken to be this one")
+    cues = {t.cue.id for t in timeline.cues}
+    presses = []
+    for number, data in show:
+        press, why = _press(data, cues, now_wall)
+        if why:
+            warnings.append(f"{file}:{number}: {why}: skipped")
+        elif press is not None:
+            presses.append(press)
+    return Resume(tuple(presses), tuple(warnings))
+
+
+def _json(line: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _last_show(parsed: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict[str, Any]]]:
+    """The lines from the last session that was not a resume to the end."""
+    starts = [i for i, (_, d) in enumerate(parsed) if d.get("event") == "session" and not d.get("resumed")]
+    return parsed[starts[-1]:] if starts else []
+
+
+def _mismatch(session: dict[str, Any], timeline: Timeline) -> list[str]:
+    """What differs between a session line and this timeline, each said plainly."""
+    out = []
+    if session.get("rite") != timeline.rite_id:
+        return [f"a log of rite {session.get('rite')!r}, not of {timeline.rite_id!r}"]
+    variants = session.get("variants", [])
+    if not isinstance(variants, list) or sorted(map(str, variants)) != sorted(timeline.variants):
+        out.append(f"played with variants {variants!r}, this console has {sorted(timeline.variants)!r}")
+    readings = session.get("readings", {})
+    if not isinstance(readings, dict) or {str(k): str(v) for k, v in readings.items()} != dict(timeline.readings):
+        out.append(f"played with readings {readings!r}, this console has {dict(timeline.readings)!r}")
+    plan = session.get("plan")
+    if not out and plan is not None and plan != plan_digest(timeline):
+        out.append("played with other timing (another --timing file, or the cue sheet's durations changed): "
+                   f"plan {plan}, this console's {plan_digest(timeline)}")
+    return out
+
+
+def _press(data: dict[str, Any], cues: set[str], now_wall: datetime) -> tuple[Press | None, str]:
+    """A logged command as a Press timed relative to now; (None, why) for a line that cannot be one."""
+    event = data.get("event")
+    if event in ("session", "refused"):  # a refused GO changed nothing
+        return None, ""
+    command = _COMMANDS.get(str(event))
+    if command is None:
+        return None, f"event {event!r} is not a command"
+    cue = data.get("cue", "")
+    if not isinstance(cue, str) or (cue and cue not in cues) or (command in (Command.GO, Command.GOTO) and not cue):
+        return None, f"cue {cue!r} is not in this timeline"
+    try:
+        wall = datetime.fromisoformat(str(data.get("wall")))
+    except ValueError:
+        return None, f"wall {data.get('wall')!r} is not a time"
+    if wall.tzinfo is None:
+        return None, f"wall {data.get('wall')!r} has no time zone"
+    ago = (now_wall - wall).total_seconds()
+    source = str(data.get("source", ""))
+    return Press(command, -max(0.0, ago), source, cue if command is Command.GOTO else cue,
+                 bool(data.get("silence", False))), ""

@@ -1,0 +1,405 @@
+"""Where each sounding part stands and where the listener sits, and what that does to the sound: the geometry that
+``spatial`` (audio) and ``midi`` (controllers) share. Pure Python: no numpy here.
+
+Two halves:
+
+- **Blocking** (``blocking``): for a Timeline, each sounding part's places over time (a ``Stop`` from a tick on,
+  with one or more places: the 鐘 of the east and the west 縣 sound together) and the named seats. It is read
+  from the cue sheet: an instrument stands at its ``position``; the 瑟 goes where an action cue with ``where`` takes
+  its player (遷樂于下 and back); the 歌 sit with the 瑟; a caller (獲者, 負侯者) calls
+  from his cue's ``where``, else from where his last cue put him. This is the one function the staging model's
+  blocking replaces (see docs/seat.md).
+- **Hearing** (``hear``): one place heard from one listener: distance, delay, level, air absorption (ISO 9613-1),
+  and direction (interaural time and level differences, Woodworth's and Brown and Duda's spherical head).
+
+Coordinates are the cue sheets' (docs/cuesheet.md): 步 east (x) and south (y) of the middle of the 堂's south
+edge; a point with y < 0 is on the 堂, raised ``Physics.tang_height_m`` above the 庭.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from yuesheng.errors import UsageError
+from yuesheng.music.instruments import PARTS, part_for
+from yuesheng.text import normalize, suggest
+from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline
+
+CALLERS = ("獲者", "負侯者")
+SINGERS = "歌"
+PORTABLE = frozenset({"瑟"})  # carried by the 工 (遷樂); the 笙 go up to be offered a cup and come back to play
+BU_CHI = 6  # 尺 in a 步 (鄭注 9-2b 貍步六尺; 記 6-36a 侯道五十弓, 弓 = 步)
+FACINGS = {"north": (0.0, -1.0), "south": (0.0, 1.0), "east": (1.0, 0.0), "west": (-1.0, 0.0),
+           "北": (0.0, -1.0), "南": (0.0, 1.0), "東": (1.0, 0.0), "西": (-1.0, 0.0), "东": (1.0, 0.0)}
+FACING_NAMES = {(0.0, -1.0): "north", (0.0, 1.0): "south", (1.0, 0.0): "east", (-1.0, 0.0): "west"}
+# The seats a listener may name, by position id: who sits there and which way he faces.
+SEATS = {
+    "bin-xi": ("賓席", "south"),  # 鄭注 4-3b 賓席牖前南面
+    "zhuren-xi": ("主人席", "west"),  # the 主人 at 阼階上 faces west (an assumption from the 公's, 7-4b)
+    "zuojie-shang": ("主人席", "west"),  # the 主人's place 阼階上; the 公's mat in 燕禮 and 大射 (LORD_SEAT)
+    "huxi": ("賓席", "south"),  # 大射: 司宫設賓席于户西南面 (9-7a)
+    "hu-xi": ("賓席", "south"),  # 燕禮: the 賓's mat west of the door
+    "zhongting": ("中庭", "north"),
+    "ting": ("庭", "north"),
+}
+LORD = frozenset({"yanli", "dashe"})  # 小臣設公席于阼階上西鄉 (燕禮 7-4b, 大射 9-7a)
+# Each rite's default seat: the 賓 where he is the guest honoured, the 公 where the lord presides.
+DEFAULT_SEATS = {"xiangyinjiu": "bin-xi", "xiangshe": "bin-xi", "yanli": "zuojie-shang", "dashe": "zuojie-shang"}
+HALL_HALF_WIDTH_BU, HALL_DEPTH_BU = 4.0, 4.0  # the 序 at 4 步 either side of the middle; the 堂 4 步 deep
+SOUNDING = (EventKind.NOTE, EventKind.DRUM, EventKind.CALL)
+MOVE_LEAD_TICKS = 2 * TICKS_PER_SECOND  # a part moves at most this long before its first note in the new place
+
+
+# --- the blocking ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """A point of the ground plan, in 步, with the position's id."""
+
+    x: float
+    y: float
+    name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """Where a part sounds from *start_tick* on: one place, or several sounding together."""
+
+    start_tick: int
+    places: tuple[Place, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    """A place a listener may sit, with the way he faces."""
+
+    id: str
+    name: str
+    x: float
+    y: float
+    facing: str
+
+
+@dataclass(frozen=True, slots=True)
+class Blocking:
+    """Each sounding part's stops, in time order, and the named seats."""
+
+    stops: Mapping[str, tuple[Stop, ...]]
+    seats: Mapping[str, Seat]
+
+
+def _placed(timeline: Timeline, position: str) -> Place | None:
+    member = timeline.layout.get(position)
+    if member is None or member.x is None or member.y is None:
+        return None
+    return Place(member.x, member.y, position)
+
+
+def _where_each_cue(timeline: Timeline) -> dict[str, dict[str, str]]:
+    """For each cue: every performer's position as the cue starts (a cue with ``where`` moves its ``who`` there)."""
+    place = {p.id: p.position for p in timeline.cast.values() if p.position}
+    out: dict[str, dict[str, str]] = {}
+    for timing in sorted(timeline.cues, key=lambda t: (t.start_tick, t.cue.index)):
+        cue = timing.cue
+        if cue.where and not cue.is_music:
+            place.update(dict.fromkeys(cue.who, cue.where))
+        out[cue.id] = dict(place)
+    return out
+
+
+def _instrument_places(timeline: Timeline, part: str, cue_instruments: tuple[str, ...],
+                       people: Mapping[str, str]) -> list[str]:
+    """The positions of the instruments that play *part* (those the cue names, if it names any of them)."""
+    members = [m for m in timeline.instruments.values() if (p := part_for(m.name)) is not None and p.name == part]
+    named = [m for m in members if m.id in cue_instruments]
+    out = []
+    for member in named or members:
+        moved = people.get(member.player) if part in PORTABLE and member.player else None
+        out.append(moved or member.position)
+    return out
+
+
+def blocking(timeline: Timeline) -> Blocking:
+    """Each sounding part's stops over *timeline* and the named seats: the interface staging's blocking fills.
+
+    A part with no place on the plan (a cue sheet without coordinates) is left out: it is heard unplaced.
+    """
+    people = _where_each_cue(timeline)
+    timings = {t.cue.id: t for t in timeline.cues}
+    stops: dict[str, list[Stop]] = {}
+    last_end: dict[str, int] = {}
+    cache: dict[tuple[str, str], tuple[Place, ...]] = {}
+    for event in timeline.events:
+        if event.kind not in SOUNDING or not event.part or event.key is None:
+            continue
+        key = (event.part, event.cue)
+        if key not in cache:
+            cache[key] = _places_of(timeline, event, people.get(event.cue, {}), timings)
+        places = cache[key]
+        if not places:
+            continue
+        run = stops.setdefault(event.part, [])
+        if not run or run[-1].places != places:
+            before = last_end.get(event.part, 0)
+            lead = min(MOVE_LEAD_TICKS, max(0, event.start_tick - before) // 2)
+            run.append(Stop(event.start_tick - lead if run else 0, places))
+        last_end[event.part] = max(last_end.get(event.part, 0), event.start_tick + event.length_ticks)
+    ordered = {name: tuple(stops[name]) for name in PARTS if name in stops}
+    return Blocking(ordered, seats(timeline))
+
+
+def _places_of(timeline: Timeline, event: Event, people: Mapping[str, str],
+               timings: Mapping[str, object]) -> tuple[Place, ...]:
+    timing = timings.get(event.cue)
+    cue = getattr(timing, "cue", None)
+    if event.part in CALLERS:
+        ids = [cue.where] if cue is not None and cue.where else \
+            [people.get(p, "") for p in (cue.performers if cue is not None else ())]
+    elif event.part == SINGERS:  # the 工 sing beside the 瑟 (工四人二瑟, 鄉射 5-15a)
+        ids = _instrument_places(timeline, "瑟", (), people)
+    else:
+        ids = _instrument_places(timeline, event.part, cue.instruments if cue is not None else (), people)
+    found = {p.name: p for i in ids if i and (p := _placed(timeline, i)) is not None}
+    return tuple(found[name] for name in sorted(found))
+
+
+def seats(timeline: Timeline) -> dict[str, Seat]:
+    """The seats of *timeline*'s plan: the known mats (賓席, 主人席, 公席) and the 庭, where the plan places them."""
+    out = {}
+    for pid, (name, facing) in SEATS.items():
+        name = "公席" if pid == "zuojie-shang" and timeline.rite_id in LORD else name
+        place = _placed(timeline, pid)
+        if place is not None:
+            out[pid] = Seat(pid, name, place.x, place.y, facing)
+    return out
+
+
+def stop_at(stops: tuple[Stop, ...], tick: int) -> Stop:
+    """The stop in force at *tick* (the first one before any)."""
+    found = stops[0]
+    for stop in stops:
+        if stop.start_tick > tick:
+            break
+        found = stop
+    return found
+
+
+# --- the listener --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Listener:
+    """Where the listener sits (步) and the way he faces, as a unit vector (x east, y south)."""
+
+    x: float
+    y: float
+    facing: tuple[float, float]
+    name: str = ""
+
+    def describe(self) -> str:
+        where = f"{self.name} " if self.name else ""
+        return f"{where}({self.x:g}, {self.y:g}) facing {FACING_NAMES.get(self.facing, '?')}"
+
+
+def _facing(text: str, what: str) -> tuple[float, float]:
+    key = normalize(text.strip()).lower()
+    if key not in FACINGS:
+        raise UsageError(f"--listener {what}: facing {text!r}: expected north, south, east, west or 北 南 東 西")
+    return FACINGS[key]
+
+
+def listener(text: str, timeline: Timeline) -> Listener:
+    """``default``, a seat (its id or name: bin-xi, 賓席, 公席, or any placed position), or ``x,y[,FACING]`` in 步."""
+    spec = text.strip()
+    if spec == "default":
+        spec = DEFAULT_SEATS.get(timeline.rite_id, "")
+        if not spec:
+            raise UsageError(f"--listener default: {timeline.rite} has no default seat; "
+                             f"name one of: {' '.join(seats(timeline)) or '(none placed)'}")
+    if _is_number(spec.split(",")[0]):
+        return _coordinates(spec)
+    head, _, facing = spec.partition(",")
+    found = _seat(head, timeline)
+    direction = _facing(facing, text) if facing else FACINGS[found.facing]
+    return Listener(found.x, found.y, direction, found.name)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return math.isfinite(float(text))
+
+
+def _coordinates(spec: str) -> Listener:
+    parts = [p.strip() for p in spec.split(",")]
+    if len(parts) not in (2, 3) or not all(_is_number(p) for p in parts[:2]):
+        raise UsageError(f"--listener {spec}: expected x,y or x,y,FACING (步 east and south of the 堂's edge)")
+    facing = _facing(parts[2], spec) if len(parts) == 3 else FACINGS["north"]
+    return Listener(float(parts[0]), float(parts[1]), facing)
+
+
+def _seat(name: str, timeline: Timeline) -> Seat:
+    """A seat by id or name, or any placed position of the plan (facing north, toward the 堂, unless it is a seat)."""
+    known = seats(timeline)
+    wanted = normalize(name)
+    for seat in known.values():
+        if wanted in (seat.id, normalize(seat.name)):
+            return seat
+    for pid, member in timeline.layout.items():
+        if wanted in (pid, normalize(member.name)) and member.x is not None and member.y is not None:
+            return Seat(pid, member.name, member.x, member.y, "north" if member.y >= 0 else "south")
+    choices = sorted(set(known) | {s.name for s in known.values()})
+    hint = suggest(name, choices + [p for p, m in timeline.layout.items() if m.placed])
+    raise UsageError(f"--listener {name}: no such seat or placed position in {timeline.rite}"
+                     f"{f' (did you mean {hint}?)' if hint else ''}; seats: {' '.join(choices) or '(none)'}")
+
+
+# --- the physics ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Physics:
+    """Every assumed constant of the model (docs/seat.md says where each comes from)."""
+
+    chi_m: float = 0.231  # one 尺 in metres (the Han 尺 of surviving rulers, about 23.1 cm)
+    speed_m_s: float = 343.0  # the speed of sound in air at 20 °C
+    temperature_c: float = 20.0
+    humidity_pct: float = 50.0
+    reference_m: float = 4.0  # at this distance a part sounds as loud as in the plain render
+    nearest_m: float = 1.0  # nearer than this the level stops rising
+    head_radius_m: float = 0.0875
+    tang_height_m: float = 1.2  # the 堂's floor above the 庭
+    ear_height_m: float = 0.8  # a seated listener's ears, and a seated player's instrument, above the floor
+    standing_m: float = 1.5  # a standing source (in the 庭: callers, the 縣) above the ground
+
+    @property
+    def bu_m(self) -> float:
+        return BU_CHI * self.chi_m
+
+
+@dataclass(frozen=True, slots=True)
+class Heard:
+    """One place as one listener hears it."""
+
+    distance_m: float
+    delay_s: float
+    gain: float  # amplitude, 1 at the reference distance
+    azimuth: float  # radians from the facing, positive to the listener's right
+    itd_s: float  # how much later the far ear hears it (Woodworth)
+    cutoff_hz: float  # where air absorption over the path reaches 3 dB (ISO 9613-1)
+    hall: bool  # source and listener both on the 堂: the hall's reflections apply
+
+
+def height(y: float, physics: Physics, *, source: bool) -> float:
+    """Metres above the 庭: on the 堂 (y < 0) seated on its floor; in the 庭 a source stands, a listener sits."""
+    if y < 0:
+        return physics.tang_height_m + physics.ear_height_m
+    return physics.standing_m if source else physics.ear_height_m
+
+
+def position_m(x: float, y: float, physics: Physics, *, source: bool) -> tuple[float, float, float]:
+    return x * physics.bu_m, y * physics.bu_m, height(y, physics, source=source)
+
+
+def hear(place: Place, who: Listener, physics: Physics) -> Heard:
+    """*place* heard from *who*: distance, delay, level, direction and air absorption."""
+    sx, sy, sz = position_m(place.x, place.y, physics, source=True)
+    lx, ly, lz = position_m(who.x, who.y, physics, source=False)
+    dx, dy, dz = sx - lx, sy - ly, sz - lz
+    distance = max(1e-6, math.sqrt(dx * dx + dy * dy + dz * dz))
+    fx, fy = who.facing
+    rx, ry = -fy, fx  # the right hand, with x east and y south
+    azimuth = math.atan2(dx * rx + dy * ry, dx * fx + dy * fy) if dx or dy else 0.0
+    lateral = math.asin(max(-1.0, min(1.0, math.sin(azimuth))))
+    itd = physics.head_radius_m / physics.speed_m_s * (abs(lateral) + math.sin(abs(lateral)))
+    gain = physics.reference_m / max(distance, physics.nearest_m)
+    return Heard(distance, distance / physics.speed_m_s, gain, azimuth, itd,
+                 air_cutoff(distance, physics), in_hall(place.x, place.y) and in_hall(who.x, who.y))
+
+
+def in_hall(x: float, y: float) -> bool:
+    """Whether a point is inside the 堂 between the 序 (8 步 wide, 4 步 deep: the cue sheets' estimate)."""
+    return -HALL_DEPTH_BU <= y < 0 and abs(x) <= HALL_HALF_WIDTH_BU
+
+
+def absorption_db_per_m(frequency: float, physics: Physics) -> float:
+    """ISO 9613-1:1993 pure-tone attenuation by air, dB per metre, at the physics' temperature and humidity
+    and standard pressure (equations 3 to 5 and B.1)."""
+    t, t0, t01 = physics.temperature_c + 273.15, 293.15, 273.16
+    csat = -6.8346 * (t01 / t) ** 1.261 + 4.6151
+    h = physics.humidity_pct * 10 ** csat  # molar concentration of water vapour, %, at 1 atm
+    fro = 24 + 4.04e4 * h * (0.02 + h) / (0.391 + h)
+    frn = (t / t0) ** -0.5 * (9 + 280 * h * math.exp(-4.170 * ((t / t0) ** (-1 / 3) - 1)))
+    f2 = frequency * frequency
+    return float(8.686 * f2 * (1.84e-11 * (t / t0) ** 0.5 + (t / t0) ** -2.5 * (
+        0.01275 * math.exp(-2239.1 / t) / (fro + f2 / fro) + 0.1068 * math.exp(-3352.0 / t) / (frn + f2 / frn))))
+
+
+def air_cutoff(distance_m: float, physics: Physics, *, top: float = 22_000.0) -> float:
+    """The frequency where air absorbs 3 dB over *distance_m* (*top* if it absorbs less below it)."""
+    if absorption_db_per_m(top, physics) * distance_m < 3:
+        return top
+    low, high = 20.0, top
+    for _ in range(40):
+        mid = math.sqrt(low * high)
+        low, high = (mid, high) if absorption_db_per_m(mid, physics) * distance_m < 3 else (low, mid)
+    return low
+
+
+# --- MIDI: the same picture, coarse --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Controls:
+    """A channel's pan (CC10), volume (CC7) and reverb send (CC91) from *start_tick* on."""
+
+    start_tick: int
+    channel: int
+    pan: int
+    volume: int
+    reverb: int
+
+
+def _mix(places: tuple[Place, ...], who: Listener, physics: Physics) -> tuple[float, float, bool]:
+    """Several places as one: (power-summed gain, power-weighted lateral position −1…1, all in the hall)."""
+    heard = [hear(p, who, physics) for p in places]
+    power = sum(h.gain ** 2 for h in heard) / len(heard)
+    lateral = sum(h.gain ** 2 * math.sin(h.azimuth) for h in heard) / max(1e-12, sum(h.gain ** 2 for h in heard))
+    return math.sqrt(power), lateral, all(h.hall for h in heard)
+
+
+def controls(stops: Mapping[str, tuple[Stop, ...]], who: Listener, physics: Physics) -> list[Controls]:
+    """The controllers of every channel at every stop: pan from the direction (right = 127), volume from the
+    level (GM's 40·log10 curve, 127 at the reference distance or nearer), reverb send rising with distance.
+
+    Drums share channel 10: its controllers follow the first drum part that moves or starts.
+    """
+    out: dict[tuple[int, int], Controls] = {}
+    for name, part_stops in stops.items():
+        channel = PARTS[name].channel
+        for stop in part_stops:
+            gain, lateral, hall = _mix(stop.places, who, physics)
+            level = min(1.0, gain)
+            volume = max(1, min(127, round(127 * level ** 0.5)))  # GM: dB = 40·log10(CC7/127)
+            pan = max(0, min(127, round(64 + 63 * lateral)))
+            distance = physics.reference_m / max(gain, 1e-6)
+            reverb = max(0, min(127, round((60 if hall else 20) + 20 * math.log10(max(1.0, distance / 4)))))
+            out.setdefault((stop.start_tick, channel), Controls(stop.start_tick, channel, pan, volume, reverb))
+    return [out[k] for k in sorted(out)]
+
+
+
+
+def midi_controllers(stops: Mapping[str, tuple[Stop, ...]], who: Listener,
+                     physics: Physics) -> dict[int, list[tuple[int, int, int]]]:
+    """``controls`` as the MIDI writer takes them: by channel, (tick, controller, value) for CC10, CC7 and CC91."""
+    out: dict[int, list[tuple[int, int, int]]] = {}
+    for c in controls(stops, who, physics):
+        out.setdefault(c.channel, []).extend([(c.start_tick, 10, c.pan), (c.start_tick, 7, c.volume),
+                                              (c.start_tick, 91, c.reverb)])
+    return out

@@ -1,0 +1,376 @@
+"""Reading a hall file and a blocking file: YAML → Hall, Blocking; every problem with file:line:col.
+
+A hall (``blocking/RITE.hall.yaml``)::
+
+    format: yuesheng-hall/1
+    hall: {id: xu, name: 州序, shi: false}
+    assumptions: {beam: {value: 2, text: 五架之屋: 2 步 between beams}}
+    tang: {x0: -6, y0: -8, x1: 6, y1: 0}           # the raised 堂: north-west and south-east corners
+    stairs: {xijie: {name: 西階, x: -3, run: 1.5, estimate: …}}   # on the 堂廉 (y1), run southward
+    walls: [{name: 西序, points: [[-4, -8], [-4, -1]], estimate: …}]
+    places:
+      xi: {name: 洗, at: [7, 8], cite: {page: 5-2b, quote: 設洗于阼階東南}}
+      zhong-xi: {name: 中西, of: zhong, dir: 西, dist: 1, facing: 東面, estimate: 1 步 assumed}
+
+A place is at a point (``at``) or at ``dist`` 步 from another place in a direction (``of``, ``dir``). Every place,
+wall and stair cites a page or says why it is estimated (``estimate``).
+
+A blocking (``blocking/RITE.yaml``) states moves only: a person stays where the last move put him::
+
+    format: yuesheng-blocking/1
+    rite: xiangshe
+    hall: xiangshe.hall.yaml
+    start:                      # where everyone stands before the first cue
+      - {who: [bin, zhongbin], to: menwai-bin, file: 東上, estimate: they come from the 賓's house}
+    cues:
+      ru-men:
+        gestures: [揖]
+        moves:
+          - {who: zhuren, to: men-you, facing: 西面, cite: {page: 5-4a, quote: 先入入門右西面}}
+          - {who: zhongbin, to: men-zuo, facing: 東面, file: 北上, cite: {page: 5-4a, quote: 衆賓皆入門左東面北上}}
+
+A move's ``who`` is one performer id or a list (a file, in that order; a performer with a count stands as that many);
+``via`` lists places the route passes; ``run: true`` is 趨; ``offset: [dx, dy]`` in 步 from the place; ``spacing``
+the 步 between the members of a file (1 by default).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from yuesheng.checking import Checker
+from yuesheng.cuesheet.model import CueSheet
+from yuesheng.errors import InvalidInputError
+from yuesheng.staging.model import (
+    Assumption,
+    Blocking,
+    CueBlocking,
+    Facing,
+    FileHead,
+    Hall,
+    Move,
+    Place,
+    Point,
+    Source,
+    Stair,
+    Statement,
+    Wall,
+)
+from yuesheng.text import did_you_mean
+from yuesheng.yamlload import Document, PathKey, load
+
+HALL_FORMAT = "yuesheng-hall/1"
+BLOCKING_FORMAT = "yuesheng-blocking/1"
+_EPS = 0.01  # 步: a stair's top lies this far inside the 堂, so that only the stair leads onto it
+
+
+def _number(c: Checker, value: Any, path: PathKey) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        c.error(path, f"expected a number of 步, got {value!r}", "schema")
+        return None
+    return float(value)
+
+
+def _pair(c: Checker, value: Any, path: PathKey) -> Point | None:
+    if not isinstance(value, list) or len(value) != 2:
+        c.error(path, f"expected [x, y] in 步, got {value!r}", "schema")
+        return None
+    x, y = _number(c, value[0], path + (0,)), _number(c, value[1], path + (1,))
+    return None if x is None or y is None else Point(x, y)
+
+
+def _source(c: Checker, raw: dict[str, Any], path: PathKey) -> Source:
+    """A ``cite: {page, quote}`` or an ``estimate: reason``; one of the two is required."""
+    cite, estimate = raw.get("cite"), raw.get("estimate")
+    if isinstance(cite, dict) and isinstance(cite.get("page"), str) and isinstance(cite.get("quote"), str):
+        return Source(cite["page"], cite["quote"], estimate if isinstance(estimate, str) else "")
+    if cite is not None:
+        c.error(path + ("cite",), "expected cite: {page: 5-4a, quote: …}", "schema")
+    if isinstance(estimate, str) and estimate.strip():
+        return Source(estimate=estimate)
+    if cite is None:
+        c.error(path, "no source: give cite: {page, quote} or estimate: the reason the value is estimated", "cite")
+    return Source(estimate="?")
+
+
+def _facing(c: Checker, value: Any, path: PathKey) -> Facing | None:
+    if value is None:
+        return None
+    facing = Facing.parse(value) if isinstance(value, str) else None
+    if facing is None:
+        c.error(path, f"unknown facing {value!r}: expected one of {', '.join(f.hanzi + '面' for f in Facing)}",
+                "schema")
+    return facing
+
+
+def _head(c: Checker, value: Any, path: PathKey) -> FileHead | None:
+    if value is None:
+        return None
+    head = FileHead.parse(value) if isinstance(value, str) else None
+    if head is None:
+        c.error(path, f"unknown file head {value!r}: expected one of {', '.join(h.hanzi for h in FileHead)}", "schema")
+    return head
+
+
+def _checked(doc: Document, fmt: str) -> tuple[Checker, dict[str, Any]]:
+    c = Checker(doc)
+    data = doc.data if isinstance(doc.data, dict) else {}
+    if not isinstance(doc.data, dict):
+        c.error((), "expected a mapping at the top of the file", "schema")
+    elif data.get("format") != fmt:
+        c.error(("format",), f"format {data.get('format')!r}: expected {fmt!r}", "schema")
+    return c, data
+
+
+# --- the hall ------------------------------------------------------------------------------------------------------
+
+
+def load_hall(path: str | Path) -> Hall:
+    """The hall in the file at *path*; InvalidInputError with every problem."""
+    doc = load(path)
+    c, data = _checked(doc, HALL_FORMAT)
+    c.keys(data, (), ("format", "hall", "assumptions", "tang", "stairs", "walls", "places", "statements"))
+    head = c.mapping(data.get("hall", {}), ("hall",), "hall: {id, name, shi}") or {}
+    assumptions = tuple(
+        Assumption(aid, float(raw.get("value", 0)), str(raw.get("text", "")))
+        for aid, raw in (c.mapping(data.get("assumptions", {}), ("assumptions",), "named parameters") or {}).items()
+        if c.mapping(raw, ("assumptions", aid), "{value, text}") is not None)
+    tang_raw = c.mapping(data.get("tang", {}), ("tang",), "{x0, y0, x1, y1}") or {}
+    corners = [_number(c, tang_raw.get(k), ("tang", k)) for k in ("x0", "y0", "x1", "y1")]
+    x0, y0, x1, y1 = (v if v is not None else 0.0 for v in corners)
+    stairs = _stairs(c, data.get("stairs", {}), y1)
+    walls = [_wall(c, raw, ("walls", n)) for n, raw in enumerate(data.get("walls", []) or [])]
+    outline = (Point(x0, y0), Point(x1, y0), Point(x1, y1), Point(x0, y1), Point(x0, y0))
+    walls.append(Wall("堂 (its edge)", outline, Source(estimate="the 堂's measures (tang) are the hall's assumptions")))
+    places = _places(c, data.get("places", {}))
+    _distinct(c, places)
+    statements = tuple(st for n, raw in enumerate(data.get("statements", []) or [])
+                       if (st := _statement(c, raw, ("statements", n), places)) is not None)
+    if c.problems:
+        raise InvalidInputError(c.problems)
+    return Hall(str(path), str(head.get("id", "")), str(head.get("name", "")), bool(head.get("shi", False)),
+                (Point(x0, y0), Point(x1, y1)), places, tuple(w for w in walls if w is not None), stairs, assumptions,
+                statements)
+
+
+def _distinct(c: Checker, places: dict[str, Place]) -> None:
+    """Every named place a point of its own: 于中西 is west of the 中, not on it."""
+    seen: dict[tuple[float, float], str] = {}
+    for pid, place in places.items():
+        key = (round(place.point.x, 2), round(place.point.y, 2))
+        if key in seen:
+            c.error(("places", pid), f"{place.name} is on the point of {places[seen[key]].name} "
+                    f"({place.point.x:g}, {place.point.y:g}): distinct things are distinct points", "staging",
+                    key=True)
+        seen.setdefault(key, pid)
+
+
+_KINDS = {"distance": ("a", "b", "steps"), "direction": ("a", "b", "dir"), "align": ("a", "b", "axis"),
+          "file": ("a", "file"), "facing": ("a", "facing")}
+
+
+def _statement(c: Checker, raw: Any, path: PathKey, places: dict[str, Place]) -> Statement | None:
+    if (raw := c.mapping(raw, path, "{kind, a, …, cite}")) is None:
+        return None
+    kind = raw.get("kind")
+    if kind not in _KINDS:
+        c.error(path + ("kind",), f"unknown kind {kind!r}: expected one of {', '.join(_KINDS)}", "schema")
+        return None
+    c.keys(raw, path, (*_KINDS[kind], "kind", "along", "cite", "estimate", "note"))
+    for key in _KINDS[kind]:
+        if key not in raw:
+            c.error(path, f"a {kind} statement needs {key!r}", "schema")
+            return None
+    for key in ("a", "b"):
+        if key in raw and raw[key] not in places:
+            c.error(path + (key,), f"unknown place {raw[key]!r}{did_you_mean(str(raw[key]), list(places), n=1)}",
+                    "reference")
+            return None
+    value = str(raw.get("dir") or raw.get("file") or raw.get("facing") or raw.get("axis") or "")
+    steps = _number(c, raw["steps"], path + ("steps",)) if kind == "distance" else 0.0
+    line, col = c.doc.where(path)
+    return Statement(kind, raw["a"], str(raw.get("b", "")), value, steps or 0.0, str(raw.get("along", "")),
+                     _source(c, raw, path), line, col)
+
+
+def _stairs(c: Checker, raw: Any, edge: float) -> tuple[Stair, ...]:
+    out = []
+    for sid, s in (c.mapping(raw, ("stairs",), "stairs by id") or {}).items():
+        path = ("stairs", sid)
+        if (s := c.mapping(s, path, "{name, x, run}")) is None:
+            continue
+        c.keys(s, path, ("name", "x", "run", "cite", "estimate"))
+        x, run = _number(c, s.get("x"), path + ("x",)), _number(c, s.get("run"), path + ("run",))
+        if x is not None and run is not None:
+            out.append(Stair(sid, str(s.get("name", sid)), Point(x, edge - _EPS), Point(x, edge + run),
+                             _source(c, s, path)))
+    return tuple(out)
+
+
+def _wall(c: Checker, raw: Any, path: PathKey) -> Wall | None:
+    if (raw := c.mapping(raw, path, "{name, points}")) is None:
+        return None
+    c.keys(raw, path, ("name", "points", "cite", "estimate"))
+    points = [_pair(c, p, path + ("points", n)) for n, p in enumerate(raw.get("points", []) or [])]
+    if len(points) < 2:
+        c.error(path + ("points",), "a wall needs at least two points", "schema")
+        return None
+    return Wall(str(raw.get("name", "")), tuple(p for p in points if p is not None), _source(c, raw, path))
+
+
+_PLACE_KEYS = ("name", "at", "of", "dir", "dist", "facing", "file", "cite", "estimate", "note")
+
+
+def _places(c: Checker, raw: Any) -> dict[str, Place]:
+    """Every place, those given relative to another (``of``) once that one is known, in any order."""
+    todo = dict(c.mapping(raw, ("places",), "places by id") or {})
+    out: dict[str, Place] = {}
+    while todo:
+        ready = [pid for pid, p in todo.items() if not isinstance(p, dict) or p.get("of") in out or "of" not in p]
+        if not ready:
+            for pid, p in todo.items():
+                c.error(("places", pid, "of"), f"place {p.get('of')!r} is unknown or in a cycle of 'of'"
+                        f"{did_you_mean(str(p.get('of')), list(out) + list(todo), n=1)}", "reference")
+            break
+        for pid in ready:
+            if (place := _place(c, pid, todo.pop(pid), out)) is not None:
+                out[pid] = place
+    return out
+
+
+def _place(c: Checker, pid: str, raw: Any, known: dict[str, Place]) -> Place | None:
+    path: PathKey = ("places", pid)
+    if (raw := c.mapping(raw, path, "{name, at} or {name, of, dir, dist}")) is None:
+        return None
+    c.keys(raw, path, _PLACE_KEYS)
+    point = None
+    if "at" in raw:
+        point = _pair(c, raw["at"], path + ("at",))
+    elif "of" in raw:
+        direction = _facing(c, raw.get("dir"), path + ("dir",))
+        dist = _number(c, raw.get("dist"), path + ("dist",))
+        if direction is not None and dist is not None:
+            dx, dy = direction.vector
+            point = known[raw["of"]].point.shifted(dx * dist, dy * dist)
+    else:
+        c.error(path, "a place needs at: [x, y] or of: PLACE with dir and dist", "schema")
+    if point is None:
+        return None
+    return Place(pid, str(raw.get("name", pid)), point, _source(c, raw, path), _facing(c, raw.get("facing"),
+                 path + ("facing",)), _head(c, raw.get("file"), path + ("file",)), c.doc.where(path, key=True)[0])
+
+
+# --- the blocking --------------------------------------------------------------------------------------------------
+
+
+def shipped_blocking(rite: str) -> Path | None:
+    """The blocking file shipped for *rite* (``blocking/RITE.yaml``), or None."""
+    from yuesheng.music.repertoire import data_dir
+
+    path = data_dir("blocking") / f"{rite}.yaml"
+    return path if path.is_file() else None
+
+
+def load_blocking(path: str | Path, sheet: CueSheet) -> Blocking:
+    """The blocking in the file at *path*, for the rite of *sheet*; its hall is read from the file it names (beside
+    it). Every performer, place and cue is checked against the sheet and the hall; InvalidInputError lists all."""
+    doc = load(path)
+    c, data = _checked(doc, BLOCKING_FORMAT)
+    c.keys(data, (), ("format", "rite", "hall", "same", "start", "cues"))
+    if data.get("rite") != sheet.rite_id:
+        c.error(("rite",), f"rite {data.get('rite')!r}, but the cue sheet is {sheet.rite_id!r}", "reference")
+    hall_name = data.get("hall")
+    if not isinstance(hall_name, str):
+        c.error(("hall",), "expected the hall file's name, e.g. xiangshe.hall.yaml", "schema")
+        raise InvalidInputError(c.problems)
+    hall = load_hall(Path(path).parent / hall_name)
+    same = _same(c, data.get("same", {}), sheet)
+    start = tuple(m for n, raw in enumerate(data.get("start", []) or [])
+                  if (m := _move(c, raw, ("start", n), sheet, hall)) is not None)
+    cues: dict[str, CueBlocking] = {}
+    ids = {cue.id for cue in sheet.cues}
+    for cid, raw in (c.mapping(data.get("cues", {}), ("cues",), "cue id → {moves, gestures}") or {}).items():
+        at: PathKey = ("cues", cid)
+        if cid not in ids:
+            c.error(at, f"no cue {cid!r} in {sheet.file}{did_you_mean(cid, sorted(ids), n=1)}", "reference",
+                    key=True)
+            continue
+        if (raw := c.mapping(raw, at, "{moves, gestures}")) is None:
+            continue
+        c.keys(raw, at, ("moves", "gestures", "note"))
+        moves = tuple(m for n, m_raw in enumerate(raw.get("moves", []) or [])
+                      if (m := _move(c, m_raw, at + ("moves", n), sheet, hall)) is not None)
+        cues[cid] = CueBlocking(cid, moves, _gestures(c, raw.get("gestures", []) or [], at), doc.where(at, key=True)[0])
+    if c.problems:
+        raise InvalidInputError(c.problems)
+    return Blocking(str(path), sheet.rite_id, hall, start, cues, same)
+
+
+def _gestures(c: Checker, raw: Any, at: PathKey) -> tuple[str, ...]:
+    """A cue's formulas, each a name of the table (``data/staging.json``)."""
+    from yuesheng.datafiles import data_table
+
+    if not isinstance(raw, list) or not all(isinstance(g, str) for g in raw):
+        c.error(at + ("gestures",), "expected a list of formulas, e.g. [再拜, 揖]", "schema")
+        return ()
+    table = data_table("staging")["gestures"]
+    for n, name in enumerate(raw):
+        if name not in table:
+            c.error(at + ("gestures", n), f"unknown formula {name!r}{did_you_mean(name, list(table), n=1)} "
+                    "(the table: yuesheng/data/staging.json)", "reference")
+    return tuple(raw)
+
+
+def _same(c: Checker, raw: Any, sheet: CueSheet) -> dict[str, str]:
+    """``same: {sima: xiang}``: one person under two ids (the 司馬 is the 相 in another office)."""
+    out = {}
+    for alias, person in (c.mapping(raw, ("same",), "id → the id of the same person") or {}).items():
+        for n, name in enumerate((alias, person)):
+            if not isinstance(name, str) or not _known(name, sheet):
+                c.error(("same", alias), f"unknown performer {name!r}", "reference", key=n == 0)
+        out[alias] = str(person)
+    return out
+
+
+def _known(person: str, sheet: CueSheet) -> bool:
+    """A performer id, or some members of a group: ``zhongbin#2`` or ``zhongbin#4-8`` (within its count)."""
+    base, sep, part = person.partition("#")
+    if base not in sheet.performers:
+        return False
+    if not sep:
+        return True
+    first, _, last = part.partition("-")
+    count = sheet.performers[base].count
+    return first.isdigit() and (not last or last.isdigit()) and 1 <= int(first) <= int(last or first) <= count
+
+
+_MOVE_KEYS = ("who", "to", "facing", "via", "file", "spacing", "run", "offset", "cite", "estimate", "note")
+
+
+def _move(c: Checker, raw: Any, path: PathKey, sheet: CueSheet, hall: Hall) -> Move | None:
+    if (raw := c.mapping(raw, path, "{who, to, facing, cite}")) is None:
+        return None
+    c.keys(raw, path, _MOVE_KEYS)
+    who = raw.get("who")
+    people = [who] if isinstance(who, str) else who if isinstance(who, list) else []
+    if not people or not all(isinstance(p, str) for p in people):
+        c.error(path + ("who",), f"expected a performer id or a list of them, got {who!r}", "schema")
+        return None
+    for n, person in enumerate(people):
+        if not _known(person, sheet):
+            where = path + ("who",) + ((n,) if isinstance(who, list) else ())
+            c.error(where, f"unknown performer {person!r}{did_you_mean(person, list(sheet.performers), n=1)}",
+                    "reference")
+    places = [raw.get("to")] + list(raw.get("via", []) or [])
+    for n, place in enumerate(places):
+        if place not in hall.places:
+            where = path + (("to",) if n == 0 else ("via", n - 1))
+            c.error(where, f"unknown place {place!r}{did_you_mean(str(place), list(hall.places), n=1)}", "reference")
+    offset = _pair(c, raw["offset"], path + ("offset",)) if "offset" in raw else Point(0, 0)
+    spacing = _number(c, raw.get("spacing", 1), path + ("spacing",))
+    line, col = c.doc.where(path)
+    return Move(tuple(people), str(raw.get("to")), _facing(c, raw.get("facing"), path + ("facing",)),
+                _source(c, raw, path), tuple(str(v) for v in raw.get("via", []) or []),
+                _head(c, raw.get("file"), path + ("file",)), spacing or 1.0, raw.get("run") is True,
+                (offset.x, offset.y) if offset else (0.0, 0.0), line, col)
