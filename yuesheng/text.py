@@ -30,7 +30,7 @@ _VARIANTS = str.maketrans(
 _STANDARD = str.maketrans(
     {
         "闗": "關", "㫖": "旨", "夀": "壽", "鼔": "鼓", "髙": "高", "来": "來", "徳": "德", "懐": "懷", "莱": "萊",
-        "𤣥": "玄", "黄": "黃", "宫": "宮", "参": "參", "𩔖": "類",
+        "𤣥": "玄", "黄": "黃", "宫": "宮", "参": "參", "𩔖": "類", "汚": "污", "耉": "耇", "釡": "釜",
     }
 )
 SUGGEST_CUTOFF = 0.5  # difflib similarity: two-character names that share one character still match
