@@ -25,8 +25,8 @@ def die_with_parent_bounded(parent: int, memory: int) -> None:  # pragma: no cov
     fails in the child, which then reports it and stops)."""
     import resource
 
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    die_with_parent(parent)
+    die_with_parent(parent)  # first: loading libc allocates, which the bound could refuse in a large parent's copy
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))  # last: nothing more is allocated before exec
 
 
 def bound_to_us(*, memory: int | None = None) -> Callable[[], None] | None:

@@ -535,8 +535,8 @@ def run_tool(command: Sequence[str], *, cwd: Path, time_limit: float = TIME_LIMI
         process = subprocess.Popen(list(command), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, start_new_session=True,
                                    preexec_fn=bound_to_us(memory=memory))
-    except OSError as exc:
-        raise EngraveError(f"cannot start {what} ({command[0]}): {exc.strerror or exc}") from None
+    except (OSError, subprocess.SubprocessError) as exc:  # SubprocessError: the bound refused the child's set-up
+        raise EngraveError(f"cannot start {what} ({command[0]}): {getattr(exc, 'strerror', None) or exc}") from None
     try:
         out, err = process.communicate(timeout=time_limit)
     except subprocess.TimeoutExpired:
