@@ -513,10 +513,16 @@ def sheet_html(timeline: Timeline) -> str:
     data = {"rite": timeline.rite, "duration": duration, "cues": cues, "names": names,
             "scale": PLAN_SCALE,
             "zooms": _zooms(shots, blocks, duration)}
+    plates = None
+    if timeline.staging is not None:  # a rite without blocking pays nothing for the plates
+        from yuesheng.web.plates import plates_data
+
+        data["plates"] = staged = plates_data(timeline, names)
+        plates = _plates_view(staged, groups) if staged else None
     page: str = environment().get_template("sheet.html.j2").render(
         timeline=timeline, **view, now_line=False, places=places, unplaced=unplaced(timeline), scale=PLAN_SCALE,
         hall_box=_view_box(places, hall=True), whole_box=_view_box(places, hall=False),
-        groups=groups, names=names, performers=performers,
+        groups=groups, names=names, performers=performers, plates=plates,
         measured=any(t.estimate_ticks is not None for t in timeline.cues),
         sections=[s for s, _ in groups], tallies=timeline.tallies, notices=timeline.notices,
         settings=f"variants: {', '.join(sorted(timeline.variants)) or 'none'}; readings: {readings}; "
@@ -524,6 +530,13 @@ def sheet_html(timeline: Timeline) -> str:
         data=Markup(json_island(data)),
     )
     return with_fonts(page)
+
+
+def _plates_view(staged: dict[str, Any], groups: list[tuple[str, list[Row]]]) -> dict[str, Any]:
+    """What the template needs for the plates: each stage with its rows, the people to track, the plates' box."""
+    members = sorted(staged["members"].items(), key=lambda m: (m[1], m[0]))
+    return {"stages": [{"name": name, "cues": rows} for name, rows in groups], "members": members,
+            "box": " ".join(f"{v:g}" for v in staged["box"]), "first": groups[0][1][0].cue if groups else ""}
 
 
 def with_fonts(page: str, *, more: str = "") -> str:

@@ -1,0 +1,83 @@
+"""The plates of a staged rite (in the manner of 張惠言's 儀禮圖): the data the director's page draws them from.
+
+A rite whose blocking is complete (``Timeline.staging``) gets one plate per stage of the rite — the cue sheet's
+sections (陳設, 迎賓, 第一番射 …) — showing everyone on the ground with his facing, each file with its head, and the
+席 with the way their sitters face. The page's script draws the plates from this data (``sheet.js.j2``) so that
+one piece of code places the labels, for the plates as printed and for a selected cue: at a cue, everyone as he
+stands after it and the cue's walks along their routes with their times; for a person, his track through the rite.
+
+Only the stands that a cue changes are sent (the script replays them), in 步, x east and y south.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from yuesheng.staging.model import CHI_PER_BU, Hall, Stand
+from yuesheng.staging.rite import StagedRite
+from yuesheng.timeline import Timeline
+
+CHI_CM = 23.1  # the 尺 taken for metres (docs/staging.md: the pace's estimate)
+MARGIN = 2.0  # 步 around everything drawn
+
+
+def _r(v: float) -> float:
+    return round(v, 2)
+
+
+def _is_mat(name: str) -> bool:
+    """A place that is a 席 (賓席, 衆賓之席, 工席 …), not the spot before one (賓席前) nor a 序端 or 階西."""
+    return "席" in name and "席前" not in name
+
+
+def _hall(hall: Hall) -> dict[str, Any]:
+    (x0, y0), (x1, y1) = (hall.tang[0].x, hall.tang[0].y), (hall.tang[1].x, hall.tang[1].y)
+    mats = [[p.name, _r(p.point.x), _r(p.point.y), p.facing.hanzi if p.facing else "",
+             list(p.facing.vector) if p.facing else [0, 1], p.head.hanzi if p.head else ""]
+            for p in hall.places.values() if _is_mat(p.name)]
+    return {"name": hall.name, "tang": [_r(x0), _r(y0), _r(x1), _r(y1)],
+            "walls": [[w.name, [[_r(p.x), _r(p.y)] for p in w.points]] for w in hall.walls],
+            "stairs": [[s.name, _r(s.top.x), _r(s.top.y), _r(s.foot.x), _r(s.foot.y)] for s in hall.stairs],
+            "places": [[p.name, _r(p.point.x), _r(p.point.y)] for p in hall.places.values() if not _is_mat(p.name)],
+            "mats": mats}
+
+
+def _stand(s: Stand) -> list[Any]:
+    fx, fy = s.facing.vector if s.facing else (0.0, 0.0)
+    return [s.who, _r(s.point.x), _r(s.point.y), _r(fx), _r(fy), s.facing.hanzi if s.facing else ""]
+
+
+def _box(staged: StagedRite) -> list[float]:
+    """The ground every plate shows (the same for all, so plates compare): the walls, places and everyone placed."""
+    hall = staged.hall
+    points = [p for w in hall.walls for p in w.points] + [p.point for p in hall.places.values()]
+    points += [s.point for c in staged.cues.values() for s in c.stands.values()]
+    xs, ys = [p.x for p in points], [p.y for p in points]
+    x0, y0 = min(xs) - MARGIN, min(ys) - MARGIN
+    return [_r(x0), _r(y0), _r(max(xs) + MARGIN - x0), _r(max(ys) + MARGIN + 4 - y0)]  # 4 步 more for the scale
+
+
+def plates_data(timeline: Timeline, names: dict[str, str]) -> dict[str, Any] | None:
+    """The hall and each cue's changed stands and walks, for the page's plates; None if not staged."""
+    staged = timeline.staging
+    if staged is None:
+        return None
+    members: dict[str, str] = {}
+    cues: dict[str, Any] = {}
+    before: dict[str, Stand] = {}
+    for t in timeline.cues:
+        cue = t.cue
+        on_ground = staged.cues.get(cue.id)
+        if on_ground is None:
+            continue
+        changed = [_stand(s) for who, s in on_ground.stands.items() if before.get(who) is not s]
+        before = dict(on_ground.stands)
+        for who in on_ground.stands:
+            if who not in members:
+                base, _, n = who.partition("#")
+                members[who] = names.get(base, base) + (f" {n}" if n else "")
+        walks = [[w.who, [[_r(p.x), _r(p.y)] for p in w.route], _r(w.length), _r(float(w.seconds)),
+                  "趨" if w.run else "行"] for w in on_ground.derivation.walks]
+        cues[cue.id] = {"set": changed, "walks": walks}
+    return {"hall": _hall(staged.hall), "box": _box(staged), "cues": cues, "members": members,
+            "chi_per_bu": CHI_PER_BU, "chi_cm": CHI_CM}
