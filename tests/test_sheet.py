@@ -563,3 +563,66 @@ def test_the_lanes_sort_out_music_calls_and_the_shooting_in_one_pass(repertoire)
     assert any(e.kind is EventKind.DRUM and e.jie for e in shots) and any(e.kind is EventKind.RELEASE for e in shots)
     for e, t0, t1 in _segments(music):  # each run from its first note's onset, in seconds as seconds() gives them
         assert t0 == seconds(e.start_tick) and t1 >= seconds(e.start_tick + e.length_ticks)
+
+
+# --- the plates of a staged rite --------------------------------------------------------------------------------
+
+STAGED = [pytest.param("xiangshe", marks=pytest.mark.slow), "xiangyinjiu"]
+LABEL_BOXES = """svg => Array.from(svg.querySelectorAll('text.label')).map(t => {
+    const r = t.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom, t.textContent]; })"""
+
+
+def _overlapping(boxes: list[list[Any]]) -> list[tuple[str, str]]:
+    return [(a[4], b[4]) for n, a in enumerate(boxes) for b in boxes[n + 1:]
+            if a[0] < b[2] - 0.01 and b[0] < a[2] - 0.01 and a[1] < b[3] - 0.01 and b[1] < a[3] - 0.01]
+
+
+def test_a_rite_without_blocking_has_no_plates(pages):
+    text = pages["dashe"].read_text(encoding="utf-8")
+    assert 'id="plates"' not in text and '"plates"' not in text
+
+
+@pytest.mark.parametrize("rite", STAGED)
+def test_one_plate_per_stage_with_everyone_on_the_ground_and_labels_that_never_overlap(rite, pages, timelines,
+                                                                                        opened):
+    timeline = timelines[rite]
+    stages: list[tuple[str, str]] = []
+    for t in timeline.cues:
+        if not stages or stages[-1][0] != t.cue.section:
+            stages.append((t.cue.section, t.cue.id))
+    page = opened(pages[rite])
+    with page.checks(f"plates-{rite}") as p:
+        assert p.eval_on_selector_all("figure.plate h3", "els => els.map(e => e.textContent)") == [s for s, _ in stages]
+        for n, (stage, first) in enumerate(stages):
+            p.select_option("#plate-stage", str(n))
+            svg = p.query_selector("figure.plate.current svg")
+            people = svg.eval_on_selector_all("g.person", "els => els.map(e => e.dataset.member)")
+            assert sorted(people) == sorted(timeline.staging.cues[first].stands), stage
+            assert svg.eval_on_selector(".labels", "g => Number(g.dataset.dropped)") == 0, stage
+            for box in (None, "-14 -10 28 22", "-6 -9 12 10"):  # the whole ground, the 堂 and 庭, the 堂 alone
+                if box:
+                    svg.evaluate("(s, b) => s.setAttribute('viewBox', b)", box)
+                boxes = svg.evaluate(LABEL_BOXES)
+                assert len(boxes) > len(set(people)) // 4, stage
+                assert _overlapping(boxes) == [], (stage, box)
+        assert page.errors == []
+
+
+def test_selecting_a_cue_draws_its_walks_with_their_times_and_a_track_follows_a_person(pages, timelines, opened):
+    timeline = timelines["xiangyinjiu"]
+    staged = timeline.staging.cues
+    cue = next(t.cue.id for t in timeline.cues if len(staged[t.cue.id].derivation.walks) >= 2)
+    walks = staged[cue].derivation.walks
+    page = opened(pages["xiangyinjiu"])
+    with page.checks("plates-walks") as p:
+        p.click(f'#cues tr[data-cue="{cue}"]')
+        svg = p.query_selector("figure.plate.current svg")
+        assert svg.eval_on_selector_all("polyline.walk", "els => els.length") == len(walks)
+        times = svg.eval_on_selector_all("text.label.time", "els => els.map(e => e.textContent)")
+        assert sorted(times) == sorted(f"{round(float(w.seconds), 1):g} s" for w in walks if w.length > 0.3)
+        who = walks[0].who
+        p.select_option("#track-person", who)
+        every = [w for t in timeline.cues for w in staged[t.cue.id].derivation.walks if w.who == who]
+        assert svg.eval_on_selector_all("polyline.track", "els => els.length") == len(every) > 1
+        assert _overlapping(svg.evaluate(LABEL_BOXES)) == []
+        assert page.errors == []
