@@ -19,6 +19,7 @@ from yuesheng.timeline import Timeline
 
 CHI_CM = 23.1  # the 尺 taken for metres (docs/staging.md: the pace's estimate)
 MARGIN = 2.0  # 步 around everything drawn
+INSET = (8.0, 2.0, 16.0)  # 步 the printed inset shows west and east of the 堂, north of it, and south of its edge
 
 
 def _r(v: float) -> float:
@@ -79,5 +80,7 @@ def plates_data(timeline: Timeline, names: dict[str, str]) -> dict[str, Any] | N
         walks = [[w.who, [[_r(p.x), _r(p.y)] for p in w.route], _r(w.length), _r(float(w.seconds)),
                   "趨" if w.run else "行"] for w in on_ground.derivation.walks]
         cues[cue.id] = {"set": changed, "walks": walks}
-    return {"hall": _hall(staged.hall), "box": _box(staged), "cues": cues, "members": members,
+    (x0, y0), (x1, y1) = (staged.hall.tang[0].x, staged.hall.tang[0].y), (staged.hall.tang[1].x, staged.hall.tang[1].y)
+    inset = [_r(x0 - INSET[0]), _r(y0 - INSET[1]), _r(x1 - x0 + 2 * INSET[0]), _r(y1 - y0 + INSET[1] + INSET[2])]
+    return {"hall": _hall(staged.hall), "box": _box(staged), "inset": inset, "cues": cues, "members": members,
             "chi_per_bu": CHI_PER_BU, "chi_cm": CHI_CM}

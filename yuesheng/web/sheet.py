@@ -536,7 +536,8 @@ def _plates_view(staged: dict[str, Any], groups: list[tuple[str, list[Row]]]) ->
     """What the template needs for the plates: each stage with its rows, the people to track, the plates' box."""
     members = sorted(staged["members"].items(), key=lambda m: (m[1], m[0]))
     return {"stages": [{"name": name, "cues": rows} for name, rows in groups], "members": members,
-            "box": " ".join(f"{v:g}" for v in staged["box"]), "first": groups[0][1][0].cue if groups else ""}
+            "box": " ".join(f"{v:g}" for v in staged["box"]), "inset": " ".join(f"{v:g}" for v in staged["inset"]),
+            "first": groups[0][1][0].cue if groups else ""}
 
 
 def with_fonts(page: str, *, more: str = "") -> str:
