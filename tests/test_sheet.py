@@ -640,7 +640,8 @@ def test_print_gives_the_whole_timeline_a_page_per_plate_and_the_run_sheet(rite,
         # everything the timeline draws lies inside the box the page's width scales
         extent = p.evaluate("""() => { const tl = document.getElementById('timeline');
             const right = Math.max(...Array.from(tl.querySelectorAll('#plot rect')).map(r => r.x.baseVal.value +
-                r.width.baseVal.value)); return [right, tl.viewBox.baseVal.width, tl.getBoundingClientRect().width]; }""")
+                r.width.baseVal.value));
+            return [right, tl.viewBox.baseVal.width, tl.getBoundingClientRect().width]; }""")
         assert extent[0] <= extent[1] + 1 and extent[2] <= 1047
         counts = []
         for plates in ("", "none"):

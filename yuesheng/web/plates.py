@@ -11,6 +11,7 @@ Only the stands that a cue changes are sent (the script replays them), in 步, x
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from yuesheng.staging.model import CHI_PER_BU, Hall, Stand
@@ -58,7 +59,7 @@ def _box(staged: StagedRite) -> list[float]:
     return [_r(x0), _r(y0), _r(max(xs) + MARGIN - x0), _r(max(ys) + MARGIN + 4 - y0)]  # 4 步 more for the scale
 
 
-def plates_data(timeline: Timeline, names: dict[str, str]) -> dict[str, Any] | None:
+def plates_data(timeline: Timeline, names: Mapping[str, str]) -> dict[str, Any] | None:
     """The hall and each cue's changed stands and walks, for the page's plates; None if not staged."""
     staged = timeline.staging
     if staged is None:
