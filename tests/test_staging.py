@@ -268,10 +268,12 @@ def test_plan_draws_one_svg_plate_with_scale_and_north(run, tmp_path):
     assert svg.startswith("<svg") and "5 步 = 30 尺" in svg and ">北<" in svg and svg.count('class="person"') >= 30
 
 
-def test_plan_of_an_unknown_cue_or_an_unblocked_rite_says_so(run):
+def test_plan_of_an_unknown_cue_or_an_unblocked_rite_says_so(run, tmp_path):
     code, _, err = run("plan", "xiangshe", "--at", "ming-qu-hou")
     assert code == 1 and "unknown cue 'ming-qu-hou'" in err
-    code, _, err = run("plan", "yanli")
+    (tmp_path / "cues").mkdir()
+    sheet = shutil.copy(ROOT / "cues" / "yanli.yaml", tmp_path / "cues")  # a sheet with no blocking/ beside it
+    code, _, err = run("plan", str(sheet))
     assert code == 2 and "no blocking for yanli" in err
 
 
@@ -282,6 +284,9 @@ def test_plan_of_a_rite_with_a_hall_but_no_blocking_gives_the_hall_alone(run):
     assert any(p["name"].startswith("服不") for p in data["places"])
     code, _, err = run("plan", "dashe", "--at", "ru-men")
     assert code == 2 and "no blocking for dashe" in err and "hall alone" in err
+    code, out, _ = run("plan", "yanli")
+    names = {p["name"] for p in json.loads(out)["places"]}
+    assert code == 0 and {"公席 (阼階上西鄉)", "賓席 (户西)", "縣中 (笙)", "東堂下 (小臣師)"} <= names
 
 
 @pytest.mark.parametrize("hall", sorted(p.name for p in BLOCKING.glob("*.hall.yaml")))
