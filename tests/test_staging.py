@@ -284,9 +284,17 @@ def test_plan_of_a_rite_with_a_hall_but_no_blocking_gives_the_hall_alone(run):
     assert any(p["name"].startswith("服不") for p in data["places"])
     code, _, err = run("plan", "dashe", "--at", "ru-men")
     assert code == 2 and "no blocking for dashe" in err and "hall alone" in err
-    code, out, _ = run("plan", "yanli")
-    names = {p["name"] for p in json.loads(out)["places"]}
+
+
+def test_the_qin_of_yanli_puts_the_ranks_where_7_5a_does(run):
+    code, out, _ = run("plan", "yanli", "--at", "na-qing-dafu")
+    data = json.loads(out)
+    names = {p["name"] for p in data["places"]}
     assert code == 0 and {"公席 (阼階上西鄉)", "賓席 (户西)", "縣中 (笙)", "東堂下 (小臣師)"} <= names
+    people = {p["id"]: p for p in data["people"]}
+    assert {people[f"shi#{n}"]["facing"] for n in range(1, 11)} == {"東面"}  # 士立于西方東面北上
+    assert people["shi#1"]["at"][1] < people["shi#2"]["at"][1]  # 北上: the first at the north
+    assert people["xiaochen-shi"]["facing"] == "南面" and people["zhushi"]["at"][0] > 0 > people["shi-lvshi#1"]["at"][0]
 
 
 @pytest.mark.parametrize("hall", sorted(p.name for p in BLOCKING.glob("*.hall.yaml")))
