@@ -131,7 +131,7 @@ def test_listener_by_seat_name_id_coordinates_and_facing_words():
 
 def test_the_lords_rites_default_to_the_gong_on_his_mat(tmp_path, capsys):
     assert main(["render", "yanli", "--listener", "default", "-o", str(tmp_path / "y.mid")]) == 0
-    assert "heard from 公席 (3.5, -1.5) facing west" in capsys.readouterr().out
+    assert "heard from 公席 (4.3, -1.8) facing west" in capsys.readouterr().out  # the 寢 (yanli.hall.yaml)
 
 
 # --- the physics, against its sources --------------------------------------------------------------------------

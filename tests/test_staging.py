@@ -31,7 +31,7 @@ from yuesheng.staging.statements import statement_problems
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCKING = ROOT / "blocking"
-STAGED = ["xiangshe", "xiangyinjiu"]  # the rites whose blocking is written
+STAGED = ["xiangshe", "xiangyinjiu", "yanli"]  # the rites whose blocking is written
 
 
 @pytest.fixture(scope="module")
@@ -268,10 +268,12 @@ def test_plan_draws_one_svg_plate_with_scale_and_north(run, tmp_path):
     assert svg.startswith("<svg") and "5 步 = 30 尺" in svg and ">北<" in svg and svg.count('class="person"') >= 30
 
 
-def test_plan_of_an_unknown_cue_or_an_unblocked_rite_says_so(run):
+def test_plan_of_an_unknown_cue_or_an_unblocked_rite_says_so(run, tmp_path):
     code, _, err = run("plan", "xiangshe", "--at", "ming-qu-hou")
     assert code == 1 and "unknown cue 'ming-qu-hou'" in err
-    code, _, err = run("plan", "yanli")
+    (tmp_path / "cues").mkdir()
+    sheet = shutil.copy(ROOT / "cues" / "yanli.yaml", tmp_path / "cues")  # a sheet with no blocking/ beside it
+    code, _, err = run("plan", str(sheet))
     assert code == 2 and "no blocking for yanli" in err
 
 
@@ -282,6 +284,17 @@ def test_plan_of_a_rite_with_a_hall_but_no_blocking_gives_the_hall_alone(run):
     assert any(p["name"].startswith("服不") for p in data["places"])
     code, _, err = run("plan", "dashe", "--at", "ru-men")
     assert code == 2 and "no blocking for dashe" in err and "hall alone" in err
+
+
+def test_the_qin_of_yanli_puts_the_ranks_where_7_5a_does(run):
+    code, out, _ = run("plan", "yanli", "--at", "na-qing-dafu")
+    data = json.loads(out)
+    names = {p["name"] for p in data["places"]}
+    assert code == 0 and {"公席 (阼階上西鄉)", "賓席 (户西)", "縣中 (笙)", "東堂下 (小臣師)"} <= names
+    people = {p["id"]: p for p in data["people"]}
+    assert {people[f"shi#{n}"]["facing"] for n in range(1, 11)} == {"東面"}  # 士立于西方東面北上
+    assert people["shi#1"]["at"][1] < people["shi#2"]["at"][1]  # 北上: the first at the north
+    assert people["xiaochen-shi"]["facing"] == "南面" and people["zhushi"]["at"][0] > 0 > people["shi-lvshi#1"]["at"][0]
 
 
 @pytest.mark.parametrize("hall", sorted(p.name for p in BLOCKING.glob("*.hall.yaml")))
@@ -363,7 +376,9 @@ def test_timeline_json_gives_each_cues_blocking_and_each_actions_basis(run, tmp_
     zhuren = next(s for s in cues["ying-bin"]["blocking"] if s["who"] == "zhuren")
     assert (zhuren["place"], zhuren["name"], zhuren["facing"]) == ("menwai-dong", "門外 (主人)", "西面")
     assert len({s["who"] for s in cues["ru-men"]["blocking"]}) == len(cues["ru-men"]["blocking"]) > 20
-    assert "blocking" not in json.loads(_run_json(run, tmp_path, "yanli"))["cues"][0]  # no blocking yet
+    (tmp_path / "cues").mkdir()
+    sheet = shutil.copy(ROOT / "cues" / "yanli.yaml", tmp_path / "cues")  # a sheet with no blocking/ beside it
+    assert "blocking" not in json.loads(_run_json(run, tmp_path, str(sheet)))["cues"][0]
 
 
 def _run_json(run, tmp_path: Path, rite: str) -> str:

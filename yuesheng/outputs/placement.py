@@ -243,8 +243,10 @@ def seats(timeline: Timeline) -> dict[str, Seat]:
     out = {}
     hall = timeline.staging.hall.places if timeline.staging is not None else {}
     for pid, (name, facing) in SEATS.items():
-        name = "公席" if pid == "zuojie-shang" and timeline.rite_id in LORD else name
-        place = Place(hall[pid].point.x, hall[pid].point.y, pid) if pid in hall else _placed(timeline, pid)
+        lord = pid == "zuojie-shang" and timeline.rite_id in LORD
+        name = "公席" if lord else name
+        at = "gong-xi" if lord and "gong-xi" in hall else pid  # a 君's hall names his mat apart from the stair top
+        place = Place(hall[at].point.x, hall[at].point.y, pid) if at in hall else _placed(timeline, pid)
         if place is not None:
             out[pid] = Seat(pid, name, place.x, place.y, facing)
     return out
