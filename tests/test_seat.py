@@ -17,7 +17,7 @@ import soundfile
 from yuesheng.cli import main
 from yuesheng.cuesheet import Cite, Cue, Member
 from yuesheng.cuesheet.model import MusicKind
-from yuesheng.errors import UsageError
+from yuesheng.errors import AudioError, UsageError
 from yuesheng.music.lulu import Realization
 from yuesheng.outputs.audio import SOUNDFONTS
 from yuesheng.outputs.midi import midi_bytes
@@ -33,6 +33,8 @@ from yuesheng.outputs.placement import (
     listener,
     midi_controllers,
 )
+from yuesheng.outputs.sofa import DEFAULT as SOFA
+from yuesheng.outputs.sofa import load as load_sofa
 from yuesheng.timeline import CueTiming, Event, EventKind, Timeline, ticks
 
 has_fluidsynth = shutil.which("fluidsynth") is not None and any(p.is_file() for p in SOUNDFONTS)
@@ -241,3 +243,56 @@ def test_cli_render_with_a_listener_and_its_usage_errors(tmp_path, capsys):
     assert main(["render", "xiangshe", "--listener", "3,40,up", "-o", str(out)]) == 2
     assert main(["render", "xiangshe", "--chi", "0.25", "-o", str(out)]) == 2
     assert "goes with --listener" in capsys.readouterr().err
+
+
+# --- binaural (--binaural: the MIT KEMAR HRIRs Debian's libmysofa1 ships) --------------------------------------
+
+needs_kemar = pytest.mark.skipif(not SOFA.is_file(), reason="libmysofa1 (the MIT KEMAR SOFA file) not installed")
+
+
+@needs_kemar
+def test_the_kemar_set_reads_with_the_left_ear_first_and_louder_for_a_source_on_the_left():
+    hrtf = load_sofa()
+    assert hrtf.rate == 44100 and hrtf.responses.shape[1] == 2
+    for ahead, left, near in ((0.0, 1.0, 0), (0.0, -1.0, 1)):
+        pair = hrtf.toward(ahead, left, 0.0)
+        energy = (pair ** 2).sum(axis=1)
+        onsets = [int(np.argmax(np.abs(ear) > 0.1 * np.abs(ear).max())) for ear in pair]
+        assert energy[near] > 2 * energy[1 - near] and onsets[near] < onsets[1 - near]
+    ahead = hrtf.toward(1.0, 0.0, 0.0)
+    assert (ahead ** 2).sum(axis=1).mean() == pytest.approx(1.0)  # normalised: straight ahead keeps its level
+    assert len(hrtf.at_rate(48000).responses[0, 0]) > len(ahead[0])
+
+
+def test_a_file_that_is_not_a_sofa_hrir_set_is_a_clear_error(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    text = tmp_path / "x.sofa"
+    text.write_text("not HDF5")
+    with pytest.raises(AudioError, match="not a readable SOFA HRIR file"):
+        load_sofa(text)
+    other = tmp_path / "room.sofa"
+    with h5py.File(other, "w") as f:
+        f.attrs["SOFAConventions"] = "SingleRoomDRIR"
+    with pytest.raises(AudioError, match="convention SingleRoomDRIR, expected SimpleFreeFieldHRIR"):
+        load_sofa(other)
+    with pytest.raises(AudioError, match="no SOFA file"):
+        load_sofa(tmp_path / "missing.sofa")
+
+
+@needs_fluidsynth
+@needs_kemar
+def test_binaural_a_source_on_the_listeners_left_is_earlier_and_louder_in_the_left_ear(tmp_path):
+    from yuesheng.outputs.spatial import render_placed
+
+    timeline = _timeline([_note(0.5, "m1")], [_music("m1", 0, 0.5, instruments=("se",))], se="tang-east")
+    out = tmp_path / "b.wav"
+    render_placed(timeline, out, Listener(-2, -3.5, FACINGS["south"]), hrtf=load_sofa())  # the 瑟 east: his left
+    samples, rate = soundfile.read(out, dtype="float64")
+    left, right = samples[:, 0], samples[:, 1]
+    assert _rms(left, rate, 0.4, 1.5) > 1.5 * _rms(right, rate, 0.4, 1.5)
+    assert _onset(left, rate, 0.4, 1.5) < _onset(right, rate, 0.4, 1.5)
+
+
+def test_binaural_goes_with_a_listener(tmp_path, capsys):
+    assert main(["audio", "xiangshe", "--binaural", "-o", str(tmp_path / "x.flac")]) == 2
+    assert "--binaural goes with --listener" in capsys.readouterr().err

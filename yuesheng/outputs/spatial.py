@@ -46,6 +46,7 @@ from yuesheng.outputs.audio import (
     sounding_parts,
 )
 from yuesheng.outputs.placement import Listener, Physics, Place, Stop, blocking, hear, position_m
+from yuesheng.outputs.sofa import Hrtf
 from yuesheng.timeline import TICKS_PER_SECOND, Timeline
 
 FADE = 0.05  # seconds of crossfade when a part moves
@@ -137,22 +138,31 @@ def reflections(place: Place, who: Listener, physics: Physics, rate: int) -> Any
     return both[:audible[-1] + 1] if len(audible) else both[:1] * 0
 
 
-def direct(place: Place, who: Listener, physics: Physics, rate: int) -> Any:
+def direct(place: Place, who: Listener, physics: Physics, rate: int, hrtf: Hrtf | None = None) -> Any:
     """The direct sound of *place* at each ear of *who* (samples × 2), from the moment of emission: delayed by
-    the path and the far ear's interaural time difference, scaled by the distance, low-passed by the air and
-    shaped by the head's shadow (both filters' responses, cut at ``FILTER_TAPS``)."""
+    the path, scaled by the distance and low-passed by the air (its filter's response cut at ``FILTER_TAPS``);
+    then the head: the HRIR pair of the direction if *hrtf* is given, else the far ear's interaural time
+    difference (Woodworth) and Brown and Duda's head shadow."""
     import numpy as np
     from scipy.signal import lfilter
 
     heard = hear(place, who, physics)
+    air_b, air_a = _air(heard.cutoff_hz, rate)
+    impulse = np.zeros(FILTER_TAPS)
+    impulse[0] = heard.gain
+    if hrtf is not None:
+        air = lfilter(air_b, air_a, impulse)
+        pair = hrtf.toward(*_bearing(place, who, physics))
+        delay = round(heard.delay_s * rate)
+        out = np.zeros((delay + FILTER_TAPS + pair.shape[1] - 1, CHANNELS))
+        for ear in range(CHANNELS):
+            out[delay:, ear] = np.convolve(air, pair[ear])
+        return out
     right = abs(heard.azimuth - math.pi / 2)
     left = abs(heard.azimuth + math.pi / 2)
     right, left = (min(a, 2 * math.pi - a) for a in (right, left))
     late = (heard.itd_s if heard.azimuth > 0 else 0.0, heard.itd_s if heard.azimuth < 0 else 0.0)  # the far ear
     delays = [round((heard.delay_s + extra) * rate) for extra in late]
-    air_b, air_a = _air(heard.cutoff_hz, rate)
-    impulse = np.zeros(FILTER_TAPS)
-    impulse[0] = heard.gain
     out = np.zeros((max(delays) + FILTER_TAPS, CHANNELS))
     for ear, (angle, delay) in enumerate(zip((left, right), delays, strict=True)):
         b, a = head_shadow(angle, physics, rate)
@@ -160,8 +170,17 @@ def direct(place: Place, who: Listener, physics: Physics, rate: int) -> Any:
     return out
 
 
+def _bearing(place: Place, who: Listener, physics: Physics) -> tuple[float, float, float]:
+    """Where *place* lies from *who*'s head: metres ahead, to his left, and up."""
+    sx, sy, sz = position_m(place.x, place.y, physics, source=True)
+    lx, ly, lz = position_m(who.x, who.y, physics, source=False)
+    fx, fy = who.facing
+    dx, dy = sx - lx, sy - ly
+    return dx * fx + dy * fy, dx * fy - dy * fx, sz - lz  # the right hand is (-fy, fx), x east and y south
+
+
 def response(stop: Stop, who: Listener, physics: Physics, rate: int,
-             cache: dict[tuple[Place, Listener], Any]) -> Any:
+             cache: dict[tuple[Place, Listener], Any], hrtf: Hrtf | None = None) -> Any:
     """All that *who* hears of a sound made at *stop* (samples × 2, from its emission): each place's direct
     sound and reflections, each place at 1/√n of the power."""
     import numpy as np
@@ -169,7 +188,7 @@ def response(stop: Stop, who: Listener, physics: Physics, rate: int,
     heard = []
     for place in stop.places:
         if (place, who) not in cache:
-            near, far = direct(place, who, physics, rate), reflections(place, who, physics, rate)
+            near, far = direct(place, who, physics, rate, hrtf), reflections(place, who, physics, rate)
             both = np.zeros((max(len(near), len(far)), CHANNELS))
             both[:len(near)] += near
             both[:len(far)] += far
@@ -188,9 +207,9 @@ class Voice:
     from the old stop to the new over ``FADE`` seconds, and what was made before rings on from the old place."""
 
     def __init__(self, stops: tuple[Stop, ...], who: Listener, physics: Physics, rate: int,
-                 cache: dict[tuple[Place, Listener], Any]) -> None:
+                 cache: dict[tuple[Place, Listener], Any], hrtf: Hrtf | None = None) -> None:
         self.starts = [stop.start_tick * rate // TICKS_PER_SECOND for stop in stops]
-        self.responses = [response(stop, who, physics, rate, cache) for stop in stops]
+        self.responses = [response(stop, who, physics, rate, cache, hrtf) for stop in stops]
         self.fade = max(1, round(FADE * rate))
         self.spectra: dict[tuple[int, int], Any] = {}
 
@@ -344,9 +363,10 @@ def _first_stop(stops: tuple[Stop, ...]) -> tuple[Stop, ...]:
 
 def render_placed(timeline: Timeline, path: str | Path, who: Listener, *, physics: Physics | None = None,
                   parts: frozenset[str] = frozenset(), soundfont: str | Path | None = None,
-                  progress: Callable[[float], None] | None = None) -> Rendered:
-    """Render *timeline* (its *parts*, or all) to *path* in stereo as heard by *who*, atomically; the same length
-    and format as ``audio.render``. Each part is condensed on its own (FluidSynth renders only where it sounds)."""
+                  hrtf: Hrtf | None = None, progress: Callable[[float], None] | None = None) -> Rendered:
+    """Render *timeline* (its *parts*, or all) to *path* in stereo as heard by *who* (binaurally through
+    *hrtf*, if given), atomically; the same length and format as ``audio.render``. Each part is condensed on its
+    own (FluidSynth renders only where it sounds)."""
     import contextlib
     import tempfile
 
@@ -367,7 +387,8 @@ def render_placed(timeline: Timeline, path: str | Path, who: Listener, *, physic
         raise AudioError(f"{timeline.rite}: no place on the plan for {' '.join(unplaced)}: "
                          "a placed render needs x, y for their positions (docs/cuesheet.md)")
     cache: dict[tuple[Place, Listener], Any] = {}
-    voices = {p: Voice(_first_stop(stops[p]), who, physics, rate, cache) for p in names}
+    hrtf = hrtf.at_rate(rate) if hrtf else None
+    voices = {p: Voice(_first_stop(stops[p]), who, physics, rate, cache, hrtf) for p in names}
     with tempfile.TemporaryDirectory(prefix="yuesheng-") as tmp, atomic_path(path) as out, \
             contextlib.ExitStack() as stack:
         feeds: dict[str, _Feed] = {}
