@@ -296,3 +296,67 @@ def test_binaural_a_source_on_the_listeners_left_is_earlier_and_louder_in_the_le
 def test_binaural_goes_with_a_listener(tmp_path, capsys):
     assert main(["audio", "xiangshe", "--binaural", "-o", str(tmp_path / "x.flac")]) == 2
     assert "--binaural goes with --listener" in capsys.readouterr().err
+
+
+# --- levels: the limiter ---------------------------------------------------------------------------------------
+
+
+def _limited(signal: np.ndarray, sizes: list[int]) -> np.ndarray:
+    from yuesheng.outputs.spatial import Limiter
+
+    limiter, out, at = Limiter(44100), [], 0
+    for size in sizes:
+        out.append(limiter.push(signal[at:at + size]))
+        at += size
+    out.append(limiter.push(None))
+    return np.concatenate(out)
+
+
+def test_the_limiter_holds_peaks_at_the_ceiling_leaves_the_rest_and_does_not_care_where_blocks_end():
+    from yuesheng.outputs.spatial import CEILING
+
+    rate = 44100
+    t = np.arange(3 * rate) / rate
+    tone = 0.5 * np.sin(2 * np.pi * 440 * t)
+    signal = np.stack([tone, 0.5 * tone], axis=1)
+    signal[rate:rate + 2000, 0] *= 4.0  # a burst of 2.0 on the left ear, just after the first block's end
+    whole = _limited(signal, [len(signal)])
+    assert len(whole) == len(signal)
+    assert np.abs(whole).max() <= CEILING + 1e-9  # to the rounding of a running sum
+    assert np.abs(whole[rate + 500:rate + 1500]).max() > 0.95 * CEILING  # held at the ceiling, not below it
+    assert np.array_equal(whole[:rate - 300], signal[:rate - 300])  # untouched away from the burst
+    assert np.array_equal(whole[rate + 2300:], signal[rate + 2300:])
+    assert np.abs(whole[rate + 500:rate + 1500, 1]).max() < 0.5 * 0.5  # both ears take the same gain
+    assert np.allclose(_limited(signal, [rate - 100, 150, 50, len(signal)]), whole)
+    quiet = 0.5 * signal / 2.0
+    assert np.array_equal(_limited(quiet, [1000, len(quiet)]), quiet)
+
+
+# --- placed stems ----------------------------------------------------------------------------------------------
+
+PLACED = Path(__file__).parent / "data" / "placed.yaml"  # the golden rite with its instruments placed
+
+
+@needs_fluidsynth
+@pytest.mark.slow
+def test_placed_stems_are_one_placed_file_a_part_each_heard_from_its_place_and_they_sum_to_the_mix(run, tmp_path):
+    stems = tmp_path / "stems"
+    stems.mkdir()
+    seat = ["--listener", "0,-3.5,south", "--format", "wav"]  # on the 堂, facing the 庭: east is his left
+    code, text, err = run("audio", str(PLACED), "--stems", str(stems), *seat)
+    assert code == 0, err
+    names = ["歌", "瑟", "鐘", "獲者", "鼓"]
+    assert sorted(f.name for f in stems.iterdir()) == sorted(f"placed-{n}.wav" for n in names)
+    assert text.count("heard from (0, -3.5) facing south") == 5
+    sound = {n: soundfile.read(stems / f"placed-{n}.wav", dtype="float64") for n in names}
+    rate = sound["鐘"][1]
+    bells, drum = sound["鐘"][0], sound["鼓"][0]  # the bells in the east 縣, the drum in the west
+    assert _rms(bells[:, 0], rate, 0, 20) > 1.5 * _rms(bells[:, 1], rate, 0, 20)
+    assert _rms(drum[:, 1], rate, 0, 20) > _rms(drum[:, 0], rate, 0, 20)  # a low drum: little level difference,
+    assert _onset(drum[:, 1], rate, 0, 20) < _onset(drum[:, 0], rate, 0, 20)  # but heard first on the right
+    code, _, err = run("audio", str(PLACED), "-o", str(tmp_path / "all.wav"), *seat)
+    assert code == 0, err
+    mix, _ = soundfile.read(tmp_path / "all.wav", dtype="float64")
+    total = sum(s for s, _ in sound.values())
+    assert total.shape == mix.shape
+    assert np.abs(total - mix).max() <= 5 / 32768  # each file rounds to 16 bits

@@ -53,6 +53,8 @@ FADE = 0.05  # seconds of crossfade when a part moves
 BLOCK = CHUNK  # samples mixed at a time, by FFT convolution
 FILTER_TAPS = 1024  # the air and head filters' responses are cut here (the slowest, 200 Hz, has fallen by 1e-12)
 READ_AHEAD = 4  # chunks of each part read ahead of the mix
+CEILING = 10 ** (-1 / 20)  # −1 dBFS: the limiter keeps every sample of the placed mix at or below it
+LIMIT_WINDOW = 0.005  # seconds over which the limiter's gain falls before a peak and rises after it
 HALL_ORDER = 6  # image-source order inside the 堂
 # Energy absorption of the 堂's surfaces (assumptions; docs/seat.md): a south face open to the 庭, rammed-earth
 # and plaster walls (序, and the wall of the 房 and 室 behind), a timber floor laid with mats, a timber and tile roof.
@@ -399,8 +401,9 @@ def render_placed(timeline: Timeline, path: str | Path, who: Listener, *, physic
                 write_midi(squeezed, mid)
             except OutputError as exc:
                 raise OutputError(f"cannot write the MIDI file FluidSynth reads, in {tmp}: {exc}") from None
+            # FluidSynth waits on the mix, so its time is the whole render's (at 5× real time at least)
             synth = FluidSynth(fluidsynth_arguments(command, font, mid, rate, effects=False),
-                               60 + alone.sound_frames / rate / 5)
+                               60 + target.sound_frames / rate / 5)
             feeds[name] = _Feed(synth, segments(alone.cuts, rate, alone.frames))
             stack.callback(feeds[name].close)  # after FluidSynth has been stopped
             stack.enter_context(synth)
@@ -409,7 +412,7 @@ def render_placed(timeline: Timeline, path: str | Path, who: Listener, *, physic
         try:
             with soundfile.SoundFile(out, "w", rate, CHANNELS, target.encoding.subtype, format=target.container) \
                     as audio:
-                _write(audio, feeds, voices, target.frames, progress)
+                _write(audio, feeds, voices, target.frames, rate, progress)
         except (soundfile.SoundFileError, OSError) as exc:
             raise OutputError(f"cannot write {path}: {_why(exc, Path(path))}") from None
         for feed in feeds.values():
@@ -420,17 +423,64 @@ def render_placed(timeline: Timeline, path: str | Path, who: Listener, *, physic
     return Rendered(str(path), target.frames, rate, target.container, str(font))
 
 
-def _write(audio: Any, feeds: Mapping[str, _Feed], voices: Mapping[str, Voice], frames: int,
+def _write(audio: Any, feeds: Mapping[str, _Feed], voices: Mapping[str, Voice], frames: int, rate: int,
            progress: Callable[[float], None] | None) -> None:
-    """The parts placed and summed, block by block, for the whole length of the file."""
-    import numpy as np
-
+    """The parts placed and summed, block by block, for the whole length of the file, through the limiter."""
     mix = _Mix(voices)
+    limiter = Limiter(rate)
     at = 0
     while at < frames:
         count = min(BLOCK, frames - at)
         heard = [(voices[name], mono) for name, feed in feeds.items() if (mono := feed.take(count)) is not None]
-        audio.write(np.clip(mix.block(heard, at, count), -1.0, 1.0))
+        audio.write(limiter.push(mix.block(heard, at, count)))
         at += count
         if progress:
             progress(at / frames)
+    audio.write(limiter.push(None))
+
+
+class Limiter:
+    """A look-ahead peak limiter, the mix's safety net: where either ear would pass ``CEILING``, the gain of both
+    falls to hold it there, smoothly over ``LIMIT_WINDOW`` seconds before the peak, and rises as smoothly after.
+
+    The gain is the mean over a window of the least gain needed over a window (so it is never more than the
+    gain needed anywhere); it needs a window's look-ahead, so the mix is held back one block. Where nothing passes
+    the ceiling (the usual case: each part is as loud 4 m away as in the plain render) the mix is untouched."""
+
+    def __init__(self, rate: int) -> None:
+        import numpy as np
+
+        self.window = max(2, round(LIMIT_WINDOW * rate))
+        self.held: Any = None
+        self.before = np.ones(self.window - 1)  # the gain needed just before the held block
+        self.limited = 0  # samples whose gain was lowered
+
+    def push(self, block: Any) -> Any:
+        """The held block, limited, now that *block* (None at the end) follows it; the first call gives none."""
+        import numpy as np
+
+        held, self.held = self.held, block
+        if held is None:
+            return np.zeros((0, CHANNELS))
+        ahead = np.ones(self.window - 1)
+        if block is not None:
+            ahead[:min(len(block), len(ahead))] = self._needed(block[:len(ahead)])
+        needed = self._needed(held)
+        context = np.concatenate([self.before, needed, ahead])
+        self.before = context[-2 * (self.window - 1):-(self.window - 1)]
+        if context.min() >= 1.0:
+            return held
+        from numpy.lib.stride_tricks import sliding_window_view
+
+        least = sliding_window_view(context, self.window).min(axis=1)  # least[s]: over samples s … s + window − 1
+        cut = np.concatenate([[0.0], np.cumsum(1.0 - least)])  # summed as cuts, so that no cut gives exactly 1
+        gain = 1.0 - (cut[self.window:] - cut[:-self.window]) / self.window  # the mean of least[t … t + window − 1]
+        self.limited += int(np.count_nonzero(gain < 1.0))
+        return held * gain[:, None]
+
+    @staticmethod
+    def _needed(block: Any) -> Any:
+        import numpy as np
+
+        peak = np.abs(block).max(axis=1)
+        return np.minimum(1.0, CEILING / np.maximum(peak, 1e-12))
