@@ -360,3 +360,17 @@ def test_placed_stems_are_one_placed_file_a_part_each_heard_from_its_place_and_t
     total = sum(s for s, _ in sound.values())
     assert total.shape == mix.shape
     assert np.abs(total - mix).max() <= 5 / 32768  # each file rounds to 16 bits
+
+
+@needs_fluidsynth
+@needs_kemar
+def test_cli_binaural_renders_through_the_kemar_set(run, tmp_path):
+    out = tmp_path / "bells.wav"
+    code, text, err = run("audio", str(PLACED), "--part", "鐘", "--listener", "0,-3.5,south", "--binaural", "-o",
+                          str(out))
+    assert code == 0, err
+    assert f"binaural through {SOFA}" in text
+    bells, rate = soundfile.read(out, dtype="float64")  # the east 縣, on the left of a listener facing south
+    assert _rms(bells[:, 0], rate, 0, 20) > 1.5 * _rms(bells[:, 1], rate, 0, 20)
+    assert run("audio", str(PLACED), "--listener", "0,0", "--binaural", str(tmp_path / "none.sofa"), "-o",
+               str(out))[0] == 1
