@@ -374,3 +374,15 @@ def test_cli_binaural_renders_through_the_kemar_set(run, tmp_path):
     assert _rms(bells[:, 0], rate, 0, 20) > 1.5 * _rms(bells[:, 1], rate, 0, 20)
     assert run("audio", str(PLACED), "--listener", "0,0", "--binaural", str(tmp_path / "none.sofa"), "-o",
                str(out))[0] == 1
+
+
+@needs_fluidsynth
+def test_a_sounding_part_with_no_place_is_an_error_that_names_the_placed_parts(tmp_path):
+    from yuesheng.outputs.spatial import render_placed
+
+    timeline = _timeline([_note(0.5, "m1"), _note(1.5, "c1", "獲者")],
+                         [_music("m1", 0, 0.5, instruments=("se",)),
+                          _music("c1", 1, 1.5, performers=("huozhe",), where="hou")], se="")  # the 瑟 nowhere
+    with pytest.raises(AudioError, match="no place on the plan for 瑟: .*; to hear the placed parts alone: --part 獲"):
+        render_placed(timeline, tmp_path / "x.wav", listener("賓席", timeline))
+    assert not list(tmp_path.iterdir())

@@ -386,8 +386,10 @@ def render_placed(timeline: Timeline, path: str | Path, who: Listener, *, physic
     stops = blocking(timeline).stops
     unplaced = [p for p in names if p not in stops]
     if unplaced:
+        placed = "".join(f" --part {p}" for p in names if p in stops)
         raise AudioError(f"{timeline.rite}: no place on the plan for {' '.join(unplaced)}: "
-                         "a placed render needs x, y for their positions (docs/cuesheet.md)")
+                         "a placed render needs x, y for their positions (docs/cuesheet.md)"
+                         + (f"; to hear the placed parts alone:{placed}" if placed else ""))
     cache: dict[tuple[Place, Listener], Any] = {}
     hrtf = hrtf.at_rate(rate) if hrtf else None
     voices = {p: Voice(_first_stop(stops[p]), who, physics, rate, cache, hrtf) for p in names}
