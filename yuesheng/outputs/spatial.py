@@ -1,4 +1,4 @@
-"""Placed audio: the rite heard from a seat. The only module that imports pyroomacoustics and scipy.
+"""Placed audio: the rite heard from a seat. The only module that imports pyroomacoustics (scipy also in ``sofa``).
 
 Each sounding part is rendered alone by FluidSynth (dry: no synthesizer reverb), one process per part, each
 condensed on its own clock: FluidSynth renders only where that part sounds (``audio.plan`` of the part alone),
