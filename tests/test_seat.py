@@ -386,3 +386,27 @@ def test_a_sounding_part_with_no_place_is_an_error_that_names_the_placed_parts(t
     with pytest.raises(AudioError, match="no place on the plan for 瑟: .*; to hear the placed parts alone: --part 獲"):
         render_placed(timeline, tmp_path / "x.wav", listener("賓席", timeline))
     assert not list(tmp_path.iterdir())
+
+
+@needs_fluidsynth
+def test_a_part_condensed_on_its_own_keeps_its_notes_on_the_rites_clock(tmp_path):
+    """The 瑟 is silent from 1 s to 20.5 s while the caller goes on: FluidSynth renders the 瑟 without that
+    silence, and its second note must still be heard at 20.5 s plus the path's delay."""
+    calls = [_note(at, f"c{n}", "獲者") for n, at in enumerate((5.0, 10.0, 15.0))]
+    timeline = _timeline([_note(0.5, "m1"), *calls, _note(20.5, "m2")],
+                         [_music("m1", 0, 0.5, instruments=("se",)),
+                          *(_music(e.cue, n + 1, e.start_tick / S, performers=("huozhe",), where="hou")
+                            for n, e in enumerate(calls)),
+                          _music("m2", 4, 20.5, instruments=("se",))])
+    from yuesheng.outputs.audio import only_parts, plan
+
+    alone, _ = plan(only_parts(timeline, frozenset(["瑟"])), tmp_path / "x.wav")
+    together, _ = plan(timeline, tmp_path / "x.wav")
+    assert alone.cuts and not together.cuts  # cut for the 瑟 alone, not for the rite
+    from yuesheng.outputs.spatial import render_placed
+
+    out = tmp_path / "se.wav"
+    render_placed(timeline, out, listener("賓席", timeline), parts=frozenset(["瑟"]))
+    mono = soundfile.read(out, dtype="float64")[0].sum(axis=1)
+    first, second = _onset(mono, 44100, 0.4, 1.5), _onset(mono, 44100, 20.4, 21.5)
+    assert second - first == pytest.approx(20.0, abs=0.001)  # the same note from the same place, 20 s later
