@@ -7,7 +7,8 @@ running LilyPond, copying the file into place):
 1. one ode, 鹿鳴 (3 stanzas, 103 notes), to PDF in staff notation and in 簡譜,
    and to SVG;
 2. the songbook PDF of each shipped rite (timeline build included), staff
-   notation; the goal is 大射儀's under 30 s.
+   notation, with both LilyPond runs (the first measures the pages for the page turns); the goal is 大射儀's
+   under 30 s.
 
 Run ``python benchmarks/engrave.py``; the last lines are ``RESULT`` lines.
 """
@@ -29,7 +30,7 @@ from yuesheng.cuesheet import CueSheet
 from yuesheng.music.repertoire import data_dir, load_repertoire
 from yuesheng.music.score import Piece
 from yuesheng.outputs.engrave import Notation, Setting, engrave, find_cjk_font, score_source
-from yuesheng.outputs.songbook import songbook, songbook_source
+from yuesheng.outputs.songbook import engrave_songbook, songbook
 from yuesheng.timeline import build_timeline
 
 RITES = ("xiangyinjiu", "xiangshe", "yanli", "dashe")
@@ -52,8 +53,7 @@ def ode(piece: Piece, notation: Notation, path: Path) -> None:
 def book(sheet: CueSheet, path: Path) -> None:
     """Build the timeline of *sheet* and engrave its songbook to *path*."""
     timeline = build_timeline(sheet)
-    source = songbook_source(songbook(timeline), Setting(realization=timeline.realization), font=find_cjk_font())
-    engrave(source, path)
+    engrave_songbook(songbook(timeline), Setting(realization=timeline.realization), path, font=find_cjk_font())
 
 
 def main(argv: list[str] | None = None) -> None:

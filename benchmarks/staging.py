@@ -2,17 +2,21 @@
 
 For each rite with a blocking (``blocking/RITE.yaml``): reading the hall and blocking (YAML cache warm),
 ``stage`` (everyone's place after every cue) and ``derive`` of every cue (its walks routed through the hall's
-graph, networkx), timed separately; and the first ``derive`` pass against a second one, since routes are kept per
-hall. Baseline: the same routes by straight lines (``Point.distance``, no graph), the floor any routing pays.
-Rites without a blocking are listed as such (their durations stay the cue sheet's).
+graph, networkx), timed separately: cold (no route found before: the graph built and every walk searched), from
+disk (the routes kept by an earlier process, ``staging/routecache``, read and checked against the walls) and warm
+(a second pass in the same process). Baseline: the same routes by straight lines (``Point.distance``, no graph),
+the floor any routing pays. Rites without a blocking are listed as such (their durations stay the cue sheet's).
 
-Times are CPU seconds (``time.process_time``, best of 3; the route cache cleared before each cold pass). Run
+Times are CPU seconds (``time.process_time``, best of 3), with a cache folder of the benchmark's own. Run
 ``python benchmarks/staging.py``; the last lines are ``RESULT`` lines.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,8 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout
 
 from yuesheng.check.validate import load_cuesheet
 from yuesheng.music.repertoire import data_dir, load_repertoire
-from yuesheng.staging import routes
+from yuesheng.staging import durations, routes
 from yuesheng.staging.durations import derive
+from yuesheng.staging.model import Hall
 from yuesheng.staging.reader import load_blocking
 from yuesheng.staging.stage import stage
 
@@ -40,11 +45,28 @@ def best(fn: Callable[[], object], *, before: Callable[[], None] = lambda: None,
 
 
 def cold() -> None:
-    routes.route.cache_clear()
+    """Nothing found before: no graph, no route in memory or on disk."""
+    shutil.rmtree(Path(os.environ["XDG_CACHE_HOME"], "yuesheng", "routes"), ignore_errors=True)
+    routes._kept.cache_clear()
     routes._graph.cache_clear()
+    durations._measured.cache_clear()
+
+
+def from_disk(hall: Hall) -> None:
+    """A new process: the routes of *hall* on disk, nothing in memory."""
+    routes._kept(hall).write()
+    routes._kept.cache_clear()
+    routes._graph.cache_clear()
+    durations._measured.cache_clear()
 
 
 def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="yuesheng-staging-") as folder:
+        os.environ["XDG_CACHE_HOME"] = folder
+        measure()
+
+
+def measure() -> None:
     repertoire = load_repertoire()
     results = []
     for rite in RITES:
@@ -58,14 +80,16 @@ def main() -> None:
         staged = stage(blocking, sheet)
         t_stage = best(lambda: stage(blocking, sheet))  # noqa: B023
         t_cold = best(lambda: [derive(blocking, c) for c in staged], before=cold)  # noqa: B023
+        t_disk = best(lambda: [derive(blocking, c) for c in staged], before=lambda: from_disk(blocking.hall))  # noqa: B023
         t_warm = best(lambda: [derive(blocking, c) for c in staged])  # noqa: B023
         straight = best(lambda: [m[2].distance(m[3]) for c in staged for m in c.moved])  # noqa: B023
         walks = sum(len(c.moved) for c in staged)
         print(f"{rite}: {len(staged)} cues, {walks} member moves, {len(blocking.hall.places)} places")
-        results.append((rite, load, t_stage, t_cold, t_warm, straight))
-    for rite, load, t_stage, t_cold, t_warm, straight in results:
+        results.append((rite, load, t_stage, t_cold, t_disk, t_warm, straight))
+    for rite, load, t_stage, t_cold, t_disk, t_warm, straight in results:
         print(f"RESULT staging {rite}: load {load * 1000:.0f} ms, stage {t_stage * 1000:.0f} ms, "
-              f"routes+durations cold {t_cold * 1000:.0f} ms, warm {t_warm * 1000:.0f} ms "
+              f"routes+durations cold {t_cold * 1000:.0f} ms, from disk {t_disk * 1000:.0f} ms, "
+              f"warm {t_warm * 1000:.0f} ms "
               f"(baseline straight lines {straight * 1000:.1f} ms)")
     total = sum(r[1] + r[2] + r[3] for r in results)
     print(f"RESULT staging all rites with a blocking: {total * 1000:.0f} ms cold")

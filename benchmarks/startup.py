@@ -11,7 +11,11 @@ pieces and pages:
 3. the commands that read a piece or a page: ``source 9-31b`` (大射's 許諾以宫),
    ``score list``, ``score show luming`` and ``score check luming`` (升歌鹿鳴);
 4. ``validate dashe``: every check, the quotes against the shipped texts and the size
-   and anchors under every combination of variants included.
+   and anchors under every combination of variants included, and the staging rule (the
+   blocking staged and every walk routed) for a rite with a blocking;
+5. ``plan``: the ground plan as JSON (only for a rite with a blocking: ``--rite xiangshe``).
+
+``--rite`` times the rite-wide commands on another rite than 大射儀.
 
 Each is timed twice: wall-clock (what a user waits) and the CPU time of the child
 process (user + system, from ``getrusage``), which moves less with the load of a
@@ -39,14 +43,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BASELINES = {"python_pass": ["-c", "pass"], "import_yuesheng": ["-c", "import yuesheng"]}
 COMMANDS = {
-    "timeline": ["timeline", "dashe", "-o", "{out}/dashe.txt"],
-    "render": ["render", "dashe", "-o", "{out}/dashe.mid"],
-    "sheet": ["sheet", "dashe", "-o", "{out}/dashe.html"],
+    "timeline": ["timeline", "{rite}", "-o", "{out}/{rite}.txt"],
+    "render": ["render", "{rite}", "-o", "{out}/{rite}.mid"],
+    "sheet": ["sheet", "{rite}", "-o", "{out}/{rite}.html"],
     "source": ["source", "9-31b"],
     "score_list": ["score", "list"],
     "score_show": ["score", "show", "luming"],
     "score_check": ["score", "check", "luming"],
-    "validate": ["validate", "dashe"],
+    "validate": ["validate", "{rite}"],
+    "plan": ["plan", "{rite}", "-o", "{out}/plan.json"],
 }
 TARGETS = {"validate": 0.35}
 TARGET = 0.25
@@ -87,14 +92,15 @@ def load() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--only", nargs="+", choices=list(COMMANDS), default=list(COMMANDS))
+    parser.add_argument("--only", nargs="+", choices=list(COMMANDS), default=[c for c in COMMANDS if c != "plan"])
+    parser.add_argument("--rite", default="dashe", help="the rite of timeline, render, sheet, validate and plan")
     args = parser.parse_args()
     print(f"before: {load()}")
     with tempfile.TemporaryDirectory(prefix="yuesheng-startup-") as folder:
         env = environment(str(Path(folder) / "pycache"))
         times = {name: best_of(args.repeat, argv, env) for name, argv in BASELINES.items()}
         for name in args.only:
-            argv = [a.format(out=folder) for a in COMMANDS[name]]
+            argv = [a.format(out=folder, rite=args.rite) for a in COMMANDS[name]]
             times[name] = best_of(args.repeat, ["-m", "yuesheng", *argv], env)
     print(f"after:  {load()}\n")
     base, base_cpu = times["python_pass"]

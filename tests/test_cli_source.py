@@ -11,7 +11,7 @@ def test_a_page_prints_its_layers_labelled(run):
     lines = out.splitlines()
     assert lines[0].startswith("儀禮集釋 4-27b — KR1d0030 儀禮集釋 卷4, leaf 27b")
     assert "經\u3000司正實觶降自西階階間北面坐奠觶退共少立" in lines
-    assert any(line.startswith("注\u3000\u3000鄭注階間北面") for line in lines)
+    assert any(line.startswith("鄭注\u3000鄭注階間北面") for line in lines)
     assert "釋曰\u3000釋曰奠觶者以顯其事表其位也" in lines
     assert any(line.startswith("案\u3000\u3000(案此下/原本衍)") for line in lines)
 

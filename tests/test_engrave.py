@@ -40,9 +40,11 @@ def _keys(voice: str) -> list[int]:
 
 
 def _digits(source: str) -> list[str]:
-    quoted = re.findall(r'\\bold ("(?:\\.|[^"\\])*")', "\n".join(
-        line for line in source.splitlines() if "\\new Voice" in line))
-    return [q[1:-1] for q in quoted]
+    """The 簡譜 digits of the voices, each with its accidental (drawn small at its upper left): ``♯4``."""
+    voices = "\n".join(line for line in source.splitlines() if "\\new Voice" in line)
+    heads = re.findall(r"\\overlay \{ \\center-align \\fontsize #\d+ \"(\d)\" (?:\\translate #'\([^)]*\) "
+                       r"\\right-align \\fontsize #-?\d+ \"([^\"]+)\")?", voices)
+    return [sign + digit for digit, sign in heads]
 
 
 def _pdf_text(path: Path) -> str:
@@ -97,9 +99,10 @@ def test_jianpu_octave_dots_mark_the_register(repertoire) -> None:
     source = score_source(piece, Setting(notation=Notation.JIANPU), font=FONT)
     first = source.split("\\new Voice")[1].split("|")[0]
     heads = [(d, marks.strip()) for d, marks in
-             re.findall(r"\\overlay \{ \\center-align \\bold \"([^\"]+)\"(.*?) \} ", first)]
+             re.findall(r"\\overlay \{ \\center-align \\fontsize #\d+ \"(\d)\"(.*?) \} ", first)]
     assert piece.stanzas[0].notes[0].pitch.name == "黄清"
-    assert heads[0][0] == "1" and heads[0][1].count("draw-circle") == 1 and "#'(0 . 2.1)" in heads[0][1]
+    assert heads[0][0] == "1" and heads[0][1].count("draw-circle") == 1
+    assert f"#'(0 . {engrave._DOT_ABOVE})" in heads[0][1]
     assert heads[1][1] == ""  # 南 in the middle octave
 
 
@@ -168,6 +171,9 @@ def test_svg_holds_every_syllable(repertoire, has_engraver, tmp_path: Path) -> N
                 texts[element.text] += 1
     assert not Counter(n.lyric for n in piece.notes) - texts
     assert not Counter(n.suzi for n in piece.notes) - texts
+    families = {e.get("font-family") for path in written for e in ET.parse(path).iter() if e.tag.endswith("text")}
+    named = ", ".join(f"'{f}'" for f in (engrave.find_cjk_font(), *engrave.FAMILIES))
+    assert families == {f"{named}, serif"}  # the faces the PDF uses, not a browser's choice
 
 
 HOSTILE = ['#(system "touch pwned")', '$(system "touch pwned")', '\\markup { \\bold "}" }', '"}']
@@ -214,7 +220,7 @@ def test_score_text_is_quoted_never_run(tmp_path: Path, has_engraver, run, monke
     assert not (tmp_path / "pwned").exists()
     text = _pdf_text(tmp_path / "hostile.pdf")
     assert piece.title in text and HOSTILE[2] in text
-    assert all(n.lyric in text for n in piece.notes)  # as text, not run (pypdf's layout order is approximate)
+    assert "".join(n.lyric for n in piece.notes) in "".join(text.split())  # as text, not run, and in order
     spans = [e.text for e in ET.parse(tmp_path / "hostile.svg").iter() if e.tag.endswith("tspan")]
     assert piece.title in spans and all(n.lyric in spans for n in piece.notes)
 
@@ -297,6 +303,34 @@ def test_score_engrave_marks_one_crotchet_per_syllable_at_the_sequencers_tempo(r
 def test_jianpu_key_is_written_as_chinese_practice_writes_it(repertoire, name: str, huangzhong: int, key: str) -> None:
     setting = Setting(notation=Notation.JIANPU, realization=Realization(huangzhong))
     assert f"· {key}\"" in score_source(repertoire.find(name), setting, font=FONT)
+
+
+def test_jianpu_marks_the_metre_where_the_line_length_changes(repertoire) -> None:
+    assert engrave._metre_marks((4, 2, 4, 4, 3)) == {0: "\\time 4/4", 4: "\\time 2/4", 6: "\\time 4/4",
+                                                     14: "\\time 3/4"}
+    piece = repertoire.find("魚麗")  # 魚麗于罶 | 鱨鯊 | 君子有酒 | 㫖且多
+    jianpu = _voices(score_source(piece, Setting(notation=Notation.JIANPU), font=FONT))[0]
+    assert re.findall(r"\\time (\d)/4", jianpu) == ["4", "2", "4", "3"]
+    staff = score_source(piece, Setting(), font=FONT)
+    assert "\\time" not in staff and "\\omit Staff.TimeSignature" in staff  # unmetred staff: no metre shown
+
+
+def test_key_used_gives_the_signature_the_notes_fit(repertoire) -> None:
+    piece = repertoire.find("關雎")  # 無射商: the 宫's key is B♭ major, and every 變徵 (E) needs a natural
+    keys = [Realization().midi(n.pitch)[0] for n in piece.notes]
+
+    def outside(tonic: int) -> int:
+        return sum((k - tonic) % 12 not in (0, 2, 4, 5, 7, 9, 11) for k in keys)
+
+    gong = engrave.gong_key(piece.mode, keys, Realization())
+    used = engrave.used_key(keys, gong)
+    assert outside(gong) >= 10 and outside(used) < outside(gong)
+    assert "\\key bes \\major" in score_source(piece, Setting(), font=FONT)
+    source = score_source(piece, Setting(key=engrave.KeySignature.USED), font=FONT)
+    assert f"\\key {engrave.lily_pitch(used, used).rstrip(chr(39) + ',')} \\major" in source
+    assert "key of the notes used" in source
+    jianpu = score_source(piece, Setting(notation=Notation.JIANPU, key=engrave.KeySignature.USED), font=FONT)
+    assert "1=♭B" in jianpu  # 簡譜's 1 stays the mode's 宫
 
 
 # -- issue 22 §6: LilyPond's memory and the notes of one engraving are bounded ---------------------------------------

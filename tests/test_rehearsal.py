@@ -189,7 +189,7 @@ def test_retime_and_timing_on_the_command_line(run, tmp_path):
     row = next(line for line in out.splitlines() if " bin-ru " in line)
     assert row.split()[1:3] == ["0:22", "0:10"]  # measured, then the estimate it replaced
     code, out, _ = run("timeline", str(GOLDEN), "--timing", str(out_file), "--format", "csv")
-    assert code == 0 and out.splitlines()[0].endswith(",estimate_s,takes,spread_s")
+    assert code == 0 and out.splitlines()[0].endswith(",estimate_s,takes,spread_s,duration_basis")
 
 
 def test_retime_drops_takes_by_hand_by_line_or_session_and_reports_outliers(run, tmp_path):

@@ -410,3 +410,60 @@ def test_a_part_condensed_on_its_own_keeps_its_notes_on_the_rites_clock(tmp_path
     mono = soundfile.read(out, dtype="float64")[0].sum(axis=1)
     first, second = _onset(mono, 44100, 0.4, 1.5), _onset(mono, 44100, 20.4, 21.5)
     assert second - first == pytest.approx(20.0, abs=0.001)  # the same note from the same place, 20 s later
+
+
+# --- a staged rite: the places come from its blocking (docs/staging.md) ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def staged_xiangshe():
+    from yuesheng.check.validate import load_cuesheet
+    from yuesheng.music.repertoire import load_repertoire
+    from yuesheng.timeline import build_timeline
+
+    root = Path(__file__).resolve().parent.parent
+    return build_timeline(load_cuesheet(root / "cues" / "xiangshe.yaml", load_repertoire()))
+
+
+def test_a_staged_rite_hears_each_part_where_its_players_stand(staged_xiangshe):
+    timeline = staged_xiangshe
+    assert timeline.staging is not None
+    hall = timeline.staging.hall.places
+    stops = blocking(timeline).stops
+    se = [{p.name: (p.x, p.y) for p in stop.places} for stop in stops["瑟"]]
+    # the two 工 who play the 瑟 at the 工席 on the 堂, below (遷樂) and up again (即位)
+    assert se[0]["gong#1"] == (hall["gong-xi"].point.x, hall["gong-xi"].point.y)
+    assert se[1]["gong#1"] == (hall["gong-xia"].point.x, hall["gong-xia"].point.y)
+    assert se[2] == se[0] and len(se) == 3
+    assert {p.name for stop in stops["歌"] for p in stop.places} == {"gong#3", "gong#4"}  # the other two sing
+    sheng = stops["笙"][0].places
+    assert len(stops["笙"]) == 1 and {p.name for p in sheng} == {"sheng#1", "sheng#2", "sheng#3"}
+    assert min(p.x for p in sheng) > hall["xuan"].point.x  # 縣中磬東立西面 (5-15a)
+    assert stops["磬"][0].places[0].name == "xuan"
+    at_fa = {(p.x, p.y) for stop in stops["獲者"] for p in stop.places}  # the 獲 are called from the 乏
+    assert at_fa == {(hall["fa-xi"].point.x, hall["fa-xi"].point.y)}
+    xunuo = {(p.x, p.y) for stop in stops["許諾"] for p in stop.places}  # 許諾 at the 侯 as he sets off for the 乏
+    assert (hall["fu-hou"].point.x, hall["fu-hou"].point.y) in xunuo
+
+
+def test_a_staged_rite_seats_the_listener_on_the_halls_mats(staged_xiangshe):
+    seat = blocking(staged_xiangshe).seats["bin-xi"]
+    place = staged_xiangshe.staging.hall.places["bin-xi"]
+    assert (seat.x, seat.y, seat.facing) == (place.point.x, place.point.y, "south")
+
+
+def test_a_blocking_that_does_not_stage_leaves_the_cue_sheets_places_with_a_notice(tmp_path):
+    from yuesheng.check.validate import load_cuesheet
+    from yuesheng.music.repertoire import load_repertoire
+    from yuesheng.timeline import build_timeline
+
+    root = Path(__file__).resolve().parent.parent
+    (tmp_path / "cues").mkdir()
+    shutil.copytree(root / "blocking", tmp_path / "blocking")
+    shutil.copy(root / "cues" / "xiangshe.yaml", tmp_path / "cues" / "xiangshe.yaml")
+    path = tmp_path / "blocking" / "xiangshe.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("to: gong-xia,", "to: gong-xai,", 1), encoding="utf-8")
+    timeline = build_timeline(load_cuesheet(tmp_path / "cues" / "xiangshe.yaml", load_repertoire()))
+    assert timeline.staging is None
+    assert any(n.startswith("xiangshe.yaml: ") and "cue sheet's places" in n for n in timeline.notices)
+    assert blocking(timeline).stops["瑟"][0].places[0].name == "gong-tang"

@@ -64,7 +64,30 @@ def test_songbook_source_has_contents_notices_and_every_piece() -> None:
     assert "\\markuplist \\table-of-contents" in source
     assert source.count("\\tocItem") == len(book.entries)
     assert source.count("三分損益, cents against equal temperament") == 1
-    assert all(lily_string("• " + n) in source for n in book.notices)
+    lost = [e.piece for e in book.entries if e.piece.realization]
+    here = [(p.title, (p.lost.in_rite("xiangshe") or p.lost).citation()) for p in lost]  # the rite's own passage
+    assert lost and all(lily_string(f"{title} — {cite}") in source for title, cite in here)  # a line each
+    assert source.count(lost[0].realization.rule) == 1  # the rule once, not a paragraph per piece
+    assert all(lily_string("• " + n) in source for n in book.notices if " is lost (" not in n)
+
+
+def test_lost_pieces_share_the_pages_of_the_piece_before() -> None:
+    book = songbook(_timeline("xiangyinjiu"))
+    source = songbook_source(book, Setting(), font=FONT)
+    transmitted = [e for e in book.entries if not e.piece.realization]
+    assert source.count("\\bookpart {") == 1 + len(transmitted)  # the contents, then a page per transmitted piece
+    assert 'title = "南陔 — modern realization"' not in source and lily_string("南陔 — modern realization") in source
+
+
+def test_a_piece_of_two_pages_starts_on_a_left_hand_page() -> None:
+    from yuesheng.outputs.songbook import facing_blanks
+
+    assert facing_blanks([(1, 1), (2, 2), (1, 1), (2, 2), (2, 2)], start=2) == {1, 3}  # 2, [3] 4-5, 6, [7] 8-9, ...
+    assert facing_blanks([(3, 3), (1, 1), (1, 1)], start=3) == set()  # an odd number of pages lies as it falls
+    assert facing_blanks([(2, 1)], start=3) == set()  # a piece of one page, a lost piece set on after it
+    book = songbook(_timeline("xiangyinjiu"))
+    source = songbook_source(book, Setting(), font=FONT, blanks=frozenset({2}))
+    assert source.count("This page is left blank") == 1
 
 
 def test_songbook_pdf(has_engraver, run, tmp_path: Path) -> None:
@@ -87,3 +110,50 @@ def test_every_sounding_piece_carries_the_sequencers_tempo(extra: tuple[str, ...
     assert {e.syllable for e in sounded} == {Fraction(3, 2) if not extra else Fraction(7, 5)}
     assert [e.piece.title for e in book.entries if not e.syllable] == ["陔夏"]  # drums alone: no notes, no tempo
     assert source.count(mark) == len(sounded)  # once a piece, at its first stanza
+
+
+def test_a_part_book_holds_only_its_own_pieces_and_their_notices() -> None:
+    timeline = _timeline("dashe")
+    bells = songbook(timeline, part="鐘")
+    source = songbook_source(bells, Setting(), font=FONT)
+    for other in ("新宮", "貍首", "由庚"):  # sounded by other parts: not described in the 鐘 book
+        assert not any(n.startswith(other) for n in bells.notices) and f'"{other} — ' not in source
+    voice = songbook(timeline, part="歌")
+    assert not any(e.piece.realization for e in voice.entries)  # no 笙 placeholders in the singer's book
+    assert not any(" is lost (" in n or n.startswith("金奏") for n in voice.notices)
+
+
+def test_a_part_book_cues_the_entry_with_the_end_of_the_other_part() -> None:
+    mouth_organ = songbook(_timeline("xiangyinjiu"), part="笙")
+    yougeng = next(e for e in mouth_organ.entries if e.piece.title == "由庚")
+    assert yougeng.cue_line == "Cue: before you come in, 歌 瑟 — 魚麗, ending 「維其時矣」 (應 南 太清 黄清)"
+    assert lily_string(yougeng.cue_line) in songbook_source(mouth_organ, Setting(), font=FONT)
+    singer = songbook(_timeline("xiangyinjiu"), part="歌")
+    assert next(e for e in singer.entries if e.piece.title == "四牡").cue_line == ""  # 歌 goes straight on
+
+
+def test_a_part_an_octave_lower_marks_bei_and_keeps_its_octave_in_jianpu() -> None:
+    from yuesheng.outputs.engrave import Notation
+
+    bells = songbook(_timeline("dashe"), part="鑮")
+    sixia = bells.entries[0]
+    played = [s for s in sixia.slots if s.key is not None]
+    lu_line = next(line for line in songbook_source(bells, Setting(), font=FONT).splitlines()
+                   if '\\set stanza = "律"' in line)
+    names = re.findall(r'"([^"]+)"', lu_line)[2:]
+    assert names[:3] == [s.note.pitch.name.removesuffix("清") if s.note.pitch.name.endswith("清")
+                         else s.note.pitch.name + "倍" for s in played[:3]]
+    jianpu = songbook_source(bells, Setting(notation=Notation.JIANPU), font=FONT)
+    voice = songbook_source(songbook(_timeline("dashe")), Setting(notation=Notation.JIANPU), font=FONT)
+    below = "\\translate #'(0 . -0.75)"
+    assert jianpu.count(below) > voice.count(below)  # the octave below keeps its dot
+
+
+def test_headings_name_cues_readings_and_variants_as_people_do() -> None:
+    timeline = _timeline("xiangyinjiu")
+    book = songbook(timeline, labels={"heyue": "合樂: how the two odes of a 終 sound"})
+    source = songbook_source(book, Setting(), font=FONT)
+    assert "合樂: how the two odes of a 終 sound — zheng" in book.readings and "heyue=zheng" not in book.readings
+    guanju = next(e for e in book.entries if e.piece.title == "關雎")
+    headings = [line for line in source.splitlines() if "(4-" in line and "終" in line]
+    assert headings and not any(f'"{h.cue}:' in line for h in guanju.hearings for line in headings)  # no cue ids

@@ -83,7 +83,7 @@ def test_a_pages_parts_together_are_the_page_as_transcribed(key, folder, kr_id):
 def test_yili_parts_tell_the_jing_the_notes_and_the_collation_apart():
     parts = [(p.kind, p.text) for p in sources.page("4-27b").parts]
     assert parts[0] == ("經", "司正實觶降自西階階間北面坐奠觶退共少立")
-    assert parts[1][0] == "注" and parts[1][1].startswith("鄭注階間北面")
+    assert parts[1][0] == "鄭注" and parts[1][1].startswith("鄭注階間北面")
     assert parts[2] == ("釋曰", "釋曰奠觶者以顯其事表其位也")
     assert parts[3] == ("經", "坐取觶不祭遂飲卒觶興坐奠觶遂拜執觶興")
     note = parts[4][1]
@@ -93,8 +93,8 @@ def test_yili_parts_tell_the_jing_the_notes_and_the_collation_apart():
 
 def test_a_note_running_over_the_page_break_keeps_its_layer():
     first = sources.page("6-13a").parts[0]
-    assert first.kind == "注" and first.text.startswith("鄭注東面者")
-    note = sources.PagePart("注", "之命于賤者遥號命之可也樂正亦許諾猶北面不還以賓在堂")
+    assert first.kind == "鄭注" and first.text.startswith("鄭注東面者")
+    note = sources.PagePart("鄭注", "之命于賤者遥號命之可也樂正亦許諾猶北面不還以賓在堂")
     assert sources.page("6-12b").parts[0] == note
 
 
@@ -143,8 +143,8 @@ def test_a_private_use_code_matches_its_character_either_way():
 def test_display_shows_the_standard_character_and_marks_a_code_not_established():
     assert sources.display("當&KR0925;北面") == "當楣北面"
     assert sources.display("縮&KR0764;") == "縮霤"
-    assert sources.display("謂&KR0871;肝膋") == "謂〓&KR0871;肝膋"
-    assert sources.display("&KR9999;") == "〓&KR9999;"
+    assert sources.display("謂&KR0871;肝膋") == "謂⿰月巽肝膋"  # no Unicode character: its description
+    assert sources.display("&KR9999;") == "〓KR9999"
     assert sources.display("no codes") == "no codes"
 
 
@@ -153,8 +153,19 @@ def test_every_code_in_the_texts_is_in_the_table_with_its_source():
             for c in sources.private_use_codes(page.text)}
     assert used == set(sources.PRIVATE_USE)
     for entry in sources.PRIVATE_USE.values():
-        assert entry.source and (entry.char is None or len(entry.char) == 1), entry
-        assert (entry.char is None) == ("not established" in entry.source), entry
+        assert entry.char and entry.source.startswith(("image: ", "charlist: ")), entry
+        described = "ideographic description" in entry.source
+        assert len(entry.char) == 1 or (described and entry.char[0] in "⿰⿱⿻"), entry
+
+
+@pytest.mark.parametrize(("code", "page", "shown"), [
+    ("KR0871", "8-10a", "謂⿰月巽肝膋"), ("KR0871", "10-25b", "謂⿰月巽肝膋"), ("KR1969", "9-5b", "從豆⿻凵⿰丰丰聲"),
+    ("KR2239", "zhouli:24-10a", "又作帆⿰阝几二皆音耆"), ("KR2503", "zhouli:30-37b", "掚監本訛⿰木兩"),
+])
+def test_the_four_codes_once_unresolved_are_shown_from_kanripos_glyph_images(code, page, shown):
+    text = sources.display(sources.page(page).text)
+    assert shown in text and "&KR" not in text and sources.UNRESOLVED not in text
+    assert "ideographic description" in sources.PRIVATE_USE[code].source
 
 
 def test_every_code_the_cue_sheets_and_scores_use_is_established():
@@ -195,3 +206,19 @@ def test_every_stanza_is_on_its_cited_page_as_transmitted(repertoire, piece_id):
 def test_the_loss_is_quoted_from_its_page(repertoire, piece_id):
     piece = repertoire.find(piece_id)
     assert sources.find_quote(piece.lost.quote, sources.page(piece.lost.cite)) is not None
+
+
+@pytest.mark.parametrize(("page", "ji"), [
+    ("4-44a", "磬階間縮&KR0764;"), ("6-34b", "歌騶虞若采蘋皆五終"), ("8-28a", "有房中之樂"),
+])
+def test_the_ji_is_labelled_ji_not_jing(page, ji):
+    parts = sources.page(page).parts
+    assert "經" not in {p.kind for p in parts}
+    assert any(p.kind == "記" and ji in p.text for p in parts)
+
+
+def test_the_ji_begins_at_its_heading():
+    kinds = [(p.kind, p.text[:4]) for p in sources.page("4-39a").parts]
+    assert ("經", "鄉樂惟欲") in kinds and ("記", "記鄉朝服") in kinds
+    assert kinds.index(("經", "鄉樂惟欲")) < kinds.index(("記", "記鄉朝服"))
+    assert {k for k, _ in kinds} <= {"經", "記", "鄭注", "釋曰", "案"}

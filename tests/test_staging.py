@@ -7,7 +7,11 @@ routed); a broken hall or blocking is an error at its file:line:col naming what 
 from __future__ import annotations
 
 import json
+import math
+import os
 import shutil
+import subprocess
+import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -17,6 +21,7 @@ from yuesheng.check.staging import staging_problems
 from yuesheng.check.validate import load_cuesheet
 from yuesheng.cuesheet import variant_configurations
 from yuesheng.errors import InvalidInputError
+from yuesheng.staging import routes
 from yuesheng.staging.durations import derive, gesture_seconds, pace
 from yuesheng.staging.model import Facing, Point
 from yuesheng.staging.reader import load_blocking, load_hall
@@ -26,13 +31,20 @@ from yuesheng.staging.statements import statement_problems
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCKING = ROOT / "blocking"
-STAGED = ["xiangshe"]  # the rites whose blocking is written
+STAGED = ["xiangshe", "xiangyinjiu"]  # the rites whose blocking is written
 
 
 @pytest.fixture(scope="module")
 def xiangshe(repertoire):
     sheet = load_cuesheet(ROOT / "cues" / "xiangshe.yaml", repertoire)
     return sheet, load_blocking(BLOCKING / "xiangshe.yaml", sheet)
+
+
+@pytest.fixture(scope="module", params=STAGED)
+def staged(request, repertoire):
+    """Each rite whose blocking is written: its cue sheet and blocking."""
+    sheet = load_cuesheet(ROOT / "cues" / f"{request.param}.yaml", repertoire)
+    return sheet, load_blocking(BLOCKING / f"{request.param}.yaml", sheet)
 
 
 def _copy(tmp_path: Path, rite: str, old: str = "", new: str = "", *, hall: bool = False) -> Path:
@@ -57,8 +69,8 @@ def test_the_shipped_blocking_passes_the_staging_rule(repertoire, rite):
     assert staging_problems(sheet) == []
 
 
-def test_every_actor_of_every_cue_stands_somewhere_facing_a_way(xiangshe):
-    sheet, blocking = xiangshe
+def test_every_actor_of_every_cue_stands_somewhere_facing_a_way(staged):
+    sheet, blocking = staged
     for variants in variant_configurations(sheet):
         for cue_stage, cue in zip(stage(blocking, sheet, variants), sheet.active_cues(variants), strict=True):
             placed = {performer_of(m) for m in cue_stage.stands}
@@ -68,9 +80,9 @@ def test_every_actor_of_every_cue_stands_somewhere_facing_a_way(xiangshe):
             assert placed <= set(sheet.performers)
 
 
-def test_no_two_people_share_a_point_at_any_cue(xiangshe):
-    sheet, blocking = xiangshe
-    for cue_stage in stage(blocking, sheet):
+def test_no_two_people_share_a_point_at_any_cue(staged):
+    sheet, blocking = staged
+    for cue_stage in (c for variants in variant_configurations(sheet) for c in stage(blocking, sheet, variants)):
         points = [(round(s.point.x, 2), round(s.point.y, 2)) for s in cue_stage.stands.values()]
         assert len(points) == len(set(points)), cue_stage.cue
 
@@ -85,8 +97,8 @@ def test_the_two_marks_are_a_bow_apart_and_the_places_beside_a_thing_are_not_on_
     assert statement_problems(hall) == []
 
 
-def test_no_walk_crosses_a_wall_and_the_tang_is_left_only_by_a_stair(xiangshe):
-    sheet, blocking = xiangshe
+def test_no_walk_crosses_a_wall_and_the_tang_is_left_only_by_a_stair(staged):
+    sheet, blocking = staged
     hall = blocking.hall
     for cue_stage in stage(blocking, sheet):
         for walk in derive(blocking, cue_stage).walks:
@@ -107,6 +119,31 @@ def test_a_route_from_the_court_to_the_tang_climbs_a_stair_and_goes_round_the_wa
     assert sum(p.distance(q) for p, q in zip(points, points[1:], strict=False)) > court.distance(tang)
 
 
+def test_routes_are_kept_for_the_next_process_which_needs_no_graph(tmp_path):
+    script = ("import sys; from pathlib import Path; from yuesheng.check.validate import load_cuesheet; "
+              "from yuesheng.music.repertoire import load_repertoire; "
+              "from yuesheng.check.staging import staging_problems; "
+              "assert staging_problems(load_cuesheet(Path('cues/xiangshe.yaml'), load_repertoire())) == []; "
+              "print('networkx' in sys.modules)")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    runs = [subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                           check=True).stdout.strip() for _ in range(2)]
+    assert runs == ["True", "False"]
+    assert len(list((tmp_path / "yuesheng" / "routes").glob("*.json"))) == 1
+
+
+def test_a_kept_route_through_a_wall_is_not_used(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    hall = load_hall(BLOCKING / "xiangshe.hall.yaml")
+    court, tang = Point(0, 5), Point(0, -4)
+    kept = routes._kept(hall)
+    kept.put(((0, 5), (0, -4)), [(0, 5), (0, -4)])  # straight up the edge of the 堂
+    kept.write()
+    routes._kept.cache_clear()
+    points = route(hall, court, tang)
+    assert len(points) > 2 and stairs_on(hall, points) == 1
+
+
 def test_each_duration_is_the_sum_of_its_parts_and_says_what_they_are(xiangshe):
     sheet, blocking = xiangshe
     by_id = {c.cue: c for c in stage(blocking, sheet)}
@@ -116,7 +153,8 @@ def test_each_duration_is_the_sum_of_its_parts_and_says_what_they_are(xiangshe):
     walk = max(d.walks, key=lambda w: w.seconds)
     assert d.parts[0][1] == walk.seconds
     assert d.seconds == walk.seconds + 10 + 10 + 3
-    assert walk.seconds == Fraction(walk.length).limit_denominator(100) * pace(run=False)
+    exact = Fraction(walk.length).limit_denominator(100) * pace(run=False) + 6 * walk.stairs  # a stair: 6 s
+    assert walk.seconds == Fraction(math.floor(exact * 10 + Fraction(1, 2)), 10)  # to the tenth of a second, halves up
 
 
 def test_a_run_is_faster_than_a_walk():
@@ -237,6 +275,15 @@ def test_plan_of_an_unknown_cue_or_an_unblocked_rite_says_so(run):
     assert code == 2 and "no blocking for yanli" in err
 
 
+def test_plan_of_a_rite_with_a_hall_but_no_blocking_gives_the_hall_alone(run):
+    code, out, _ = run("plan", "dashe")
+    data = json.loads(out)
+    assert code == 0 and data["hall"]["name"] and "people" not in data
+    assert any(p["name"].startswith("服不") for p in data["places"])
+    code, _, err = run("plan", "dashe", "--at", "ru-men")
+    assert code == 2 and "no blocking for dashe" in err and "hall alone" in err
+
+
 @pytest.mark.parametrize("hall", sorted(p.name for p in BLOCKING.glob("*.hall.yaml")))
 def test_every_shipped_hall_reads_its_statements_hold_and_its_quotes_are_on_their_pages(hall):
     from yuesheng.check.validate import check_quotes
@@ -268,3 +315,73 @@ def test_the_shegong_puts_each_thing_where_the_text_does_not_where_the_old_plan_
     assert at["dashi-wei"].x > at["ganhou"].x and at["dashi-wei"].y < at["ganhou"].y
     assert at["dong-shengqing"].y < at["dong-shengzhong"].y < at["dong-bo"].y
     assert at["wu-shang"].y == hall.places["xiying"].point.y and at["wu-xia"].x - at["wu-shang"].x == 1
+
+
+# --- durations from geometry in the timeline --------------------------------------------------------------------------
+
+
+def test_a_staged_rites_actions_last_their_derivation_unless_the_estimate_is_kept(staged):
+    from yuesheng.timeline import build_timeline, ticks
+
+    sheet, blocking = staged
+    by_id = {c.cue: c for c in stage(blocking, sheet)}
+    derived = kept = 0
+    for t in build_timeline(sheet).cues:
+        if t.cue.is_music:
+            assert t.basis == ""
+            continue
+        d = derive(blocking, by_id[t.cue.id])
+        reason = blocking.cues[t.cue.id].keep if t.cue.id in blocking.cues else ""
+        if reason or not d.parts:
+            kept += 1
+            assert abs(t.end_tick - t.start_tick - ticks(t.cue.duration or Fraction(0))) <= 1  # ticks rounded
+            assert t.basis == f"estimate: {reason or 'nothing on the ground to time it (no walk, no formula)'}"
+        else:
+            derived += 1
+            assert abs(t.end_tick - t.start_tick - ticks(d.seconds)) <= 1  # the parts add up to the duration
+            assert t.basis.endswith(f"= {float(d.seconds):.1f} s".replace(".0 s", " s"))
+            assert [p for p, _ in d.parts] == [part.rsplit(" ", 2)[0] for part in t.basis.split(" = ")[0].split(" + ")]
+    assert derived > 50 and kept > 15
+
+
+def test_timing_still_overrides_a_derived_duration(xiangshe, tmp_path):
+    from yuesheng.timeline import Measurement, Options, build_timeline, ticks
+
+    sheet = xiangshe[0]
+    timeline = build_timeline(sheet, Options(timing={"ying-bin": Measurement(Fraction(40))}))
+    t = next(t for t in timeline.cues if t.cue.id == "ying-bin")
+    assert t.end_tick - t.start_tick == ticks(Fraction(40))
+    assert t.estimate_ticks == ticks(Fraction(1225, 10))  # what it replaced: 66.33 步 (99.5 s) + 再拜 荅再拜 揖
+    assert t.basis.startswith("walk: zhuren to 門外")
+
+
+def test_timeline_json_gives_each_cues_blocking_and_each_actions_basis(run, tmp_path):
+    out = tmp_path / "x.json"
+    assert run("timeline", "xiangshe", "--format", "json", "-o", str(out))[0] == 0
+    cues = {c["cue"]: c for c in json.loads(out.read_text(encoding="utf-8"))["cues"]}
+    assert cues["ying-bin"]["basis"].startswith("walk: zhuren to 門外 (主人), 66.33 步")
+    zhuren = next(s for s in cues["ying-bin"]["blocking"] if s["who"] == "zhuren")
+    assert (zhuren["place"], zhuren["name"], zhuren["facing"]) == ("menwai-dong", "門外 (主人)", "西面")
+    assert len({s["who"] for s in cues["ru-men"]["blocking"]}) == len(cues["ru-men"]["blocking"]) > 20
+    assert "blocking" not in json.loads(_run_json(run, tmp_path, "yanli"))["cues"][0]  # no blocking yet
+
+
+def _run_json(run, tmp_path: Path, rite: str) -> str:
+    out = tmp_path / f"{rite}.json"
+    assert run("timeline", rite, "--format", "json", "-o", str(out))[0] == 0
+    return out.read_text(encoding="utf-8")
+
+
+def test_the_run_sheet_shows_each_derivation_under_its_action(run):
+    code, out, _ = run("timeline", "xiangshe")
+    lines = out.splitlines()
+    at = next(n for n, line in enumerate(lines) if " ying-bin " in line)
+    assert lines[at + 1].strip().startswith("= walk: zhuren to 門外") and lines[at + 1].endswith("= 122.5 s")
+    code, csv_out, _ = run("timeline", "xiangshe", "--format", "csv")
+    assert csv_out.splitlines()[0].endswith(",duration_basis")
+
+
+def test_a_keep_without_a_reason_is_an_error(tmp_path, xiangshe):
+    path = _copy(tmp_path, "xiangshe", "  ying-bin:\n", "  ying-bin:\n    keep: ''\n")
+    with pytest.raises(InvalidInputError, match=r"xiangshe.yaml:\d+:\d+: .*why the cue sheet's estimate is kept"):
+        load_blocking(path, xiangshe[0])

@@ -186,6 +186,35 @@ def test_xiangshe_xunuo_is_one_unbroken_call_not_on_gong_or_shang(xiangshe):
     assert all(e.length_ticks >= ticks(Fraction(10)) for e in xunuo)  # held from 侯 to 乏
 
 
+def test_xiangshe_xunuo_sounds_on_no_lu_unless_the_reading_holds_it_on_zhi(repertoire, xiangshe):
+    def xunuo(tl):
+        return {(e.part, e.key, e.cents) for e in tl.events if e.kind is EventKind.CALL and e.degree == "不絶"}
+
+    assert xunuo(xiangshe) == {("許諾", 60, 0.0)}  # 不以宮商: Breath Noise at one fixed key
+    sheet = _sheet(repertoire, "xiangshe")
+    other = build_timeline(sheet, Options(call_jun=lu("應"), realization=Realization(62, Tuning.SANFEN)))
+    assert xunuo(other) == xunuo(xiangshe)  # no 律: neither the 均 nor 黄鍾 nor the tuning moves it
+    zhi = build_timeline(sheet, Options(readings={"xunuo": "zhi"}))
+    assert xunuo(zhi) == {("獲者", 67, 0.0)}  # 徵 of 黄鍾 = 林鍾, G4 with 黄鍾 on C4
+    assert any("不以宮商" in n for n in xiangshe.notices) and any("xunuo=zhi" in n for n in zhi.notices)
+
+
+@pytest.mark.parametrize(("variants", "fixed", "following"), [
+    (frozenset(), {("宫", 60), ("商", 62)}, {("宫", 60), ("商", 62)}),  # 騶虞 黄鍾羽: the 均 is 黄鍾 either way
+    (frozenset({"caipin"}), {("宫", 60), ("商", 62)}, {("宫", 70), ("商", 72)}),  # 采蘋 無射商: 無射 and 黄鍾清
+])
+def test_the_calls_jun_is_fixed_or_follows_the_music_in_play(repertoire, variants, fixed, following):
+    sheet = _sheet(repertoire, "xiangshe")
+
+    def hit_calls(readings):
+        tl = build_timeline(sheet, Options(variants=variants, readings=readings))
+        return {(e.degree, e.key) for e in tl.events if e.kind is EventKind.CALL and e.round == "round-3"}
+
+    assert sheet.readings["changjun"].chosen == "gu-ding"
+    assert hit_calls({}) == fixed
+    assert hit_calls({"changjun": "sui-yue"}) == following
+
+
 @pytest.fixture(scope="module")
 def dashe(repertoire):
     return build_timeline(_sheet(repertoire, "dashe"))
@@ -254,7 +283,7 @@ def test_every_xiangshe_xunuo_sounds_unbroken(xiangshe):
     calls = [e for e in xiangshe.events if e.kind is EventKind.CALL and e.text == "諾"]
     pages = [next(t.cue.cite.page for t in xiangshe.cues if t.cue.id == e.cue) for e in calls]
     assert pages == XIANGSHE_XUNUO
-    assert {(e.degree, e.part) for e in calls} == {("不絶", "獲者")}
+    assert {(e.degree, e.part) for e in calls} == {("不絶", "許諾")}  # the 獲者's voice on no 律
 
 
 def test_the_gong_looses_first_in_his_pair(dashe):
@@ -463,17 +492,32 @@ def test_heyue_default_sounds_each_pair_in_turn_and_counts_three_zhong(repertoir
     assert {e.part for e in notes if e.piece == "queshao"} == {"歌", "瑟", "笙", "和", "磬"}  # 衆聲俱作 on every ode
 
 
-def test_wusuanyue_starts_with_the_cups_or_where_the_jing_writes_it(repertoire):
-    sheet = _sheet(repertoire, "yanli")
+@pytest.mark.parametrize(("rite", "music", "cups", "clause"), [
+    ("yanli", "wusuan-yue", "wusuan-jue", "shi-zhong-lv"),  # 8-18a 士終旅于上如初 / 無算樂
+    ("dashe", "wu-suan-yue", "wu-suan-jue", "shi-zhong-lv"),  # 10-31b
+    ("xiangshe", "wu-suan-yue", "wu-suan-jue", "wu-suan-fan"),  # 6-21b 反奠于賓與大夫 / 6-22a 無算樂
+])
+def test_wusuanyue_starts_where_the_jing_writes_it_or_with_the_cups_as_a_reading(repertoire, rite, music, cups,
+                                                                                clause):
+    sheet = _sheet(repertoire, rite)
     def start(tl, cue):
         return next(t for t in tl.cues if t.cue.id == cue)
     default = build_timeline(sheet)
-    jing = build_timeline(sheet, Options(readings={"wusuanyue": "jing-ci"}))
-    assert start(default, "wusuan-yue").start_tick == start(default, "wusuan-jue").start_tick
-    assert start(jing, "wusuan-yue").start_tick == start(jing, "shi-zhong-lv").end_tick
-    assert default.duration_ticks == jing.duration_ticks  # the drinking is the same; only the music moves
-    for tl in (default, jing):  # it stops as the 賓 rises, either way
-        assert start(tl, "bin-zui").start_tick <= start(tl, "wusuan-yue").end_tick
+    cupwise = build_timeline(sheet, Options(readings={"wusuanyue": "yu-jue"}))
+    assert sheet.readings["wusuanyue"].chosen == "jing-ci"
+    assert start(default, music).start_tick == start(default, clause).end_tick
+    assert start(cupwise, music).start_tick == start(cupwise, cups).start_tick
+    assert default.duration_ticks == cupwise.duration_ticks  # the drinking is the same; only the music moves
+    for tl in (default, cupwise):  # it stops as the 賓 rises, either way
+        assert start(tl, "bin-zui" if rite != "xiangshe" else "bin-xing").start_tick <= start(tl, music).end_tick
+
+
+def test_wusuanyue_in_xiangyinjiu_starts_with_the_cups_the_jing_writing_them_side_by_side(repertoire):
+    sheet = _sheet(repertoire, "xiangyinjiu")
+    tl = build_timeline(sheet)
+    start = {t.cue.id: t.start_tick for t in tl.cues}
+    assert sheet.readings["wusuanyue"].chosen == "yu-jue"
+    assert start["wusuanyue"] == start["wusuanjue"]
 
 
 def test_wusuan_yue_sounds_sheng_ge_jian_and_he_with_their_own_parts(repertoire):
@@ -588,3 +632,14 @@ def test_the_emitting_pass_reuses_the_times_it_would_compute(repertoire, rite):
             emitted = Played()
             assert schedule(setting, _music_end(setting, BuildState(), emitted)) == times, (rite, options)
             assert emitted == played
+
+
+def test_li_rugui_plays_the_shorter_ode_once_and_its_players_rest_until_the_longer_ends(repertoire):
+    tl = build_timeline(_sheet(repertoire, "xiangyinjiu"), Options(readings={"heyue": "li-rugui"}))
+    notes = [e for e in tl.events if e.cue == "heyue" and e.kind is EventKind.NOTE and e.zhong == 1]
+    guanju = [e for e in notes if e.piece == "guanju" and e.part == "歌"]
+    queshao = [e for e in notes if e.piece == "queshao" and e.part == "笙"]
+    assert (len(guanju), len(queshao)) == (80, 48)  # one pass each: the shorter is not repeated
+    assert queshao[0].start_tick == guanju[0].start_tick
+    rest = max(e.start_tick + e.length_ticks for e in guanju) - max(e.start_tick + e.length_ticks for e in queshao)
+    assert rest == ticks(Fraction(48))  # 32 syllables of 1.5 s: the 召南 players rest, nothing is held

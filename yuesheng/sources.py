@@ -16,7 +16,8 @@ transcription's own ids (``KR1d0030_WYG_009-23b``) are accepted too.
 
 A page's text is its printed lines joined (``¶`` ends a line), whitespace
 removed. Its parts tell the layers apart: in 儀禮集釋 the 經 runs at the left
-margin, a note starts with 鄭注 or 釋曰 and its lines are indented, and ``(案…)``
+margin — and from the heading ``記`` that opens a rite's 記 to the end of its 卷,
+the 記 — a note starts with 鄭注 (鄭目録) or 釋曰 and its lines are indented, and ``(案…)``
 is a collation note in small double-line print (``/`` divides the two
 columns); in 周禮注疏 the layers follow one another inline — 經, then 注, then
 音義(…) and 疏(…) in small print, then the next 經. The text is as transmitted:
@@ -24,8 +25,9 @@ the rare 經 line that the transcription indents is read as part of the note bef
 
 ``&KRnnnn;`` stands for a character outside Unicode's common planes. ``display``
 shows the standard character for each code in ``PRIVATE_USE`` (with where it
-comes from); a code not established stays, marked ``〓&KRnnnn;``. The files and
-the cue sheets keep the codes: a quote is matched with both sides displayed.
+comes from); a code not in the table is marked ``〓KRnnnn``. The files and
+the cue sheets keep the codes: a quote is matched with both sides displayed, and the
+cue sheet reader displays every text it reads, so no output shows a code.
 """
 
 from __future__ import annotations
@@ -72,23 +74,28 @@ class PrivateUse:
 
 
 # "image": the glyph image of the code in the Kanseki Repository's list of characters outside Unicode,
-# "charlist": that list's Unicode column (both in GAIJI_SOURCE); then the passage that fixes the reading.
-GAIJI_SOURCE = "github.com/kanripo/KR-Gaiji, commit 662fd61d (2019-11-30): charlist.org.txt, images/KRnnnn.png"
+# "charlist": that list's Unicode column (both in GAIJI_SOURCE); then the passage that fixes the reading. A glyph
+# that no Unicode character matches is shown as an ideographic description sequence (⿰ left-right, ⿻ overlaid).
+GAIJI_SOURCE = ("github.com/kanripo/KR-Gaiji, commit 662fd61d3f564e26c62810329aff3b9bae9fff99 (2019-11-30): "
+                "charlist.org.txt, images/KRnnnn.png")
 PRIVATE_USE: dict[str, PrivateUse] = {p.code: p for p in (
     PrivateUse("KR0615", "朄", "image: 巾+柬, the form of 朄 (Noto CJK draws 朄 so); zhouli:23-22b 鄭注 quotes "
                "詩 應朄縣鼓, 音義 朄音𦙍"),
     PrivateUse("KR0621", "芒", "image: 艹 over 亾 (亾 = 亡), a form of 芒; sepu:2-2a 叶音 鳴(一章叶芒二章同…)"),
     PrivateUse("KR0764", "霤", "image: 雨 over a form of 留; 4-44a 磬階間縮… (儀禮 鄉飲酒禮記 縮霤), 鄭注 縮從也"),
     PrivateUse("KR0795", "毄", "image: 毄 as Noto CJK draws it; zhouli:24-34a 占人 …幣以比其命, 音義 …音係 (毄 = 繫)"),
-    PrivateUse("KR0871", None, "image: 月+巽; 8-10a and 10-25b 鄭注 謂…肝膋狗胾醢: not established"),
+    PrivateUse("KR0871", "⿰月巽", "image: 月 left, 巽 right, shown as the ideographic description ⿰月巽 (no Unicode "
+               "character matched); 8-10a and 10-25b 鄭注 謂…肝膋狗胾醢 (a meat among the 庶羞)"),
     PrivateUse("KR0925", "楣", "image: 木+眉, a form of 楣; 6-29b 鄭注 正中曰棟次曰… (楣), 4-7a 鄭注 …前梁也"),
     PrivateUse("KR1055", "篴", "image: 竹 over 遂 = 篴; zhouli:23-26a 小師 鄭注 管如篴而小"),
     PrivateUse("KR1131", "徒", "image: 彳+走, a form of 徒; 10-17a 鄭注 服不負侯其徒居乏"),
     PrivateUse("KR1168", "冔", "charlist: 𠳲 (口+冔), a form of 冔; sepu:4-6a quotes 詩 文王 常服黼冔"),
-    PrivateUse("KR1969", None, "image: 曲 with doubled strokes (the top of 豐); 9-5b 鄭注 其為字從豆…聲: "
-               "not established"),
-    PrivateUse("KR2239", None, "image: 阝+几; zhouli:24-10a 音義 伊耆又作帆…: not established"),
-    PrivateUse("KR2503", None, "image: 木+兩; zhouli:30-37b 音義 掚監本訛…: not established"),
+    PrivateUse("KR1969", "⿻凵⿰丰丰", "image: 曲 drawn with doubled strokes, the top of 豐 (丰丰 in 凵), shown as the "
+               "ideographic description ⿻凵⿰丰丰 (no Unicode character matched); 9-5b 鄭注 on 豐 其為字從豆…聲"),
+    PrivateUse("KR2239", "⿰阝几", "image: 阝 left, 几 right, shown as the ideographic description ⿰阝几 (no Unicode "
+               "character matched); zhouli:24-10a 音義 伊耆又作帆…二皆音耆, a variant spelling of 耆"),
+    PrivateUse("KR2503", "⿰木兩", "image: 木 left, 兩 right, shown as the ideographic description ⿰木兩 (no Unicode "
+               "character matched); zhouli:30-37b 音義 掚監本訛…, the 監本's miswriting of 掚 (扌 read as 木)"),
     PrivateUse("KR2691", "兆", "image: an old form of 兆; zhouli:24-15a 大卜 三…之灋, 音義 …音兆亦作兆"),
     PrivateUse("KR2852", "夢", "image: 艹 over a form of 夢; zhouli:24-19a 占夢 三…之灋, 音義 …音夢本多作夢"),
 )}
@@ -103,7 +110,7 @@ def _regex(pattern: str) -> re.Pattern[str]:
 
 
 def display(text: str) -> str:
-    """*text* with every private-use code as its standard character; an unknown code marked ``〓&KRnnnn;``."""
+    """*text* with every private-use code as its standard character; an unknown code marked ``〓KRnnnn``."""
     if "&" not in text:
         return text
     return _regex(_CODE).sub(_standard, text)
@@ -116,7 +123,7 @@ def private_use_codes(text: str) -> list[str]:
 
 def _standard(match: re.Match[str]) -> str:
     known = PRIVATE_USE.get(match.group(1))
-    return known.char if known and known.char else UNRESOLVED + match.group(0)
+    return known.char if known and known.char else UNRESOLVED + match.group(1)
 
 
 # --- page ids -----------------------------------------------------------------------------------------------------
@@ -165,7 +172,8 @@ def parse_page(name: str, *, text: str = "yili") -> PageId:
 
 @dataclass(frozen=True, slots=True)
 class PagePart:
-    """A stretch of a page in one layer: 經, 注, 釋曰, 案 (collation), 音義, 疏, 小字, or '' (瑟譜)."""
+    """A stretch of a page in one layer, named as the text marks it: 經, 記, 鄭注, 鄭目録 and 釋曰 (儀禮集釋); 經, 注,
+    音義 and 疏 (周禮注疏); 案 (a collation note), 小字, or '' (瑟譜)."""
 
     kind: str
     text: str  # as transcribed, whitespace removed; private-use codes kept
@@ -196,6 +204,7 @@ class _Builder:
         self.style = style
         self.parts: dict[PageId, list[list[str]]] = {}  # page → [[kind, text], …]
         self.kind = ""  # the current large-print layer
+        self.margin = "經"  # what the margin holds: the 經, or from its heading on the 記 (儀禮集釋)
         self.small = ""  # the kind of the small print just read ('' after large print)
         self.open = False  # inside a ( … ) that runs over a line end
 
@@ -220,13 +229,14 @@ class _Builder:
             return
         new = False
         if self.style == "yili" and not self.open and not content.startswith("("):
-            marker = next((k for m, k in (("鄭注", "注"), ("鄭目録", "注"), ("釋曰", "釋曰"))
-                           if content.startswith(m)), "")
+            marker = next((m for m in ("鄭注", "鄭目録", "釋曰") if content.startswith(m)), "")
+            if indent == 0 and content.startswith("記"):  # the 記's heading: from here to the end of the 卷
+                self.margin = "記"
             if marker:
                 self.kind, new = marker, True
-            elif indent == 0 and self.kind != "經":
-                self.kind, new = "經", True
-            self.kind = self.kind or "注"
+            elif indent == 0 and self.kind != self.margin:
+                self.kind, new = self.margin, True
+            self.kind = self.kind or "鄭注"
         for token in self.tokens(content):
             self.token(page, token, new=new)
             new = False

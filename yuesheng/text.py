@@ -25,12 +25,29 @@ _VARIANTS = str.maketrans(
         "变": "變", "蔟": "簇",
     }
 )
+# The source's variant forms → the standard (traditional) forms a reader types, for search: 闗闗雎鳩 is found as
+# 關關雎鳩, 㫖 as 旨, 夀 as 壽.
+_STANDARD = str.maketrans(
+    {
+        "闗": "關", "㫖": "旨", "夀": "壽", "鼔": "鼓", "髙": "高", "来": "來", "徳": "德", "懐": "懷", "莱": "萊",
+        "𤣥": "玄", "黄": "黃", "宫": "宮", "参": "參", "𩔖": "類",
+    }
+)
 SUGGEST_CUTOFF = 0.5  # difflib similarity: two-character names that share one character still match
 
 
 def normalize(text: str) -> str:
     """Fold glyph variants and simplified characters to the source's forms."""
     return text.strip().translate(_VARIANTS)
+
+
+def standard_forms(text: str) -> str:
+    """*text* with the source's variant forms replaced by the standard ones (for a searchable text layer).
+
+    >>> standard_forms("闗闗雎鳩 㫖且多 眉夀")
+    '關關雎鳩 旨且多 眉壽'
+    """
+    return text.translate(_STANDARD)
 
 
 def normalize_pinyin(text: str) -> str:

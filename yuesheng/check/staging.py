@@ -12,32 +12,24 @@ from pathlib import Path
 
 from yuesheng.cuesheet import CueSheet
 from yuesheng.errors import InvalidInputError, Problem
+from yuesheng.staging.rite import blocking_beside
 from yuesheng.yamlload import load
-
-
-def blocking_of(sheet: CueSheet) -> Path | None:
-    """The blocking file of *sheet*'s rite beside its folder, or None."""
-    path = Path(sheet.file).resolve().parent.parent / "blocking" / f"{sheet.rite_id}.yaml"
-    return path if path.is_file() else None
 
 
 def staging_problems(sheet: CueSheet, path: Path | None = None) -> list[Problem]:
     """Every problem of the blocking at *path* (else the sheet's own) for *sheet*, under every variant."""
     from yuesheng.cuesheet import variant_configurations
-    from yuesheng.staging.durations import derive
-    from yuesheng.staging.reader import load_blocking
-    from yuesheng.staging.stage import stage
+    from yuesheng.staging.rite import loaded, staged_rite
     from yuesheng.staging.statements import statement_problems
 
-    path = path or blocking_of(sheet)
+    path = path or blocking_beside(sheet)
     if path is None:
         return []
+    readings = {r.id: r.chosen for r in sheet.readings.values()}
     try:
-        blocking = load_blocking(path, sheet)
-        problems = statement_problems(blocking.hall)
+        problems = statement_problems(loaded(path, sheet).hall)
         for variants in variant_configurations(sheet):
-            for cue in stage(blocking, sheet, variants):
-                derive(blocking, cue)
+            staged_rite(sheet, variants, readings, path)
     except InvalidInputError as exc:
         return list(exc.problems)
     return list(dict.fromkeys(problems))
@@ -45,7 +37,7 @@ def staging_problems(sheet: CueSheet, path: Path | None = None) -> list[Problem]
 
 def staging_files(sheet: CueSheet) -> list[Path]:
     """The blocking file of *sheet* and the hall file it names (for the quote check), if they read."""
-    path = blocking_of(sheet)
+    path = blocking_beside(sheet)
     if path is None:
         return []
     doc = load(path)

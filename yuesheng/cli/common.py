@@ -13,6 +13,7 @@ from yuesheng.music.lulu import DEFAULT_HUANGZHONG, Realization, Tuning, lu, par
 from yuesheng.music.repertoire import data_dir, load_repertoire, score_paths
 
 if TYPE_CHECKING:  # the timeline is imported by the commands that build, not by score or source
+    from yuesheng.cuesheet import CueSheet
     from yuesheng.outputs.placement import Listener, Physics
     from yuesheng.timeline import Timeline
 
@@ -109,6 +110,11 @@ def placement_of(args: argparse.Namespace, timeline: Timeline) -> tuple[Listener
 
 
 def timeline_of(args: argparse.Namespace) -> Timeline:
+    return sheet_and_timeline(args)[1]
+
+
+def sheet_and_timeline(args: argparse.Namespace) -> tuple[CueSheet, Timeline]:
+    """The cue sheet that *args* name, and its Timeline with *args*' options."""
     from yuesheng.check.validate import build_located, load_cuesheet
     from yuesheng.cuesheet import parse_duration, parse_reading
     from yuesheng.timeline import Options
@@ -144,7 +150,7 @@ def timeline_of(args: argparse.Namespace) -> Timeline:
     options = Options(frozenset(args.variant), readings, syllable, Realization(huangzhong, Tuning(args.tuning)),
                       args.seed, call_jun, timing)
     try:
-        return build_located(sheet, options)
+        return sheet, build_located(sheet, options)
     except UnknownNameError as exc:  # a --variant or --reading that the cue sheet does not have
         raise UsageError(str(exc)) from None
 

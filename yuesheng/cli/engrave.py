@@ -12,7 +12,7 @@ from yuesheng.cli.common import (
     realization,
     scores_option,
     sequencer_options,
-    timeline_of,
+    sheet_and_timeline,
 )
 from yuesheng.errors import UsageError
 from yuesheng.music.repertoire import load_repertoire
@@ -34,13 +34,14 @@ def _written(paths: list[Path]) -> str:
 
 def cmd_score_engrave(args: argparse.Namespace) -> str:
     from yuesheng.cuesheet import DEFAULT_SYLLABLE
-    from yuesheng.outputs.engrave import Notation, Setting, engrave, score_source
+    from yuesheng.outputs.engrave import KeySignature, Notation, Setting, engrave, score_source
 
     output = _output(args)
     piece = load_repertoire(args.scores).find(args.piece)
     if not piece.playable:
         raise UsageError(f"{piece.id} has no notes to engrave (lost: {piece.lost.cite if piece.lost else ''})")
-    setting = Setting(Notation(args.notation), realization(args), args.huangzhong, syllable=DEFAULT_SYLLABLE)
+    setting = Setting(Notation(args.notation), realization(args), args.huangzhong, syllable=DEFAULT_SYLLABLE,
+                      key=KeySignature(args.key))
     written = engrave(score_source(piece, setting), output)
     label = f", {piece.realization.label}" if piece.realization else ""
     return f"wrote {_written(written)}: {piece.title}, {len(piece.stanzas)} stanzas, {len(piece.notes)} notes, " \
@@ -48,15 +49,17 @@ def cmd_score_engrave(args: argparse.Namespace) -> str:
 
 
 def cmd_songbook(args: argparse.Namespace) -> str:
-    from yuesheng.outputs.engrave import Notation, Setting, check_notes, engrave, find_cjk_font
-    from yuesheng.outputs.songbook import songbook, songbook_source
+    from yuesheng.outputs.engrave import KeySignature, Notation, Setting, check_notes, find_cjk_font
+    from yuesheng.outputs.songbook import engrave_songbook, songbook
 
     output = _output(args)
-    timeline = timeline_of(args)
-    book = songbook(timeline, part=args.part or "")
+    sheet, timeline = sheet_and_timeline(args)
+    labels = {**{v.id: v.name for v in sheet.variants.values()}, **{r.id: r.name for r in sheet.readings.values()}}
+    book = songbook(timeline, part=args.part or "", labels=labels)
     check_notes(sum(len(e.slots) for e in book.entries), f"the songbook of {timeline.rite}")
-    setting = Setting(Notation(args.notation), timeline.realization, note_name(timeline.realization.huangzhong))
-    written = engrave(songbook_source(book, setting, font=find_cjk_font()), output)
+    setting = Setting(Notation(args.notation), timeline.realization, note_name(timeline.realization.huangzhong),
+                      key=KeySignature(args.key))
+    written = engrave_songbook(book, setting, output, font=find_cjk_font())
     part = f", part {book.part}" if book.part else ""
     return f"wrote {_written(written)}: {timeline.rite} songbook{part}, {len(book.entries)} pieces " \
            f"({' '.join(e.piece.title for e in book.entries)}), {args.notation}\n"
@@ -65,6 +68,9 @@ def cmd_songbook(args: argparse.Namespace) -> str:
 def _notation_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--notation", choices=("staff", "jianpu"), default="staff",
                         help="staff notation or 簡譜 with the 宫 of the mode as 1 (default staff)")
+    parser.add_argument("--key", choices=("gong", "used"), default="gong",
+                        help="staff key signature: the major key of the mode's 宫 (default), or the one the notes "
+                             "used fit best (fewest accidentals)")
 
 
 def add_score_engrave(p: argparse.ArgumentParser) -> None:

@@ -1,5 +1,6 @@
 """``yuesheng plan``: a rite's ground plan (儀禮圖) — the hall and every place; with ``--at CUE_ID`` everyone present
-at that cue, facing which way, the cue's walks and what its duration is made of. JSON or one SVG plate."""
+at that cue, facing which way, the cue's walks and what its duration is made of. JSON or one SVG plate. A rite with
+a hall but no blocking yet (大射儀) gives its hall alone."""
 
 from __future__ import annotations
 
@@ -11,20 +12,24 @@ from yuesheng.errors import UsageError
 
 
 def cmd_plan(args: argparse.Namespace) -> str:
-    from yuesheng.check.staging import blocking_of
     from yuesheng.check.validate import load_cuesheet
     from yuesheng.cuesheet import parse_reading
     from yuesheng.music.repertoire import load_repertoire, score_paths
-    from yuesheng.outputs.plan import plan_data, plan_svg
+    from yuesheng.outputs.plan import plan_data
     from yuesheng.staging.durations import derive
-    from yuesheng.staging.reader import load_blocking
+    from yuesheng.staging.reader import load_blocking, load_hall
+    from yuesheng.staging.rite import blocking_beside, hall_beside
     from yuesheng.staging.stage import stage
 
     sheet = load_cuesheet(cue_path(args.cue), load_repertoire(score_paths(args.scores)))
-    path = blocking_of(sheet)
+    path = blocking_beside(sheet)
     if path is None:
-        raise UsageError(f"no blocking for {sheet.rite_id}: expected blocking/{sheet.rite_id}.yaml beside the cue "
-                         "sheet's folder")
+        hall = hall_beside(sheet)
+        if hall is None or args.at:
+            raise UsageError(f"no blocking for {sheet.rite_id}: expected blocking/{sheet.rite_id}.yaml beside the cue "
+                             f"sheet's folder{' (its hall alone is drawn without --at)' if hall else ''}")
+        data = plan_data(load_hall(hall), sheet)
+        return _written(args, data, sheet.rite_id)
     blocking = load_blocking(path, sheet)
     readings = dict(parse_reading(r) for r in args.reading)
     at = derivation = None
@@ -35,9 +40,16 @@ def cmd_plan(args: argparse.Namespace) -> str:
             raise UsageError(f"cue {args.at!r} is not in the programme with the variants and readings chosen")
         at = stages[args.at]
         derivation = derive(blocking, at)
-    data = plan_data(blocking, sheet, at=at, derivation=derivation)
+    return _written(args, plan_data(blocking.hall, sheet, at=at, derivation=derivation),
+                    sheet.rite_id + (f" at {args.at}" if args.at else ""))
+
+
+def _written(args: argparse.Namespace, data: dict[str, object], what: str) -> str:
+    """The plan as SVG or JSON, to the output or stdout."""
+    from yuesheng.outputs.plan import plan_svg
+
     text = plan_svg(data) if args.format == "svg" else json.dumps(data, ensure_ascii=False, indent=1) + "\n"
-    return emit(args, text, f"the plan of {sheet.rite_id}" + (f" at {args.at}" if args.at else ""))
+    return emit(args, text, f"the plan of {what}")
 
 
 def _add_plan(p: argparse.ArgumentParser) -> None:

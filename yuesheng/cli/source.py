@@ -10,7 +10,7 @@ from yuesheng.cli.parsing import dump_json, format_option
 from yuesheng.errors import QuoteError
 from yuesheng.sources import Page, QuoteMatch
 
-_LABEL_CELLS = 2  # labels are one or two CJK characters: 經 注 釋曰 案 音義 疏 小字
+_LABEL_CELLS = 2  # labels padded to two CJK cells: 經 記 鄭注 釋曰 注 案 音義 疏 小字 (鄭目録 overruns)
 
 
 MARKS = ("【", "】")  # around the quote; plain text, so it survives the escaping of everything printed (and a copy)
@@ -36,7 +36,7 @@ def _page_lines(page: Page, start: int, spans: tuple[tuple[int, int], ...], mark
     for part in page.parts:
         text = sources.display(part.text)
         label = part.kind + "\u3000" * (_LABEL_CELLS - len(part.kind)) if part.kind else ""
-        indent = "" if part.kind in ("經", "") else "\u3000"
+        indent = "" if part.kind in ("經", "記", "") else "\u3000"
         lines.append(f"{label}{indent}{_marked(text, start, spans, marks)}")
         start += len(text)
     return lines

@@ -55,6 +55,7 @@ from yuesheng.cuesheet.references import check_references
 from yuesheng.errors import InvalidValueError, Problem, UnknownNameError
 from yuesheng.music.lulu import Lu, lu, parse_huangzhong
 from yuesheng.music.repertoire import Repertoire
+from yuesheng.sources import display
 from yuesheng.yamlload import Document, PathKey
 
 FORMAT = "yuesheng-cues/1"
@@ -141,14 +142,15 @@ class _Reader(Checker):
             self.error(path + ("cite", "page"), f"bad page id {page!r}: expected 卷-頁面 such as 6-12b "
                        "(or 周禮注疏 30-25a)", "cite")
             return None
-        return Cite(page, quote) if page and quote else None
+        return Cite(page, display(quote)) if page and quote else None
 
     def id_list(self, data: dict[str, Any], path: PathKey, key: str) -> tuple[str, ...]:
         raw = self.field(data, path, key, list, required=False) or []
         return tuple(i for n, v in enumerate(raw) if (i := self.ident(v, path + (key, n))))
 
     def text(self, data: dict[str, Any], path: PathKey, key: str, *, required: bool = False) -> str:
-        return self.field(data, path, key, str, required=required) or ""
+        """A text field, private-use codes shown as their characters (``sources.display``): what people read."""
+        return display(self.field(data, path, key, str, required=required) or "")
 
     # -- sections --------------------------------------------------------------------------------
 

@@ -80,6 +80,7 @@ PARTS: dict[str, Part] = {p.name: p for p in (
     Part("管", 75, 7, velocity=75),  # Pan Flute for 簜 / 管
     Part("獲者", 52, 8, velocity=100),  # Choir Aahs: the hit-caller
     Part("負侯者", 52, 10, velocity=100),  # the target-bearers
+    Part("許諾", 121, 11, velocity=90),  # Breath Noise: the 獲者's unbroken 許諾 on no 律 (鄭注 5-25a 不以宮商)
     Part("鼓", 0, DRUM_CHANNEL, velocity=110, drum_key=35, pattern=Pattern.DRUM),  # 建鼓: Acoustic Bass Drum
     Part("鼙", 0, DRUM_CHANNEL, velocity=90, drum_key=45, pattern=Pattern.DRUM),  # 應鼙 朔鼙: Low Tom
     Part("鼗", 0, DRUM_CHANNEL, velocity=70, drum_key=54, pattern=Pattern.DRUM),  # the rattle drum: Tambourine

@@ -146,18 +146,27 @@ class Source:
 
 @dataclass(frozen=True, slots=True)
 class Lost:
-    """A lost piece: the passage that names it (a 儀禮集釋 page and a quote)."""
+    """A lost piece: the passage that says so (a 儀禮集釋 page and a quote), and the passage of each rite whose own
+    text says so (``rites``: rite id → Lost), where it differs."""
 
     cite: str
     quote: str
+    rites: tuple[tuple[str, Lost], ...] = ()
 
     def citation(self) -> str:
         """'儀禮集釋 4-22b: 南陔白華華黍小雅篇也今亡其義未聞'."""
         return f"{self.cite}: {self.quote}"
 
-    def as_dict(self) -> dict[str, str]:
+    def in_rite(self, rite: str) -> Lost | None:
+        """The passage of rite *rite*'s own text that says the piece is lost, or None."""
+        return next((lost for rid, lost in self.rites if rid == rite), None)
+
+    def as_dict(self) -> dict[str, Any]:
         """The ``lost`` mapping as a score file writes it."""
-        return {"cite": self.cite, "quote": self.quote}
+        out: dict[str, Any] = {"cite": self.cite, "quote": self.quote}
+        if self.rites:
+            out["rites"] = {rid: {"cite": lost.cite, "quote": lost.quote} for rid, lost in self.rites}
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,9 +245,14 @@ def read_piece(doc: Document) -> Piece:
         realization = ModernRealization(label or "", rule or "")
     lost = r.field(data, (), "lost", dict, required=provenance is Provenance.LOST)
     if provenance is Provenance.LOST and lost is not None:
-        r.keys(lost, ("lost",), ("cite", "quote"))
+        r.keys(lost, ("lost",), ("cite", "quote", "rites"))
         for key in ("cite", "quote"):
             r.field(lost, ("lost",), key, str)
+        for rid, entry in (r.field(lost, ("lost",), "rites", dict, required=False) or {}).items():
+            if r.mapping(entry, ("lost", "rites", rid), "the rite's cite and quote") is not None:
+                r.keys(entry, ("lost", "rites", rid), ("cite", "quote"))
+                for key in ("cite", "quote"):
+                    r.field(entry, ("lost", "rites", rid), key, str)
     if provenance is Provenance.SOURCED and (lost is not None or realization is not None):
         r.error((), "a sourced piece has no 'lost' or 'realization'")
     stanza_data = r.field(data, (), "stanzas", list, required=provenance is Provenance.SOURCED) or []
@@ -270,7 +284,7 @@ def read_piece(doc: Document) -> Piece:
     return Piece(
         pid, title, aliases, mode, str(data.get("mode_common") or ""), provenance,
         _source(data.get("source")), stanzas, tuple(emendations), tuple(irregularities),
-        realization, Lost(lost["cite"], lost["quote"]) if lost is not None else None, doc.file,
+        realization, _lost(lost) if lost is not None else None, doc.file,
     )
 
 
@@ -319,9 +333,17 @@ def _check_pages(r: Checker, data: dict[str, Any], stanzas: tuple[Stanza, ...]) 
                        default="sepu")
 
 
+def _lost(data: dict[str, Any]) -> Lost:
+    """The checked ``lost`` mapping of a score file as a Lost."""
+    rites = tuple((str(rid), Lost(e["cite"], e["quote"])) for rid, e in (data.get("rites") or {}).items())
+    return Lost(data["cite"], data["quote"], rites)
+
+
 def _check_lost(r: Checker, lost: Lost) -> None:
-    """A lost piece's quote is on its cited page (``儀禮集釋 4-22b``)."""
+    """A lost piece's quotes are on their cited pages (``儀禮集釋 4-22b``), its own and each rite's."""
     _check_on_page(r, ("lost", "quote"), lost.cite, lost.quote, "the quote", default="yili")
+    for rid, entry in lost.rites:
+        _check_on_page(r, ("lost", "rites", rid, "quote"), entry.cite, entry.quote, "the quote", default="yili")
 
 
 def _read_records(r: Checker, data: dict[str, Any], key: str, fields: tuple[tuple[str, type], ...],

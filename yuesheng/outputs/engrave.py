@@ -30,7 +30,9 @@ writes text as ``<text>`` elements. A CJK font is required (Noto CJK, Debian
 
 from __future__ import annotations
 
+import html
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -44,9 +46,11 @@ from pathlib import Path
 from yuesheng import limits
 from yuesheng.errors import EngraveError, LimitError
 from yuesheng.files import atomic_path, check_output, write_atomic
+from yuesheng.fonts import FAMILIES, FONT_FILES
 from yuesheng.music.lulu import LU, Mode, Realization, Tuning, cents_offset
 from yuesheng.music.score import Note, Piece
 from yuesheng.process import bound_to_us
+from yuesheng.text import standard_forms
 
 LILYPOND_VERSION = "2.25.12"
 TIME_LIMIT = 300.0  # seconds for one LilyPond run
@@ -61,6 +65,14 @@ class Notation(Enum):
 
     STAFF = "staff"
     JIANPU = "jianpu"
+
+
+class KeySignature(Enum):
+    """The staff's key signature: the major key of the 宫 of the mode's 均 (every degree a note of the key), or the
+    major key that the notes used fit best (the fewest accidentals)."""
+
+    GONG = "gong"
+    USED = "used"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +93,7 @@ class Setting:
     huangzhong_name: str = "C4"
     part: str = ""
     syllable: Fraction | None = None
+    key: KeySignature = KeySignature.GONG
 
 
 # --- quoting --------------------------------------------------------------------------------------
@@ -143,6 +156,24 @@ def jianpu_digit(key: int, gong_key: int) -> tuple[str, int]:
     return _SIGN[alteration] + str(step + 1), offset // 12
 
 
+_SIGNATURE_SIZE = {0: 0, 7: 1, 2: 2, 9: 3, 4: 4, 11: 5, 6: 6, 5: 1, 10: 2, 3: 3, 8: 4, 1: 5}  # sharps or flats
+
+
+def used_key(keys: Sequence[int], gong: int) -> int:
+    """The tonic (a MIDI key near *gong*) of the major key that *keys* fit best: the fewest notes outside its
+    scale, then the smallest signature, then the 宫's own key.
+
+    >>> used_key([62, 64, 66, 67, 69, 71, 73], 70)  # D major's notes, with B♭ as 宫: D major (at 62 + 12)
+    74
+    """
+    def cost(tonic: int) -> tuple[int, int, int]:
+        outside = sum((k - tonic) % 12 not in _NATURAL for k in keys)
+        return outside, _SIGNATURE_SIZE[tonic % 12], (tonic - gong) % 12 != 0
+
+    best = min(range(12), key=lambda pc: cost(gong + pc))
+    return gong + best - (12 if best > 6 else 0)
+
+
 def gong_key(mode: Mode | None, keys: Sequence[int], realization: Realization) -> int:
     """The MIDI key of the 宫 of the mode's 均 in the octave that holds most of *keys* (1 of the 簡譜)."""
     base = realization.huangzhong + (mode.jun.index if mode else 0)
@@ -174,7 +205,8 @@ def _header(piece: Piece, setting: Setting, gong: int) -> list[str]:
         "subsubtitle": subsubtitle,
         "meter": f"黄鍾 = {setting.huangzhong_name}"
                  + (f" · {jianpu_key(gong)}" if setting.notation is Notation.JIANPU else ""),
-        "arranger": tuning + (f" · {setting.part}" if setting.part else ""),
+        "arranger": tuning + (" · key of the notes used" if setting.key is KeySignature.USED else "")
+                    + (f" · {setting.part}" if setting.part else ""),
     }
     return ["\\header {"] + [f"  {name} = {lily_string(value)}" for name, value in fields.items()] + ["}"]
 
@@ -202,18 +234,32 @@ def _footnotes(piece: Piece, stanza: int) -> list[str]:
     return out
 
 
+# 簡譜 geometry, in staff spaces from the digit's baseline: digits sized to the lyric characters, octave dots
+# clear of the digit (so a dotted 1 never reads as "i"), the sharp small at the digit's upper left, bar lines
+# from just under the digits to just over the dots, and the lyric rows at a fixed distance under the lowest dot.
+JIANPU_DIGIT_SIZE = 3  # LilyPond \fontsize steps: the digit's height is about that of a character of the 詞 row
+_DOT_ABOVE, _DOT_BELOW, _DOT_STEP, _DOT_RADIUS = 2.95, -0.75, 0.75, 0.25
+_SHARP_AT = (-1.6, 1.1)
+
+
 def _jianpu_head(digit: str, dots: int) -> str:
-    """Tweaks that draw a note head as its 簡譜 digit, with octave dots above (dots > 0) or below."""
-    marks = " ".join(f"\\translate #'(0 . {2.1 + 0.7 * n if dots > 0 else -0.9 - 0.7 * n}) "
-                     "\\center-align \\draw-circle #0.22 #0 ##t" for n in range(abs(dots)))
-    text = f"\\overlay {{ \\center-align \\bold {lily_string(digit)} {marks} }}"
+    """Tweaks that draw a note head as its 簡譜 digit (an accidental small at its upper left), with octave dots
+    above (dots > 0) or below."""
+    sign, number = digit[:-1], digit[-1]
+    marks = " ".join(f"\\translate #'(0 . {_DOT_ABOVE + _DOT_STEP * n if dots > 0 else _DOT_BELOW - _DOT_STEP * n}) "
+                     f"\\center-align \\draw-circle #{_DOT_RADIUS} #0 ##t" for n in range(abs(dots)))
+    accidental = (f"\\translate #'({_SHARP_AT[0]} . {_SHARP_AT[1]}) \\right-align \\fontsize #{JIANPU_DIGIT_SIZE - 4} "
+                  f"{lily_string(sign)} ") if sign else ""
+    text = (f"\\overlay {{ \\center-align \\fontsize #{JIANPU_DIGIT_SIZE} {lily_string(number)} "
+            f"{accidental}{marks} }}")
     return f"\\tweak NoteHead.stencil #ly:text-interface::print \\tweak NoteHead.text \\markup {text} "
 
 
 def _note_token(slot: Slot, gong: int, setting: Setting, mark: int | None) -> str:
     if slot.key is None:
         return "r4" if setting.notation is Notation.STAFF else (
-            '\\tweak Rest.stencil #ly:text-interface::print \\tweak Rest.text \\markup \\bold "0" r4')
+            "\\tweak Rest.stencil #ly:text-interface::print "
+            f'\\tweak Rest.text \\markup \\fontsize #{JIANPU_DIGIT_SIZE} "0" r4')
     token = lily_pitch(slot.key, gong) + "4"
     if setting.notation is Notation.JIANPU:
         token = _jianpu_head(*jianpu_digit(slot.key, gong)) + token
@@ -231,9 +277,10 @@ def lyric_syllable(text: str) -> str:
     return f"\\markup \\concat {{ {pieces} }}"
 
 
-def _lyric_line(label: str, texts: list[str]) -> str:
+def _lyric_line(label: str, texts: list[str], notation: Notation) -> str:
     words = " ".join(lyric_syllable(t) for t in texts)
-    return f"    \\new Lyrics \\lyricsto \"v\" {{ \\set stanza = {lily_string(label)} {words} }}"
+    spacing = " \\with { \\jianpuLyrics }" if notation is Notation.JIANPU else ""
+    return f"    \\new Lyrics{spacing} \\lyricsto \"v\" {{ \\set stanza = {lily_string(label)} {words} }}"
 
 
 def tempo_mark(syllable: Fraction) -> str:
@@ -250,6 +297,34 @@ def clef_name(keys: Sequence[int]) -> str:
     return "treble" if low >= 55 else "treble_8" if low >= 43 else "bass"
 
 
+_REGISTER_MARK = {-2: "倍倍", -1: "倍", 0: "", 1: "清", 2: "清清"}
+
+
+def lu_name(slot: Slot, realization: Realization) -> str:
+    """The 律 a part sounds on *slot*, with its register: the score's 律 moved by the octaves the part plays it
+    away from the written pitch (a part an octave lower sounds 黄 as 黄倍 and 黄清 as 黄)."""
+    pitch = slot.note.pitch
+    if slot.key is None:
+        return pitch.name
+    octaves = pitch.register.value + (slot.key - realization.midi(pitch)[0]) // 12
+    return pitch.lu.short + _REGISTER_MARK.get(octaves, f"{octaves:+d}")
+
+
+def _metre_marks(lengths: Sequence[int]) -> dict[int, str]:
+    """簡譜's metre mark where the line's length changes: {notes sung before the line: ``\\time 3/4``}.
+
+    The beat is steady (one syllable a crotchet at the sequencer's tempo) and the bar is the line of the poem, so
+    the metre is the line's length, marked where it changes as 簡譜 marks a changing metre; 散板 (free rhythm)
+    would tell the singer to leave the beat, which the sequencer never does.
+    """
+    marks, start, previous = {}, 0, 0
+    for length in lengths:
+        if length != previous:
+            marks[start] = f"\\time {length}/4"
+        start, previous = start + length, length
+    return marks
+
+
 def stanza_score(piece: Piece, stanza: int, slots: Sequence[Slot], setting: Setting, gong: int) -> list[str]:
     """One stanza as a LilyPond ``\\score`` with its heading, three lyric lines and its notes on emendations."""
     marks = _emendation_marks(piece)
@@ -257,12 +332,15 @@ def stanza_score(piece: Piece, stanza: int, slots: Sequence[Slot], setting: Sett
     lengths = next((s.line_lengths for s in piece.stanzas if s.number == stanza), ())
     ends = set(next((s.line_ends for s in piece.stanzas if s.number == stanza), ()))
     between = "" if lengths else '\\bar ""'  # a system breaks only at a bar: inside a line of the poem, never
-    tokens = ["\\cadenzaOn"]
+    metres = _metre_marks(lengths) if setting.notation is Notation.JIANPU else {}
+    tokens = ["\\autoPageBreaksOff \\cadenzaOn"]  # no page turn inside a stanza
     for n, slot in enumerate(slots):
         if n and slot.note.position - 1 in ends:
             tokens.append('\\bar "|"')
         elif n and between:
             tokens.append(between)
+        if slot.note.position - 1 in metres:
+            tokens.append(metres[slot.note.position - 1])
         tokens.append(_note_token(slot, gong, setting, marks.get((stanza, slot.note.position))))
     tokens.append('\\bar "|."')
     sounding = [s.note for s in slots if s.key is not None]
@@ -273,19 +351,45 @@ def stanza_score(piece: Piece, stanza: int, slots: Sequence[Slot], setting: Sett
     page = next((s.page for s in piece.stanzas if s.number == stanza), "")
     heading = f"第{stanza}章" + (f" · {page}" if page else "")
     tempo = tempo_mark(setting.syllable) if setting.syllable and stanza == piece.stanzas[0].number else ""
+    metre = "" if metres else "\\omit Staff.TimeSignature "
     lines = ["\\score {", f"  \\header {{ piece = {lily_string(heading)} }}", "  <<",
-             f"    {staff} \\new Voice = \"v\" {{ \\omit Staff.TimeSignature {tempo}{key_sig}{clef}"
+             f"    {staff} \\new Voice = \"v\" {{ {metre}{tempo}{key_sig}{clef}"
              f"{' '.join(tokens)} }}"]
     if any(n.lyric.strip() for n in sounding):
-        lines.append(_lyric_line("詞", [n.lyric.strip() or "·" for n in sounding]))
-    lines.append(_lyric_line("律", [n.pitch.name for n in sounding]))
-    lines.append(_lyric_line("俗", [n.suzi for n in sounding]))
+        lines.append(_lyric_line("詞", [n.lyric.strip() or "·" for n in sounding], setting.notation))
+    lines.append(_lyric_line("律", [lu_name(s, setting.realization) for s in slots if s.key is not None],
+                             setting.notation))
+    lines.append(_lyric_line("俗", [n.suzi for n in sounding], setting.notation))
     lines += ["  >>", "  \\layout { }", "}"]
+    lines += search_line(piece, stanza)
     notes = _footnotes(piece, stanza)
     if notes:
         lines.append("\\markup \\smaller \\column { " + " ".join(f"\\wordwrap-string {lily_string(t)}" for t in notes)
                      + " }")
     return lines
+
+
+def stanza_words(piece: Piece, stanza: int) -> str:
+    """The stanza's words as one line of text, a space between the lines of the poem: '呦呦鹿鳴 食野之苹 …'."""
+    found = next((s for s in piece.stanzas if s.number == stanza), None)
+    if found is None:
+        return ""
+    words = [n.lyric.strip() for n in found.notes]
+    lengths = found.line_lengths or (len(words),)
+    starts = [sum(lengths[:k]) for k in range(len(lengths))]
+    return " ".join("".join(words[a:a + n]) for a, n in zip(starts, lengths, strict=True)).strip()
+
+
+def search_line(piece: Piece, stanza: int) -> list[str]:
+    """The stanza's words as a line of text under it, in white: the engraved syllables extract from a PDF one by
+    one, in drawing order, so this line is what a search finds ('呦呦鹿鳴'), with the standard forms beside the
+    source's variants on a line of their own ('關關雎鳩' under '闗闗雎鳩'). [] for a stanza without words."""
+    words = stanza_words(piece, stanza)
+    if not words:
+        return []
+    texts = dict.fromkeys((words, standard_forms(words)))  # the standard forms on a line of their own
+    return ["\\noPageBreak", "\\markup \\with-color #white \\fontsize #-4 \\column { "
+            + " ".join(lily_string(t) for t in texts) + " }"]
 
 
 def cents_legend(lus: Sequence[int], realization: Realization) -> str:
@@ -300,45 +404,101 @@ def piece_slots(piece: Piece, realization: Realization) -> list[Slot]:
     return [Slot(n, realization.midi(n.pitch)[0]) for n in piece.notes]
 
 
+def _run_in_heading(piece: Piece) -> list[str]:
+    """The heading of a piece set on from the one before (a songbook's lost piece): title, mode, where it is lost."""
+    title = piece.title + (f" — {piece.realization.label}" if piece.realization else "")
+    lost = f"lost: {piece.lost.cite}" if piece.lost else "lost"
+    rule = "; rule under Notices" if piece.realization else ""
+    return [f"\\markup \\column {{ \\vspace #1 \\fill-line {{ \\bold \\fontsize #2 {lily_string(title)} }} "
+            f"\\fill-line {{ {lily_string(' · '.join(filter(None, (_mode_line(piece), lost + rule))))} }} }}",
+            "\\noPageBreak"]
+
+
 def piece_bookpart(piece: Piece, setting: Setting, *, slots: Sequence[Slot] | None = None,
-                   before: Sequence[str] = (), toc: bool = False, legend: bool = True) -> str:
+                   before: Sequence[str] = (), toc: bool = False, legend: bool = True, run_in: bool = False,
+                   rule: bool = True) -> str:
     """*piece* as a LilyPond ``\\bookpart``; *slots* give a part's line (default: the piece as written).
 
-    *before* are markup lines printed under the header (the songbook's cue headings).
+    *before* are markup lines printed under the header (the songbook's cue headings). *run_in*: the piece's
+    heading and music alone, set on the page after the piece before it (a songbook's lost piece, whose notice
+    and rule the contents page gives once). *rule*: a realization's rule under its header (a songbook gives it
+    once, on the contents page).
     """
     slots = list(slots) if slots is not None else piece_slots(piece, setting.realization)
-    gong = gong_key(piece.mode, [s.key for s in slots if s.key is not None], setting.realization)
-    lines = ["\\bookpart {"] + _header(piece, setting, gong)
+    # 1 of the 簡譜 in the octave of the piece as written, so that a part an octave lower keeps its dots below
+    gong = gong_key(piece.mode, [setting.realization.midi(n.pitch)[0] for n in piece.notes], setting.realization)
+    if setting.key is KeySignature.USED and setting.notation is Notation.STAFF:  # 簡譜's 1 stays the 宫
+        gong = used_key([s.key for s in slots if s.key is not None], gong)
+    lines = _run_in_heading(piece) if run_in else ["\\bookpart {"] + _header(piece, setting, gong)
     if toc:
         label = piece.title + (f" · {piece.mode.name}" if piece.mode else "") + (
             f" · {piece.realization.label}" if piece.realization else "")
         lines.append(f"\\tocItem \\markup {lily_string(label)}")
-    if piece.realization:
-        before = [f"{piece.realization.heading}, not a transmitted score. Rule: {piece.realization.rule}",
-                  *before]
+    if piece.realization and not run_in:
+        rule_text = f"Rule: {piece.realization.rule}" if rule else "Its rule is under Notices."
+        before = [f"{piece.realization.heading}, not a transmitted score. {rule_text}", *before]
     for text in before:
         lines.append(f"\\markup \\wordwrap-string {lily_string(text)}")
+    if run_in or before:
+        lines.append("\\noPageBreak")  # the heading and the cue lines stay with the music
     if legend and setting.realization.tuning is Tuning.SANFEN:
         lines.append(cents_legend([s.note.pitch.lu.index for s in slots], setting.realization))
     for stanza in piece.stanzas:
         stanza_slots = [s for s in slots if s.note.stanza == stanza.number]
         if stanza_slots:
             lines += stanza_score(piece, stanza.number, stanza_slots, setting, gong)
-    lines.append("}")
-    return "\n".join(lines)
+    return "\n".join(lines if run_in else [*lines, "}"])
 
 
 _JIANPU_STAFF = (r"jianpuStaff = \with { \override StaffSymbol.line-count = #0 "
-                 r"\override BarLine.bar-extent = #'(-2 . 2) "
-                 r"\omit Stem \omit Clef \omit KeySignature \omit Accidental }")
+                 r"\override BarLine.bar-extent = #'(-0.6 . 3.3) \override TimeSignature.style = #'numbered "
+                 r"\override TimeSignature.break-visibility = #end-of-line-invisible "
+                 r"\override TimeSignature.font-size = #-3 \override TimeSignature.Y-offset = #1.1 "
+                 r"\override BarLine.space-alist.time-signature = #'(extra-space . 1.2) "
+                 r"\omit Stem \omit Clef \omit KeySignature \omit Accidental } "
+                 # the lyric rows at a fixed distance under the digits, clear of two octave dots below, and a
+                 # fixed distance apart: the same gap on every line, however crowded
+                 r"jianpuLyrics = \with { \override VerticalAxisGroup.nonstaff-relatedstaff-spacing = "
+                 r"#'((basic-distance . 4.2) (minimum-distance . 4.2) (padding . 0.3) (stretchability . 0)) "
+                 r"\override VerticalAxisGroup.nonstaff-nonstaff-spacing = "
+                 r"#'((basic-distance . 2.9) (minimum-distance . 2.9) (padding . 0.3) (stretchability . 0)) }")
 
 
-def book_source(bookparts: Sequence[str], *, font: str, title: str = "", front: Sequence[str] = ()) -> str:
-    """A complete LilyPond file: version, paper with the CJK *font*, an optional title and front matter, the parts."""
-    lines = [f"\\version {lily_string(LILYPOND_VERSION)}", _JIANPU_STAFF,
-             f"\\paper {{ fonts.serif = {lily_string(font)} fonts.sans = {lily_string(font)} "
-             "tagline = ##f ragged-last = ##f tocTitleMarkup = \\markup \\fill-line { \\bold \"Contents 目錄\" } }",
-             "\\layout { \\context { \\Lyrics \\override LyricSpace.minimum-distance = #1.2 } }",
+# Each page, as it is written out, logs its number, whether it ends its bookpart, and the page of every \label:
+# the songbook reads the pages each piece takes from a first run and lays the pieces on facing pages in the
+# second. The messages are made when the page is output (a delayed stencil), not while LilyPond tries breaks.
+PAGE_LOG, LABEL_LOG = "yuesheng-page", "yuesheng-label"
+_PAGE_LOGGER = (
+    "#(define-markup-command (yueshengPage layout props) () (ly:make-stencil `(delay-stencil-evaluation ,(delay "
+    f"(begin (ly:message \"{PAGE_LOG} ~a ~a\" (chain-assoc-get 'page:page-number props 0) "
+    "(if (chain-assoc-get 'page:is-bookpart-last-page props #f) \"last\" \"more\")) "
+    f"(for-each (lambda (entry) (ly:message \"{LABEL_LOG} ~a ~a\" (car entry) (cdr entry))) "
+    "(ly:output-def-lookup layout 'label-page-table '())) '()))) '(0 . 0) '(0 . 0)))")
+
+
+@dataclass(frozen=True, slots=True)
+class Pages:
+    """How a first run laid out a book: the pages each bookpart takes, and the page of each ``\\label``."""
+
+    bookparts: tuple[int, ...]
+    labels: dict[str, int]
+
+
+def book_source(bookparts: Sequence[str], *, font: str, title: str = "", front: Sequence[str] = (),
+                log_pages: bool = False) -> str:
+    """A complete LilyPond file: version, paper with the CJK *font* (then the shipped text font, for the characters
+    it lacks: ``fonts.FONT_FILES``), an optional title and front matter, the parts; with *log_pages*, each page logs
+    its number, whether it ends its bookpart, and its labels (``measure_pages``)."""
+    families = ", ".join((font, *FAMILIES))
+    footer = ("oddFooterMarkup = \\markup \\yueshengPage evenFooterMarkup = \\markup \\yueshengPage "
+              if log_pages else "")
+    lines = [f"\\version {lily_string(LILYPOND_VERSION)}", _JIANPU_STAFF, *([_PAGE_LOGGER] if log_pages else []),
+             *(f"#(ly:font-config-add-font {lily_string(str(path))})" for path in FONT_FILES),
+             f"\\paper {{ fonts.serif = {lily_string(families)} fonts.sans = {lily_string(families)} {footer}"
+             "tagline = ##f ragged-last = ##f markup-markup-spacing.padding = #0.8 "  # lines of prose apart
+             "tocTitleMarkup = \\markup \\fill-line { \\bold \"Contents 目錄\" } }",
+             "\\layout { \\context { \\Lyrics \\override LyricSpace.minimum-distance = #1.5 } "
+             "\\context { \\Voice \\override TextScript.outside-staff-padding = #1.0 } }",
              "\\header { tagline = ##f }" if not title
              else f"\\header {{ tagline = ##f title = {lily_string(title)} }}"]
     if front:
@@ -413,6 +573,27 @@ def find_cjk_font() -> str:
                        f"install one with: {FONT_INSTALL}")
 
 
+def measure_pages(source: str, *, time_limit: float = TIME_LIMIT) -> Pages:
+    """The pages each bookpart of *source* (made with ``log_pages``) takes, in order, and the page of each of its
+    labels: one LilyPond run whose output is thrown away."""
+    with tempfile.TemporaryDirectory(prefix="yuesheng-ly-") as tmp:
+        folder = Path(tmp)
+        (folder / "score.ly").write_text(source, encoding="utf-8")
+        log = run_tool([find_lilypond(), "-dbackend=cairo", "--pdf", "-dno-point-and-click", "-o", "out", "score.ly"],
+                       cwd=folder, time_limit=time_limit)
+    counts, labels, pages = [], {}, 0
+    for line in log.splitlines():
+        words = line.split()
+        if len(words) == 3 and words[0] == PAGE_LOG:
+            pages += 1
+            if words[2] == "last":
+                counts.append(pages)
+                pages = 0
+        elif len(words) == 3 and words[0] == LABEL_LOG and words[2].isdigit():
+            labels[words[1]] = int(words[2])
+    return Pages(tuple(counts), labels)
+
+
 def engrave(source: str, output: str | Path, *, time_limit: float = TIME_LIMIT) -> list[Path]:
     """Write *source* as .ly, or engrave it to the PDF, SVG or PNG that *output*'s suffix names, atomically.
 
@@ -440,9 +621,26 @@ def engrave(source: str, output: str | Path, *, time_limit: float = TIME_LIMIT) 
         for path in written[1:]:  # the first was checked by the command; the others only now exist by name
             check_output(path)
         for page, path in zip(made, written, strict=True):
+            if fmt == "svg":
+                name_svg_font(page, source)
             with atomic_path(path) as tmp_path:
                 shutil.copyfile(page, tmp_path)
     return written
+
+
+_PAPER_FONT = re.compile(r'fonts\.serif = "((?:\\.|[^"\\])*)"')
+
+
+def name_svg_font(svg: Path, source: str) -> None:
+    """Name in *svg* the CJK font *source* was set in, before the generic serif LilyPond's SVG backend writes, so
+    that a browser shows the face the PDF shows (with serif only, it substitutes a CJK face of its own)."""
+    found = _PAPER_FONT.search(source)
+    if found is None:
+        return
+    families = found[1].replace('\\"', '"').replace("\\\\", "\\").split(",")
+    quoted = ", ".join(f"'{html.escape(f.strip().replace(chr(39), ''), quote=True)}'" for f in families if f.strip())
+    named = f"font-family=\"{quoted}, serif\""
+    svg.write_text(svg.read_text(encoding="utf-8").replace('font-family="serif"', named), encoding="utf-8")
 
 
 def check_notes(count: int, what: str) -> None:

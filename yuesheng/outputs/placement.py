@@ -21,15 +21,21 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from yuesheng.errors import UsageError
 from yuesheng.music.instruments import PARTS, part_for
 from yuesheng.text import normalize, suggest
 from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline
 
-CALLERS = ("獲者", "負侯者")
+if TYPE_CHECKING:
+    from yuesheng.staging.model import Stand
+    from yuesheng.staging.rite import StagedRite
+
+CALLERS = ("獲者", "負侯者", "許諾")  # 許諾: the 獲者's answer on no 律 (part 許諾, reading xunuo)
 SINGERS = "歌"
 PORTABLE = frozenset({"瑟"})  # carried by the 工 (遷樂); the 笙 go up to be offered a cup and come back to play
+HELD = frozenset({"瑟", "笙", "和", "管"})  # a staged rite hears these where their players stand
 BU_CHI = 6  # 尺 in a 步 (鄭注 9-2b 貍步六尺; 記 6-36a 侯道五十弓, 弓 = 步)
 FACINGS = {"north": (0.0, -1.0), "south": (0.0, 1.0), "east": (1.0, 0.0), "west": (-1.0, 0.0),
            "北": (0.0, -1.0), "南": (0.0, 1.0), "東": (1.0, 0.0), "西": (-1.0, 0.0), "东": (1.0, 0.0)}
@@ -123,12 +129,23 @@ def _instrument_places(timeline: Timeline, part: str, cue_instruments: tuple[str
 
 
 def blocking(timeline: Timeline) -> Blocking:
-    """Each sounding part's stops over *timeline* and the named seats: the interface staging's blocking fills.
+    """Each sounding part's stops over *timeline* and the named seats: from the rite's staging where its blocking is
+    complete (``timeline.staging``), else from the cue sheet's places.
 
     A part with no place on the plan (a cue sheet without coordinates) is left out: it is heard unplaced.
     """
-    people = _where_each_cue(timeline)
     timings = {t.cue.id: t for t in timeline.cues}
+    if timeline.staging is not None:
+        staged, rite = _Staged(timeline, timeline.staging), timeline.staging
+
+        def where(event: Event) -> tuple[Place, ...]:
+            return staged.places(event, rite.cues[event.cue].stands, timings) if event.cue in rite.cues else ()
+    else:
+        people = _where_each_cue(timeline)
+
+        def where(event: Event) -> tuple[Place, ...]:
+            return _places_of(timeline, event, people.get(event.cue, {}), timings)
+
     stops: dict[str, list[Stop]] = {}
     last_end: dict[str, int] = {}
     cache: dict[tuple[str, str], tuple[Place, ...]] = {}
@@ -137,7 +154,7 @@ def blocking(timeline: Timeline) -> Blocking:
             continue
         key = (event.part, event.cue)
         if key not in cache:
-            cache[key] = _places_of(timeline, event, people.get(event.cue, {}), timings)
+            cache[key] = where(event)
         places = cache[key]
         if not places:
             continue
@@ -149,6 +166,60 @@ def blocking(timeline: Timeline) -> Blocking:
         last_end[event.part] = max(last_end.get(event.part, 0), event.start_tick + event.length_ticks)
     ordered = {name: tuple(stops[name]) for name in PARTS if name in stops}
     return Blocking(ordered, seats(timeline))
+
+
+class _Staged:
+    """Where the parts sound from in a staged rite: a held instrument (``HELD``) and the voices where their players
+    stand at the cue, each instrument played by its own members of the player's group (the 瑟 by the first two of
+    the 工, the 歌 by the others); a fixed one (磬, 鼓, 鐘) at the hall's place of its position; a caller where he
+    stands."""
+
+    def __init__(self, timeline: Timeline, rite: StagedRite) -> None:
+        self.timeline, self.rite = timeline, rite
+        self.players: dict[str, list[str]] = {}  # instrument id → the member ids who play it
+        taken: dict[str, int] = {}
+        for member in timeline.instruments.values():
+            if member.player and (performer := timeline.cast.get(member.player)) is not None:
+                group = rite.members(member.player, performer.count)
+                first = taken.get(member.player, 0)
+                self.players[member.id] = group[first:first + member.count] or group[:member.count]
+                taken[member.player] = first + member.count
+        se = [m for m in timeline.instruments.values() if m.name == "瑟" and m.player]
+        self.singers = [p for m in se for p in _rest_of(rite, timeline, m.player or "", self.players[m.id])]
+
+    def places(self, event: Event, stands: Mapping[str, Stand], timings: Mapping[str, object]) -> tuple[Place, ...]:
+        cue = getattr(timings.get(event.cue), "cue", None)
+        if event.part in CALLERS:  # the performer of the caller's name (獲者), else the cue's
+            cast = self.timeline.cast
+            callers = [p for p, m in cast.items() if m.name == event.part]
+            people = [m for p in (callers or (cue.who or cue.performers if cue is not None else ())) if p in cast
+                      for m in self.rite.members(p, cast[p].count)]
+            return self._at(people, stands)
+        if event.part == SINGERS:
+            return self._at(self.singers, stands)
+        playing = [m for m in self.timeline.instruments.values()
+                   if (p := part_for(m.name)) is not None and p.name == event.part]
+        named = [m for m in playing if cue is not None and m.id in cue.instruments] or playing
+        found: list[Place] = []
+        for member in named:
+            if member.name in HELD and member.id in self.players:
+                found += self._at(self.players[member.id], stands)
+            elif (place := self.rite.hall.places.get(member.position or "")) is not None:
+                found.append(Place(place.point.x, place.point.y, place.id))
+            elif (sheet_place := _placed(self.timeline, member.position or "")) is not None:
+                found.append(sheet_place)
+        return tuple(sorted(set(found), key=lambda p: p.name))
+
+    @staticmethod
+    def _at(members: list[str], stands: Mapping[str, Stand]) -> tuple[Place, ...]:
+        return tuple(sorted({Place(s.point.x, s.point.y, who) for who in members if (s := stands.get(who))},
+                            key=lambda p: p.name))
+
+
+def _rest_of(rite: StagedRite, timeline: Timeline, player: str, playing: list[str]) -> list[str]:
+    """The members of *player*'s group who play no instrument (the 工 who sing), or all of them if none is free."""
+    group = rite.members(player, timeline.cast[player].count) if player in timeline.cast else []
+    return [m for m in group if m not in playing] or group
 
 
 def _places_of(timeline: Timeline, event: Event, people: Mapping[str, str],
@@ -167,11 +238,13 @@ def _places_of(timeline: Timeline, event: Event, people: Mapping[str, str],
 
 
 def seats(timeline: Timeline) -> dict[str, Seat]:
-    """The seats of *timeline*'s plan: the known mats (賓席, 主人席, 公席) and the 庭, where the plan places them."""
+    """The seats of *timeline*'s plan: the known mats (賓席, 主人席, 公席) and the 庭, where the plan places them
+    (the staged hall's places first)."""
     out = {}
+    hall = timeline.staging.hall.places if timeline.staging is not None else {}
     for pid, (name, facing) in SEATS.items():
         name = "公席" if pid == "zuojie-shang" and timeline.rite_id in LORD else name
-        place = _placed(timeline, pid)
+        place = Place(hall[pid].point.x, hall[pid].point.y, pid) if pid in hall else _placed(timeline, pid)
         if place is not None:
             out[pid] = Seat(pid, name, place.x, place.y, facing)
     return out

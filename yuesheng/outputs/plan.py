@@ -12,7 +12,7 @@ from html import escape
 from typing import Any
 
 from yuesheng.cuesheet import CueSheet
-from yuesheng.staging.model import CHI_PER_BU, Blocking, Derivation, Point, Stand
+from yuesheng.staging.model import CHI_PER_BU, Derivation, Hall, Point, Stand
 from yuesheng.staging.stage import CueStage, performer_of
 
 AXES = "x east, y south, in 步 (6 尺) from the middle of the 堂's south edge (堂廉)"
@@ -29,8 +29,7 @@ def person_name(member: str, sheet: CueSheet) -> str:
     return f"{name} {n}" if n else name
 
 
-def _hall(blocking: Blocking) -> dict[str, Any]:
-    hall = blocking.hall
+def _hall(hall: Hall) -> dict[str, Any]:
     return {
         "id": hall.id, "name": hall.name, "file": hall.file, "has_shi": hall.has_shi,
         "tang": {"north_west": _xy(hall.tang[0]), "south_east": _xy(hall.tang[1])},
@@ -41,10 +40,10 @@ def _hall(blocking: Blocking) -> dict[str, Any]:
     }
 
 
-def _places(blocking: Blocking) -> list[dict[str, Any]]:
+def _places(hall: Hall) -> list[dict[str, Any]]:
     return [{"id": p.id, "name": p.name, "at": _xy(p.point), "facing": p.facing.hanzi + "面" if p.facing else None,
              "file": p.head.hanzi if p.head else None, "source": str(p.source), "estimate": not p.source.page}
-            for p in blocking.hall.places.values()]
+            for p in hall.places.values()]
 
 
 def _people(stands: dict[str, Stand], sheet: CueSheet) -> list[dict[str, Any]]:
@@ -53,11 +52,11 @@ def _people(stands: dict[str, Stand], sheet: CueSheet) -> list[dict[str, Any]]:
             for s in sorted(stands.values(), key=lambda s: s.who)]
 
 
-def plan_data(blocking: Blocking, sheet: CueSheet, *, at: CueStage | None = None,
+def plan_data(hall: Hall, sheet: CueSheet, *, at: CueStage | None = None,
               derivation: Derivation | None = None) -> dict[str, Any]:
     """The plan as plain data: the hall and places; with *at*, the cue's people, walks and duration."""
     out: dict[str, Any] = {"rite": sheet.rite_id, "unit": "步", "chi_per_bu": CHI_PER_BU, "axes": AXES,
-                           "hall": _hall(blocking), "places": _places(blocking)}
+                           "hall": _hall(hall), "places": _places(hall)}
     if at is not None:
         cue = sheet.cue(at.cue)
         out["cue"] = {"id": cue.id, "section": cue.section, "action": cue.action, "cite": str(cue.cite)}

@@ -11,7 +11,10 @@ add ``round``, ``pair``, ``archer``, ``arrow``, ``hit``, ``pierced``, ``counted`
 ``part``, ``degree``, ``midi``, ``text``; actions add ``text``, ``cite``, ``who``,
 ``where``, ``words`` and ``section``. Each of ``cues`` has its start, duration and
 words; an action measured in rehearsal (``--timing``) adds ``estimate_s``, ``takes``
-and ``spread_s`` (the longest take less the shortest).
+and ``spread_s`` (the longest take less the shortest). In a staged rite (its blocking complete,
+docs/staging.md) an action adds ``basis`` (its walks and formulas, or ``estimate: why``), and
+every cue ``blocking``: who stands where after it (``who``, ``place`` and its ``name``, ``x`` and
+``y`` in 步 east and south of the middle of the 堂's edge, ``facing``).
 
 Kanripo private-use codes (``&KR0925;``) are shown as their standard characters
 (``sources.display``) in the text and CSV run sheets and in the JSON's human
@@ -107,6 +110,9 @@ def run_sheet_text(timeline: Timeline) -> str:
     if measured:
         lines.insert(-1, "dur: measured in rehearsal where 'est' gives the estimate it replaced (--timing); 'takes' "
                          "gives how many takes the median is of, and their spread (longest less shortest)")
+    if staged := any(t.basis for t in timeline.cues):
+        lines.insert(-1, "dur: an action's duration derived from the blocking: its longest walk and its formulas "
+                         "(the line under it), or the cue sheet's estimate and why it is kept")
     est = f"{_cell('est', 7)} {_cell('takes', 11)} " if measured else ""
     head = f"{_cell('start', 8)} {_cell('dur', 7)} {est}{_cell('section', 10)} {_cell('cue', 22)} {_cell('who', 22)} " \
            f"{_cell('where', 12)} {_cell('action / music', 40)} {_cell('words', 16)} cite"
@@ -120,6 +126,8 @@ def run_sheet_text(timeline: Timeline) -> str:
                      f"{_cell(cue.section, 10)} {_cell(cue.id, 22)} {_cell(who, 22)} "
                      f"{_cell(names.get(cue.where, cue.where), 12)} {_cell(what_of(t, by_cue), 40)} "
                      f"{_cell(cue.words, 16)} {cue.cite.page} {display(cue.cite.quote)}")
+        if staged and t.basis:
+            lines.append(f"{'':17}{'':{len(est)}}  = {display(t.basis)}")
     lines += ["", "sections"]
     for s in sections(timeline):
         lines.append(f"  {_cell(s.name, 12)} {_cell(clock(s.start_tick), 8)} → {_cell(clock(s.end_tick), 8)} "
@@ -145,7 +153,7 @@ def run_sheet_csv(timeline: Timeline) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["start", "start_s", "duration_s", "section", "cue", "kind", "who", "where", "action_or_music",
-                     "words", "cite_page", "cite_quote", "estimate_s", "takes", "spread_s"])
+                     "words", "cite_page", "cite_quote", "estimate_s", "takes", "spread_s", "duration_basis"])
     for t in timeline.cues:
         cue = t.cue
         estimate = f"{seconds(t.estimate_ticks):.3f}" if t.estimate_ticks is not None else ""
@@ -153,7 +161,7 @@ def run_sheet_csv(timeline: Timeline) -> str:
         row = (clock(t.start_tick), f"{seconds(t.start_tick):.3f}", f"{seconds(t.end_tick - t.start_tick):.3f}",
                cue.section, cue.id, cue.music.value if cue.music else "action", " ".join(cue.who or cue.performers),
                cue.where, what_of(t, by_cue), cue.words, cue.cite.page, cue.cite.quote, estimate,
-               m.takes if m else "", f"{float(m.spread):.3f}" if m else "")
+               m.takes if m else "", f"{float(m.spread):.3f}" if m else "", t.basis)
         writer.writerow([display(str(v)) for v in row])
     return buffer.getvalue()
 
@@ -182,6 +190,16 @@ def event_json(event: Event, cue: CueTiming | None = None) -> dict[str, Any]:
     return out
 
 
+def cue_blocking(timeline: Timeline, cue: str) -> list[dict[str, Any]]:
+    """Who stands where after *cue* in a staged rite, facing which way: member, place (id and name), x and y in 步."""
+    rite = timeline.staging
+    if rite is None or cue not in rite.cues:
+        return []
+    places = rite.hall.places
+    return [{"who": s.who, "place": s.place, "name": places[s.place].name, "x": s.point.x, "y": s.point.y,
+             "facing": f"{s.facing.hanzi}面" if s.facing else None} for s in rite.cues[cue].stands.values()]
+
+
 def run_sheet_json(timeline: Timeline) -> str:
     """The machine contract (see the module docstring)."""
     by_id = {t.cue.id: t for t in timeline.cues}
@@ -198,6 +216,8 @@ def run_sheet_json(timeline: Timeline) -> str:
                   "words": display(t.cue.words), "cite": f"{t.cue.cite.page} {t.cue.cite.quote}"}
                  | ({"estimate_s": round(seconds(t.estimate_ticks), 3)} if t.estimate_ticks is not None else {})
                  | ({"takes": t.measured.takes, "spread_s": round(float(t.measured.spread), 3)} if t.measured else {})
+                 | ({"basis": display(t.basis)} if t.basis else {})
+                 | ({"blocking": cue_blocking(timeline, t.cue.id)} if timeline.staging is not None else {})
                  for t in timeline.cues],
         "events": [event_json(e, by_id.get(e.cue)) for e in timeline.events],
         "tally": {t.round: {"right": t.right, "left": t.left, "announcement": t.announcement}

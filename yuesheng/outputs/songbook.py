@@ -13,14 +13,27 @@ where the part sounds an octave lower; a rest where it is silent.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from pathlib import Path
 
+from yuesheng.cuesheet import MusicKind
 from yuesheng.errors import UnknownNameError
 from yuesheng.music.instruments import PARTS, find_part
 from yuesheng.music.lulu import Tuning
 from yuesheng.music.score import Piece
-from yuesheng.outputs.engrave import Setting, Slot, book_source, cents_legend, lily_string, piece_bookpart, piece_slots
+from yuesheng.outputs.engrave import (
+    Setting,
+    Slot,
+    book_source,
+    cents_legend,
+    engrave,
+    lily_string,
+    measure_pages,
+    piece_bookpart,
+    piece_slots,
+)
 from yuesheng.outputs.report import says_que
 from yuesheng.text import suggest
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Event, EventKind, Timeline
@@ -34,6 +47,7 @@ class Hearing:
 
     cue: str
     what: str  # the music and its section, e.g. 升歌 (section 升歌)
+    music: str  # the kind of music, e.g. 金奏, 合樂
     zhong: str  # e.g. "1 終", "5 終 for each of 3 耦", "repeated until …"
     performers: str
     parts: str
@@ -48,6 +62,7 @@ class Entry:
     hearings: tuple[Hearing, ...]
     slots: tuple[Slot, ...]
     syllable: Fraction | None = None  # seconds a syllable lasts where first heard (None: not sounded)
+    cue_line: str = ""  # a part's book: what the other parts sound just before this part comes in
 
 
 @dataclass(frozen=True)
@@ -102,7 +117,7 @@ def _hearing(timeline: Timeline, timing: CueTiming, events: list[Event], piece: 
     parts = " ".join(sorted({e.part for e in events if e.part},
                             key=lambda p: list(PARTS).index(p) if p in PARTS else 99))
     music = cue.music.value if cue.music else ""
-    return Hearing(cue.id, f"{music} (section {cue.section})" if cue.section and cue.section != music else music,
+    return Hearing(cue.id, f"{music} (section {cue.section})" if cue.section and cue.section != music else music, music,
                    _zhong(timeline, timing, events, piece), "、".join(names.get(p, p) for p in cue.performers), parts,
                    f"{cue.cite.page} {cue.cite.quote}")
 
@@ -127,15 +142,18 @@ def _part_slots(piece: Piece, events: list[Event], part: str) -> tuple[Slot, ...
     return tuple(Slot(n, keys.get(i)) for i, n in enumerate(notes))
 
 
-def songbook(timeline: Timeline, *, part: str = "") -> Songbook:
-    """The songbook of *timeline*: every piece in the order first heard; only those *part* plays if given."""
+def songbook(timeline: Timeline, *, part: str = "", labels: Mapping[str, str] | None = None) -> Songbook:
+    """The songbook of *timeline*: every piece in the order first heard; only those *part* plays if given.
+    *labels* name the variants and readings as the cue sheet does (an id without a label is shown as it is)."""
     part = part_name(part) if part else ""
+    labels = labels or {}
     sounding = _sounding(timeline)
     first: dict[str, int] = {}
     pieces: dict[str, Piece] = {}
     heard: dict[str, list[Hearing]] = defaultdict(list)
     lines: dict[str, tuple[Slot, ...]] = {}
     syllables: dict[str, Fraction | None] = {}
+    entering: dict[str, int] = {}
     for timing in timeline.cues:
         for ref in timing.cue.pieces:
             piece = ref.piece
@@ -153,26 +171,111 @@ def songbook(timeline: Timeline, *, part: str = "") -> Songbook:
                 syllables[piece.id] = _syllable(events)
             if part and piece.id not in lines:
                 lines[piece.id] = _part_slots(piece, events, part)
+                entering[piece.id] = min(e.start_tick for e in events if e.part == part)
     order = sorted(pieces, key=lambda pid: (first[pid], pid))
     if part and not order:
         playing = sorted({e.part for e in timeline.events if e.kind is EventKind.NOTE and e.piece} & set(PITCHED_PARTS),
                          key=PITCHED_PARTS.index)
         raise UnknownNameError(f"part playing in {timeline.rite}", part, playing)
     entries = tuple(Entry(pieces[pid], tuple(heard[pid]),
-                          lines.get(pid) or tuple(piece_slots(pieces[pid], timeline.realization)), syllables.get(pid))
+                          lines.get(pid) or tuple(piece_slots(pieces[pid], timeline.realization)), syllables.get(pid),
+                          _cue_line(timeline, part, entering[pid]) if pid in entering else "")
                     for pid in order)
-    return Songbook(timeline.rite, timeline.rite_id, part, entries, timeline.notices, tuple(sorted(timeline.variants)),
-                    tuple(f"{k}={v}" for k, v in sorted(timeline.readings.items())))
+    return Songbook(timeline.rite, timeline.rite_id, part, entries, _book_notices(timeline, part, entries),
+                    tuple(labels.get(v, v) for v in sorted(timeline.variants)),
+                    tuple(f"{labels[k]} — {v}" if k in labels else f"{k}={v}"
+                          for k, v in sorted(timeline.readings.items())))
+
+
+def _all_pieces(timeline: Timeline) -> dict[str, Piece]:
+    return {ref.piece.id: ref.piece for timing in timeline.cues for ref in timing.cue.pieces}
+
+
+def _cue_line(timeline: Timeline, part: str, start: int) -> str:
+    """What a player hears just before *part* comes in at *start*: the other parts and the end of their piece,
+    its last line (句) in words and 律 (as an orchestral part's cue); '' if nothing sounds before, or if the part
+    played in that music itself (it goes straight on)."""
+    before = next((e for e in reversed(timeline.events) if e.start_tick < start and e.kind is EventKind.NOTE
+                   and e.piece), None)
+    if before is None or any(e.part == part and e.cue == before.cue and e.piece == before.piece
+                             for e in timeline.events if e.kind is EventKind.NOTE):
+        return ""
+    piece = _all_pieces(timeline)[before.piece]
+    parts = sorted({e.part for e in timeline.events if e.cue == before.cue and e.piece == before.piece
+                    and e.kind is EventKind.NOTE and e.part != part},
+                   key=lambda p: PITCHED_PARTS.index(p) if p in PITCHED_PARTS else 99)
+    stanza = piece.stanzas[-1]
+    last = stanza.notes[-(stanza.line_lengths[-1] if stanza.line_lengths else 4):]
+    words = "".join(n.lyric.strip() for n in last)
+    lus = " ".join(n.pitch.name for n in last)
+    ending = f"「{words}」 ({lus})" if words else f"on {lus}"
+    return f"Cue: before you come in, {' '.join(parts)} — {piece.title}, ending {ending}"
+
+
+def _book_notices(timeline: Timeline, part: str, entries: Sequence[Entry]) -> tuple[str, ...]:
+    """The rite's notices that concern the book: a lost piece's only if the book holds it; in a part's book, the
+    notices of a kind of music only if the part plays in it (金奏, 合樂, 無算樂 …)."""
+    held = {e.piece.id for e in entries}
+    others = [p for p in _all_pieces(timeline).values() if p.id not in held]
+    kinds = {h.music for e in entries for h in e.hearings}
+    music = {m.value for m in MusicKind}
+    return tuple(n for n in timeline.notices if not any(_says_lost(n, p) for p in others)
+                 and (not part or n.split(" ")[0] not in music or n.split(" ")[0] in kinds))
 
 
 def _heading(h: Hearing) -> str:
     who = f" — {h.performers}" if h.performers else ""
     parts = f" — parts {h.parts}" if h.parts else ""
-    return f"{h.cue}: {h.what}, {h.zhong}{who}{parts} ({h.cite})"
+    return f"{h.what}, {h.zhong}{who}{parts} ({h.cite})"
 
 
-def songbook_source(book: Songbook, setting: Setting, *, font: str) -> str:
-    """The LilyPond file of *book*: a contents page with the notices, then one part per piece."""
+def facing_blanks(pages: Sequence[tuple[int, int]], *, start: int = 1) -> frozenset[int]:
+    """The bookparts (indices into *pages*: the pages each takes and the pages its transmitted piece takes, the
+    first bookpart on page *start*) before which a blank page goes, so that a piece of an even number of pages
+    starts on a left-hand (even) page: 2 pages lie open together, 4 need one turn. Page 1 is a right-hand page.
+    (The lost pieces set on after a piece are a stanza each, kept on one page.)
+
+    >>> sorted(facing_blanks([(1, 1), (2, 2), (1, 1), (2, 1), (2, 2)], start=2))  # 2, [3] 4-5, 6, 7-8, [9] 10-11
+    [1, 4]
+    """
+    blanks, page = set(), start
+    for index, (count, piece) in enumerate(pages):
+        if piece % 2 == 0 and page % 2 == 1:
+            blanks.add(index)
+            page += 1
+        page += count
+    return frozenset(blanks)
+
+
+def engrave_songbook(book: Songbook, setting: Setting, output: str | Path, *, font: str) -> list[Path]:
+    """Engrave *book* to *output* with no page turn inside a piece that fits on two facing pages: a first run
+    measures the pages each piece takes, the second adds a blank page where one is needed (a .ly is written
+    without the first run, so without those pages)."""
+    if Path(output).suffix.lower() == ".ly":
+        return engrave(songbook_source(book, setting, font=font), output)
+    laid = measure_pages(songbook_source(book, setting, font=font, log_pages=True))
+    front, *counts = laid.bookparts
+    starts = [1 + front + sum(counts[:n]) for n in range(len(counts))]
+    # a bookpart of one piece has no label after it (LilyPond places none at a bookpart's end): the piece is all of it
+    pieces = [(count, laid.labels[_end_label(n)] - first + 1 if _end_label(n) in laid.labels else count)
+              for n, (count, first) in enumerate(zip(counts, starts, strict=True))]
+    return engrave(songbook_source(book, setting, font=font, blanks=facing_blanks(pieces, start=1 + front)), output)
+
+
+def _end_label(group: int) -> str:
+    """The label at the end of a bookpart's first piece (before the lost pieces set on after it)."""
+    return f"yuesheng-end-{group}"
+
+
+def _blank_page(before: Entry) -> str:
+    note = f"This page is left blank so that {before.piece.title} lies open on facing pages."
+    return f"\\bookpart {{ \\markup \\fill-line {{ \\italic {lily_string(note)} }} }}"
+
+
+def songbook_source(book: Songbook, setting: Setting, *, font: str, blanks: frozenset[int] = frozenset(),
+                    log_pages: bool = False) -> str:
+    """The LilyPond file of *book*: a contents page with the notices, then one part per piece; a blank page
+    before each piece in *blanks* (indices into its entries: ``facing_blanks``)."""
     setting = replace(setting, part=book.part)
     front = [
         f"\\markup \\fill-line {{ \\fontsize #6 \\bold {lily_string(book.rite)} }}",
@@ -183,24 +286,77 @@ def songbook_source(book: Songbook, setting: Setting, *, font: str) -> str:
     ]
     if setting.realization.tuning is Tuning.SANFEN:
         front.append(cents_legend([n.pitch.lu.index for e in book.entries for n in e.piece.notes], setting.realization))
-    if book.notices:
-        front.append(f"\\markup \\column {{ \\vspace #1 \\bold {lily_string('Notices')} }}")
-        front += [f"\\markup \\wordwrap-string {lily_string('• ' + n)}" for n in book.notices]
-    parts = []
-    for entry in book.entries:
-        before = [_heading(h) for h in entry.hearings]
-        if not entry.piece.playable:
-            citation = entry.piece.lost.citation() if entry.piece.lost else ": "
-            before.append(f"No notation survives ({citation}).")
-        parts.append(piece_bookpart(entry.piece, replace(setting, syllable=entry.syllable), slots=entry.slots,
-                                    before=before, toc=True, legend=False))
-    return book_source(parts, font=font, front=front)
+    front += _notices(book)
+    parts: list[str] = []
+    for number, group in enumerate(_groups(book.entries)):
+        if number in blanks:
+            parts.append(_blank_page(group[0]))
+        pieces = [_piece(entry, setting, run_in=n > 0) for n, entry in enumerate(group)]
+        if len(pieces) > 1:
+            pieces.insert(1, f"\\label #'{_end_label(number)}")
+        parts.append("\n".join(pieces) + "\n}")
+    return book_source(parts, font=font, front=front, log_pages=log_pages)
+
+
+def _is_lost(entry: Entry) -> bool:
+    return entry.piece.realization is not None or not entry.piece.playable
+
+
+def _groups(entries: Sequence[Entry]) -> list[list[Entry]]:
+    """The pieces as bookparts: each transmitted piece begins a page, and the lost pieces after it (a modern
+    realization's few lines, or only a notice) follow on its pages rather than taking a page each."""
+    groups: list[list[Entry]] = []
+    for entry in entries:
+        if groups and _is_lost(entry):
+            groups[-1].append(entry)
+        else:
+            groups.append([entry])
+    return groups
+
+
+def _piece(entry: Entry, setting: Setting, *, run_in: bool) -> str:
+    """One piece of the book: its cues, then its music (as a bookpart's opening, or set on after the one before)."""
+    before = [_heading(h) for h in entry.hearings] + ([entry.cue_line] if entry.cue_line else [])
+    if not entry.piece.playable:
+        citation = entry.piece.lost.citation() if entry.piece.lost else ": "
+        before.append(f"No notation survives ({citation}).")
+    text = piece_bookpart(entry.piece, replace(setting, syllable=entry.syllable), slots=entry.slots, before=before,
+                          toc=True, legend=False, run_in=run_in, rule=False)
+    return text if run_in else text.removesuffix("\n}")
+
+
+def _says_lost(notice: str, piece: Piece) -> bool:
+    """Whether *notice* is the timeline's notice that *piece* is lost (data/music.json's ``lost``)."""
+    return notice.startswith(f"{piece.title} ({piece.id}) is lost (")
+
+
+def _lost_here(piece: Piece, rite: str) -> str:
+    """The passage that says *piece* is lost, the rite's own where its text says so: '儀禮集釋 4-22b: 南陔…'."""
+    lost = piece.lost.in_rite(rite) or piece.lost if piece.lost else None
+    return lost.citation() if lost else ""
+
+
+def _notices(book: Songbook) -> list[str]:
+    """The contents page's notices: the lost pieces together (one paragraph for each rule, then a line a piece),
+    then the rite's other notices."""
+    lost = [e.piece for e in book.entries if e.piece.realization and e.piece.lost]
+    lines = []
+    for rule in dict.fromkeys(p.realization.rule for p in lost if p.realization):
+        pieces = [p for p in lost if p.realization and p.realization.rule == rule]
+        paragraph = (f"These {len(pieces)} pieces are lost, and what sounds for each is a modern realization: {rule}"
+                     if len(pieces) > 1 else f"This piece is lost, and what sounds is a modern realization: {rule}")
+        lines.append(f"\\markup \\wordwrap-string {lily_string('• ' + paragraph)}")
+        lines += [f"\\markup \\concat {{ \\hspace #4 {lily_string(f'{p.title} — {_lost_here(p, book.rite_id)}')} }}"
+                  for p in pieces]
+    lines += [f"\\markup \\wordwrap-string {lily_string('• ' + n)}" for n in book.notices
+              if not any(_says_lost(n, p) for p in lost)]
+    return [f"\\markup \\column {{ \\vspace #1 \\bold {lily_string('Notices')} }}", *lines] if lines else []
 
 
 def _programme(book: Songbook, setting: Setting) -> str:
     tuning = "三分損益" if setting.realization.tuning is Tuning.SANFEN else "equal temperament"
     return (f"{len(book.entries)} pieces in the order first heard. Variants: {', '.join(book.variants) or 'none'}; "
-            f"readings: {', '.join(book.readings) or 'none'}; 黄鍾 = {setting.huangzhong_name}, {tuning}. "
+            f"readings: {'; '.join(book.readings) or 'none'}; 黄鍾 = {setting.huangzhong_name}, {tuning}. "
             f"One crotchet per syllable (the sources give no durations), at the sequencer's tempo: a syllable "
             f"every {_seconds(book)} s.")
 

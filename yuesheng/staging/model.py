@@ -209,6 +209,7 @@ class CueBlocking:
     moves: tuple[Move, ...]
     gestures: tuple[str, ...] = ()
     line: int | None = None
+    keep: str = ""  # why the cue sheet's estimate is kept over the derived duration ('' = derived)
 
 
 @dataclass(frozen=True, slots=True)

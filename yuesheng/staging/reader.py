@@ -298,10 +298,15 @@ def load_blocking(path: str | Path, sheet: CueSheet) -> Blocking:
             continue
         if (raw := c.mapping(raw, at, "{moves, gestures}")) is None:
             continue
-        c.keys(raw, at, ("moves", "gestures", "note"))
+        c.keys(raw, at, ("moves", "gestures", "keep", "note"))
+        keep = raw.get("keep", "")
+        if not isinstance(keep, str) or ("keep" in raw and not keep.strip()):
+            c.error(at + ("keep",), "expected why the cue sheet's estimate is kept, e.g. keep: the 衆賓 drink in turn",
+                    "schema")
         moves = tuple(m for n, m_raw in enumerate(raw.get("moves", []) or [])
                       if (m := _move(c, m_raw, at + ("moves", n), sheet, hall)) is not None)
-        cues[cid] = CueBlocking(cid, moves, _gestures(c, raw.get("gestures", []) or [], at), doc.where(at, key=True)[0])
+        cues[cid] = CueBlocking(cid, moves, _gestures(c, raw.get("gestures", []) or [], at), doc.where(at, key=True)[0],
+                                str(keep or ""))
     if c.problems:
         raise InvalidInputError(c.problems)
     return Blocking(str(path), sheet.rite_id, hall, start, cues, same)

@@ -84,7 +84,7 @@ def stage(blocking: Blocking, sheet: CueSheet, variants: frozenset[str] = frozen
     for move in blocking.start:
         for s in _placed(move, blocking, sheet, problems, now):
             now[s.who], by[s.who] = s, move
-    out = []
+    out: list[CueStage] = []
     reported: set[tuple[str, str, str]] = set()
     for cue in sheet.active_cues(variants, readings):
         moved = []
@@ -98,7 +98,8 @@ def stage(blocking: Blocking, sheet: CueSheet, variants: frozenset[str] = frozen
             if person in sheet.performers and not any(m in now for m in members(person, sheet, blocking.same)):
                 problems.append(Problem(blocking.file, None, None, f"cues.{cue.id}", f"{person} acts in cue "
                                         f"{cue.id} but no move (nor the start) places him", "staging"))
-        problems.extend(_collisions(blocking, now, by, cue.id, reported))
+        if moved or not out:  # no one moved: no one stands anywhere new
+            problems.extend(_collisions(blocking, now, by, cue.id, reported))
         out.append(CueStage(cue.id, dict(now), tuple(moved)))
     if problems:
         raise InvalidInputError(list(dict.fromkeys(problems)))

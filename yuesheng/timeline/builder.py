@@ -31,7 +31,7 @@ from yuesheng.timeline.archery import Tally
 from yuesheng.timeline.calls import calls, calls_end
 from yuesheng.timeline.model import _SORT_KEY, CueTiming, Event, EventKind, Hold, Timeline, ticks
 from yuesheng.timeline.music import announce, play
-from yuesheng.timeline.schedule import MusicEnd, duration, estimate, schedule
+from yuesheng.timeline.schedule import MusicEnd, basis, duration, estimate, schedule
 from yuesheng.timeline.shooting import TALLY_AFTER, shejie, silent_rounds, tallies
 from yuesheng.timeline.state import BuildState, Options, Point, Setting
 
@@ -47,7 +47,7 @@ def _music_end(setting: Setting, state: BuildState, played: Played) -> MusicEnd:
 
     def music_end(cue: Cue, start: Fraction, stop: Fraction | None, times: Mapping[Point, Fraction]) -> Fraction:
         played.append((cue, start, stop))
-        announce(state, cue, start)
+        announce(state, cue, start, rite=setting.sheet.rite_id)
         if cue.music is MusicKind.CHANGSHENG:
             return calls_end(cue, start, stop, times)
         if cue.music is MusicKind.SHEJIE:
@@ -61,7 +61,7 @@ def _rest(setting: Setting, state: BuildState, times: Mapping[Point, Fraction]) 
     """After the schedule: the actions, the rounds that are actions, the calls; the tallies."""
     for cue in setting.cues:
         if not cue.is_music:
-            state.add(EventKind.ACTION, times[(cue.id, "start")], duration(cue, setting.options.timing), cue.id,
+            state.add(EventKind.ACTION, times[(cue.id, "start")], duration(cue, setting), cue.id,
                       text=cue.action)
     silent_rounds(setting, state, times)
     calls(setting, state, times)
@@ -106,7 +106,7 @@ def _timeline(setting: Setting, state: BuildState, times: Mapping[Point, Fractio
               tallied: tuple[Tally, ...]) -> Timeline:
     sheet, timing = setting.sheet, setting.options.timing
     cues = sorted((CueTiming(cue=c, start_tick=ticks(times[(c.id, "start")]), end_tick=ticks(times[(c.id, "end")]),
-                             estimate_ticks=estimate(c, timing),
+                             estimate_ticks=estimate(c, setting), basis=basis(c, setting),
                              measured=None if c.is_music else timing.get(c.id)) for c in setting.cues),
                   key=lambda t: (t.start_tick, t.cue.index))
     programs = {p.name: m.program for m in sheet.instruments.values()
@@ -115,10 +115,12 @@ def _timeline(setting: Setting, state: BuildState, times: Mapping[Point, Fractio
     holds = {c: Hold(cue=c, until=setting.by_id[c].end_at, start_tick=ticks(times[(c, "start")]),
                      end_tick=ticks(times[(c, "end")]), phrase_ticks=tuple(ticks(t) for t in starts))
              for c, starts in state.phrases.items()}
+    notices = (*state.notices, *filter(None, [setting.staging_notice]))
     return Timeline(rite=sheet.rite_name, rite_id=sheet.rite_id, events=tuple(sorted(state.events, key=_SORT_KEY)),
-                    cues=tuple(cues), tallies=tallied, notices=tuple(state.notices), realization=setting.real,
+                    cues=tuple(cues), tallies=tallied, notices=notices, realization=setting.real,
                     variants=setting.variants, readings=setting.readings, programs=programs, names=names, holds=holds,
-                    cast=sheet.performers, layout=sheet.positions, instruments=sheet.instruments)
+                    cast=sheet.performers, layout=sheet.positions, instruments=sheet.instruments,
+                    staging=setting.staged)
 
 
 @dataclass(frozen=True, slots=True)

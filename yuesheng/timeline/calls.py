@@ -11,9 +11,9 @@ from fractions import Fraction
 
 from yuesheng.cuesheet import Cue, MusicKind, rounds_called
 from yuesheng.music.instruments import PARTS
-from yuesheng.music.lulu import Degree, Pitch
+from yuesheng.music.lulu import Degree, Lu, Pitch
 from yuesheng.timeline.archery import Release
-from yuesheng.timeline.model import EventKind
+from yuesheng.timeline.model import EventKind, ticks
 from yuesheng.timeline.state import BuildState, Point, Setting
 from yuesheng.timeline.tables import tables
 
@@ -21,9 +21,13 @@ CALL_LENGTH = Fraction(4, 5)
 
 
 def calls(setting: Setting, state: BuildState, times: Mapping[Point, Fraction]) -> None:
-    """唱聲: hit calls on 宫 then 商 for every hit; 許諾 and 諾 where the cue sheet puts them."""
-    gong = Pitch(setting.options.call_jun or setting.sheet.call_jun)
-    degrees = {"宫": gong, "商": gong.up(Degree.SHANG.value), "不絶": gong.up(Degree.ZHI.value)}
+    """唱聲: hit calls on 宫 then 商 for every hit; 許諾 and 諾 where the cue sheet puts them.
+
+    The 均 of 宫 and 商 is the sheet's ``call_jun`` (or ``--call-jun``), or under reading ``changjun=sui-yue`` that of
+    the piece sounding at the call. The unbroken 許諾 (不絶) is on no 律 (part 許諾), or with ``xunuo=zhi`` on 徵.
+    """
+    fixed = setting.options.call_jun or setting.sheet.call_jun
+    sounding = _sounding(setting, state) if setting.readings.get("changjun") == "sui-yue" else None
     for cue in setting.cues:
         if cue.music is not MusicKind.CHANGSHENG or not cue.calls:
             continue
@@ -32,16 +36,44 @@ def calls(setting: Setting, state: BuildState, times: Mapping[Point, Fraction]) 
         if "獲" in cue.words:
             for release in _covered_hits(setting, state, cue):
                 for n, degree in enumerate(cue.calls):
-                    _call(setting, state, cue.id, caller, degrees[degree], degree, "獲", release.time + 1 + n,
-                          CALL_LENGTH, release)
+                    t = release.time + 1 + n
+                    _call(setting, state, cue.id, caller, _jun(fixed, sounding, t), degree, "獲", t, CALL_LENGTH,
+                          release)
         else:
             syllable = "諾" if "諾" in cue.words else cue.words[:1]
             for n, degree in enumerate(cue.calls):
                 lasting = degree == "不絶" or (n == len(cue.calls) - 1 and _held(cue))
                 length = max(end - start - n, CALL_LENGTH) if lasting else CALL_LENGTH
-                _call(setting, state, cue.id, caller, degrees[degree], degree, syllable, start + n, length, None)
+                _call(setting, state, cue.id, caller, _jun(fixed, sounding, start + n), degree, syllable, start + n,
+                      length, None)
     if any(c.music is MusicKind.CHANGSHENG and "不絶" in c.calls for c in setting.cues):
-        state.notice(tables().notices["bujue"])
+        state.notice(tables().notices["bujue"]["zhi" if setting.readings.get("xunuo") == "zhi" else "wu-lu"])
+    if sounding is not None:
+        state.notice(tables().notices["sui-yue"])
+
+
+Sounding = list[tuple[int, int, Lu]]  # (first tick, last tick, 均) of each run of a piece's notes, by first tick
+
+
+def _sounding(setting: Setting, state: BuildState) -> Sounding:
+    """Where each piece with a 宮調 sounds, and its 均: from the notes built (none while only counting)."""
+    modes = {ref.piece.id: ref.piece.mode.jun for c in setting.cues for ref in c.pieces if ref.piece.mode}
+    spans: dict[tuple[str, str], list[int]] = {}
+    for e in state.events:
+        if e.kind is EventKind.NOTE and e.piece in modes:
+            span = spans.setdefault((e.cue, e.piece), [e.start_tick, e.start_tick + e.length_ticks])
+            span[0], span[1] = min(span[0], e.start_tick), max(span[1], e.start_tick + e.length_ticks)
+    return sorted((a, b, modes[piece]) for (_, piece), (a, b) in spans.items())
+
+
+def _jun(fixed: Lu, sounding: Sounding | None, t: Fraction) -> Lu:
+    """The 均 of a call at *t*: that of the piece sounding then (the latest begun), else *fixed*."""
+    if sounding:
+        at = ticks(t)
+        playing = [jun for a, b, jun in sounding if a <= at < b]
+        if playing:
+            return playing[-1]
+    return fixed
 
 
 def calls_end(cue: Cue, start: Fraction, stop: Fraction | None, times: Mapping[Point, Fraction]) -> Fraction:
@@ -64,9 +96,16 @@ def _covered_hits(setting: Setting, state: BuildState, cue: Cue) -> list[Release
     return [r for rnd in rounds_called(cue, setting.cues, rounds) for r in state.releases.get(rnd.id, []) if r.hit]
 
 
-def _call(setting: Setting, state: BuildState, cue_id: str, caller: str, pitch: Pitch, degree: str, syllable: str,
+UNPITCHED_KEY = 60  # the Breath Noise of the unbroken 許諾: a fixed key, no 律
+
+
+def _call(setting: Setting, state: BuildState, cue_id: str, caller: str, jun: Lu, degree: str, syllable: str,
           t: Fraction, length: Fraction, release: Release | None) -> None:
-    key, cents = setting.real.midi(pitch)
+    if degree == "不絶" and setting.readings.get("xunuo") != "zhi":  # 不以宮商: a voice on no 律
+        caller, key, cents = "許諾", UNPITCHED_KEY, 0.0
+    else:
+        step = {"宫": Degree.GONG, "商": Degree.SHANG, "不絶": Degree.ZHI}[degree].value
+        key, cents = setting.real.midi(Pitch(jun).up(step))
     state.add(EventKind.CALL, t, length, cue_id, part=caller, key=key, cents=cents, velocity=PARTS[caller].velocity,
               text=syllable, degree=degree, round=release.round if release else "",
               pair=release.pair if release else "", arrow=release.arrow if release else 0)

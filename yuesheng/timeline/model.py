@@ -10,11 +10,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from fractions import Fraction
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from yuesheng.cuesheet import Cue, Member
 from yuesheng.music.lulu import Realization
 from yuesheng.timeline.archery import Tally
+
+if TYPE_CHECKING:
+    from yuesheng.staging.rite import StagedRite
 
 TICKS_PER_SECOND = 960
 K = TypeVar("K")
@@ -101,6 +104,7 @@ class CueTiming:
     end_tick: int
     estimate_ticks: int | None = None  # an action's estimated duration, where a measured one (--timing) replaced it
     measured: Measurement | None = None  # the measurement that replaced it
+    basis: str = ""  # in a staged rite, what an action's unmeasured duration is made of (walks, formulas) or why not
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +150,7 @@ class Timeline:
     cast: Mapping[str, Member] = field(default_factory=FrozenDict)  # performers, for the ground plan
     layout: Mapping[str, Member] = field(default_factory=FrozenDict)  # positions with their places, for the plan
     instruments: Mapping[str, Member] = field(default_factory=FrozenDict)
+    staging: StagedRite | None = None  # the rite on the ground, where its blocking is complete (docs/staging.md)
 
     def __post_init__(self) -> None:
         for name in _MAPPINGS:

@@ -47,21 +47,29 @@ class _Grid:
         return [(base + n * step) // scale for n in notes]
 
 
-def announce(state: BuildState, cue: Cue, start: Fraction) -> None:
-    """The marker of a music cue, and the notices its pieces call for (lost pieces, music without a programme)."""
+def announce(state: BuildState, cue: Cue, start: Fraction, *, rite: str) -> None:
+    """The marker of a music cue, and the notices its pieces call for (lost pieces, each cited to rite *rite*'s own
+    text where it says so; music without a programme)."""
     title = " ".join(f"{p.piece.title}" + (f"×{p.zhong}" if p.zhong > 1 else "") for p in cue.pieces)
     state.add(EventKind.MARKER, start, Fraction(0), cue.id,
               text=f"{cue.music.value if cue.music else ''} {title}".strip())
     texts = tables().notices
     for ref in cue.pieces:
         if ref.piece.realization:
-            state.notice(texts["lost"].format(title=ref.piece.title, id=ref.piece.id,
-                                              cite=ref.piece.lost.cite if ref.piece.lost else "",
+            state.notice(texts["lost"].format(title=ref.piece.title, id=ref.piece.id, cite=_lost_cite(ref.piece, rite),
                                               label=ref.piece.realization.label, rule=ref.piece.realization.rule))
     if cue.music in FREE_MUSIC and cue.music is not None and cue.pieces:
         until = texts["free_until"].format(action=cue.end_at) if cue.end_at else ""
         state.notice(texts["free"].format(kind=cue.music.value, cue=cue.id, page=cue.cite.page, until=until,
                                           programme=programme(cue)))
+
+
+def _lost_cite(piece: Piece, rite: str) -> str:
+    """Where rite *rite*'s text says *piece* is lost; else where another rite's does, said so."""
+    if piece.lost is None:
+        return ""
+    own = piece.lost.in_rite(rite)
+    return own.cite if own else tables().notices["lost_elsewhere"].format(cite=piece.lost.cite)
 
 
 def play(setting: Setting, state: BuildState, cue: Cue, start: Fraction, stop: Fraction | None) -> Fraction:
@@ -131,7 +139,8 @@ def _segments(setting: Setting, state: BuildState, cue: Cue) -> list[tuple[int, 
         else:
             out += [(n, [(ref, _role_parts(ref, parts))]) for ref in zhong.pieces]
     if any(z.he for z in zhongs):
-        state.notice(tables().notices["heyue"]["li-rugui" if together else "zheng"])
+        reading = "li-rugui" if together else "zheng" if "heyue" in setting.sheet.readings else "fixed"
+        state.notice(tables().notices["heyue"][reading])
     return out
 
 

@@ -1,8 +1,9 @@
 """Scheduling: when each cue starts and ends, in exact ``Fraction`` seconds.
 
 A cue starts with or after its anchor (``cuesheet.anchors.dependencies``), or when the previous cue ends (when
-it starts, if that is music running until an action). An action lasts its estimate, or its measured duration
-(``Options.timing``). Music lasts as long as the function given for it says: the builder plays it (or counts
+it starts, if that is music running until an action). An action lasts its measured duration
+(``Options.timing``), else its duration derived from the rite's blocking (where it is complete, docs/staging.md),
+else the cue sheet's estimate. Music lasts as long as the function given for it says: the builder plays it (or counts
 it) there, since the length of music held until an action (樂闋) depends on where that action starts.
 """
 
@@ -13,7 +14,7 @@ from fractions import Fraction
 
 from yuesheng.cuesheet import Cue, MusicKind, dependencies, evaluation_order
 from yuesheng.errors import ScheduleError
-from yuesheng.timeline.model import Measurement, ticks
+from yuesheng.timeline.model import ticks
 from yuesheng.timeline.state import Point, Setting
 
 # the end of a music cue: (cue, start, the start of the action it runs until or None, the times so far) → end
@@ -35,7 +36,7 @@ def schedule(setting: Setting, music_end: MusicEnd) -> dict[Point, Fraction]:
             # its anchor (and delay), or later: an action a 射節 runs until waits for it
             times[(cue_id, point)] = max([anchor + (cue.start.delay if cue.start else 0)] + after[1:])
         elif not cue.is_music:
-            times[(cue_id, point)] = times[(cue_id, "start")] + duration(cue, setting.options.timing)
+            times[(cue_id, point)] = times[(cue_id, "start")] + duration(cue, setting)
         else:
             held = cue.end_at and cue.music is not MusicKind.SHEJIE
             stop = times.get((cue.end_at, "start")) if held else None
@@ -43,12 +44,28 @@ def schedule(setting: Setting, music_end: MusicEnd) -> dict[Point, Fraction]:
     return times
 
 
-def duration(cue: Cue, timing: Mapping[str, Measurement]) -> Fraction:
-    """An action's duration: measured in rehearsal (*timing*) if it was, else the estimate."""
-    measured = timing.get(cue.id)
-    return measured.duration if measured is not None else cue.duration or Fraction(0)
+def duration(cue: Cue, setting: Setting) -> Fraction:
+    """An action's duration: measured in rehearsal (``--timing``) if it was, else derived from the rite's blocking
+    where it is complete (walks and formulas, unless the blocking keeps the estimate), else the cue sheet's estimate."""
+    measured = setting.options.timing.get(cue.id)
+    return measured.duration if measured is not None else unmeasured(cue, setting)
 
 
-def estimate(cue: Cue, timing: Mapping[str, Measurement]) -> int | None:
-    """An action's estimate in ticks, where a measured duration replaced it."""
-    return ticks(cue.duration or Fraction(0)) if cue.id in timing and not cue.is_music else None
+def unmeasured(cue: Cue, setting: Setting) -> Fraction:
+    """An action's duration without rehearsal: derived from the blocking, or the cue sheet's estimate."""
+    staged = setting.staged.cues.get(cue.id) if setting.staged is not None else None
+    if staged is not None and staged.duration is not None:
+        return staged.duration
+    return cue.duration or Fraction(0)
+
+
+def estimate(cue: Cue, setting: Setting) -> int | None:
+    """An action's unmeasured duration in ticks (derived or estimated), where a measured duration replaced it."""
+    return ticks(unmeasured(cue, setting)) if cue.id in setting.options.timing and not cue.is_music else None
+
+
+def basis(cue: Cue, setting: Setting) -> str:
+    """What an action's unmeasured duration is made of, in a staged rite: its walks and formulas, or why the cue
+    sheet's estimate is kept ('' elsewhere)."""
+    staged = setting.staged.cues.get(cue.id) if setting.staged is not None and not cue.is_music else None
+    return staged.basis if staged is not None else ""

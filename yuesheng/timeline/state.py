@@ -7,16 +7,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from yuesheng import limits
 from yuesheng.cuesheet.model import Anchor, Archery, Cue, CueSheet, MusicKind, timed_values
-from yuesheng.errors import LimitError, UnknownNameError
+from yuesheng.errors import InvalidInputError, LimitError, UnknownNameError
 from yuesheng.music.instruments import Part
 from yuesheng.music.lulu import Lu, Realization
 from yuesheng.text import suggest
 from yuesheng.timeline.archery import Release
 from yuesheng.timeline.model import Event, EventKind, FrozenDict, Measurement, frozen, ticks
+
+if TYPE_CHECKING:
+    from yuesheng.staging.rite import StagedRite
 
 DRUM_LENGTH = Fraction(1, 8)
 FREE_MUSIC = (MusicKind.WUSUAN, MusicKind.FANGZHONG)  # the music of the 無算爵 (reading wusuanyue places it)
@@ -56,6 +60,8 @@ class Setting:
     seed: int
     pierce: bool  # 釋獲如初 (6-13a, 10-23a): the round with music keeps 不貫不釋 unless the reading says drum only
     jie_total: int
+    staged: StagedRite | None = None  # the rite on the ground, where its blocking is complete (docs/staging.md)
+    staging_notice: str = ""  # why a blocking beside the sheet is not used
 
     @classmethod
     def of(cls, sheet: CueSheet, options: Options) -> Setting:
@@ -71,7 +77,7 @@ class Setting:
             by_id=FrozenDict({c.id: c for c in cues}), archery=archery,
             seed=options.seed if options.seed is not None else (archery.seed if archery else 0),
             pierce=readings.get("shihuo", "ru-chu") != "drum-only",
-            jie_total=archery.jie_with(readings) if archery else 0)
+            jie_total=archery.jie_with(readings) if archery else 0, **_staging(sheet, variants, readings))
         setting.check_limits()
         return setting
 
@@ -90,6 +96,19 @@ class Setting:
                     found.append(limits.SYLLABLE.check(f"cue {cue.id}: {ref.piece.title} syllable", ref.syllable))
         if problems := list(dict.fromkeys(m for m in found if m)):
             raise LimitError("; ".join(problems))
+
+
+def _staging(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, str]) -> dict[str, Any]:
+    """The rite on the ground (``staged``), or why its blocking is not used (``staging_notice``): a blocking that
+    does not stage leaves the cue sheet's places and estimates in force, as if there were none."""
+    from yuesheng.staging.rite import staged_rite
+
+    try:
+        return {"staged": staged_rite(sheet, variants, readings)}
+    except InvalidInputError as exc:
+        where = Path(exc.problems[0].file).name if exc.problems else "the blocking"
+        return {"staging_notice": f"{where}: {len(exc.problems)} problem(s) (yuesheng validate lists them): "
+                                  "the cue sheet's places and estimated durations are used"}
 
 
 def _check_options(sheet: CueSheet, options: Options) -> tuple[frozenset[str], dict[str, str]]:

@@ -54,7 +54,7 @@ from yuesheng.live.control import Command, Control
 from yuesheng.live.player import PlayerStatus, Playing
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Timeline
 from yuesheng.timeline import clock as show_clock
-from yuesheng.web.sheet import environment, timeline_view
+from yuesheng.web.sheet import environment, timeline_view, with_fonts
 
 PUSH = 0.5  # seconds between state pushes when nothing changes (the page moves its clocks between them)
 LATE = 1.0  # seconds: a page's GO that reaches the console later than this after it was pressed is refused
@@ -166,6 +166,7 @@ class Console:
         player.watch(self._changed)
         self.by_id = {t.cue.id: t for t in timeline.cues}
         self.template = environment().get_template("console.html.j2")
+        self.shown = json.dumps([self.cue_json(t.cue.id) for t in timeline.cues], ensure_ascii=False)  # for the font
 
     # -- state ---------------------------------------------------------------------------------------
 
@@ -292,7 +293,7 @@ class Console:
                                     guard_s=self.control.guard,
                                     begin_s=status.begin_tick / TICKS_PER_SECOND,
                                     **timeline_view(self.timeline), now_line=True)
-        response = HTMLResponse(html)
+        response = HTMLResponse(with_fonts(html, more=self.shown))
         if self.token and request.query_params.get("token"):
             response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict")
         return response

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import stat
 import sys
 from contextlib import suppress
 from dataclasses import dataclass, replace
@@ -30,6 +28,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from yuesheng import fonts
+from yuesheng.caches import cache_folder
 from yuesheng.cuesheet import Cue, Member, MusicKind
 from yuesheng.music.instruments import PARTS
 from yuesheng.outputs.report import cues_by_id, says_que, sections, takes, what_of
@@ -321,14 +321,24 @@ def _stations(timeline: Timeline) -> dict[str, dict[str, Any]]:
 # --- the page ---------------------------------------------------------------------------------------
 
 
+def _derived(timing: CueTiming) -> bool:
+    """Whether an action's unmeasured duration is derived from the blocking (walks and formulas)."""
+    return bool(timing.basis) and not timing.basis.startswith("estimate:")
+
+
 def _basis(timing: CueTiming, jie_total: int, by_id: dict[str, Cue]) -> str:
     cue = timing.cue
     if not cue.is_music:
         if timing.estimate_ticks is not None:
             m = timing.measured
             spread = f": the median of {m.takes} takes, spread {float(m.spread):.1f} s" if m else ""
-            return (f"measured in rehearsal (--timing){spread}; the cue sheet's estimate was "
-                    f"{clock(timing.estimate_ticks)}")
+            was = "the blocking's derivation" if _derived(timing) else "the cue sheet's estimate"
+            return (f"measured in rehearsal (--timing){spread}; {was} was {clock(timing.estimate_ticks)}"
+                    f"{f' ({timing.basis})' if timing.basis else ''}")
+        if _derived(timing):
+            return f"from the blocking: {timing.basis}"
+        if timing.basis:
+            return f"the cue sheet's estimate, kept: {timing.basis.removeprefix('estimate: ')}"
         return "estimated (the cue sheet's estimate)"
     if cue.end_at:
         que = " (樂闋)" if says_que(cue, by_id.get(cue.end_at)) else ""
@@ -401,25 +411,10 @@ def environment() -> Any:
 
     options: dict[str, Any] = {"autoescape": True, "undefined": jinja2.StrictUndefined, "trim_blocks": True,
                                "lstrip_blocks": True}
-    folder = cache_folder()
+    folder = cache_folder("jinja")
     cache = template_cache(folder, _fingerprint(jinja2.__version__, options)) if folder else None
     return jinja2.Environment(loader=jinja2.PackageLoader("yuesheng.web", "templates"), bytecode_cache=cache,
                               **options)
-
-
-def cache_folder() -> Path | None:
-    """``$XDG_CACHE_HOME/yuesheng/jinja`` (``~/.cache/...`` by default), made private to this user; None where it
-    cannot be made, is not a folder of this user's, or others could write in it (its files are run as code)."""
-    base = os.environ.get("XDG_CACHE_HOME") or ""
-    try:
-        root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
-        folder = root / "yuesheng" / "jinja"
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        st = folder.lstat()
-    except (OSError, RuntimeError):  # RuntimeError: no home folder
-        return None
-    private = stat.S_ISDIR(st.st_mode) and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-    return folder if private and (not hasattr(os, "getuid") or st.st_uid == os.getuid()) else None
 
 
 def _fingerprint(version: str, options: dict[str, Any]) -> str:
@@ -528,7 +523,14 @@ def sheet_html(timeline: Timeline) -> str:
                  f"tuning {real.tuning.value}, 黄鍾 = MIDI {real.huangzhong}; total {clock(total)}",
         data=Markup(json_island(data)),
     )
-    return page
+    return with_fonts(page)
+
+
+def with_fonts(page: str, *, more: str = "") -> str:
+    """*page* with the shipped text font embedded (``fonts.face_css``) for every character it shows, and for those
+    of *more* (text it will show later, such as the console's cues), so that none falls back to a missing glyph."""
+    faces = fonts.face_css(page + more)
+    return page.replace("</head>", f"<style>\n{faces}\n</style>\n</head>", 1) if faces else page
 
 
 def _zooms(shots: list[Event], blocks: list[Block], duration: float) -> list[dict[str, Any]]:

@@ -1,0 +1,120 @@
+"""A rite on the ground, for the timeline: the blocking beside a cue sheet, staged under the build's variants and
+readings, with each cue's stands and derived duration.
+
+A rite's blocking is *complete* when it stages without a problem: every actor of every cue placed, no two on one
+point, every walk routed. Only then do its places and durations replace the cue sheet's (docs/staging.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+from yuesheng.cuesheet import CueSheet
+from yuesheng.staging.model import Blocking, Derivation, Hall, Stand
+
+NOTHING_TO_TIME = "nothing on the ground to time it (no walk, no formula)"
+
+
+@dataclass(frozen=True, slots=True)
+class StagedCue:
+    """One cue on the ground: who stands where after it (member id → Stand), what its duration is made of, and the
+    duration an action takes from it (None: the cue sheet's estimate is kept, for the reason ``basis`` gives)."""
+
+    stands: Mapping[str, Stand]
+    derivation: Derivation
+    duration: Fraction | None
+    basis: str  # "walk: … 12.3 s + 再拜 10 s = 22.3 s", or "estimate: why"
+
+
+def _timed(derivation: Derivation, keep: str) -> tuple[Fraction | None, str]:
+    """An action's duration from its derivation and the blocking's reason to keep the estimate, and the basis."""
+    if keep or not derivation.parts:
+        return None, f"estimate: {keep or NOTHING_TO_TIME}"
+    parts = " + ".join(f"{name} {_s(seconds)}" for name, seconds in derivation.parts)
+    return derivation.seconds, f"{parts} = {_s(derivation.seconds)}"
+
+
+def _s(seconds: Fraction) -> str:
+    return f"{float(seconds):.1f} s".replace(".0 s", " s")
+
+
+@dataclass(frozen=True, slots=True)
+class StagedRite:
+    """A rite's hall and its cues on the ground (cue id → StagedCue), from the blocking at *file*."""
+
+    file: str
+    hall: Hall
+    cues: Mapping[str, StagedCue]
+    same: Mapping[str, str]  # one person under several ids (司馬 → 相)
+
+    def members(self, person: str, count: int) -> list[str]:
+        """The member ids *person* stands as: himself, or ``id#1`` … ``id#N`` for a group of *count*."""
+        person = self.same.get(person, person)
+        return [person] if count <= 1 or "#" in person else [f"{person}#{n}" for n in range(1, count + 1)]
+
+
+def blocking_beside(sheet: CueSheet) -> Path | None:
+    """The blocking file of *sheet*'s rite, ``../blocking/RITE.yaml`` beside its folder, or None."""
+    path = Path(sheet.file).resolve().parent.parent / "blocking" / f"{sheet.rite_id}.yaml"
+    return path if path.is_file() else None
+
+
+@dataclass(slots=True)
+class _Read:
+    """The blocking read last, for one file as it was and one sheet object, and the rite staged from it under each
+    variant and reading (a validation builds the rite once per combination of variants, and stages it again)."""
+
+    key: tuple[Path, int, int]  # the path, its size and modification time
+    sheet: CueSheet
+    blocking: Blocking
+    staged: dict[tuple[frozenset[str], tuple[tuple[str, str], ...]], StagedRite]
+
+
+_LAST: list[_Read] = []
+
+
+def _read(path: Path, sheet: CueSheet) -> _Read:
+    from yuesheng.staging.reader import load_blocking
+
+    info = path.stat()
+    key = (path, info.st_size, info.st_mtime_ns)
+    if not (_LAST and _LAST[0].key == key and _LAST[0].sheet is sheet):
+        _LAST[:] = [_Read(key, sheet, load_blocking(path, sheet), {})]
+    return _LAST[0]
+
+
+def loaded(path: Path, sheet: CueSheet) -> Blocking:
+    """The blocking at *path* for *sheet* (``reader.load_blocking``), kept while the file and the sheet are the same."""
+    return _read(path, sheet).blocking
+
+
+def hall_beside(sheet: CueSheet) -> Path | None:
+    """The hall file of *sheet*'s rite, ``../blocking/RITE.hall.yaml`` beside its folder, or None."""
+    path = Path(sheet.file).resolve().parent.parent / "blocking" / f"{sheet.rite_id}.hall.yaml"
+    return path if path.is_file() else None
+
+
+def staged_rite(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, str],
+                path: Path | None = None) -> StagedRite | None:
+    """The rite of *sheet* on the ground under *variants* and *readings*, from the blocking at *path* (else the one
+    beside the sheet), or None if it has none; InvalidInputError if it does not stage (incomplete or broken)."""
+    path = path or blocking_beside(sheet)
+    if path is None:
+        return None
+    from yuesheng.staging.durations import derive
+    from yuesheng.staging.stage import stage
+
+    read = _read(path, sheet)
+    key = (variants, tuple(sorted(readings.items())))
+    if key not in read.staged:
+        blocking = read.blocking
+        cues = {}
+        for c in stage(blocking, sheet, variants, dict(readings)):
+            derivation = derive(blocking, c)
+            keep = blocking.cues[c.cue].keep if c.cue in blocking.cues else ""
+            cues[c.cue] = StagedCue(c.stands, derivation, *_timed(derivation, keep))
+        read.staged[key] = StagedRite(str(path), blocking.hall, cues, blocking.same)
+    return read.staged[key]
