@@ -467,3 +467,30 @@ def test_a_blocking_that_does_not_stage_leaves_the_cue_sheets_places_with_a_noti
     assert timeline.staging is None
     assert any(n.startswith("xiangshe.yaml: ") and "cue sheet's places" in n for n in timeline.notices)
     assert blocking(timeline).stops["瑟"][0].places[0].name == "gong-tang"
+
+
+def test_the_block_mix_is_the_convolution_of_each_sound_with_the_response_of_the_stop_it_is_made_at():
+    """Block by block, across block edges and a move, the mix equals whole-signal convolution (float32 FFTs)."""
+    from scipy.signal import fftconvolve
+
+    from yuesheng.outputs.placement import Stop
+    from yuesheng.outputs.spatial import BLOCK, FADE, Voice, _Mix
+
+    rate = 44100
+    who = Listener(-2, -3.5, FACINGS["south"])
+    move = round((BLOCK + 1000) / rate * S)  # 遷樂: from the 堂 to below, just after the first block's edge
+    voice = Voice((Stop(0, (Place(-2, -0.5),)), Stop(move, (Place(4, 1.5),))), who, Physics(), rate, {})
+    assert BLOCK < voice.starts[1] < BLOCK + 2000
+    sound = np.random.default_rng(1).standard_normal(3 * BLOCK + 123).astype(np.float32) * 0.1
+    mix, out, at = _Mix({"瑟": voice}), [], 0
+    while at < len(sound):
+        count = min(BLOCK, len(sound) - at)
+        out.append(mix.block([(voice, sound[at:at + count])], at, count))
+        at += count
+    heard = np.concatenate(out)
+    t = np.arange(len(sound))
+    start = voice.starts[1]
+    rise = np.clip((t - start) / round(FADE * rate), 0.0, 1.0)
+    expected = sum(fftconvolve((sound * weight)[:, None], response, axes=0)[:len(sound)]
+                   for weight, response in ((1 - rise, voice.responses[0]), (rise, voice.responses[1])))
+    assert np.abs(heard - expected).max() < 1e-5 * np.abs(expected).max()
