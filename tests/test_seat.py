@@ -452,6 +452,18 @@ def test_a_staged_rite_seats_the_listener_on_the_halls_mats(staged_xiangshe):
     assert (seat.x, seat.y, seat.facing) == (place.point.x, place.point.y, "south")
 
 
+def test_a_staged_rite_is_heard_in_its_own_halls_tang(staged_xiangshe):
+    from yuesheng.outputs.placement import with_hall
+
+    physics = with_hall(Physics(), staged_xiangshe)
+    assert physics.hall_bu == (-4, 4, 8)  # 州序: the 序 4 步 either side, the 堂 8 步 deep (xiangshe.hall.yaml)
+    stops, seats = blocking(staged_xiangshe).stops, blocking(staged_xiangshe).seats
+    who = Listener(seats["bin-xi"].x, seats["bin-xi"].y, FACINGS["south"])
+    se = stops["瑟"][0].places[0]
+    assert hear(se, who, physics).hall and not hear(se, who, Physics()).hall  # the 賓's mat lies 6.5 步 back
+    assert with_hall(Physics(), _qianyue()) == Physics()  # a rite placed by its cue sheet keeps the estimate
+
+
 def test_a_blocking_that_does_not_stage_leaves_the_cue_sheets_places_with_a_notice(tmp_path):
     from yuesheng.check.validate import load_cuesheet
     from yuesheng.music.repertoire import load_repertoire

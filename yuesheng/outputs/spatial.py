@@ -45,7 +45,7 @@ from yuesheng.outputs.audio import (
     segments,
     sounding_parts,
 )
-from yuesheng.outputs.placement import Listener, Physics, Place, Stop, blocking, hear, position_m
+from yuesheng.outputs.placement import Listener, Physics, Place, Stop, blocking, hear, position_m, with_hall
 from yuesheng.outputs.sofa import Hrtf
 from yuesheng.timeline import TICKS_PER_SECOND, Timeline
 
@@ -94,8 +94,9 @@ def reflections(place: Place, who: Listener, physics: Physics, rate: int) -> Any
     ear = np.array(position_m(who.x, who.y, physics, source=False))
     flip = np.array([1.0, -1.0, 1.0])
     if heard.hall:  # pyroomacoustics' y runs north from the 堂's south edge; its floor is the 堂's
-        lo = np.array([-4 * physics.bu_m, 0.0, 0.0])
-        size = np.array([8 * physics.bu_m, 4 * physics.bu_m, HALL_HEIGHT_M])
+        west, east, depth = physics.hall_bu
+        lo = np.array([west * physics.bu_m, 0.0, 0.0])
+        size = np.array([(east - west) * physics.bu_m, depth * physics.bu_m, HALL_HEIGHT_M])
         materials = {wall: pra.Material(value) for wall, value in HALL_ABSORPTION.items()}
         order = HALL_ORDER
         lift = np.array([0.0, 0.0, physics.tang_height_m])
@@ -376,7 +377,7 @@ def render_placed(timeline: Timeline, path: str | Path, who: Listener, *, physic
 
     from yuesheng.outputs.midi import write_midi
 
-    physics = physics or Physics()
+    physics = with_hall(physics or Physics(), timeline)
     command = find_fluidsynth()
     font = find_soundfont(soundfont)
     target, condensed = plan(timeline, path)
