@@ -2,8 +2,10 @@
 
 For each shipped rite (default options, its default seat), the music condensed as ``yuesheng audio --music-only``
 does (silences over 3 s shortened to 3 s) is rendered to FLAC twice: plainly (``audio.render``) and placed
-(``spatial.render_placed``: one FluidSynth per part, then distance, delay, air, head and reflections). Each
-``RESULT`` line gives the seconds of audio, the wall time and the real-time factor of both.
+(``spatial.render_placed``: one FluidSynth per part, each rendering only where its part sounds, then distance,
+delay, air, head and reflections by FFT convolution). Each ``RESULT`` line gives the seconds of audio, the wall
+time and the real-time factor of both, and the placed render's peak; a rite that cannot be placed (a sounding
+part with no place on its plan) gets a ``RESULT`` line saying why.
 
 Goal (issue 21): the placed render at 50× real time or better.
 
@@ -18,12 +20,16 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+import soundfile
+
 try:
     import yuesheng  # noqa: F401
 except ModuleNotFoundError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from yuesheng.check.validate import load_cuesheet
+from yuesheng.errors import AudioError
 from yuesheng.music.repertoire import data_dir, load_repertoire
 from yuesheng.outputs.audio import render
 from yuesheng.outputs.condense import condense
@@ -40,7 +46,6 @@ def main() -> None:
     parser.add_argument("--rites", nargs="+", default=list(RITES), choices=RITES)
     args = parser.parse_args()
     repertoire = load_repertoire()
-    lines = []
     for rite in args.rites:
         sheet = load_cuesheet(data_dir("cues") / f"{rite}.yaml", repertoire)
         timeline = condense(build_timeline(sheet), gap_ticks=ticks(GAP_SECONDS)).timeline
@@ -50,12 +55,16 @@ def main() -> None:
             plain = render(timeline, Path(tmp) / "plain.flac")
             plain_s = time.perf_counter() - start
             start = time.perf_counter()
-            placed = render_placed(timeline, Path(tmp) / "placed.flac", seat)
+            try:
+                placed = render_placed(timeline, Path(tmp) / "placed.flac", seat)
+            except AudioError as exc:
+                print(f"RESULT placed_audio {rite} not placed: {exc}", flush=True)
+                continue
             placed_s = time.perf_counter() - start
-        lines.append(f"RESULT placed_audio {rite} audio={placed.seconds:.0f}s seat={seat.name} "
-                     f"plain={plain_s:.1f}s ({plain.seconds / plain_s:.0f}x real time) "
-                     f"placed={placed_s:.1f}s ({placed.seconds / placed_s:.0f}x real time)")
-        print(lines[-1], flush=True)
+            peak = max(float(np.abs(b).max()) for b in soundfile.blocks(placed.path, 1 << 20, dtype="float32"))
+        print(f"RESULT placed_audio {rite} audio={placed.seconds:.0f}s seat={seat.name} "
+              f"plain={plain_s:.1f}s ({plain.seconds / plain_s:.0f}x real time) "
+              f"placed={placed_s:.1f}s ({placed.seconds / placed_s:.0f}x real time) peak={peak:.3f}", flush=True)
 
 
 if __name__ == "__main__":

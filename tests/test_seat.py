@@ -17,7 +17,7 @@ import soundfile
 from yuesheng.cli import main
 from yuesheng.cuesheet import Cite, Cue, Member
 from yuesheng.cuesheet.model import MusicKind
-from yuesheng.errors import UsageError
+from yuesheng.errors import AudioError, UsageError
 from yuesheng.music.lulu import Realization
 from yuesheng.outputs.audio import SOUNDFONTS
 from yuesheng.outputs.midi import midi_bytes
@@ -33,6 +33,8 @@ from yuesheng.outputs.placement import (
     listener,
     midi_controllers,
 )
+from yuesheng.outputs.sofa import DEFAULT as SOFA
+from yuesheng.outputs.sofa import load as load_sofa
 from yuesheng.timeline import CueTiming, Event, EventKind, Timeline, ticks
 
 has_fluidsynth = shutil.which("fluidsynth") is not None and any(p.is_file() for p in SOUNDFONTS)
@@ -243,6 +245,173 @@ def test_cli_render_with_a_listener_and_its_usage_errors(tmp_path, capsys):
     assert "goes with --listener" in capsys.readouterr().err
 
 
+# --- binaural (--binaural: the MIT KEMAR HRIRs Debian's libmysofa1 ships) --------------------------------------
+
+needs_kemar = pytest.mark.skipif(not SOFA.is_file(), reason="libmysofa1 (the MIT KEMAR SOFA file) not installed")
+
+
+@needs_kemar
+def test_the_kemar_set_reads_with_the_left_ear_first_and_louder_for_a_source_on_the_left():
+    hrtf = load_sofa()
+    assert hrtf.rate == 44100 and hrtf.responses.shape[1] == 2
+    for ahead, left, near in ((0.0, 1.0, 0), (0.0, -1.0, 1)):
+        pair = hrtf.toward(ahead, left, 0.0)
+        energy = (pair ** 2).sum(axis=1)
+        onsets = [int(np.argmax(np.abs(ear) > 0.1 * np.abs(ear).max())) for ear in pair]
+        assert energy[near] > 2 * energy[1 - near] and onsets[near] < onsets[1 - near]
+    ahead = hrtf.toward(1.0, 0.0, 0.0)
+    assert (ahead ** 2).sum(axis=1).mean() == pytest.approx(1.0)  # normalised: straight ahead keeps its level
+    assert len(hrtf.at_rate(48000).responses[0, 0]) > len(ahead[0])
+
+
+def test_a_file_that_is_not_a_sofa_hrir_set_is_a_clear_error(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    text = tmp_path / "x.sofa"
+    text.write_text("not HDF5")
+    with pytest.raises(AudioError, match="not a readable SOFA HRIR file"):
+        load_sofa(text)
+    other = tmp_path / "room.sofa"
+    with h5py.File(other, "w") as f:
+        f.attrs["SOFAConventions"] = "SingleRoomDRIR"
+    with pytest.raises(AudioError, match="convention SingleRoomDRIR, expected SimpleFreeFieldHRIR"):
+        load_sofa(other)
+    with pytest.raises(AudioError, match="no SOFA file"):
+        load_sofa(tmp_path / "missing.sofa")
+
+
+@needs_fluidsynth
+@needs_kemar
+def test_binaural_a_source_on_the_listeners_left_is_earlier_and_louder_in_the_left_ear(tmp_path):
+    from yuesheng.outputs.spatial import render_placed
+
+    timeline = _timeline([_note(0.5, "m1")], [_music("m1", 0, 0.5, instruments=("se",))], se="tang-east")
+    out = tmp_path / "b.wav"
+    render_placed(timeline, out, Listener(-2, -3.5, FACINGS["south"]), hrtf=load_sofa())  # the 瑟 east: his left
+    samples, rate = soundfile.read(out, dtype="float64")
+    left, right = samples[:, 0], samples[:, 1]
+    assert _rms(left, rate, 0.4, 1.5) > 1.5 * _rms(right, rate, 0.4, 1.5)
+    assert _onset(left, rate, 0.4, 1.5) < _onset(right, rate, 0.4, 1.5)
+
+
+def test_binaural_goes_with_a_listener(tmp_path, capsys):
+    assert main(["audio", "xiangshe", "--binaural", "-o", str(tmp_path / "x.flac")]) == 2
+    assert "--binaural goes with --listener" in capsys.readouterr().err
+
+
+# --- levels: the limiter ---------------------------------------------------------------------------------------
+
+
+def _limited(signal: np.ndarray, sizes: list[int]) -> np.ndarray:
+    from yuesheng.outputs.spatial import Limiter
+
+    limiter, out, at = Limiter(44100), [], 0
+    for size in sizes:
+        out.append(limiter.push(signal[at:at + size]))
+        at += size
+    out.append(limiter.push(None))
+    return np.concatenate(out)
+
+
+def test_the_limiter_holds_peaks_at_the_ceiling_leaves_the_rest_and_does_not_care_where_blocks_end():
+    from yuesheng.outputs.spatial import CEILING
+
+    rate = 44100
+    t = np.arange(3 * rate) / rate
+    tone = 0.5 * np.sin(2 * np.pi * 440 * t)
+    signal = np.stack([tone, 0.5 * tone], axis=1)
+    signal[rate:rate + 2000, 0] *= 4.0  # a burst of 2.0 on the left ear, just after the first block's end
+    whole = _limited(signal, [len(signal)])
+    assert len(whole) == len(signal)
+    assert np.abs(whole).max() <= CEILING + 1e-9  # to the rounding of a running sum
+    assert np.abs(whole[rate + 500:rate + 1500]).max() > 0.95 * CEILING  # held at the ceiling, not below it
+    assert np.array_equal(whole[:rate - 300], signal[:rate - 300])  # untouched away from the burst
+    assert np.array_equal(whole[rate + 2300:], signal[rate + 2300:])
+    assert np.abs(whole[rate + 500:rate + 1500, 1]).max() < 0.5 * 0.5  # both ears take the same gain
+    assert np.allclose(_limited(signal, [rate - 100, 150, 50, len(signal)]), whole)
+    quiet = 0.5 * signal / 2.0
+    assert np.array_equal(_limited(quiet, [1000, len(quiet)]), quiet)
+
+
+# --- placed stems ----------------------------------------------------------------------------------------------
+
+PLACED = Path(__file__).parent / "data" / "placed.yaml"  # the golden rite with its instruments placed
+
+
+@needs_fluidsynth
+@pytest.mark.slow
+def test_placed_stems_are_one_placed_file_a_part_each_heard_from_its_place_and_they_sum_to_the_mix(run, tmp_path):
+    stems = tmp_path / "stems"
+    stems.mkdir()
+    seat = ["--listener", "0,-3.5,south", "--format", "wav"]  # on the 堂, facing the 庭: east is his left
+    code, text, err = run("audio", str(PLACED), "--stems", str(stems), *seat)
+    assert code == 0, err
+    names = ["歌", "瑟", "鐘", "獲者", "鼓"]
+    assert sorted(f.name for f in stems.iterdir()) == sorted(f"placed-{n}.wav" for n in names)
+    assert text.count("heard from (0, -3.5) facing south") == 5
+    sound = {n: soundfile.read(stems / f"placed-{n}.wav", dtype="float64") for n in names}
+    rate = sound["鐘"][1]
+    bells, drum = sound["鐘"][0], sound["鼓"][0]  # the bells in the east 縣, the drum in the west
+    assert _rms(bells[:, 0], rate, 0, 20) > 1.5 * _rms(bells[:, 1], rate, 0, 20)
+    assert _rms(drum[:, 1], rate, 0, 20) > _rms(drum[:, 0], rate, 0, 20)  # a low drum: little level difference,
+    assert _onset(drum[:, 1], rate, 0, 20) < _onset(drum[:, 0], rate, 0, 20)  # but heard first on the right
+    code, _, err = run("audio", str(PLACED), "-o", str(tmp_path / "all.wav"), *seat)
+    assert code == 0, err
+    mix, _ = soundfile.read(tmp_path / "all.wav", dtype="float64")
+    total = sum(s for s, _ in sound.values())
+    assert total.shape == mix.shape
+    assert np.abs(total - mix).max() <= 5 / 32768  # each file rounds to 16 bits
+
+
+@needs_fluidsynth
+@needs_kemar
+def test_cli_binaural_renders_through_the_kemar_set(run, tmp_path):
+    out = tmp_path / "bells.wav"
+    code, text, err = run("audio", str(PLACED), "--part", "鐘", "--listener", "0,-3.5,south", "--binaural", "-o",
+                          str(out))
+    assert code == 0, err
+    assert f"binaural through {SOFA}" in text
+    bells, rate = soundfile.read(out, dtype="float64")  # the east 縣, on the left of a listener facing south
+    assert _rms(bells[:, 0], rate, 0, 20) > 1.5 * _rms(bells[:, 1], rate, 0, 20)
+    assert run("audio", str(PLACED), "--listener", "0,0", "--binaural", str(tmp_path / "none.sofa"), "-o",
+               str(out))[0] == 1
+
+
+@needs_fluidsynth
+def test_a_sounding_part_with_no_place_is_an_error_that_names_the_placed_parts(tmp_path):
+    from yuesheng.outputs.spatial import render_placed
+
+    timeline = _timeline([_note(0.5, "m1"), _note(1.5, "c1", "獲者")],
+                         [_music("m1", 0, 0.5, instruments=("se",)),
+                          _music("c1", 1, 1.5, performers=("huozhe",), where="hou")], se="")  # the 瑟 nowhere
+    with pytest.raises(AudioError, match="no place on the plan for 瑟: .*; to hear the placed parts alone: --part 獲"):
+        render_placed(timeline, tmp_path / "x.wav", listener("賓席", timeline))
+    assert not list(tmp_path.iterdir())
+
+
+@needs_fluidsynth
+def test_a_part_condensed_on_its_own_keeps_its_notes_on_the_rites_clock(tmp_path):
+    """The 瑟 is silent from 1 s to 20.5 s while the caller goes on: FluidSynth renders the 瑟 without that
+    silence, and its second note must still be heard at 20.5 s plus the path's delay."""
+    calls = [_note(at, f"c{n}", "獲者") for n, at in enumerate((5.0, 10.0, 15.0))]
+    timeline = _timeline([_note(0.5, "m1"), *calls, _note(20.5, "m2")],
+                         [_music("m1", 0, 0.5, instruments=("se",)),
+                          *(_music(e.cue, n + 1, e.start_tick / S, performers=("huozhe",), where="hou")
+                            for n, e in enumerate(calls)),
+                          _music("m2", 4, 20.5, instruments=("se",))])
+    from yuesheng.outputs.audio import only_parts, plan
+
+    alone, _ = plan(only_parts(timeline, frozenset(["瑟"])), tmp_path / "x.wav")
+    together, _ = plan(timeline, tmp_path / "x.wav")
+    assert alone.cuts and not together.cuts  # cut for the 瑟 alone, not for the rite
+    from yuesheng.outputs.spatial import render_placed
+
+    out = tmp_path / "se.wav"
+    render_placed(timeline, out, listener("賓席", timeline), parts=frozenset(["瑟"]))
+    mono = soundfile.read(out, dtype="float64")[0].sum(axis=1)
+    first, second = _onset(mono, 44100, 0.4, 1.5), _onset(mono, 44100, 20.4, 21.5)
+    assert second - first == pytest.approx(20.0, abs=0.001)  # the same note from the same place, 20 s later
+
+
 # --- a staged rite: the places come from its blocking (docs/staging.md) ---------------------------------------------
 
 
@@ -283,6 +452,18 @@ def test_a_staged_rite_seats_the_listener_on_the_halls_mats(staged_xiangshe):
     assert (seat.x, seat.y, seat.facing) == (place.point.x, place.point.y, "south")
 
 
+def test_a_staged_rite_is_heard_in_its_own_halls_tang(staged_xiangshe):
+    from yuesheng.outputs.placement import with_hall
+
+    physics = with_hall(Physics(), staged_xiangshe)
+    assert physics.hall_bu == (-4, 4, 8)  # 州序: the 序 4 步 either side, the 堂 8 步 deep (xiangshe.hall.yaml)
+    stops, seats = blocking(staged_xiangshe).stops, blocking(staged_xiangshe).seats
+    who = Listener(seats["bin-xi"].x, seats["bin-xi"].y, FACINGS["south"])
+    se = stops["瑟"][0].places[0]
+    assert hear(se, who, physics).hall and not hear(se, who, Physics()).hall  # the 賓's mat lies 6.5 步 back
+    assert with_hall(Physics(), _qianyue()) == Physics()  # a rite placed by its cue sheet keeps the estimate
+
+
 def test_a_blocking_that_does_not_stage_leaves_the_cue_sheets_places_with_a_notice(tmp_path):
     from yuesheng.check.validate import load_cuesheet
     from yuesheng.music.repertoire import load_repertoire
@@ -298,3 +479,30 @@ def test_a_blocking_that_does_not_stage_leaves_the_cue_sheets_places_with_a_noti
     assert timeline.staging is None
     assert any(n.startswith("xiangshe.yaml: ") and "cue sheet's places" in n for n in timeline.notices)
     assert blocking(timeline).stops["瑟"][0].places[0].name == "gong-tang"
+
+
+def test_the_block_mix_is_the_convolution_of_each_sound_with_the_response_of_the_stop_it_is_made_at():
+    """Block by block, across block edges and a move, the mix equals whole-signal convolution (float32 FFTs)."""
+    from scipy.signal import fftconvolve
+
+    from yuesheng.outputs.placement import Stop
+    from yuesheng.outputs.spatial import BLOCK, FADE, Voice, _Mix
+
+    rate = 44100
+    who = Listener(-2, -3.5, FACINGS["south"])
+    move = round((BLOCK + 1000) / rate * S)  # 遷樂: from the 堂 to below, just after the first block's edge
+    voice = Voice((Stop(0, (Place(-2, -0.5),)), Stop(move, (Place(4, 1.5),))), who, Physics(), rate, {})
+    assert BLOCK < voice.starts[1] < BLOCK + 2000
+    sound = np.random.default_rng(1).standard_normal(3 * BLOCK + 123).astype(np.float32) * 0.1
+    mix, out, at = _Mix({"瑟": voice}), [], 0
+    while at < len(sound):
+        count = min(BLOCK, len(sound) - at)
+        out.append(mix.block([(voice, sound[at:at + count])], at, count))
+        at += count
+    heard = np.concatenate(out)
+    t = np.arange(len(sound))
+    start = voice.starts[1]
+    rise = np.clip((t - start) / round(FADE * rate), 0.0, 1.0)
+    expected = sum(fftconvolve((sound * weight)[:, None], response, axes=0)[:len(sound)]
+                   for weight, response in ((1 - rise, voice.responses[0]), (rise, voice.responses[1])))
+    assert np.abs(heard - expected).max() < 1e-5 * np.abs(expected).max()

@@ -4,7 +4,7 @@
 the run sheet of what was rendered beside the audio; ``--labels`` writes an
 Audacity label track and a CUE sheet beside it; ``--part`` renders some parts,
 ``--stems DIR`` one file per part; ``--listener`` places every part where it stands, heard from a seat
-(``outputs/spatial.py``, docs/seat.md).
+(``outputs/spatial.py``, docs/seat.md), ``--binaural`` through the HRIRs of a SOFA file (``outputs/sofa.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from yuesheng.cli.common import check_output_arg, listener_options, placement_of, sequencer_options, timeline_of
 from yuesheng.errors import AudioError, InvalidValueError, UsageError
+from yuesheng.outputs.sofa import DEFAULT as DEFAULT_SOFA  # numpy and h5py only when a file is read
 
 FORMATS = ("flac", "wav", "ogg", "opus")  # the suffixes of audio.ENCODINGS, the default first
 DEFAULT_GAP = Fraction(3)  # seconds: the longest silence --music-only keeps
@@ -92,6 +93,8 @@ def cmd_audio(args: argparse.Namespace) -> str:
     placed = placement_of(args, timeline)
     if placed is not None and args.dry:
         raise UsageError("--dry goes without --listener (a placed render is always dry, with its own reflections)")
+    if placed is None and args.binaural is not None:
+        raise UsageError("--binaural goes with --listener")
     outputs, base = _outputs(args, timeline, parts)
     beside = [path.with_suffix(".cue") for path, _ in outputs] if args.labels else []
     beside += [Path(f"{base}.labels.txt")] if args.labels else []
@@ -101,6 +104,11 @@ def cmd_audio(args: argparse.Namespace) -> str:
         if path in (p for p, _ in outputs) and _unseekable(path):
             raise UsageError(f"-o {path}: a FIFO or device cannot hold audio (the encoder seeks back to finish "
                              "the file's header): give a file name")
+    hrtf = None
+    if args.binaural is not None:
+        from yuesheng.outputs.sofa import load
+
+        hrtf = load(args.binaural)
     lines: list[str] = []
     # Ctrl-C and SIGTERM end the command (130, 143) through main(); render() stops FluidSynth and removes its files
     for path, held in outputs:
@@ -111,8 +119,9 @@ def cmd_audio(args: argparse.Namespace) -> str:
             from yuesheng.outputs.spatial import render_placed
 
             rendered = render_placed(timeline, path, placed[0], physics=placed[1], parts=held,
-                                     soundfont=args.soundfont, progress=_progress_bar)
+                                     soundfont=args.soundfont, hrtf=hrtf, progress=_progress_bar)
         heard = f", heard from {placed[0].describe()}" if placed else ""
+        heard += f", binaural through {hrtf.path}" if hrtf else ""
         lines.append(describe(rendered, timeline) + heard + (f" — {' '.join(sorted(held))}" if held else ""))
         if args.labels:
             write_atomic(path.with_suffix(".cue"), cue_sheet(timeline, path.name))
@@ -142,6 +151,9 @@ def _add_audio(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stems", metavar="DIR", help="one file per part in DIR (of the --part ones, if given)")
     p.add_argument("--dry", action="store_true", help="without FluidSynth's reverb and chorus (for a mix of your own)")
     listener_options(p)
+    p.add_argument("--binaural", nargs="?", const=str(DEFAULT_SOFA), metavar="SOFA",
+                   help="with --listener: through the head-related impulse responses of a SOFA file (default: the "
+                        f"MIT KEMAR set of Debian's libmysofa1, {DEFAULT_SOFA}); for headphones")
     p.set_defaults(func=cmd_audio)
 
 

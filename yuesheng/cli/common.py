@@ -93,7 +93,7 @@ def listener_options(parser: argparse.ArgumentParser) -> None:
 
 def placement_of(args: argparse.Namespace, timeline: Timeline) -> tuple[Listener, Physics] | None:
     """The listener and physics that --listener, --speed-of-sound and --chi ask for, or None without --listener."""
-    from yuesheng.outputs.placement import Physics, listener
+    from yuesheng.outputs.placement import Physics, listener, with_hall
 
     extra = [name for name in ("speed_of_sound", "chi") if getattr(args, name, None) is not None]
     if args.listener is None:
@@ -106,7 +106,7 @@ def placement_of(args: argparse.Namespace, timeline: Timeline) -> tuple[Listener
         if value is not None and not low <= value <= high:
             raise UsageError(f"--{name.replace('_', '-')} {value:g}: expected {low:g} to {high:g}")
     physics = Physics(chi_m=args.chi or physics.chi_m, speed_m_s=args.speed_of_sound or physics.speed_m_s)
-    return listener(args.listener, timeline), physics
+    return listener(args.listener, timeline), with_hall(physics, timeline)
 
 
 def timeline_of(args: argparse.Namespace) -> Timeline:

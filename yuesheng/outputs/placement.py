@@ -18,6 +18,7 @@ edge; a point with y < 0 is on the 堂, raised ``Physics.tang_height_m`` above t
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -351,10 +352,24 @@ class Physics:
     tang_height_m: float = 1.2  # the 堂's floor above the 庭
     ear_height_m: float = 0.8  # a seated listener's ears, and a seated player's instrument, above the floor
     standing_m: float = 1.5  # a standing source (in the 庭: callers, the 縣) above the ground
+    # the 堂 between the 序 (步): its west and east walls' x and its depth; the cue sheets' estimate, or a staged
+    # rite's hall (``with_hall``)
+    hall_bu: tuple[float, float, float] = (-HALL_HALF_WIDTH_BU, HALL_HALF_WIDTH_BU, HALL_DEPTH_BU)
 
     @property
     def bu_m(self) -> float:
         return BU_CHI * self.chi_m
+
+
+def with_hall(physics: Physics, timeline: Timeline) -> Physics:
+    """*physics* with the 堂 of *timeline*'s staged hall, whose places the blocking then gives: between its 序
+    walls (the 堂's sides without them) and as deep as its 堂; unchanged for a rite placed by its cue sheet."""
+    if timeline.staging is None:
+        return physics
+    hall = timeline.staging.hall
+    xs = [p.x for wall in hall.walls if wall.name in ("西序", "東序") for p in wall.points]
+    west, east = (min(xs), max(xs)) if len(xs) > 1 else (hall.tang[0].x, hall.tang[1].x)
+    return dataclasses.replace(physics, hall_bu=(west, east, -min(hall.tang[0].y, hall.tang[1].y)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -394,12 +409,13 @@ def hear(place: Place, who: Listener, physics: Physics) -> Heard:
     itd = physics.head_radius_m / physics.speed_m_s * (abs(lateral) + math.sin(abs(lateral)))
     gain = physics.reference_m / max(distance, physics.nearest_m)
     return Heard(distance, distance / physics.speed_m_s, gain, azimuth, itd,
-                 air_cutoff(distance, physics), in_hall(place.x, place.y) and in_hall(who.x, who.y))
+                 air_cutoff(distance, physics), in_hall(place.x, place.y, physics) and in_hall(who.x, who.y, physics))
 
 
-def in_hall(x: float, y: float) -> bool:
-    """Whether a point is inside the 堂 between the 序 (8 步 wide, 4 步 deep: the cue sheets' estimate)."""
-    return -HALL_DEPTH_BU <= y < 0 and abs(x) <= HALL_HALF_WIDTH_BU
+def in_hall(x: float, y: float, physics: Physics) -> bool:
+    """Whether a point is inside the 堂 between the 序 (``Physics.hall_bu``)."""
+    west, east, depth = physics.hall_bu
+    return -depth <= y < 0 and west <= x <= east
 
 
 def absorption_db_per_m(frequency: float, physics: Physics) -> float:

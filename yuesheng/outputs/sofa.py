@@ -1,0 +1,115 @@
+"""Head-related impulse responses from a SOFA file (AES69), for ``yuesheng audio --listener … --binaural``.
+
+A SOFA file is netCDF-4, that is HDF5, read here with h5py. Only the ``SimpleFreeFieldHRIR`` convention is
+read: ``Data.IR`` (M directions × 2 ears × N taps), ``Data.SamplingRate``, ``SourcePosition`` (azimuth and
+elevation in degrees, azimuth counterclockwise from the front, so 90 is the left) and ``ReceiverPosition``
+(which receiver is the left ear: the one at positive y). Debian's libmysofa1 ships the MIT KEMAR set (Gardner
+and Martin, MIT Media Lab 1994; 710 directions, 512 taps at 44.1 kHz) as ``DEFAULT``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from yuesheng.errors import AudioError
+
+DEFAULT = Path("/usr/share/libmysofa/MIT_KEMAR_normal_pinna.sofa")
+ONSET = 0.05  # of a response's peak: where it begins
+LEAD_KEPT = 4  # samples kept before the earliest onset of the set
+INSTALL = "install Debian's libmysofa1 (apt-get install libmysofa1), which ships the MIT KEMAR set"
+
+
+@dataclass(frozen=True)
+class Hrtf:
+    """A set of HRIRs: unit vectors toward each measured direction (x ahead, y to the left, z up) and the
+    responses (directions × 2 ears, left first × taps), normalised so that a source straight ahead keeps its level
+    (the mean of the two ears' energy gains is 1)."""
+
+    path: str
+    directions: Any
+    responses: Any
+    rate: int
+
+    def toward(self, ahead: float, left: float, up: float) -> Any:
+        """The HRIR pair (2 × taps) of the measured direction nearest to (*ahead*, *left*, *up*)."""
+        import numpy as np
+
+        norm = math.sqrt(ahead * ahead + left * left + up * up) or 1.0
+        return self.responses[int(np.argmax(self.directions @ np.array([ahead, left, up]) / norm))]
+
+    def at_rate(self, rate: int) -> Hrtf:
+        """The same set resampled to *rate* (Opus renders at 48 kHz)."""
+        if rate == self.rate:
+            return self
+        from scipy.signal import resample_poly
+
+        g = math.gcd(rate, self.rate)
+        return Hrtf(self.path, self.directions, resample_poly(self.responses, rate // g, self.rate // g, axis=2),
+                    rate)
+
+
+def load(path: str | Path = DEFAULT) -> Hrtf:
+    """The HRIRs of the SOFA file *path*; AudioError saying what is wrong with it."""
+    import numpy as np
+
+    where = Path(path)
+    if not where.is_file():
+        raise AudioError(f"no SOFA file {where}" + ("; " + INSTALL if where == DEFAULT else ""))
+    try:
+        import h5py
+    except ModuleNotFoundError:
+        raise AudioError("reading a SOFA file needs h5py (pip install h5py)") from None
+    try:
+        with h5py.File(where, "r") as sofa:
+            convention = _text(sofa.attrs.get("SOFAConventions"))
+            if convention != "SimpleFreeFieldHRIR":
+                raise AudioError(f"{where}: a SOFA file of convention {convention or '(none)'}, "
+                                 "expected SimpleFreeFieldHRIR")
+            ir = np.asarray(sofa["Data.IR"], dtype=np.float64)
+            rate = float(np.asarray(sofa["Data.SamplingRate"]).ravel()[0])
+            position = np.asarray(sofa["SourcePosition"], dtype=np.float64)
+            kind = _text(sofa["SourcePosition"].attrs.get("Type"))
+            receivers = np.asarray(sofa["ReceiverPosition"], dtype=np.float64).reshape(2, -1)
+    except (OSError, KeyError, ValueError) as exc:
+        raise AudioError(f"{where} is not a readable SOFA HRIR file: {exc}") from None
+    if ir.ndim != 3 or ir.shape[1] != 2 or len(position) != len(ir) or rate <= 0:
+        raise AudioError(f"{where}: expected Data.IR of directions × 2 ears × taps and one SourcePosition each, "
+                         f"found {ir.shape} and {position.shape}")
+    directions = _unit(position, kind)
+    if receivers[0, 1] < receivers[1, 1]:  # the left ear is the receiver at positive y
+        ir = ir[:, ::-1]
+    ahead = int(np.argmax(directions @ np.array([1.0, 0.0, 0.0])))
+    gain = math.sqrt(float(np.mean(np.sum(ir[ahead] ** 2, axis=1))))
+    return Hrtf(str(where), directions, _lead_trimmed(ir) / gain, round(rate))
+
+
+def _lead_trimmed(ir: Any) -> Any:
+    """*ir* less the silence before its earliest onset (the measurement's own path from loudspeaker to ear, which
+    the render adds itself), keeping ``LEAD_KEPT`` samples before it."""
+    import numpy as np
+
+    peaks = np.abs(ir).max(axis=2, keepdims=True)
+    onsets = np.argmax(np.abs(ir) > ONSET * np.maximum(peaks, 1e-30), axis=2)
+    return ir[:, :, max(0, int(onsets.min()) - LEAD_KEPT):]
+
+
+def _unit(position: Any, kind: str) -> Any:
+    """Unit vectors (x ahead, y left, z up) of SOFA source positions, spherical (degrees) or cartesian."""
+    import numpy as np
+
+    if kind == "cartesian":
+        vectors = position[:, :3]
+    else:
+        azimuth, elevation = np.radians(position[:, 0]), np.radians(position[:, 1])
+        vectors = np.stack([np.cos(elevation) * np.cos(azimuth), np.cos(elevation) * np.sin(azimuth),
+                            np.sin(elevation)], axis=1)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bytes):
+        return value.decode(errors="replace")
+    return str(value) if value is not None else ""
