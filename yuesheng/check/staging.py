@@ -12,7 +12,7 @@ from pathlib import Path
 
 from yuesheng.cuesheet import CueSheet
 from yuesheng.errors import InvalidInputError, Problem
-from yuesheng.staging.rite import blocking_beside
+from yuesheng.staging.paths import blocking_beside
 from yuesheng.yamlload import load
 
 

@@ -17,8 +17,8 @@ def cmd_plan(args: argparse.Namespace) -> str:
     from yuesheng.music.repertoire import load_repertoire, score_paths
     from yuesheng.outputs.plan import plan_data
     from yuesheng.staging.durations import derive
+    from yuesheng.staging.paths import blocking_beside, hall_beside
     from yuesheng.staging.reader import load_blocking, load_hall
-    from yuesheng.staging.rite import blocking_beside, hall_beside
     from yuesheng.staging.stage import stage
 
     sheet = load_cuesheet(cue_path(args.cue), load_repertoire(score_paths(args.scores)))

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from yuesheng.cuesheet import CueSheet
 from yuesheng.staging.model import Blocking, Derivation, Hall, Stand
+from yuesheng.staging.paths import blocking_beside
 
 NOTHING_TO_TIME = "nothing on the ground to time it (no walk, no formula)"
 
@@ -56,12 +57,6 @@ class StagedRite:
         return [person] if count <= 1 or "#" in person else [f"{person}#{n}" for n in range(1, count + 1)]
 
 
-def blocking_beside(sheet: CueSheet) -> Path | None:
-    """The blocking file of *sheet*'s rite, ``../blocking/RITE.yaml`` beside its folder, or None."""
-    path = Path(sheet.file).resolve().parent.parent / "blocking" / f"{sheet.rite_id}.yaml"
-    return path if path.is_file() else None
-
-
 @dataclass(slots=True)
 class _Read:
     """The blocking read last, for one file as it was and one sheet object, and the rite staged from it under each
@@ -89,12 +84,6 @@ def _read(path: Path, sheet: CueSheet) -> _Read:
 def loaded(path: Path, sheet: CueSheet) -> Blocking:
     """The blocking at *path* for *sheet* (``reader.load_blocking``), kept while the file and the sheet are the same."""
     return _read(path, sheet).blocking
-
-
-def hall_beside(sheet: CueSheet) -> Path | None:
-    """The hall file of *sheet*'s rite, ``../blocking/RITE.hall.yaml`` beside its folder, or None."""
-    path = Path(sheet.file).resolve().parent.parent / "blocking" / f"{sheet.rite_id}.hall.yaml"
-    return path if path.is_file() else None
 
 
 def staged_rite(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, str],

@@ -101,6 +101,10 @@ class Setting:
 def _staging(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, str]) -> dict[str, Any]:
     """The rite on the ground (``staged``), or why its blocking is not used (``staging_notice``): a blocking that
     does not stage leaves the cue sheet's places and estimates in force, as if there were none."""
+    from yuesheng.staging.paths import blocking_beside
+
+    if blocking_beside(sheet) is None:  # the common case needs none of the staging layer
+        return {"staged": None}
     from yuesheng.staging.rite import staged_rite
 
     try:
