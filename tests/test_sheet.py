@@ -568,7 +568,8 @@ def test_the_lanes_sort_out_music_calls_and_the_shooting_in_one_pass(repertoire)
 
 # --- the plates of a staged rite --------------------------------------------------------------------------------
 
-STAGED = [pytest.param("xiangshe", marks=pytest.mark.slow), "xiangyinjiu", pytest.param("dashe", marks=pytest.mark.slow)]
+STAGED = [pytest.param("xiangshe", marks=pytest.mark.slow), "xiangyinjiu",
+          pytest.param("dashe", marks=pytest.mark.slow)]
 LABEL_BOXES = """svg => Array.from(svg.querySelectorAll('text.label')).map(t => {
     const r = t.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom, t.textContent]; })"""
 
