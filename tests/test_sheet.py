@@ -568,7 +568,8 @@ def test_the_lanes_sort_out_music_calls_and_the_shooting_in_one_pass(repertoire)
 
 # --- the plates of a staged rite --------------------------------------------------------------------------------
 
-STAGED = [pytest.param("xiangshe", marks=pytest.mark.slow), "xiangyinjiu"]
+STAGED = [pytest.param("xiangshe", marks=pytest.mark.slow), "xiangyinjiu",
+          pytest.param("dashe", marks=pytest.mark.slow)]
 LABEL_BOXES = """svg => Array.from(svg.querySelectorAll('text.label')).map(t => {
     const r = t.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom, t.textContent]; })"""
 
@@ -578,8 +579,12 @@ def _overlapping(boxes: list[list[Any]]) -> list[tuple[str, str]]:
             if a[0] < b[2] - 0.01 and b[0] < a[2] - 0.01 and a[1] < b[3] - 0.01 and b[1] < a[3] - 0.01]
 
 
-def test_a_rite_without_blocking_has_no_plates(pages):
-    text = pages["dashe"].read_text(encoding="utf-8")
+def test_a_rite_without_blocking_has_no_plates(tmp_path):
+    sheet = tmp_path / "cues" / "xiangyinjiu.yaml"  # a shipped sheet with no blocking/ folder beside it
+    sheet.parent.mkdir()
+    shutil.copy(cue_path("xiangyinjiu"), sheet)
+    assert main(["sheet", str(sheet), "-o", str(tmp_path / "page.html")]) == 0
+    text = (tmp_path / "page.html").read_text(encoding="utf-8")
     assert 'id="plates"' not in text and '"plates"' not in text
 
 

@@ -31,7 +31,7 @@ from yuesheng.staging.statements import statement_problems
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCKING = ROOT / "blocking"
-STAGED = ["xiangshe", "xiangyinjiu", "yanli"]  # the rites whose blocking is written
+STAGED = ["xiangshe", "xiangyinjiu", "yanli", "dashe"]  # the rites whose blocking is written
 
 
 @pytest.fixture(scope="module")
@@ -277,13 +277,30 @@ def test_plan_of_an_unknown_cue_or_an_unblocked_rite_says_so(run, tmp_path):
     assert code == 2 and "no blocking for yanli" in err
 
 
-def test_plan_of_a_rite_with_a_hall_but_no_blocking_gives_the_hall_alone(run):
-    code, out, _ = run("plan", "dashe")
+def test_plan_of_a_rite_with_a_hall_but_no_blocking_gives_the_hall_alone(run, tmp_path):
+    for folder, name in (("cues", "dashe.yaml"), ("blocking", "dashe.hall.yaml")):  # the hall without the blocking
+        (tmp_path / folder).mkdir()
+        shutil.copy(ROOT / folder / name, tmp_path / folder)
+    sheet = str(tmp_path / "cues" / "dashe.yaml")
+    code, out, _ = run("plan", sheet)
     data = json.loads(out)
     assert code == 0 and data["hall"]["name"] and "people" not in data
     assert any(p["name"].startswith("服不") for p in data["places"])
-    code, _, err = run("plan", "dashe", "--at", "ru-men")
+    code, _, err = run("plan", sheet, "--at", "gong-bin-she")
     assert code == 2 and "no blocking for dashe" in err and "hall alone" in err
+
+
+def test_when_the_gong_shoots_only_he_and_the_bin_stand_on_the_wu_and_the_huozhe_are_at_the_fa(run):
+    code, out, _ = run("plan", "dashe", "--at", "gong-bin-she")
+    people = {p["id"]: p for p in json.loads(out)["people"]}
+    assert code == 0 and sorted(k for k, p in people.items() if p["place"] in ("wu-shang", "wu-xia")) == ["bin", "jun"]
+    assert people["jun"]["place"] == "wu-xia" and people["bin"]["place"] == "wu-shang"  # 公下射 (鄭注 10-9a)
+    assert people["dashezheng"]["at"][1] < people["jun"]["at"][1] < people["xiaoshezheng"]["at"][1]  # 公後, 物南
+    for n, hou in enumerate(("dahou", "canhou", "ganhou"), 1):  # each 獲者 behind his 乏, its 負侯者 at it
+        assert people[f"huozhe#{n}"]["place"] == f"{hou}-fa-huo" and people[f"fuhouzhe#{n}"]["place"] == f"{hou}-fa-zhi"
+    assert people["fuhouzhe#1"]["at"][1] - people["jun"]["at"][1] == pytest.approx(80.8)  # 90 步 less 西十北十's 10
+    assert {people[m]["place"] for m in ("shang-ou-shangshe", "xia-ou-xiashe")} == {"ci-bei"}  # 三耦 at the 次
+    assert people["taishi"]["place"] == "zhong-xi" and people["taishi"]["facing"] == "東面"
 
 
 def test_the_qin_of_yanli_puts_the_ranks_where_7_5a_does(run):

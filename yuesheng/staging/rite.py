@@ -8,7 +8,7 @@ point, every walk routed. Only then do its places and durations replace the cue 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
@@ -66,6 +66,7 @@ class _Read:
     sheet: CueSheet
     blocking: Blocking
     staged: dict[tuple[frozenset[str], tuple[tuple[str, str], ...]], StagedRite]
+    timed: dict[tuple[str, tuple[object, ...]], StagedCue] = field(default_factory=dict)  # a cue's moves → it timed
 
 
 _LAST: list[_Read] = []
@@ -102,8 +103,11 @@ def staged_rite(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str
         blocking = read.blocking
         cues = {}
         for c in stage(blocking, sheet, variants, dict(readings)):
-            derivation = derive(blocking, c)
-            keep = blocking.cues[c.cue].keep if c.cue in blocking.cues else ""
-            cues[c.cue] = StagedCue(c.stands, derivation, *_timed(derivation, keep))
+            timed = read.timed.get((c.cue, c.moved))  # the same cue made the same way under another variant
+            if timed is None:
+                derivation = derive(blocking, c)
+                keep = blocking.cues[c.cue].keep if c.cue in blocking.cues else ""
+                timed = read.timed[c.cue, c.moved] = StagedCue(c.stands, derivation, *_timed(derivation, keep))
+            cues[c.cue] = StagedCue(c.stands, timed.derivation, timed.duration, timed.basis)
         read.staged[key] = StagedRite(str(path), blocking.hall, cues, blocking.same)
     return read.staged[key]

@@ -81,8 +81,10 @@ def stage(blocking: Blocking, sheet: CueSheet, variants: frozenset[str] = frozen
     problems: list[Problem] = []
     now: dict[str, Stand] = {}
     by: dict[str, Move] = {}
+    cells: dict[tuple[int, int], set[str]] = {}  # who stands on each point (a grid of _SAME)
     for move in blocking.start:
         for s in _placed(move, blocking, sheet, problems, now):
+            _put(cells, now, s)
             now[s.who], by[s.who] = s, move
     out: list[CueStage] = []
     reported: set[tuple[str, str, str]] = set()
@@ -93,30 +95,46 @@ def stage(blocking: Blocking, sheet: CueSheet, variants: frozenset[str] = frozen
             for s in _placed(move, blocking, sheet, problems, now):
                 before = now[s.who].point if s.who in now else s.point
                 moved.append((move, s.who, before, s.point))
+                _put(cells, now, s)
                 now[s.who], by[s.who] = s, move
         for person in cue.who or cue.performers:
             if person in sheet.performers and not any(m in now for m in members(person, sheet, blocking.same)):
                 problems.append(Problem(blocking.file, None, None, f"cues.{cue.id}", f"{person} acts in cue "
                                         f"{cue.id} but no move (nor the start) places him", "staging"))
-        if moved or not out:  # no one moved: no one stands anywhere new
-            problems.extend(_collisions(blocking, now, by, cue.id, reported))
+        # only where someone has just stepped can two newly share a point (the first cue: everyone from the start)
+        touched = {_cell(now[who].point) for _, who, _, _ in moved} if out else set(cells)
+        problems.extend(_collisions(blocking, now, by, cells, touched, cue.id, reported))
         out.append(CueStage(cue.id, dict(now), tuple(moved)))
     if problems:
         raise InvalidInputError(list(dict.fromkeys(problems)))
     return out
 
 
-def _collisions(blocking: Blocking, now: dict[str, Stand], by: dict[str, Move], cue: str,
+def _cell(point: Point) -> tuple[int, int]:
+    return round(point.x / _SAME), round(point.y / _SAME)
+
+
+def _put(cells: dict[tuple[int, int], set[str]], now: Mapping[str, Stand], s: Stand) -> None:
+    """*s*'s member recorded on his new point and no longer on the one he left."""
+    if s.who in now:
+        cells[_cell(now[s.who].point)].discard(s.who)
+    cells.setdefault(_cell(s.point), set()).add(s.who)
+
+
+def _collisions(blocking: Blocking, now: dict[str, Stand], by: dict[str, Move],
+                cells: dict[tuple[int, int], set[str]], touched: set[tuple[int, int]], cue: str,
                 reported: set[tuple[str, str, str]]) -> list[Problem]:
-    """Two people on one point after *cue*: reported at the later of the two moves that put them there, once."""
+    """Two people on one of the *touched* points after *cue*: reported at the later of the two moves that put them
+    there, once (each next to the one before him in the order of their ids)."""
     out = []
-    seen: dict[tuple[int, int], str] = {}
-    for who, s in sorted(now.items()):
-        key = (round(s.point.x / _SAME), round(s.point.y / _SAME))
-        if (other := seen.get(key)) is not None and (other, who, s.place) not in reported:
+    for key in sorted(touched):
+        here = sorted(cells[key])
+        for other, who in zip(here, here[1:], strict=False):
+            s = now[who]
+            if (other, who, s.place) in reported:
+                continue
             reported.add((other, who, s.place))
             move = max(by[who], by[other], key=lambda m: m.line or 0)
             out.append(_problem(blocking, move, f"{other} and {who} both stand at ({s.point.x:g}, {s.point.y:g}) "
                                 f"({blocking.hall.places[s.place].name}) after cue {cue}"))
-        seen[key] = who
     return out
