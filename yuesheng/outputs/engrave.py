@@ -48,7 +48,7 @@ from yuesheng.errors import EngraveError, LimitError
 from yuesheng.files import atomic_path, check_output, write_atomic
 from yuesheng.fonts import FAMILIES, FONT_FILES
 from yuesheng.music.lulu import LU, Mode, Realization, Tuning, cents_offset
-from yuesheng.music.score import Note, Piece
+from yuesheng.music.score import Note, Piece, Stanza
 from yuesheng.process import bound_to_us
 from yuesheng.text import standard_forms
 
@@ -325,12 +325,11 @@ def _metre_marks(lengths: Sequence[int]) -> dict[int, str]:
     return marks
 
 
-def stanza_score(piece: Piece, stanza: int, slots: Sequence[Slot], setting: Setting, gong: int) -> list[str]:
+def stanza_score(piece: Piece, found: Stanza, slots: Sequence[Slot], setting: Setting, gong: int) -> list[str]:
     """One stanza as a LilyPond ``\\score`` with its heading, three lyric lines and its notes on emendations."""
     marks = _emendation_marks(piece)
     keys = [s.key for s in slots if s.key is not None]
-    lengths = next((s.line_lengths for s in piece.stanzas if s.number == stanza), ())
-    ends = set(next((s.line_ends for s in piece.stanzas if s.number == stanza), ()))
+    stanza, lengths, ends = found.number, found.line_lengths, set(found.line_ends)
     between = "" if lengths else '\\bar ""'  # a system breaks only at a bar: inside a line of the poem, never
     metres = _metre_marks(lengths) if setting.notation is Notation.JIANPU else {}
     tokens = ["\\autoPageBreaksOff \\cadenzaOn"]  # no page turn inside a stanza
@@ -348,8 +347,7 @@ def stanza_score(piece: Piece, stanza: int, slots: Sequence[Slot], setting: Sett
     key_sig = ("" if setting.notation is Notation.JIANPU
                else f"\\key {lily_pitch(gong, gong).rstrip(_OCTAVE_MARKS)} \\major ")
     clef = "" if setting.notation is Notation.JIANPU else f"\\clef {lily_string(clef_name(keys))} "
-    page = next((s.page for s in piece.stanzas if s.number == stanza), "")
-    heading = f"第{stanza}章" + (f" · {page}" if page else "")
+    heading = f"第{stanza}章" + (f" · {found.page}" if found.page else "")
     tempo = tempo_mark(setting.syllable) if setting.syllable and stanza == piece.stanzas[0].number else ""
     metre = "" if metres else "\\omit Staff.TimeSignature "
     lines = ["\\score {", f"  \\header {{ piece = {lily_string(heading)} }}", "  <<",
@@ -446,7 +444,7 @@ def piece_bookpart(piece: Piece, setting: Setting, *, slots: Sequence[Slot] | No
     for stanza in piece.stanzas:
         stanza_slots = [s for s in slots if s.note.stanza == stanza.number]
         if stanza_slots:
-            lines += stanza_score(piece, stanza.number, stanza_slots, setting, gong)
+            lines += stanza_score(piece, stanza, stanza_slots, setting, gong)
     return "\n".join(lines if run_in else [*lines, "}"])
 
 
