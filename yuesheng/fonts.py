@@ -89,7 +89,7 @@ def _faces(points: tuple[int, ...]) -> str:
 
 def _key(points: tuple[int, ...]) -> str:
     """What a page's rules depend on: the characters, and the shipped fonts (by size and time of change)."""
-    fonts = [(path.stat().st_size, path.stat().st_mtime_ns) for path in FONT_FILES]
+    fonts = [(info.st_size, info.st_mtime_ns) for info in (path.stat() for path in FONT_FILES)]
     return hashlib.sha256(repr((fonts, points)).encode("ascii")).hexdigest()[:32]
 
 
