@@ -197,13 +197,14 @@ def _cue_line(timeline: Timeline, part: str, start: int) -> str:
     played in that music itself (it goes straight on)."""
     before = next((e for e in reversed(timeline.events) if e.start_tick < start and e.kind is EventKind.NOTE
                    and e.piece), None)
-    if before is None or any(e.part == part and e.cue == before.cue and e.piece == before.piece
-                             for e in timeline.events if e.kind is EventKind.NOTE):
+    if before is None:
+        return ""
+    playing = {e.part for e in timeline.events if e.kind is EventKind.NOTE and e.cue == before.cue
+               and e.piece == before.piece}
+    if part in playing:
         return ""
     piece = _all_pieces(timeline)[before.piece]
-    parts = sorted({e.part for e in timeline.events if e.cue == before.cue and e.piece == before.piece
-                    and e.kind is EventKind.NOTE and e.part != part},
-                   key=lambda p: PITCHED_PARTS.index(p) if p in PITCHED_PARTS else 99)
+    parts = sorted(playing, key=lambda p: PITCHED_PARTS.index(p) if p in PITCHED_PARTS else 99)
     stanza = piece.stanzas[-1]
     last = stanza.notes[-(stanza.line_lengths[-1] if stanza.line_lengths else 4):]
     words = "".join(n.lyric.strip() for n in last)
