@@ -171,26 +171,26 @@ def test_facing_reads_the_texts_words():
 # --- broken halls and blockings: errors at their place --------------------------------------------------------------
 
 
-def test_two_people_on_one_point_is_an_error_at_the_later_move(repertoire, tmp_path, xiangshe):
-    sheet = xiangshe[0]
-    path = _copy(tmp_path, "xiangshe", "{who: bin, to: xijie-shang, facing: 北面, cite: {page: 5-7b",
-                 "{who: bin, to: zuojie-shang, facing: 北面, cite: {page: 5-7b")
+def _staging_error(tmp_path: Path, sheet, old: str, new: str) -> tuple[str, int]:
+    """The error staging xiangshe gives with *old* replaced by *new*, and the line of *new* in the copied file."""
+    path = _copy(tmp_path, "xiangshe", old, new)
     with pytest.raises(InvalidInputError) as caught:
         stage(load_blocking(path, sheet), sheet)
-    line = _line_of(path, "{who: bin, to: zuojie-shang, facing: 北面, cite: {page: 5-7b")
-    assert f"xiangshe.yaml:{line}:9: zhuren and bin both stand at" in str(caught.value) or \
-        f"xiangshe.yaml:{line}:9: bin and zhuren both stand at" in str(caught.value)
+    return str(caught.value), _line_of(path, new)
+
+
+def test_two_people_on_one_point_is_an_error_at_the_later_move(repertoire, tmp_path, xiangshe):
+    message, line = _staging_error(tmp_path, xiangshe[0], "{who: bin, to: xijie-shang, facing: 北面, cite: {page: 5-7b",
+                                   "{who: bin, to: zuojie-shang, facing: 北面, cite: {page: 5-7b")
+    assert f"xiangshe.yaml:{line}:9: zhuren and bin both stand at" in message or \
+        f"xiangshe.yaml:{line}:9: bin and zhuren both stand at" in message
 
 
 def test_a_facing_against_the_text_is_an_error_naming_the_page(repertoire, tmp_path, xiangshe):
-    sheet = xiangshe[0]
-    path = _copy(tmp_path, "xiangshe", "{who: sheng, to: xuan-zhong, cite: {page: 5-15a, quote: 笙入立于縣中西面}}",
-                 "{who: sheng, to: xuan-zhong, facing: 北面, estimate: facing the hall}")
-    with pytest.raises(InvalidInputError) as caught:
-        stage(load_blocking(path, sheet), sheet)
-    line = _line_of(path, "{who: sheng, to: xuan-zhong, facing: 北面")
-    assert (f":{line}:9: faces 北面 at 縣中 (笙), where the text has 西面 (儀禮集釋 5-15a 縣中磬東立西面)"
-            in str(caught.value))
+    message, line = _staging_error(tmp_path, xiangshe[0],
+                                   "{who: sheng, to: xuan-zhong, cite: {page: 5-15a, quote: 笙入立于縣中西面}}",
+                                   "{who: sheng, to: xuan-zhong, facing: 北面, estimate: facing the hall}")
+    assert f":{line}:9: faces 北面 at 縣中 (笙), where the text has 西面 (儀禮集釋 5-15a 縣中磬東立西面)" in message
 
 
 def test_a_statement_the_hall_breaks_is_an_error_quoting_it(repertoire, tmp_path):
