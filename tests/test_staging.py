@@ -268,6 +268,17 @@ def test_plan_draws_one_svg_plate_with_scale_and_north(run, tmp_path):
     assert svg.startswith("<svg") and "5 步 = 30 尺" in svg and ">北<" in svg and svg.count('class="person"') >= 30
 
 
+def test_plan_will_not_write_over_its_cue_sheet_blocking_or_hall(run, tmp_path):
+    for folder, name in (("cues", "xiangshe.yaml"), ("blocking", "xiangshe.yaml"), ("blocking", "xiangshe.hall.yaml")):
+        (tmp_path / folder).mkdir(exist_ok=True)
+        shutil.copy(ROOT / folder / name, tmp_path / folder)
+    sheet = tmp_path / "cues" / "xiangshe.yaml"
+    for target in (sheet, tmp_path / "blocking" / "xiangshe.yaml", tmp_path / "blocking" / "xiangshe.hall.yaml"):
+        before = target.read_bytes()
+        code, _, err = run("plan", str(sheet), "-o", str(target))
+        assert code == 1 and "it is one of this command's inputs" in err and target.read_bytes() == before
+
+
 def test_plan_of_an_unknown_cue_or_an_unblocked_rite_says_so(run, tmp_path):
     code, _, err = run("plan", "xiangshe", "--at", "ming-qu-hou")
     assert code == 1 and "unknown cue 'ming-qu-hou'" in err

@@ -7,13 +7,14 @@ from __future__ import annotations
 import argparse
 import json
 
-from yuesheng.cli.common import cue_path, emit
+from yuesheng.cli.common import check_output_arg, cue_path, emit
 from yuesheng.errors import UsageError
 
 
 def cmd_plan(args: argparse.Namespace) -> str:
     from yuesheng.check.validate import load_cuesheet
     from yuesheng.cuesheet import parse_reading
+    from yuesheng.files import check_output
     from yuesheng.music.repertoire import load_repertoire, score_paths
     from yuesheng.outputs.plan import plan_data
     from yuesheng.staging.durations import derive
@@ -21,8 +22,11 @@ def cmd_plan(args: argparse.Namespace) -> str:
     from yuesheng.staging.reader import load_blocking, load_hall
     from yuesheng.staging.stage import stage
 
+    check_output_arg(args)
     sheet = load_cuesheet(cue_path(args.cue), load_repertoire(score_paths(args.scores)))
     path = blocking_beside(sheet)
+    if args.output:  # the staging files are inputs too
+        check_output(args.output, [p for p in (path, hall_beside(sheet)) if p is not None])
     if path is None:
         hall = hall_beside(sheet)
         if hall is None or args.at:
