@@ -279,6 +279,16 @@ def test_plan_will_not_write_over_its_cue_sheet_blocking_or_hall(run, tmp_path):
         assert code == 1 and "it is one of this command's inputs" in err and target.read_bytes() == before
 
 
+def test_plan_takes_the_variants_and_readings_the_timeline_takes(run):
+    code, out, _ = run("plan", "yanli", "--variant", "wu-shao", "--at", "sixia-na-bin")  # wu-shao requires 以樂納賓
+    assert code == 0 and json.loads(out)["people"]
+    for option, message in ((("--variant", "nope"), "unknown variant 'nope'"),
+                            (("--reading", "x=y"), "unknown reading 'x'"),
+                            (("--reading", "heyue=zz"), "unknown option of reading heyue 'zz'")):
+        code, _, err = run("plan", "xiangshe", *option)
+        assert code == 2 and message in err
+
+
 def test_plan_of_an_unknown_cue_or_an_unblocked_rite_says_so(run, tmp_path):
     code, _, err = run("plan", "xiangshe", "--at", "ming-qu-hou")
     assert code == 1 and "unknown cue 'ming-qu-hou'" in err

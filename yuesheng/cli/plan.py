@@ -8,7 +8,7 @@ import argparse
 import json
 
 from yuesheng.cli.common import check_output_arg, cue_path, emit
-from yuesheng.errors import UsageError
+from yuesheng.errors import UnknownNameError, UsageError
 
 
 def cmd_plan(args: argparse.Namespace) -> str:
@@ -21,6 +21,7 @@ def cmd_plan(args: argparse.Namespace) -> str:
     from yuesheng.staging.paths import blocking_beside, hall_beside
     from yuesheng.staging.reader import load_blocking, load_hall
     from yuesheng.staging.stage import stage
+    from yuesheng.timeline.state import Options, check_options
 
     check_output_arg(args)
     sheet = load_cuesheet(cue_path(args.cue), load_repertoire(score_paths(args.scores)))
@@ -35,10 +36,14 @@ def cmd_plan(args: argparse.Namespace) -> str:
         data = plan_data(load_hall(hall), sheet)
         return _written(args, data, sheet.rite_id)
     blocking = load_blocking(path, sheet)
-    readings = dict(parse_reading(r) for r in args.reading)
+    try:  # the programme the timeline plays: variants with those they require, readings known to the sheet
+        variants, readings = check_options(sheet, Options(frozenset(args.variant),
+                                                          dict(parse_reading(r) for r in args.reading)))
+    except UnknownNameError as exc:
+        raise UsageError(str(exc)) from None
     at = derivation = None
     if args.at:
-        stages = {s.cue: s for s in stage(blocking, sheet, frozenset(args.variant), readings)}
+        stages = {s.cue: s for s in stage(blocking, sheet, variants, readings)}
         if args.at not in stages:
             sheet.cue(args.at)  # an unknown id: UnknownNameError with the nearest ids
             raise UsageError(f"cue {args.at!r} is not in the programme with the variants and readings chosen")
