@@ -225,6 +225,20 @@ def test_an_unknown_place_performer_or_formula_is_named_with_a_suggestion(tmp_pa
     assert "unknown formula '再拝'" in message
 
 
+@pytest.mark.parametrize(("spacing", "message"), [
+    ("0", "expected the 步 between members of a file, more than 0, got 0"),
+    ("-3", "expected the 步 between members of a file, more than 0, got -3"),
+    ("1e308", "1e+308 步 is beyond any hall")])
+def test_a_spacing_of_zero_or_past_any_hall_is_an_error_not_a_default_or_a_traceback(repertoire, tmp_path, spacing,
+                                                                                     message):
+    sheet = load_cuesheet(ROOT / "cues" / "dashe.yaml", repertoire)
+    path = _copy(tmp_path, "dashe", "to: menwai-gong, spacing: 0.8,", f"to: menwai-gong, spacing: {spacing},")
+    with pytest.raises(InvalidInputError) as caught:
+        load_blocking(path, sheet)
+    assert f"dashe.yaml:{_line_of(path, 'to: menwai-gong, spacing')}:" in str(caught.value)
+    assert f"spacing: {message}" in str(caught.value)
+
+
 def test_a_wall_with_no_way_round_is_a_route_error_at_the_move(tmp_path, xiangshe):
     sheet = xiangshe[0]
     path = _copy(tmp_path, "xiangshe", "[[-1.5, 60], [-16, 60],", "[[1.5, 60], [-16, 60],", hall=True)
