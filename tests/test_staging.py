@@ -171,26 +171,26 @@ def test_facing_reads_the_texts_words():
 # --- broken halls and blockings: errors at their place --------------------------------------------------------------
 
 
-def test_two_people_on_one_point_is_an_error_at_the_later_move(repertoire, tmp_path, xiangshe):
-    sheet = xiangshe[0]
-    path = _copy(tmp_path, "xiangshe", "{who: bin, to: xijie-shang, facing: 北面, cite: {page: 5-7b",
-                 "{who: bin, to: zuojie-shang, facing: 北面, cite: {page: 5-7b")
+def _staging_error(tmp_path: Path, sheet, old: str, new: str) -> tuple[str, int]:
+    """The error staging xiangshe gives with *old* replaced by *new*, and the line of *new* in the copied file."""
+    path = _copy(tmp_path, "xiangshe", old, new)
     with pytest.raises(InvalidInputError) as caught:
         stage(load_blocking(path, sheet), sheet)
-    line = _line_of(path, "{who: bin, to: zuojie-shang, facing: 北面, cite: {page: 5-7b")
-    assert f"xiangshe.yaml:{line}:9: zhuren and bin both stand at" in str(caught.value) or \
-        f"xiangshe.yaml:{line}:9: bin and zhuren both stand at" in str(caught.value)
+    return str(caught.value), _line_of(path, new)
+
+
+def test_two_people_on_one_point_is_an_error_at_the_later_move(repertoire, tmp_path, xiangshe):
+    message, line = _staging_error(tmp_path, xiangshe[0], "{who: bin, to: xijie-shang, facing: 北面, cite: {page: 5-7b",
+                                   "{who: bin, to: zuojie-shang, facing: 北面, cite: {page: 5-7b")
+    assert f"xiangshe.yaml:{line}:9: zhuren and bin both stand at" in message or \
+        f"xiangshe.yaml:{line}:9: bin and zhuren both stand at" in message
 
 
 def test_a_facing_against_the_text_is_an_error_naming_the_page(repertoire, tmp_path, xiangshe):
-    sheet = xiangshe[0]
-    path = _copy(tmp_path, "xiangshe", "{who: sheng, to: xuan-zhong, cite: {page: 5-15a, quote: 笙入立于縣中西面}}",
-                 "{who: sheng, to: xuan-zhong, facing: 北面, estimate: facing the hall}")
-    with pytest.raises(InvalidInputError) as caught:
-        stage(load_blocking(path, sheet), sheet)
-    line = _line_of(path, "{who: sheng, to: xuan-zhong, facing: 北面")
-    assert (f":{line}:9: faces 北面 at 縣中 (笙), where the text has 西面 (儀禮集釋 5-15a 縣中磬東立西面)"
-            in str(caught.value))
+    message, line = _staging_error(tmp_path, xiangshe[0],
+                                   "{who: sheng, to: xuan-zhong, cite: {page: 5-15a, quote: 笙入立于縣中西面}}",
+                                   "{who: sheng, to: xuan-zhong, facing: 北面, estimate: facing the hall}")
+    assert f":{line}:9: faces 北面 at 縣中 (笙), where the text has 西面 (儀禮集釋 5-15a 縣中磬東立西面)" in message
 
 
 def test_a_statement_the_hall_breaks_is_an_error_quoting_it(repertoire, tmp_path):
@@ -223,6 +223,20 @@ def test_an_unknown_place_performer_or_formula_is_named_with_a_suggestion(tmp_pa
     assert f":{_line_of(path, 'to: bin-xiqian')}:" in message and "unknown place 'bin-xiqian' — did you mean" in message
     assert "unknown performer 'dizee'" in message and "dizi" in message
     assert "unknown formula '再拝'" in message
+
+
+@pytest.mark.parametrize(("spacing", "message"), [
+    ("0", "expected the 步 between members of a file, more than 0, got 0"),
+    ("-3", "expected the 步 between members of a file, more than 0, got -3"),
+    ("1e308", "1e+308 步 is beyond any hall")])
+def test_a_spacing_of_zero_or_past_any_hall_is_an_error_not_a_default_or_a_traceback(repertoire, tmp_path, spacing,
+                                                                                     message):
+    sheet = load_cuesheet(ROOT / "cues" / "dashe.yaml", repertoire)
+    path = _copy(tmp_path, "dashe", "to: menwai-gong, spacing: 0.8,", f"to: menwai-gong, spacing: {spacing},")
+    with pytest.raises(InvalidInputError) as caught:
+        load_blocking(path, sheet)
+    assert f"dashe.yaml:{_line_of(path, 'to: menwai-gong, spacing')}:" in str(caught.value)
+    assert f"spacing: {message}" in str(caught.value)
 
 
 def test_a_wall_with_no_way_round_is_a_route_error_at_the_move(tmp_path, xiangshe):
@@ -266,6 +280,27 @@ def test_plan_draws_one_svg_plate_with_scale_and_north(run, tmp_path):
     assert code == 0
     svg = target.read_text(encoding="utf-8")
     assert svg.startswith("<svg") and "5 步 = 30 尺" in svg and ">北<" in svg and svg.count('class="person"') >= 30
+
+
+def test_plan_will_not_write_over_its_cue_sheet_blocking_or_hall(run, tmp_path):
+    for folder, name in (("cues", "xiangshe.yaml"), ("blocking", "xiangshe.yaml"), ("blocking", "xiangshe.hall.yaml")):
+        (tmp_path / folder).mkdir(exist_ok=True)
+        shutil.copy(ROOT / folder / name, tmp_path / folder)
+    sheet = tmp_path / "cues" / "xiangshe.yaml"
+    for target in (sheet, tmp_path / "blocking" / "xiangshe.yaml", tmp_path / "blocking" / "xiangshe.hall.yaml"):
+        before = target.read_bytes()
+        code, _, err = run("plan", str(sheet), "-o", str(target))
+        assert code == 1 and "it is one of this command's inputs" in err and target.read_bytes() == before
+
+
+def test_plan_takes_the_variants_and_readings_the_timeline_takes(run):
+    code, out, _ = run("plan", "yanli", "--variant", "wu-shao", "--at", "sixia-na-bin")  # wu-shao requires 以樂納賓
+    assert code == 0 and json.loads(out)["people"]
+    for option, message in ((("--variant", "nope"), "unknown variant 'nope'"),
+                            (("--reading", "x=y"), "unknown reading 'x'"),
+                            (("--reading", "heyue=zz"), "unknown option of reading heyue 'zz'")):
+        code, _, err = run("plan", "xiangshe", *option)
+        assert code == 2 and message in err
 
 
 def test_plan_of_an_unknown_cue_or_an_unblocked_rite_says_so(run, tmp_path):

@@ -7,22 +7,27 @@ from __future__ import annotations
 import argparse
 import json
 
-from yuesheng.cli.common import cue_path, emit
-from yuesheng.errors import UsageError
+from yuesheng.cli.common import check_output_arg, cue_path, emit
+from yuesheng.errors import UnknownNameError, UsageError
 
 
 def cmd_plan(args: argparse.Namespace) -> str:
     from yuesheng.check.validate import load_cuesheet
     from yuesheng.cuesheet import parse_reading
+    from yuesheng.files import check_output
     from yuesheng.music.repertoire import load_repertoire, score_paths
     from yuesheng.outputs.plan import plan_data
     from yuesheng.staging.durations import derive
     from yuesheng.staging.paths import blocking_beside, hall_beside
     from yuesheng.staging.reader import load_blocking, load_hall
     from yuesheng.staging.stage import stage
+    from yuesheng.timeline.state import Options, check_options
 
+    check_output_arg(args)
     sheet = load_cuesheet(cue_path(args.cue), load_repertoire(score_paths(args.scores)))
     path = blocking_beside(sheet)
+    if args.output:  # the staging files are inputs too
+        check_output(args.output, [p for p in (path, hall_beside(sheet)) if p is not None])
     if path is None:
         hall = hall_beside(sheet)
         if hall is None or args.at:
@@ -31,10 +36,14 @@ def cmd_plan(args: argparse.Namespace) -> str:
         data = plan_data(load_hall(hall), sheet)
         return _written(args, data, sheet.rite_id)
     blocking = load_blocking(path, sheet)
-    readings = dict(parse_reading(r) for r in args.reading)
+    try:  # the programme the timeline plays: variants with those they require, readings known to the sheet
+        variants, readings = check_options(sheet, Options(frozenset(args.variant),
+                                                          dict(parse_reading(r) for r in args.reading)))
+    except UnknownNameError as exc:
+        raise UsageError(str(exc)) from None
     at = derivation = None
     if args.at:
-        stages = {s.cue: s for s in stage(blocking, sheet, frozenset(args.variant), readings)}
+        stages = {s.cue: s for s in stage(blocking, sheet, variants, readings)}
         if args.at not in stages:
             sheet.cue(args.at)  # an unknown id: UnknownNameError with the nearest ids
             raise UsageError(f"cue {args.at!r} is not in the programme with the variants and readings chosen")

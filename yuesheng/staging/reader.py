@@ -62,12 +62,16 @@ from yuesheng.yamlload import Document, PathKey, load
 
 HALL_FORMAT = "yuesheng-hall/1"
 BLOCKING_FORMAT = "yuesheng-blocking/1"
+_FAR = 10_000  # 步: no hall, place or file reaches this far (a 步 is 6 尺); past it positions overflow
 _EPS = 0.01  # 步: a stair's top lies this far inside the 堂, so that only the stair leads onto it
 
 
 def _number(c: Checker, value: Any, path: PathKey) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         c.error(path, f"expected a number of 步, got {value!r}", "schema")
+        return None
+    if not abs(value) <= _FAR:
+        c.error(path, f"{value!r} 步 is beyond any hall (at most {_FAR} either way)", "schema")
         return None
     return float(value)
 
@@ -374,6 +378,9 @@ def _move(c: Checker, raw: Any, path: PathKey, sheet: CueSheet, hall: Hall) -> M
             c.error(where, f"unknown place {place!r}{did_you_mean(str(place), list(hall.places), n=1)}", "reference")
     offset = _pair(c, raw["offset"], path + ("offset",)) if "offset" in raw else Point(0, 0)
     spacing = _number(c, raw.get("spacing", 1), path + ("spacing",))
+    if spacing is not None and spacing <= 0:
+        c.error(path + ("spacing",), f"expected the 步 between members of a file, more than 0, got {spacing:g}",
+                "schema")
     line, col = c.doc.where(path)
     return Move(tuple(people), str(raw.get("to")), _facing(c, raw.get("facing"), path + ("facing",)),
                 _source(c, raw, path), tuple(str(v) for v in raw.get("via", []) or []),

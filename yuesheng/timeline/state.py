@@ -67,7 +67,7 @@ class Setting:
     def of(cls, sheet: CueSheet, options: Options) -> Setting:
         """The setting of *sheet* with *options* (UnknownNameError for a variant or reading it lacks, LimitError
         for 終, 節 or a syllable beyond their limits)."""
-        variants, readings = _check_options(sheet, options)
+        variants, readings = check_options(sheet, options)
         cues = _placed(sheet.active_cues(variants, readings), readings)
         archery = sheet.active_archery(variants)
         setting = cls(
@@ -115,7 +115,9 @@ def _staging(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, s
                                   "the cue sheet's places and estimated durations are used"}
 
 
-def _check_options(sheet: CueSheet, options: Options) -> tuple[frozenset[str], dict[str, str]]:
+def check_options(sheet: CueSheet, options: Options) -> tuple[frozenset[str], dict[str, str]]:
+    """*options*' variants with those they require, and every reading's option (UnknownNameError for a name the
+    sheet does not have)."""
     for name in options.variants:
         if name not in sheet.variants:
             raise UnknownNameError("variant", name, suggest(name, list(sheet.variants)))
