@@ -101,9 +101,11 @@ def read_log(path: str | Path, sheet: CueSheet) -> tuple[list[Entry], Programme]
                                         "readings) than the log's first: retime one programme at a time", rule="log"))
         if entry is not None:
             entries.append(entry)
+    if not problems and not programmes:  # an empty file, or another JSON Lines file: not a console's log
+        problems.append(Problem(file, None, None, "", "no session line: not a console log", rule="log"))
     if problems:
         raise InvalidInputError(problems)
-    return entries, next(iter(programmes), Programme())
+    return entries, programmes.pop()
 
 
 def _entry(number: int, line: str, cues: set[str], rite: str) -> tuple[Entry | None, Programme | None, str]:
