@@ -135,5 +135,4 @@ def _press(data: dict[str, Any], cues: set[str], now_wall: datetime) -> tuple[Pr
         return None, f"wall {data.get('wall')!r} has no time zone"
     ago = (now_wall - wall).total_seconds()
     source = str(data.get("source", ""))
-    return Press(command, -max(0.0, ago), source, cue,
-                 bool(data.get("silence", False))), ""
+    return Press(command, -max(0.0, ago), source, cue, bool(data.get("silence", False))), ""
