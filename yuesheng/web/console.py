@@ -52,7 +52,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from yuesheng.cuesheet import Cue
 from yuesheng.cuesheet.zhong import programme
 from yuesheng.live.control import Command, Control
-from yuesheng.live.player import PlayerStatus, Playing
+from yuesheng.live.player import PlayerStatus, Playing, label
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Timeline
 from yuesheng.timeline import clock as show_clock
 from yuesheng.web.sheet import environment, timeline_view, with_fonts
@@ -286,8 +286,7 @@ class Console:
 
     async def page(self, request: Request) -> Response:
         status = self.player.status()
-        actions = [{"id": t.cue.id, "label": f"{show_clock(t.start_tick)} {t.cue.id} "
-                                             + (f"♪ {_what(t.cue)}" if t.cue.music else t.cue.action)}
+        actions = [{"id": t.cue.id, "label": f"{show_clock(t.start_tick)} {t.cue.id} {label(t)}"}
                    for t in (self.by_id[cue_id] for cue_id in status.actions)]
         html = self.template.render(rite=self.timeline.rite, actions=actions, late_s=LATE, stale_s=STALE,
                                     guard_s=self.control.guard,
