@@ -352,7 +352,7 @@ def test_the_page_drives_the_rite(served, browser):
     page.wait_for_function("document.getElementById('status').textContent.startsWith('connected')")
     assert page.get_attribute("#next", "data-cue") == "bin-ru"
     page.click("#go")
-    page.wait_for_function("document.getElementById('current').dataset.cue === 'bin-ru'")
+    _shows(page, "current", "bin-ru")
     assert page.get_attribute("#next", "data-cue") == "bai-zhi"
     assert "金奏 肆夏" in page.text_content("#playing")
     page.click("#fade")  # the held 肆夏 fades: channel volume steps down, then all notes off
@@ -362,10 +362,10 @@ def test_the_page_drives_the_rite(served, browser):
     page.select_option("#goto", "zhengge-bei")
     page.click("#jump")
     page.click("#confirm-jump")
-    page.wait_for_function("document.getElementById('next').dataset.cue === 'zhengge-bei'")
+    _shows(page, "next", "zhengge-bei")
     time.sleep(0.4)  # past the guard
     page.keyboard.press("Space")  # GO
-    page.wait_for_function("document.getElementById('current').dataset.cue === 'zhengge-bei'")
+    _shows(page, "current", "zhengge-bei")
     now_x = float(page.get_attribute("#now", "x1"))
     cue_x = float(page.get_attribute('#timeline g.block[data-cue="zhengge-bei"] rect', "x"))
     assert cue_x <= now_x < cue_x + 15  # the now-line is at the jumped-to cue's place in the plan (seconds in)
@@ -553,6 +553,11 @@ def _page(browser, url: str, size: str):
     return page, errors
 
 
+def _shows(page, box: str, cue: str) -> None:
+    """Wait until the page's #current or #next box shows *cue*."""
+    page.wait_for_function(f"document.getElementById('{box}').dataset.cue === '{cue}'")
+
+
 def _box(page, selector: str) -> dict:
     return page.eval_on_selector(selector, "e => { const r = e.getBoundingClientRect(); "
                                            "return {x: r.x, y: r.y, w: r.width, h: r.height}; }")
@@ -564,7 +569,7 @@ def test_nothing_is_off_screen_and_go_is_large_and_fixed(served, browser, size):
     width, height = SIZES[size]
     go_before = _box(page, "#go")
     page.click("#go")
-    page.wait_for_function("document.getElementById('current').dataset.cue === 'bin-ru'")
+    _shows(page, "current", "bin-ru")
     assert page.evaluate("document.documentElement.scrollWidth") <= width  # no sideways scrolling
     for selector in ("#go", "#band", "#stop", "#elapsed", "#overrun", "#projected", "#current", "#next", "#jump"):
         box = _box(page, selector) if selector in ("#go", "#band") else page.eval_on_selector(
@@ -584,16 +589,16 @@ def test_nothing_is_off_screen_and_go_is_large_and_fixed(served, browser, size):
 def test_armed_music_counts_down_and_an_early_go_brings_it_in(served, browser, size):
     page, errors = _page(browser, served.url, size)
     page.keyboard.press("Space")
-    page.wait_for_function("document.getElementById('current').dataset.cue === 'bin-ru'")
+    _shows(page, "current", "bin-ru")
     time.sleep(0.4)
     page.keyboard.press("Space")
-    page.wait_for_function("document.getElementById('current').dataset.cue === 'bai-zhi'")
+    _shows(page, "current", "bai-zhi")
     armed = page.text_content("#armed")
     assert armed.startswith("ARMED ♪ 合樂 騶虞×3 — starts by itself in 0:0") and "GO brings it in now" in armed
     assert "合樂" not in page.text_content("#playing")  # armed is not sounding
     time.sleep(0.4)
     page.keyboard.press("Space")  # during the 5 s pre-wait
-    page.wait_for_function("document.getElementById('current').dataset.cue === 'ge'")
+    _shows(page, "current", "ge")
     page.wait_for_function("document.getElementById('playing').textContent.includes('合樂')")
     assert page.text_content("#armed") == "" and page.text_content("#next .action") == "工告于樂正曰正歌備"
     assert not errors
@@ -608,7 +613,7 @@ def test_keys_are_safe_whatever_has_focus(served, browser, size):
         page.keyboard.down("Space")  # the key held: the browser repeats it
         time.sleep(0.15)
     page.keyboard.up("Space")
-    page.wait_for_function("document.getElementById('current').dataset.cue === 'bin-ru'")
+    _shows(page, "current", "bin-ru")
     time.sleep(0.3)
     assert page.get_attribute("#current", "data-cue") == "bin-ru"  # one GO for one press, however long
     page.focus("#goto")
@@ -617,7 +622,7 @@ def test_keys_are_safe_whatever_has_focus(served, browser, size):
     assert _wait(lambda: len(served.port.controls(120)) > stops)
     page.focus("#goto")
     page.keyboard.press("Space")  # GO, the jump list focused
-    page.wait_for_function("document.getElementById('current').dataset.cue === 'bai-zhi'")
+    _shows(page, "current", "bai-zhi")
     page.select_option("#goto", "zhengge-bei")
     page.focus("#jump")
     page.keyboard.press("Enter")  # asks; does not jump
@@ -642,7 +647,7 @@ def test_a_confirmed_jump_moves_now_and_next_and_keeps_the_music(served, browser
     page.select_option("#goto", "zhengge-bei")
     page.click("#jump")
     page.click("#confirm-jump")
-    page.wait_for_function("document.getElementById('next').dataset.cue === 'zhengge-bei'")
+    _shows(page, "next", "zhengge-bei")
     assert page.get_attribute("#current", "data-cue") == "ge" and "肆夏" in page.text_content("#playing")
     assert len(served.port.controls(120)) == stops  # nothing silenced
     assert not page.text_content("#elapsed").startswith("−")

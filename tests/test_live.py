@@ -276,6 +276,21 @@ def _play(golden, presses):
     return port.sent, log.lines, player
 
 
+def _statuses(golden, presses):
+    """The player after *presses*, and its status at every wait: what a reader of it saw, moment by moment."""
+    clock = FakeClock()
+    states = []
+
+    class Probe(Script):
+        def wait_until(self, deadline):
+            states.append(player.status())
+            return super().wait_until(deadline)
+
+    player = Player(golden, Capture(clock), clock, control=Probe(clock, presses), stay=True)
+    player.run()
+    return player, states
+
+
 def _ons_on(sent, channel):
     return [t for t, m in sent if m.type == "note_on" and m.channel == channel]
 
@@ -330,16 +345,7 @@ def test_goto_an_unknown_cue_is_reported_not_fatal(golden):
 
 
 def test_status_reports_the_current_and_next_cue_and_what_plays(golden):
-    clock = FakeClock()
-    states = []
-
-    class Probe(Script):
-        def wait_until(self, deadline):
-            states.append(player.status())
-            return super().wait_until(deadline)
-
-    player = Player(golden, Capture(clock), clock, control=Probe(clock, [(0.0, Command.GO, "")]), stay=True)
-    player.run()
+    player, states = _statuses(golden, [(0.0, Command.GO, "")])
     before = states[0]
     assert before.current is None and before.next == "bin-ru" and before.playing == () and before.first_tick is None
     after_go = next(s for s in states if s.current == "bin-ru")
@@ -363,17 +369,7 @@ def test_when_no_command_can_come_the_queued_music_plays_out_and_held_music_ends
 
 
 def test_music_after_an_action_is_armed_then_follows_its_pre_wait_and_is_not_shown_playing_before(golden):
-    clock = FakeClock()
-    states = []
-
-    class Probe(Script):
-        def wait_until(self, deadline):
-            states.append(player.status())
-            return super().wait_until(deadline)
-
-    player = Player(golden, Capture(clock), clock, control=Probe(clock, [(0.0, Command.GO, ""), (3.0, Command.GO, "")]),
-                    stay=True)
-    player.run()
+    player, states = _statuses(golden, [(0.0, Command.GO, ""), (3.0, Command.GO, "")])
     assert player.actions == ("bin-ru", "bai-zhi", "ge", "zhengge-bei", "she")  # huo begins with she
     armed = next(s for s in states if s.current == "bai-zhi")
     assert armed.next == "ge" and armed.armed == ("ge",) and armed.follow_at == 8.0  # bai-zhi's 5 s pre-wait
@@ -397,17 +393,8 @@ def test_without_follow_music_waits_for_its_own_go(golden):
 
 
 def test_a_jump_keeps_the_music_sounding_and_makes_the_cue_before_it_current(golden):
-    clock = FakeClock()
-    states = []
-
-    class Probe(Script):
-        def wait_until(self, deadline):
-            states.append(player.status())
-            return super().wait_until(deadline)
-
     presses = [(0.0, Command.GO, ""), (3.0, Command.GO, ""), (20.0, Command.GOTO, "zhengge-bei")]
-    player = Player(golden, Capture(clock), clock, control=Probe(clock, presses), stay=True)
-    player.run()
+    player, states = _statuses(golden, presses)
     sent = player.port.sent
     assert any(20.0 < t < 60.0 for t in _ons_on(sent, SUNG))  # 合樂 sings on through the jump
     after = next(s for s in states if s.now >= 20.0)

@@ -254,3 +254,11 @@ def test_a_log_that_is_a_device_or_fifo_is_refused_without_reading(run, tmp_path
     for target in ("/dev/zero", str(fifo)):
         code, _, err = run("retime", str(GOLDEN), "--log", target)
         assert code == 1 and "not a regular file" in err
+
+
+def test_retime_of_a_file_with_no_session_line_exits_1_and_writes_nothing(run, tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")  # a log never written, or the wrong file: not an empty timing file
+    out_file = tmp_path / "t.yaml"
+    code, out, err = run("retime", str(GOLDEN), "--log", str(empty), "-o", str(out_file))
+    assert code == 1 and f"{empty}: no session line: not a console log" in err and not out_file.exists()

@@ -21,6 +21,8 @@ from yuesheng.live.rehearsal import read_log, retime
 from yuesheng.live.showlog import Log
 from yuesheng.timeline import build_timeline
 
+from served import start_console
+
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).parent.parent
 
@@ -140,30 +142,22 @@ def test_a_line_the_disk_cuts_short_leaves_nothing_of_itself(tmp_path):
     assert 40 < len(lines) < 70 and len(lines) + log.lost == 100
 
 
-def _console(*argv: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+def _console(*argv: str) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "yuesheng", "console", str(DATA / "golden.yaml"), "--no-midi",
                              "--listen", "127.0.0.1:0", "--guard", "0.05", *argv], cwd=ROOT, text=True,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
-
-
-def _url(console: subprocess.Popen[str]) -> str:
-    """The console's address, from the line it prints when it serves."""
-    for line in console.stdout:
-        if "http://" in line:
-            return line[line.index("http://"):].split()[0]
-    raise AssertionError(f"the console never served: {console.stderr.read()}")
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
 def _post(url: str, command: str, cue: str = "") -> dict:
-    request = urllib.request.Request(url + "command", json.dumps({"command": command, "cue": cue}).encode(),
+    request = urllib.request.Request(url + "/command", json.dumps({"command": command, "cue": cue}).encode(),
                                      {"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=5) as answer:
         return json.loads(answer.read())
 
 
 def _state(url: str) -> dict:
-    with urllib.request.urlopen(url + "state", timeout=5) as answer:
+    with urllib.request.urlopen(url + "/state", timeout=5) as answer:
         return json.loads(answer.read())
 
 
@@ -173,9 +167,8 @@ def test_the_rite_goes_on_when_the_log_fills_its_disk(tmp_path):
     The log's last page of the tmpfs has room left when the filler has taken the rest: jumps (each its own line)
     fill it, until the page shows the warning."""
     with _tmpfs(tmp_path / "disk") as disk:
-        console = _console("--log", str(disk / "rite.jsonl"))
+        console, url = start_console(DATA / "golden.yaml", "--guard", "0.05", "--log", str(disk / "rite.jsonl"))
         try:
-            url = _url(console)
             assert _post(url, "go")["accepted"]
             filler = _fill(disk)
             for n in range(200):

@@ -430,7 +430,7 @@ class Player:
         for item in self.heap:
             self.first_due[item.cue] = min(item.due, self.first_due.get(item.cue, item.due))
         said = [self._restart(cue, now) for cue in list(self.looping)]
-        said += [f"{_label(self.by_id[c])} from {show_clock(self._position(c, now))}" for c in sorted(self.queued)
+        said += [f"{label(self.by_id[c])} from {show_clock(self._position(c, now))}" for c in sorted(self.queued)
                  if c in self.by_id and self.by_id[c].cue.is_music and self.first_due[c] <= now + 1.0]
         where = f"at {self.points[self.current].cue.id}" if self.current >= 0 else "before the first GO"
         self.resumed = f"resumed from the log {where}" + ("; " + "; ".join(s for s in said if s) if said else "")
@@ -444,7 +444,7 @@ class Player:
             return ""
         looping.anchor, looping.passes = now, 0
         self._queue_pass(looping)
-        return f"{_label(self.by_id[cue])} restarted from its beginning"
+        return f"{label(self.by_id[cue])} restarted from its beginning"
 
     def _position(self, cue: str, now: float) -> int:
         """How far into music *cue* the rite is at *now*, in ticks (for saying where it resumes)."""
@@ -613,13 +613,13 @@ class Player:
         nxt = self.points[point] if point < len(self.points) else None
         parts = []
         if current is not None:
-            parts.append(f"▶ {current.cue.id}: {_label(current)}")
+            parts.append(f"▶ {current.cue.id}: {label(current)}")
         if nxt is not None:
             words = f" 「{nxt.cue.words}」" if nxt.cue.words else ""
             follow = self._follow_at(point)
             armed = f" (armed: starts by itself in {follow - self.clock.now():.0f} s)" if follow is not None else ""
             parts.append(f"next GO {point + 1}/{len(self.points)} ({show_clock(nxt.start_tick)}): {nxt.cue.id}: "
-                         f"{_label(nxt)}{words}{armed}")
+                         f"{label(nxt)}{words}{armed}")
         else:
             parts.append("no more cues: the music plays out")
         return "  |  ".join(parts)
@@ -643,7 +643,7 @@ def start_tick(timeline: Timeline, start: str | None) -> int:
     raise UnknownNameError("cue", start, suggest(start, [t.cue.id for t in timeline.cues]))
 
 
-def _label(timing: CueTiming) -> str:
+def label(timing: CueTiming) -> str:
     """An action's words, or '♪ ' and the music with its programme."""
     cue = timing.cue
     return f"♪ {cue.music.value} {programme(cue)}".strip() if cue.music else cue.action

@@ -37,12 +37,12 @@ from pathlib import Path
 from yuesheng.checking import Checker
 from yuesheng.cuesheet import CueSheet, parse_duration
 from yuesheng.errors import InvalidInputError, InvalidValueError, Problem
+from yuesheng.live.showlog import read_log_bytes
 from yuesheng.timeline import TICKS_PER_SECOND, Measurement, Timeline
-from yuesheng.yamlload import PathKey, load, read_bytes
+from yuesheng.yamlload import PathKey, load
 
 TIMING_FORMAT = "yuesheng-timing/1"
 EVENTS = ("session", "go", "stop", "fade", "goto", "refused")
-MAX_LOG_BYTES = 64 << 20
 OUTLIER_MADS = 3  # how many scaled MADs from the median a take may lie
 OUTLIER_SHARE = Fraction(1, 10)  # a take this close to the median (a share of it) is never an outlier
 SCALE = Fraction(14826, 10000)  # MAD × SCALE estimates the standard deviation of normal scatter
@@ -72,9 +72,7 @@ def read_log(path: str | Path, sheet: CueSheet) -> tuple[list[Entry], Programme]
     """The entries of a log, checked against *sheet*, and the programme its sessions played;
     InvalidInputError naming the line of every problem (sessions that played different programmes too)."""
     file = str(path)
-    raw = read_bytes(path, MAX_LOG_BYTES)
-    if len(raw) > MAX_LOG_BYTES:
-        raise InvalidInputError([Problem(file, None, None, "", f"log over {MAX_LOG_BYTES >> 20} MiB", rule="log")])
+    raw = read_log_bytes(path)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -101,9 +99,11 @@ def read_log(path: str | Path, sheet: CueSheet) -> tuple[list[Entry], Programme]
                                         "readings) than the log's first: retime one programme at a time", rule="log"))
         if entry is not None:
             entries.append(entry)
+    if not problems and not programmes:  # an empty file, or another JSON Lines file: not a console's log
+        problems.append(Problem(file, None, None, "", "no session line: not a console log", rule="log"))
     if problems:
         raise InvalidInputError(problems)
-    return entries, next(iter(programmes), Programme())
+    return entries, programmes.pop()
 
 
 def _entry(number: int, line: str, cues: set[str], rite: str) -> tuple[Entry | None, Programme | None, str]:

@@ -22,10 +22,9 @@ from typing import Any
 
 from yuesheng.errors import InvalidInputError, Problem
 from yuesheng.live.control import Command, Press
+from yuesheng.live.showlog import read_log_bytes
 from yuesheng.timeline import Timeline
-from yuesheng.yamlload import read_bytes
 
-MAX_LOG_BYTES = 64 << 20
 _COMMANDS = {"go": Command.GO, "stop": Command.STOP, "fade": Command.FADE, "goto": Command.GOTO}
 
 
@@ -53,9 +52,7 @@ def read_resume(path: str | Path, timeline: Timeline, now_wall: datetime) -> Res
     """The show in the log at *path*, checked against *timeline*; InvalidInputError naming the line of a
     session of another rite, variants, readings or plan."""
     file = str(path)
-    raw = read_bytes(path, MAX_LOG_BYTES)
-    if len(raw) > MAX_LOG_BYTES:
-        raise InvalidInputError([Problem(file, None, None, "", f"log over {MAX_LOG_BYTES >> 20} MiB", rule="log")])
+    raw = read_log_bytes(path)
     lines = list(enumerate(raw.decode("utf-8", errors="replace").splitlines(), 1))
     parsed: list[tuple[int, dict[str, Any]]] = []
     warnings: list[str] = []
@@ -138,5 +135,4 @@ def _press(data: dict[str, Any], cues: set[str], now_wall: datetime) -> tuple[Pr
         return None, f"wall {data.get('wall')!r} has no time zone"
     ago = (now_wall - wall).total_seconds()
     source = str(data.get("source", ""))
-    return Press(command, -max(0.0, ago), source, cue if command is Command.GOTO else cue,
-                 bool(data.get("silence", False))), ""
+    return Press(command, -max(0.0, ago), source, cue, bool(data.get("silence", False))), ""

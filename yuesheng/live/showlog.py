@@ -32,8 +32,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from yuesheng.errors import OutputError
+from yuesheng.errors import InvalidInputError, OutputError, Problem
+from yuesheng.yamlload import read_bytes
 
+MAX_LOG_BYTES = 64 << 20  # the largest log read back (resume, retime)
 BURST = 1.0  # seconds between repeats of one burst
 SPAN = 10.0  # seconds a burst's count may wait before it is written
 
@@ -98,6 +100,16 @@ class Log:
         with self.lock:
             self._end_burst()
         os.close(self.fd)
+
+
+def read_log_bytes(path: str | Path) -> bytes:
+    """The bytes of the log at *path*, for reading it back; InvalidInputError if it is not a readable regular file
+    or is over MAX_LOG_BYTES."""
+    raw = read_bytes(path, MAX_LOG_BYTES)
+    if len(raw) > MAX_LOG_BYTES:
+        raise InvalidInputError([Problem(str(path), None, None, "", f"log over {MAX_LOG_BYTES >> 20} MiB",
+                                         rule="log")])
+    return raw
 
 
 def _open(path: Path) -> int:

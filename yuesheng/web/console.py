@@ -49,9 +49,10 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from yuesheng.cuesheet import Cue
 from yuesheng.cuesheet.zhong import programme
 from yuesheng.live.control import Command, Control
-from yuesheng.live.player import PlayerStatus, Playing
+from yuesheng.live.player import PlayerStatus, Playing, label
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Timeline
 from yuesheng.timeline import clock as show_clock
 from yuesheng.web.sheet import environment, timeline_view, with_fonts
@@ -77,9 +78,9 @@ def _is_address(name: str) -> bool:
     return True
 
 
-def _what(timing: CueTiming) -> str:
+def _what(cue: Cue) -> str:
     """A music cue as the operator names it: its kind and its programme (金奏 肆夏)."""
-    return f"{timing.cue.music.value if timing.cue.music else ''} {programme(timing.cue)}".strip()
+    return f"{cue.music.value if cue.music else ''} {programme(cue)}".strip()
 
 
 class SameOrigin:
@@ -176,7 +177,7 @@ class Console:
             return None
         t = self.by_id[cue_id]
         names = self.timeline.names
-        what = _what(t) if t.cue.music else t.cue.action
+        what = _what(t.cue) if t.cue.music else t.cue.action
         return {"id": t.cue.id, "section": t.cue.section, "action": what, "note": t.cue.note,
                 "music": t.cue.is_music,
                 "who": [names.get(p, p) for p in (t.cue.who or t.cue.performers)],
@@ -221,14 +222,13 @@ class Console:
         """The music the next GO brings in, and in how many seconds it follows by itself (None: on GO only)."""
         if not status.armed:
             return None
-        cues = [self.by_id[c].cue for c in status.armed]
         wait = None if status.follow_at is None else round(max(0.0, status.follow_at - status.now), 3)
-        return {"cues": [f"{c.music.value if c.music else ''} {programme(c)}".strip() for c in cues], "in_s": wait}
+        return {"cues": [_what(self.by_id[c].cue) for c in status.armed], "in_s": wait}
 
     def _playing(self, item: Playing) -> dict[str, str]:
         cue = self.by_id[item.cue].cue
         until = self.by_id.get(item.until)
-        return {"cue": cue.id, "what": f"{cue.music.value if cue.music else ''} {programme(cue)}".strip(),
+        return {"cue": cue.id, "what": _what(cue),
                 "until": f"{until.cue.id}: {until.cue.action}" if until else ""}
 
     def command(self, data: Any) -> tuple[bool, str]:
@@ -286,8 +286,7 @@ class Console:
 
     async def page(self, request: Request) -> Response:
         status = self.player.status()
-        actions = [{"id": t.cue.id, "label": f"{show_clock(t.start_tick)} {t.cue.id} "
-                                             + (f"♪ {_what(t)}" if t.cue.music else t.cue.action)}
+        actions = [{"id": t.cue.id, "label": f"{show_clock(t.start_tick)} {t.cue.id} {label(t)}"}
                    for t in (self.by_id[cue_id] for cue_id in status.actions)]
         html = self.template.render(rite=self.timeline.rite, actions=actions, late_s=LATE, stale_s=STALE,
                                     guard_s=self.control.guard,
