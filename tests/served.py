@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -33,3 +35,19 @@ def start_console(cue: Path, *args: str, with_line: bool = False) -> Any:
             break
     proc.kill()
     raise AssertionError(f"the console printed no URL: {lines} {proc.stderr.read() if proc.stderr else ''}")
+
+
+def post(url: str, command: str, cue: str = "") -> dict[str, Any]:
+    """POST a command to the console at *url*, as the page does; its JSON answer."""
+    body = json.dumps({"command": command, "cue": cue} if cue else {"command": command}).encode()
+    request = urllib.request.Request(url + "/command", body, {"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=5) as answer:
+        result: dict[str, Any] = json.loads(answer.read())
+    return result
+
+
+def state(url: str) -> dict[str, Any]:
+    """The console's state at *url*."""
+    with urllib.request.urlopen(url + "/state", timeout=5) as answer:
+        result: dict[str, Any] = json.loads(answer.read())
+    return result

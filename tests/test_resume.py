@@ -7,7 +7,6 @@ import json
 import signal
 import subprocess
 import time
-import urllib.request
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -21,7 +20,8 @@ from yuesheng.live.resume import plan_digest, read_resume, session_fields
 from yuesheng.timeline import Measurement, Options, build_timeline
 
 from fakes import FakeClock
-from served import start_console
+from served import post, start_console
+from served import state as console_state
 
 DATA = Path(__file__).parent / "data"
 NOW = datetime(2026, 12, 1, 19, 30, tzinfo=UTC)
@@ -147,27 +147,15 @@ def _start(args: list[str]) -> tuple[subprocess.Popen, str]:
     return start_console(DATA / "golden.yaml", *args)
 
 
-def _post(url: str, body: dict) -> dict:
-    request = urllib.request.Request(url + "/command", json.dumps(body).encode(),
-                                     {"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=5) as answer:
-        return json.loads(answer.read())
-
-
-def _state(url: str) -> dict:
-    with urllib.request.urlopen(url + "/state", timeout=5) as answer:
-        return json.loads(answer.read())
-
-
 def test_a_killed_console_resumed_from_its_log_continues_at_the_right_cue(tmp_path):
     log = tmp_path / "show.jsonl"
     proc, url = _start(["--log", str(log)])
     try:
-        assert _post(url, {"command": "go"})["accepted"]
+        assert post(url, "go")["accepted"]
         time.sleep(0.7)  # past the guard
-        assert _post(url, {"command": "go"})["accepted"]
+        assert post(url, "go")["accepted"]
         deadline = time.monotonic() + 5
-        while (_state(url)["current"] or {}).get("id") != "bai-zhi":
+        while (console_state(url)["current"] or {}).get("id") != "bai-zhi":
             assert time.monotonic() < deadline
             time.sleep(0.05)
     finally:
@@ -176,12 +164,12 @@ def test_a_killed_console_resumed_from_its_log_continues_at_the_right_cue(tmp_pa
     time.sleep(1.0)
     proc, url = _start(["--resume", str(log)])
     try:
-        state = _state(url)
+        state = console_state(url)
         assert state["current"]["id"] == "bai-zhi" and state["resumed"].startswith("resumed from the log at bai-zhi")
         assert state["elapsed_s"] >= 1.7 and state["in_cue_s"] >= 1.0  # the time the console was down counts
-        assert _post(url, {"command": "go"})["accepted"]
+        assert post(url, "go")["accepted"]
         deadline = time.monotonic() + 5
-        while (_state(url)["current"] or {}).get("id") != "ge":
+        while (console_state(url)["current"] or {}).get("id") != "ge":
             assert time.monotonic() < deadline
             time.sleep(0.05)
     finally:

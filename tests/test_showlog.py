@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,8 @@ from yuesheng.live.rehearsal import read_log, retime
 from yuesheng.live.showlog import Log
 from yuesheng.timeline import build_timeline
 
-from served import start_console
+from served import post, start_console
+from served import state as console_state
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).parent.parent
@@ -149,18 +149,6 @@ def _console(*argv: str) -> subprocess.Popen[str]:
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
-def _post(url: str, command: str, cue: str = "") -> dict:
-    request = urllib.request.Request(url + "/command", json.dumps({"command": command, "cue": cue}).encode(),
-                                     {"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=5) as answer:
-        return json.loads(answer.read())
-
-
-def _state(url: str) -> dict:
-    with urllib.request.urlopen(url + "/state", timeout=5) as answer:
-        return json.loads(answer.read())
-
-
 def test_the_rite_goes_on_when_the_log_fills_its_disk(tmp_path):
     """The hostile pass: filling --log's file system made the console exit 1, all sound off, blaming the MIDI port.
 
@@ -169,25 +157,25 @@ def test_the_rite_goes_on_when_the_log_fills_its_disk(tmp_path):
     with _tmpfs(tmp_path / "disk") as disk:
         console, url = start_console(DATA / "golden.yaml", "--guard", "0.05", "--log", str(disk / "rite.jsonl"))
         try:
-            assert _post(url, "go")["accepted"]
+            assert post(url, "go")["accepted"]
             filler = _fill(disk)
             for n in range(200):
                 time.sleep(0.06)  # past the guard
-                assert _post(url, "goto", ("bai-zhi", "zhengge-bei")[n % 2])["accepted"]
-                if (state := _state(url))["log_warning"]:
+                assert post(url, "goto", ("bai-zhi", "zhengge-bei")[n % 2])["accepted"]
+                if (state := console_state(url))["log_warning"]:
                     break
             assert state["log_warning"].startswith("the log cannot be written (No space left on device): 1 entry")
             time.sleep(0.06)
-            assert _post(url, "go")["accepted"]
+            assert post(url, "go")["accepted"]
             deadline = time.monotonic() + 5
-            while (state := _state(url))["current"]["id"] == "bin-ru" and time.monotonic() < deadline:
+            while (state := console_state(url))["current"]["id"] == "bin-ru" and time.monotonic() < deadline:
                 time.sleep(0.02)
             assert state["current"]["id"] in ("bai-zhi", "zhengge-bei") and console.poll() is None  # it went on
             filler.unlink()
-            assert _post(url, "stop")["accepted"]
-            while _state(url)["log_warning"] and time.monotonic() < deadline:
+            assert post(url, "stop")["accepted"]
+            while console_state(url)["log_warning"] and time.monotonic() < deadline:
                 time.sleep(0.02)
-            assert _state(url)["log_warning"] == ""
+            assert console_state(url)["log_warning"] == ""
         finally:
             console.terminate()
             out, err = console.communicate(timeout=10)
