@@ -36,6 +36,7 @@ import asyncio
 import hmac
 import ipaddress
 import json
+import math
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -244,6 +245,8 @@ class Console:
         if command is Command.GO and data.get("offline") is True:
             return False, self._refuse("it was pressed while the page was not connected: not run late")
         if command is Command.GO and isinstance(pressed, int | float) and not isinstance(pressed, bool):
+            if not math.isfinite(pressed):  # JSON's NaN or Infinity: no moment at all, so it cannot be shown on time
+                return False, self._refuse(f"its press time {pressed!r} is not a time: not run")
             late = self.control.clock.now() - pressed
             if late > LATE:
                 return False, self._refuse(f"it reached the console {late:.1f} s after it was pressed: not run late")
