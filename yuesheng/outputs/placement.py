@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from yuesheng.errors import UsageError
 from yuesheng.music.instruments import PARTS, part_for
-from yuesheng.text import normalize, suggest
+from yuesheng.text import did_you_mean, normalize
 from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline
 
 if TYPE_CHECKING:
@@ -330,9 +330,9 @@ def _seat(name: str, timeline: Timeline) -> Seat:
         if wanted in (pid, normalize(member.name)) and member.x is not None and member.y is not None:
             return Seat(pid, member.name, member.x, member.y, "north" if member.y >= 0 else "south")
     choices = sorted(set(known) | {s.name for s in known.values()})
-    hint = suggest(name, choices + [p for p, m in timeline.layout.items() if m.placed])
-    raise UsageError(f"--listener {name}: no such seat or placed position in {timeline.rite}"
-                     f"{f' (did you mean {hint}?)' if hint else ''}; seats: {' '.join(choices) or '(none)'}")
+    hint = did_you_mean(name, choices + [p for p, m in timeline.layout.items() if m.placed])
+    raise UsageError(f"--listener {name}: no such seat or placed position in {timeline.rite}{hint}; "
+                     f"seats: {' '.join(choices) or '(none)'}")
 
 
 # --- the physics ------------------------------------------------------------------------------------------------
