@@ -126,7 +126,7 @@ def test_listener_by_seat_name_id_coordinates_and_facing_words():
     assert listener("3,40,北", timeline) == Listener(3.0, 40.0, (0.0, -1.0))
     assert listener("3,40,west", timeline).facing == (-1.0, 0.0)
     for bad, message in (("nowhere", "no such seat"), ("1,2,up", "facing 'up'"), ("1", "expected x,y"),
-                         ("default", "no default seat")):
+                         ("default", "no default seat"), ("1e300,0", "within 200 步"), ("0,-201", "within 200 步")):
         with pytest.raises(UsageError, match=message):
             listener(bad, timeline)
 

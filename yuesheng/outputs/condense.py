@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from yuesheng.timeline import CueTiming, Event, EventKind, Hold, Timeline
@@ -94,11 +93,6 @@ class _Map:
             return tick - shift - cut.removed_ticks
         kept = cut.length_ticks - cut.removed_ticks
         return cut.start_tick - shift + (tick - cut.start_tick) * kept // cut.length_ticks
-
-
-def mapping(cuts: tuple[Cut, ...]) -> Callable[[int], int]:
-    """Rite ticks → ticks after *cuts* (as ``condense`` moves its events)."""
-    return _Map(cuts)
 
 
 def condense(timeline: Timeline, *, gap_ticks: int, ring_ticks: int = 0, quantum_ticks: int = 1) -> Condensed:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from yuesheng.errors import UsageError
 from yuesheng.music.instruments import PARTS, part_for
-from yuesheng.text import normalize, suggest
+from yuesheng.text import did_you_mean, normalize
 from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline
 
 if TYPE_CHECKING:
@@ -56,6 +56,8 @@ LORD = frozenset({"yanli", "dashe"})  # 小臣設公席于阼階上西鄉 (燕�
 DEFAULT_SEATS = {"xiangyinjiu": "bin-xi", "xiangshe": "bin-xi", "yanli": "zuojie-shang", "dashe": "zuojie-shang"}
 HALL_HALF_WIDTH_BU, HALL_DEPTH_BU = 4.0, 4.0  # the 序 at 4 步 either side of the middle; the 堂 4 步 deep
 SOUNDING = (EventKind.NOTE, EventKind.DRUM, EventKind.CALL)
+MAX_BU = 200  # how far --listener x,y may sit from the 堂's edge: past every placed position of the four
+# rites (大射's reach 102), well short of an open-air room or a delay line too long for memory
 MOVE_LEAD_TICKS = 2 * TICKS_PER_SECOND  # a part moves at most this long before its first note in the new place
 
 
@@ -315,8 +317,11 @@ def _coordinates(spec: str) -> Listener:
     parts = [p.strip() for p in spec.split(",")]
     if len(parts) not in (2, 3) or not all(_is_number(p) for p in parts[:2]):
         raise UsageError(f"--listener {spec}: expected x,y or x,y,FACING (步 east and south of the 堂's edge)")
+    x, y = float(parts[0]), float(parts[1])
+    if max(abs(x), abs(y)) > MAX_BU:
+        raise UsageError(f"--listener {spec}: expected x and y within {MAX_BU} 步 of the 堂's edge")
     facing = _facing(parts[2], spec) if len(parts) == 3 else FACINGS["north"]
-    return Listener(float(parts[0]), float(parts[1]), facing)
+    return Listener(x, y, facing)
 
 
 def _seat(name: str, timeline: Timeline) -> Seat:
@@ -330,9 +335,9 @@ def _seat(name: str, timeline: Timeline) -> Seat:
         if wanted in (pid, normalize(member.name)) and member.x is not None and member.y is not None:
             return Seat(pid, member.name, member.x, member.y, "north" if member.y >= 0 else "south")
     choices = sorted(set(known) | {s.name for s in known.values()})
-    hint = suggest(name, choices + [p for p, m in timeline.layout.items() if m.placed])
-    raise UsageError(f"--listener {name}: no such seat or placed position in {timeline.rite}"
-                     f"{f' (did you mean {hint}?)' if hint else ''}; seats: {' '.join(choices) or '(none)'}")
+    hint = did_you_mean(name, choices + [p for p, m in timeline.layout.items() if m.placed])
+    raise UsageError(f"--listener {name}: no such seat or placed position in {timeline.rite}{hint}; "
+                     f"seats: {' '.join(choices) or '(none)'}")
 
 
 # --- the physics ------------------------------------------------------------------------------------------------
