@@ -100,12 +100,12 @@ def placement_of(args: argparse.Namespace, timeline: Timeline) -> tuple[Listener
         if extra:
             raise UsageError(f"--{extra[0].replace('_', '-')} goes with --listener")
         return None
-    physics = Physics()
     for name, low, high in (("speed_of_sound", 100.0, 2000.0), ("chi", 0.1, 0.5)):
         value = getattr(args, name, None)
         if value is not None and not low <= value <= high:
             raise UsageError(f"--{name.replace('_', '-')} {value:g}: expected {low:g} to {high:g}")
-    physics = Physics(chi_m=args.chi or physics.chi_m, speed_m_s=args.speed_of_sound or physics.speed_m_s)
+    given = {"chi_m": args.chi, "speed_m_s": args.speed_of_sound}
+    physics = Physics(**{field: value for field, value in given.items() if value is not None})
     return listener(args.listener, timeline), with_hall(physics, timeline)
 
 
