@@ -132,6 +132,60 @@ def test_routes_are_kept_for_the_next_process_which_needs_no_graph(tmp_path):
     assert len(list((tmp_path / "yuesheng" / "routes").glob("*.json"))) == 1
 
 
+def test_a_build_takes_its_durations_from_the_ground_kept_by_the_last_and_stages_only_for_drawing(tmp_path):
+    script = ("import sys; from pathlib import Path; from yuesheng.check.validate import load_cuesheet; "
+              "from yuesheng.music.repertoire import load_repertoire; from yuesheng.timeline import build_timeline; "
+              "t = build_timeline(load_cuesheet(Path('cues/dashe.yaml'), load_repertoire())); "
+              "staged = 'yuesheng.staging.stage' in sys.modules; n = len(t.staging.cues); "
+              "print(staged, n, sum(c.end_tick - c.start_tick for c in t.cues))")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    runs = [subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                           check=True).stdout.split() for _ in range(2)]
+    assert runs[0][0] == "True" and runs[1][0] == "False"  # the second run staged nothing, to time or to draw
+    assert runs[0][1:] == runs[1][1:]  # the same stands and durations
+    kept = tmp_path / "yuesheng" / "staging"
+    assert len(list(kept.glob("*.json"))) == 1 and len(list(kept.glob("*.rite"))) == 1
+
+
+def test_a_kept_ground_is_used_only_for_the_same_blocking_and_a_damaged_one_is_staged_again(tmp_path, monkeypatch,
+                                                                                             repertoire):
+    from yuesheng.staging.ground import ground
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    sheet = load_cuesheet(ROOT / "cues" / "xiangshe.yaml", repertoire)
+    path = _copy(tmp_path, "xiangshe")
+    first = ground(sheet, frozenset(), {}, path)
+    entry = tmp_path / "cache" / "yuesheng" / "staging" / f"{first.entry}.json"
+    entry.write_text("{not json", encoding="utf-8")
+    assert ground(sheet, frozenset(), {}, path).cues == first.cues
+    (tmp_path / "cache" / "yuesheng" / "staging" / f"{first.entry}.rite").write_bytes(b"\x80garbage")
+    assert first.rite().cues.keys() == first.cues.keys()
+    text = path.read_text(encoding="utf-8")
+    assert "gestures: [再拜, 荅再拜, 揖]" in text
+    path.write_text(text.replace("gestures: [再拜, 荅再拜, 揖]", "gestures: [再拜, 荅再拜]", 1), encoding="utf-8")
+    changed = ground(sheet, frozenset(), {}, path)
+    assert changed.entry != first.entry
+    assert changed.cues["ying-bin"].duration == first.cues["ying-bin"].duration - 3  # 揖 is 3 s
+
+
+def test_validate_keeps_a_clean_staging_verdict_but_never_a_broken_one(tmp_path, monkeypatch, repertoire):
+    from yuesheng.staging import rite
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    sheet = load_cuesheet(ROOT / "cues" / "xiangshe.yaml", repertoire)
+    path = _copy(tmp_path, "xiangshe")
+    assert staging_problems(sheet, path) == []
+    calls = []
+    monkeypatch.setattr(rite, "staged_rite", lambda *a: calls.append(a))
+    assert staging_problems(sheet, path) == [] and calls == []  # kept: nothing staged
+    monkeypatch.undo()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    broken = _copy(tmp_path, "xiangshe", "{who: zhuren, to: menwai-dong,", "{who: zhuren, to: menwai-dongg,")
+    for _ in range(2):  # staged, and refused, each time
+        assert any("menwai-dongg" in p.message for p in staging_problems(sheet, broken))
+    assert len(list((tmp_path / "cache" / "yuesheng" / "staging").glob("*.clean"))) == 1  # the clean one's alone
+
+
 def test_a_kept_route_through_a_wall_is_not_used(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     hall = load_hall(BLOCKING / "xiangshe.hall.yaml")

@@ -19,6 +19,7 @@ from yuesheng.yamlload import load
 def staging_problems(sheet: CueSheet, path: Path | None = None) -> list[Problem]:
     """Every problem of the blocking at *path* (else the sheet's own) for *sheet*, under every variant."""
     from yuesheng.cuesheet import variant_configurations
+    from yuesheng.staging.ground import keep_clean, kept_clean
     from yuesheng.staging.rite import loaded, staged_rite
     from yuesheng.staging.statements import statement_problems
 
@@ -26,12 +27,17 @@ def staging_problems(sheet: CueSheet, path: Path | None = None) -> list[Problem]
     if path is None:
         return []
     readings = {r.id: r.chosen for r in sheet.readings.values()}
+    configurations = [(variants, readings) for variants in variant_configurations(sheet)]
+    if kept_clean(sheet, path, configurations):  # the same files and code passed before (staging/ground.py)
+        return []
     try:
         problems = statement_problems(loaded(path, sheet).hall)
-        for variants in variant_configurations(sheet):
-            staged_rite(sheet, variants, readings, path)
+        for variants, chosen in configurations:
+            staged_rite(sheet, variants, chosen, path)
     except InvalidInputError as exc:
         return list(exc.problems)
+    if not problems:
+        keep_clean(sheet, path, configurations)
     return list(dict.fromkeys(problems))
 
 

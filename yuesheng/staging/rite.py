@@ -14,7 +14,6 @@ from pathlib import Path
 
 from yuesheng.cuesheet import CueSheet
 from yuesheng.staging.model import Blocking, Derivation, Hall, Stand
-from yuesheng.staging.paths import blocking_beside
 
 NOTHING_TO_TIME = "nothing on the ground to time it (no walk, no formula)"
 
@@ -87,13 +86,9 @@ def loaded(path: Path, sheet: CueSheet) -> Blocking:
     return _read(path, sheet).blocking
 
 
-def staged_rite(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, str],
-                path: Path | None = None) -> StagedRite | None:
-    """The rite of *sheet* on the ground under *variants* and *readings*, from the blocking at *path* (else the one
-    beside the sheet), or None if it has none; InvalidInputError if it does not stage (incomplete or broken)."""
-    path = path or blocking_beside(sheet)
-    if path is None:
-        return None
+def staged_rite(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, str], path: Path) -> StagedRite:
+    """The rite of *sheet* on the ground under *variants* and *readings*, from the blocking at *path*;
+    InvalidInputError if it does not stage (incomplete or broken)."""
     from yuesheng.staging.durations import derive
     from yuesheng.staging.stage import stage
 

@@ -120,7 +120,7 @@ def _timeline(setting: Setting, state: BuildState, times: Mapping[Point, Fractio
                     cues=tuple(cues), tallies=tallied, notices=notices, realization=setting.real,
                     variants=setting.variants, readings=setting.readings, programs=programs, names=names, holds=holds,
                     cast=sheet.performers, layout=sheet.positions, instruments=sheet.instruments,
-                    staging=setting.staged)
+                    ground=setting.ground)
 
 
 @dataclass(frozen=True, slots=True)

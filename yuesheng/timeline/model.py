@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from fractions import Fraction
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from yuesheng.cuesheet import Cue, Member
@@ -17,6 +18,7 @@ from yuesheng.music.lulu import Realization
 from yuesheng.timeline.archery import Tally
 
 if TYPE_CHECKING:
+    from yuesheng.staging.ground import Ground
     from yuesheng.staging.rite import StagedRite
 
 TICKS_PER_SECOND = 960
@@ -150,11 +152,16 @@ class Timeline:
     cast: Mapping[str, Member] = field(default_factory=FrozenDict)  # performers, for the ground plan
     layout: Mapping[str, Member] = field(default_factory=FrozenDict)  # positions with their places, for the plan
     instruments: Mapping[str, Member] = field(default_factory=FrozenDict)
-    staging: StagedRite | None = None  # the rite on the ground, where its blocking is complete (docs/staging.md)
+    ground: Ground | None = None  # what each action lasts on the ground, where its blocking is complete
 
     def __post_init__(self) -> None:
         for name in _MAPPINGS:
             object.__setattr__(self, name, frozen(getattr(self, name)))
+
+    @cached_property
+    def staging(self) -> StagedRite | None:
+        """The rite on the ground: everyone's stands at every cue, staged when first asked (None without a ground)."""
+        return self.ground.rite() if self.ground is not None else None
 
     @property
     def duration_ticks(self) -> int:

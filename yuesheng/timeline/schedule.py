@@ -53,7 +53,7 @@ def duration(cue: Cue, setting: Setting) -> Fraction:
 
 def unmeasured(cue: Cue, setting: Setting) -> Fraction:
     """An action's duration without rehearsal: derived from the blocking, or the cue sheet's estimate."""
-    staged = setting.staged.cues.get(cue.id) if setting.staged is not None else None
+    staged = setting.ground.cues.get(cue.id) if setting.ground is not None else None
     if staged is not None and staged.duration is not None:
         return staged.duration
     return cue.duration or Fraction(0)
@@ -67,5 +67,5 @@ def estimate(cue: Cue, setting: Setting) -> int | None:
 def basis(cue: Cue, setting: Setting) -> str:
     """What an action's unmeasured duration is made of, in a staged rite: its walks and formulas, or why the cue
     sheet's estimate is kept ('' elsewhere)."""
-    staged = setting.staged.cues.get(cue.id) if setting.staged is not None and not cue.is_music else None
+    staged = setting.ground.cues.get(cue.id) if setting.ground is not None and not cue.is_music else None
     return staged.basis if staged is not None else ""

@@ -20,7 +20,7 @@ from yuesheng.timeline.archery import Release
 from yuesheng.timeline.model import Event, EventKind, FrozenDict, Measurement, frozen, ticks
 
 if TYPE_CHECKING:
-    from yuesheng.staging.rite import StagedRite
+    from yuesheng.staging.ground import Ground
 
 DRUM_LENGTH = Fraction(1, 8)
 FREE_MUSIC = (MusicKind.WUSUAN, MusicKind.FANGZHONG)  # the music of the 無算爵 (reading wusuanyue places it)
@@ -60,7 +60,7 @@ class Setting:
     seed: int
     pierce: bool  # 釋獲如初 (6-13a, 10-23a): the round with music keeps 不貫不釋 unless the reading says drum only
     jie_total: int
-    staged: StagedRite | None = None  # the rite on the ground, where its blocking is complete (docs/staging.md)
+    ground: Ground | None = None  # what each action lasts on the ground, where its blocking is complete
     staging_notice: str = ""  # why a blocking beside the sheet is not used
 
     @classmethod
@@ -99,16 +99,16 @@ class Setting:
 
 
 def _staging(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, str]) -> dict[str, Any]:
-    """The rite on the ground (``staged``), or why its blocking is not used (``staging_notice``): a blocking that
+    """The rite on the ground (``ground``), or why its blocking is not used (``staging_notice``): a blocking that
     does not stage leaves the cue sheet's places and estimates in force, as if there were none."""
     from yuesheng.staging.paths import blocking_beside
 
-    if blocking_beside(sheet) is None:  # the common case needs none of the staging layer
-        return {"staged": None}
-    from yuesheng.staging.rite import staged_rite
+    if (path := blocking_beside(sheet)) is None:  # the common case needs none of the staging layer
+        return {"ground": None}
+    from yuesheng.staging.ground import ground
 
     try:
-        return {"staged": staged_rite(sheet, variants, readings)}
+        return {"ground": ground(sheet, variants, readings, path)}
     except InvalidInputError as exc:
         where = Path(exc.problems[0].file).name if exc.problems else "the blocking"
         return {"staging_notice": f"{where}: {len(exc.problems)} problem(s) (yuesheng validate lists them): "

@@ -1,0 +1,177 @@
+"""A rite's ground for one build: each action's duration as its blocking gives it, kept between runs, and everyone's
+stands only when an output asks for them.
+
+Scheduling needs of the blocking only each cue's duration and its basis; staging the rite to learn them (reading the
+blocking and hall, placing everyone at every cue, routing every walk) costs a build more than the rest of it. So the
+durations staged once are kept in ``caches.cache_folder("staging")`` (JSON, one small file per configuration; the
+whole staged rite beside it as a pickle, for the outputs that draw it), under a
+digest of everything staging reads: the blocking file and the hall files beside it, the staging code and its table
+(``data/staging.json``), and what the cue sheet gives it (its performers and counts, its cue ids, and who acts in each
+cue of the programme). A change to any of them is another digest, so an entry is never used for other inputs; an
+entry that cannot be read is a miss. Only a rite that staged without a problem is kept: a broken blocking is staged
+(and refused) every time.
+
+The staging rule of ``validate`` keeps its clean verdict the same way (``kept_clean``, ``keep_clean``).
+"""
+
+from __future__ import annotations
+
+import copyreg
+import hashlib
+import io
+import json
+import pickle
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import cache
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from yuesheng.caches import cache_folder, keep
+from yuesheng.cuesheet import CueSheet
+
+if TYPE_CHECKING:
+    from yuesheng.staging.rite import StagedRite
+
+CACHE_ENTRIES = 64
+_FORMAT = "yuesheng-ground-1"
+Configuration = tuple[frozenset[str], Mapping[str, str]]  # variants, readings
+
+
+@dataclass(frozen=True, slots=True)
+class CueTime:
+    """One action's duration from the ground (None: the cue sheet's estimate is kept) and what it is made of."""
+
+    duration: Fraction | None
+    basis: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ground:
+    """A rite's blocking under one configuration: each cue's CueTime (cue id → it), and the staged rite on demand."""
+
+    path: Path
+    cues: Mapping[str, CueTime]
+    variants: frozenset[str]
+    readings: tuple[tuple[str, str], ...]
+    sheet: CueSheet = field(compare=False, repr=False)
+    entry: str = field(default="", compare=False, repr=False)  # its name in the cache ('' if it cannot be kept)
+
+    def rite(self) -> StagedRite:
+        """Everyone's stands at every cue: kept from an earlier run, else staged now (and kept)."""
+        from yuesheng.staging.rite import StagedRite, staged_rite
+
+        folder = cache_folder("staging") if self.entry else None
+        kept = _unpickle(folder / f"{self.entry}.rite") if folder is not None else None
+        if isinstance(kept, StagedRite):
+            return kept
+        rite = staged_rite(self.sheet, self.variants, dict(self.readings), self.path)
+        if folder is not None:
+            keep(folder, f"{self.entry}.rite", _pickle(rite), entries=CACHE_ENTRIES)
+        return rite
+
+
+def ground(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, str], path: Path) -> Ground:
+    """The ground of *sheet* under *variants* and *readings* from the blocking at *path*: kept from an earlier run,
+    else staged (InvalidInputError if it does not stage) and kept."""
+    folder, name = cache_folder("staging"), _digest(sheet, path, [(variants, readings)])
+    cues = _read(folder / f"{name}.json") if folder is not None and name else None
+    if cues is None:
+        from yuesheng.staging.rite import staged_rite
+
+        rite = staged_rite(sheet, variants, readings, path)
+        cues = {cid: CueTime(c.duration, c.basis) for cid, c in rite.cues.items()}
+        if folder is not None and name:
+            keep(folder, f"{name}.json", _text(cues).encode(), entries=CACHE_ENTRIES)
+    return Ground(path, cues, variants, tuple(sorted(readings.items())), sheet, name)
+
+
+def kept_clean(sheet: CueSheet, path: Path, configurations: Iterable[Configuration]) -> bool:
+    """Whether the blocking at *path* staged without a problem under every one of *configurations* before, with the
+    same inputs (``keep_clean``)."""
+    folder, name = cache_folder("staging"), _digest(sheet, path, configurations, "clean")
+    return folder is not None and bool(name) and (folder / f"{name}.clean").is_file()
+
+
+def keep_clean(sheet: CueSheet, path: Path, configurations: Iterable[Configuration]) -> None:
+    """Record that the blocking at *path* stages without a problem under every one of *configurations*."""
+    folder, name = cache_folder("staging"), _digest(sheet, path, configurations, "clean")
+    if folder is not None and name:
+        keep(folder, f"{name}.clean", b"clean", entries=CACHE_ENTRIES)
+
+
+def _pickle(rite: StagedRite) -> bytes:
+    """*rite* as a pickle (its read-only mappings as the dicts they copy, made read-only again when read)."""
+    out = io.BytesIO()
+    pickler = pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = copyreg.dispatch_table | {MappingProxyType: _reduce_proxy}
+    pickler.dump(rite)
+    return out.getvalue()
+
+
+def _reduce_proxy(proxy: MappingProxyType[Any, Any]) -> tuple[Any, ...]:
+    return _proxy, (dict(proxy),)
+
+
+def _proxy(mapping: dict[Any, Any]) -> MappingProxyType[Any, Any]:
+    return MappingProxyType(mapping)
+
+
+def _unpickle(entry: Path) -> object:
+    """What *entry* holds, or None if it cannot be read. The folder is the user's alone (``caches.cache_folder``)."""
+    try:
+        with open(entry, "rb") as handle:
+            return pickle.load(handle)
+    except Exception:  # noqa: BLE001 - a damaged or foreign entry, whatever it raises, is a miss
+        return None
+
+
+def _text(cues: Mapping[str, CueTime]) -> str:
+    kept = {cid: [None if t.duration is None else [t.duration.numerator, t.duration.denominator], t.basis]
+            for cid, t in cues.items()}
+    return json.dumps({"format": _FORMAT, "cues": kept}, ensure_ascii=False, separators=(",", ":"))
+
+
+def _read(entry: Path) -> dict[str, CueTime] | None:
+    """The CueTimes kept in *entry*, or None (none, unreadable or malformed)."""
+    try:
+        with open(entry, encoding="utf-8") as handle:
+            kept = json.load(handle)
+        if kept["format"] != _FORMAT:
+            return None
+        return {str(cid): CueTime(None if d is None else Fraction(int(d[0]), int(d[1])), str(basis))
+                for cid, (d, basis) in kept["cues"].items()}
+    except (OSError, ValueError, KeyError, TypeError, ZeroDivisionError):
+        return None
+
+
+def _digest(sheet: CueSheet, path: Path, configurations: Iterable[Configuration], kind: str = "ground") -> str:
+    """The name of the entry for these inputs ('' if a file cannot be read: nothing is kept)."""
+    digest = hashlib.sha256(f"{_FORMAT} {kind}".encode())
+    try:
+        digest.update(_code())
+        for file in [path, *sorted(path.parent.glob("*.hall.yaml"))]:
+            digest.update(f"\0{file.name}\0".encode())
+            digest.update(file.read_bytes())
+    except OSError:
+        return ""
+    digest.update(repr(_shape(sheet, configurations)).encode())
+    return digest.hexdigest()[:40]
+
+
+def _shape(sheet: CueSheet, configurations: Iterable[Configuration]) -> tuple[Any, ...]:
+    """What staging reads of *sheet*: its rite, performers and counts, cue ids, and under each configuration who acts
+    in each cue of the programme."""
+    return (sheet.rite_id, tuple((p, v.count) for p, v in sheet.performers.items()), tuple(c.id for c in sheet.cues),
+            tuple(tuple((c.id, c.who, c.performers) for c in sheet.active_cues(variants, dict(readings)))
+                  for variants, readings in configurations))
+
+
+@cache
+def _code() -> bytes:
+    """The staging code and its table, whose change changes every duration."""
+    here = Path(__file__).parent
+    files = [*sorted(here.glob("*.py")), here.parent / "data" / "staging.json"]
+    return hashlib.sha256(b"".join(f.read_bytes() for f in files)).digest()
