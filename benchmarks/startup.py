@@ -17,6 +17,11 @@ pieces and pages:
 
 ``--rite`` times the rite-wide commands on another rite than 大射儀.
 
+yuesheng keeps what it can make again between runs (``$XDG_CACHE_HOME/yuesheng``: loaded YAML, routes, each
+action's duration on the ground and the staged rite, compiled templates): a command is timed as a user meets it after
+the first run, with the cache that run left (in a temporary folder of this benchmark's own). ``--first`` also times
+each rite command as the first run after installing, an empty cache folder for each run (``NAME_first``, no target).
+
 Each is timed twice: wall-clock (what a user waits) and the CPU time of the child
 process (user + system, from ``getrusage``), which moves less with the load of a
 shared machine. Each command runs once untimed first, with byte-code caches written to a temporary
@@ -53,15 +58,18 @@ COMMANDS = {
     "validate": ["validate", "{rite}"],
     "plan": ["plan", "{rite}", "-o", "{out}/plan.json"],
 }
+FIRST = ("timeline", "render", "sheet", "validate", "plan")  # what yuesheng's caches speed up (--first)
 TARGETS = {"validate": 0.35}
 TARGET = 0.25
 
 
-def environment(cache: str) -> dict[str, str]:
-    """This checkout first on the path, byte-code cached in *cache* (never in the tree)."""
+def environment(folder: str) -> dict[str, str]:
+    """This checkout first on the path, byte-code cached in *folder* (never in the tree), and yuesheng's caches
+    (``$XDG_CACHE_HOME/yuesheng``) in *folder* too, as the run before left them."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
-    env["PYTHONPYCACHEPREFIX"] = cache
+    env["PYTHONPYCACHEPREFIX"] = str(Path(folder) / "pycache")
+    env["XDG_CACHE_HOME"] = str(Path(folder) / "cache")
     return env
 
 
@@ -70,10 +78,13 @@ def _cpu() -> float:
     return used.ru_utime + used.ru_stime
 
 
-def best_of(repeats: int, argv: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """The fastest of *repeats* runs of ``python ARGV`` after one untimed run: (wall, CPU) seconds; exit 0 required."""
+def best_of(repeats: int, argv: list[str], env: dict[str, str], *, first: bool = False) -> tuple[float, float]:
+    """The fastest of *repeats* runs of ``python ARGV`` after one untimed run: (wall, CPU) seconds; exit 0 required.
+    *first*: each run with an empty cache folder of its own, as the first run after installing."""
     wall = cpu = float("inf")
     for n in range(repeats + 1):
+        if first:
+            env = env | {"XDG_CACHE_HOME": tempfile.mkdtemp(dir=env["XDG_CACHE_HOME"])}
         start, start_cpu = time.perf_counter(), _cpu()
         done = subprocess.run([sys.executable, *argv], cwd=ROOT, env=env, capture_output=True, timeout=120)
         elapsed, used = time.perf_counter() - start, _cpu() - start_cpu
@@ -94,19 +105,25 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--only", nargs="+", choices=list(COMMANDS), default=[c for c in COMMANDS if c != "plan"])
     parser.add_argument("--rite", default="dashe", help="the rite of timeline, render, sheet, validate and plan")
+    parser.add_argument("--first", action="store_true", help="also time the rite commands as the first run after "
+                        "installing, with an empty cache (NAME_first)")
     args = parser.parse_args()
     print(f"before: {load()}")
     with tempfile.TemporaryDirectory(prefix="yuesheng-startup-") as folder:
-        env = environment(str(Path(folder) / "pycache"))
+        env = environment(folder)
+        Path(env["XDG_CACHE_HOME"], "first").mkdir(parents=True)
         times = {name: best_of(args.repeat, argv, env) for name, argv in BASELINES.items()}
         for name in args.only:
-            argv = [a.format(out=folder, rite=args.rite) for a in COMMANDS[name]]
-            times[name] = best_of(args.repeat, ["-m", "yuesheng", *argv], env)
+            argv = ["-m", "yuesheng", *(a.format(out=folder, rite=args.rite) for a in COMMANDS[name])]
+            times[name] = best_of(args.repeat, argv, env)
+            if name in FIRST and args.first:
+                first = env | {"XDG_CACHE_HOME": str(Path(env["XDG_CACHE_HOME"], "first"))}
+                times[f"{name}_first"] = best_of(min(args.repeat, 3), argv, first, first=True)
     print(f"after:  {load()}\n")
     base, base_cpu = times["python_pass"]
     print(f"{'command':<16} {'wall':>8} {'× python':>9} {'CPU':>8} {'× python':>9} {'target':>8}")
     for name, (wall, cpu) in times.items():
-        target = "" if name in BASELINES else f"{TARGETS.get(name, TARGET):.2f}s"
+        target = "" if name in BASELINES or name.endswith("_first") else f"{TARGETS.get(name, TARGET):.2f}s"
         print(f"{name:<16} {wall:>7.3f}s {wall / base:>8.1f}× {cpu:>7.3f}s {cpu / base_cpu:>8.1f}× {target:>8}")
     print()
     for name, (wall, cpu) in times.items():

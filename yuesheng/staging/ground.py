@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import copyreg
 import hashlib
-import io
 import json
-import pickle
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -104,6 +102,9 @@ def keep_clean(sheet: CueSheet, path: Path, configurations: Iterable[Configurati
 
 def _pickle(rite: StagedRite) -> bytes:
     """*rite* as a pickle (its read-only mappings as the dicts they copy, made read-only again when read)."""
+    import io
+    import pickle
+
     out = io.BytesIO()
     pickler = pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL)
     pickler.dispatch_table = copyreg.dispatch_table | {MappingProxyType: _reduce_proxy}
@@ -121,6 +122,8 @@ def _proxy(mapping: dict[Any, Any]) -> MappingProxyType[Any, Any]:
 
 def _unpickle(entry: Path) -> object:
     """What *entry* holds, or None if it cannot be read. The folder is the user's alone (``caches.cache_folder``)."""
+    import pickle
+
     try:
         with open(entry, "rb") as handle:
             return pickle.load(handle)
