@@ -100,7 +100,7 @@ def test_the_two_marks_are_a_bow_apart_and_the_places_beside_a_thing_are_not_on_
 def test_no_walk_crosses_a_wall_and_the_tang_is_left_only_by_a_stair(staged):
     sheet, blocking = staged
     hall = blocking.hall
-    for cue_stage in stage(blocking, sheet):
+    for cue_stage in (c for variants in variant_configurations(sheet) for c in stage(blocking, sheet, variants)):
         for walk in derive(blocking, cue_stage).walks:
             stair_edges = {frozenset((s.top, s.foot)) for s in hall.stairs}
             for p, q in zip(walk.route, walk.route[1:], strict=False):
@@ -401,6 +401,26 @@ def test_the_qin_of_yanli_puts_the_ranks_where_7_5a_does(run):
     assert {people[f"shi#{n}"]["facing"] for n in range(1, 11)} == {"東面"}  # 士立于西方東面北上
     assert people["shi#1"]["at"][1] < people["shi#2"]["at"][1]  # 北上: the first at the north
     assert people["xiaochen-shi"]["facing"] == "南面" and people["zhushi"]["at"][0] > 0 > people["shi-lvshi#1"]["at"][0]
+
+
+def test_the_yan_she_shoots_in_the_qins_court_at_fifty_bows_cue_by_cue(run, repertoire):
+    code, out, _ = run("plan", "yanli", "--variant", "yan-she", "--at", "yan-jun-jiu-wu")
+    data = json.loads(out)
+    places = {p["id"]: p for p in data["places"]}
+    people = {p["id"]: p for p in data["people"]}
+    assert code == 0 and places["hou"]["at"][1] - places["wu-xia"]["at"][1] == 50  # 侯道五十弓 from the 物 under the 楣
+    assert places["men"]["at"][1] - places["hou"]["at"][1] == 14  # the 鄉射 hall's margin behind the 侯
+    on_wu = [k for k, p in people.items() if p["at"] in (places["wu-shang"]["at"], places["wu-xia"]["at"])]
+    assert sorted(on_wu) == ["bin", "jun"] and people["jun"]["place"] == "wu-xia"  # 君與射則爲下射 (8-26b)
+    assert people["yan-huozhe"]["place"] == "fa-xi" and people["ou-1-shangshe"]["place"] == "shewei"
+    assert people["shihuozhe"]["place"] == "zhong-xi" and people["dasheizheng"]["place"] == "sishe-wei"
+    sheet = load_cuesheet(ROOT / "cues" / "yanli.yaml", repertoire)
+    blocking = load_blocking(BLOCKING / "yanli.yaml", sheet)
+    shooting = [c for c in stage(blocking, sheet, frozenset({"yan-she"})) if c.cue.startswith("yan-")]
+    actions = [c for c in shooting if not sheet.cue(c.cue).is_music]
+    assert len(shooting) == 41 and all(c.cue in blocking.cues for c in actions)  # every action blocked, none left out
+    derived = {c.cue for c in actions if not blocking.cues[c.cue].keep and derive(blocking, c).parts}
+    assert {"yan-she", "yan-fu-hou", "yan-huozhe-zou-1", "yan-shihuo-2", "yan-gong-ji-wei"} <= derived
 
 
 @pytest.mark.parametrize("hall", sorted(p.name for p in BLOCKING.glob("*.hall.yaml")))
