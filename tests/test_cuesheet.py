@@ -320,6 +320,18 @@ def test_yanli_archery_rules_apply_under_its_variant(tmp_path, run):
     assert f"{path}:{_line_of(text, '  rounds:')}:" in out
 
 
+def test_a_build_is_refused_for_a_rule_broken_in_its_own_programme_only(tmp_path, run):
+    text = (data_dir("cues") / "yanli.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "yanli.yaml"
+    path.write_text(text.replace("      count: pierce\n      cite: {page: 5-33a", "      count: none\n      cite: "
+                                 "{page: 5-33a", 1), encoding="utf-8")
+    plain = run("timeline", str(path), "-o", str(tmp_path / "plain.txt"))
+    assert plain[0] == 0, plain  # the 燕射's rule is validate's to report while the 燕射 is not built
+    code, out, err = run("timeline", str(path), "--variant", "yan-she", "-o", str(tmp_path / "she.txt"))
+    assert code == 1 and "[three-rounds]" in err and f"{path}:{_line_of(text, '  rounds:')}:" in err
+    assert not (tmp_path / "she.txt").exists()
+
+
 def test_a_round_with_music_under_a_variant_needs_its_music(tmp_path, run):
     text = (data_dir("cues") / "yanli.yaml").read_text(encoding="utf-8")
     old = "      music: {piece: zouyu-huangzhong-yu, zhong: 5}\n"

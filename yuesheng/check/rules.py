@@ -364,10 +364,13 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def programmes(sheet: CueSheet) -> list[tuple[frozenset[str], dict[str, str]]]:
+Programme = tuple[frozenset[str], dict[str, str]]  # the variants switched on, the readings chosen (others: defaults)
+
+
+def programmes(sheet: CueSheet) -> list[Programme]:
     """The programme as written and with each variant on; and with each option of a reading that brings cues
     of its own (``reading: ID=OPTION``) under each of those, where such a cue is in it."""
-    out: list[tuple[frozenset[str], dict[str, str]]] = [(v, {}) for v in variant_configurations(sheet)]
+    out: list[Programme] = [(v, {}) for v in variant_configurations(sheet)]
     cue_readings = sorted({c.reading for c in sheet.cues if c.reading})
     for variants, _ in list(out):
         for choice in cue_readings:  # each well formed: the reader keeps '' for one that is not
@@ -378,11 +381,12 @@ def programmes(sheet: CueSheet) -> list[tuple[frozenset[str], dict[str, str]]]:
     return out
 
 
-def check_rules(sheet: CueSheet) -> list[Problem]:
-    """Every rule on each of the ``programmes``; deduplicated, in file order."""
+def check_rules(sheet: CueSheet, chosen: Programme | None = None) -> list[Problem]:
+    """Every rule on each of the ``programmes`` (on the *chosen* one alone, if given: a build's); deduplicated, in
+    file order."""
     seen: dict[tuple[PathKey, str, str], Problem] = {}
     configurations = [(variants, readings, sheet.active_cues(variants, readings))
-                      for variants, readings in programmes(sheet)]
+                      for variants, readings in ([chosen] if chosen is not None else programmes(sheet))]
     rite = rite_of(sheet)
     for rule in RULES:
         if rule.rites and (rite is None or rite.id not in rule.rites):

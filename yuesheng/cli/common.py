@@ -119,8 +119,6 @@ def sheet_and_timeline(args: argparse.Namespace) -> tuple[CueSheet, Timeline]:
     from yuesheng.cuesheet import parse_duration, parse_reading
     from yuesheng.timeline import Options
 
-    repertoire = load_repertoire(args.scores)
-    sheet = load_cuesheet(cue_path(args.cue), repertoire)
     readings = {}
     for item in args.reading:
         try:
@@ -128,6 +126,8 @@ def sheet_and_timeline(args: argparse.Namespace) -> tuple[CueSheet, Timeline]:
         except InvalidValueError as exc:
             raise UsageError(f"--reading {item!r}: expected {exc.expected}") from None
         readings[rid] = option
+    repertoire = load_repertoire(args.scores)
+    sheet = load_cuesheet(cue_path(args.cue), repertoire, (frozenset(args.variant), readings))
     try:
         syllable = parse_duration(args.syllable) if args.syllable is not None else None
     except InvalidValueError as exc:
