@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from yuesheng import sources
+from yuesheng import characters, sources
 from yuesheng.check.validate import load_cuesheet
 from yuesheng.music.repertoire import data_dir
 from yuesheng.timeline import build_timeline
@@ -25,8 +25,8 @@ def _cue(rite: str, cue_id: str) -> dict[str, Any]:
 def _layer(page: str, quote: str) -> set[str]:
     """The layers of *page* that the quote's first part falls in."""
     found = sources.page(page)
-    first = sources.display(quote.split("…")[-1])
-    return {p.kind for p in found.parts if first in sources.display(p.text)}
+    first = characters.display(quote.split("…")[-1])
+    return {p.kind for p in found.parts if first in characters.display(p.text)}
 
 
 @pytest.mark.parametrize(("rite", "piece", "page"), [

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from yuesheng import sources
+from yuesheng import characters, sources
 from yuesheng.check.validate import _cites
 from yuesheng.errors import InvalidValueError
 from yuesheng.music.repertoire import data_dir
@@ -112,7 +112,7 @@ def test_a_quote_with_words_left_out_matches_in_order():
     page = sources.page("6-12b")
     match = sources.find_quote("司射遂適階間…不鼓不釋", page)
     assert match is not None and not match.runs_on
-    here = sources.display(page.text)
+    here = characters.display(page.text)
     assert [here[a:b] for a, b in match.spans] == ["司射遂適階間", "不鼓不釋"]
     assert sources.find_quote("不鼓不釋…司射遂適階間", page) is None  # out of order
 
@@ -141,18 +141,18 @@ def test_a_private_use_code_matches_its_character_either_way():
 # --- private-use codes -------------------------------------------------------------------------------------------
 
 def test_display_shows_the_standard_character_and_marks_a_code_not_established():
-    assert sources.display("當&KR0925;北面") == "當楣北面"
-    assert sources.display("縮&KR0764;") == "縮霤"
-    assert sources.display("謂&KR0871;肝膋") == "謂⿰月巽肝膋"  # no Unicode character: its description
-    assert sources.display("&KR9999;") == "〓KR9999"
-    assert sources.display("no codes") == "no codes"
+    assert characters.display("當&KR0925;北面") == "當楣北面"
+    assert characters.display("縮&KR0764;") == "縮霤"
+    assert characters.display("謂&KR0871;肝膋") == "謂⿰月巽肝膋"  # no Unicode character: its description
+    assert characters.display("&KR9999;") == "〓KR9999"
+    assert characters.display("no codes") == "no codes"
 
 
 def test_every_code_in_the_texts_is_in_the_table_with_its_source():
     used = {c for key in sources.TEXTS for page in sources.pages(key).values()
-            for c in sources.private_use_codes(page.text)}
-    assert used == set(sources.PRIVATE_USE)
-    for entry in sources.PRIVATE_USE.values():
+            for c in characters.private_use_codes(page.text)}
+    assert used == set(characters.PRIVATE_USE)
+    for entry in characters.PRIVATE_USE.values():
         assert entry.char and entry.source.startswith(("image: ", "charlist: ")), entry
         described = "ideographic description" in entry.source
         assert len(entry.char) == 1 or (described and entry.char[0] in "⿰⿱⿻"), entry
@@ -163,17 +163,17 @@ def test_every_code_in_the_texts_is_in_the_table_with_its_source():
     ("KR2239", "zhouli:24-10a", "又作帆⿰阝几二皆音耆"), ("KR2503", "zhouli:30-37b", "掚監本訛⿰木兩"),
 ])
 def test_the_four_codes_once_unresolved_are_shown_from_kanripos_glyph_images(code, page, shown):
-    text = sources.display(sources.page(page).text)
-    assert shown in text and "&KR" not in text and sources.UNRESOLVED not in text
-    assert "ideographic description" in sources.PRIVATE_USE[code].source
+    text = characters.display(sources.page(page).text)
+    assert shown in text and "&KR" not in text and characters.UNRESOLVED not in text
+    assert "ideographic description" in characters.PRIVATE_USE[code].source
 
 
 def test_every_code_the_cue_sheets_and_scores_use_is_established():
     text = "".join(p.read_text(encoding="utf-8") for folder in ("cues", "scores")
                    for p in data_dir(folder).glob("*.yaml"))
-    codes = set(sources.private_use_codes(text))
+    codes = set(characters.private_use_codes(text))
     assert codes == {"KR0764", "KR0925"}
-    assert all(sources.PRIVATE_USE[c].char for c in codes)
+    assert all(characters.PRIVATE_USE[c].char for c in codes)
 
 
 # --- fidelity: the shipped cue sheets and scores against the shipped texts -------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from yuesheng import sources
+from yuesheng import characters, sources
 from yuesheng.cli.parsing import dump_json, format_option
 from yuesheng.errors import QuoteError
 from yuesheng.sources import Page, QuoteMatch
@@ -34,7 +34,7 @@ def _page_lines(page: Page, start: int, spans: tuple[tuple[int, int], ...], mark
     """One line per part: its label (經 at the margin, the notes indented), its text with the quote marked."""
     lines = []
     for part in page.parts:
-        text = sources.display(part.text)
+        text = characters.display(part.text)
         label = part.kind + "\u3000" * (_LABEL_CELLS - len(part.kind)) if part.kind else ""
         indent = "" if part.kind in ("經", "記", "") else "\u3000"
         lines.append(f"{label}{indent}{_marked(text, start, spans, marks)}")
@@ -53,7 +53,7 @@ def cmd_source(args: argparse.Namespace) -> str:
             raise QuoteError(f"quote {args.quote!r} is not on {page.id.citation}{onto}")
     following = sources.next_page(page) if match and match.runs_on else None
     shown = [page] + ([following] if following else [])
-    codes = sorted({c for p in shown for c in sources.private_use_codes(p.text)})
+    codes = sorted({c for p in shown for c in characters.private_use_codes(p.text)})
     if args.format == "json":
         return dump_json(_json(page, following, match, codes, args.quote))
     spans = match.spans if match else ()
@@ -64,25 +64,25 @@ def cmd_source(args: argparse.Namespace) -> str:
     lines += _page_lines(page, 0, spans, marks)
     if following:
         lines += ["", f"→ {following.id.citation} (the quote runs on)", ""]
-        lines += _page_lines(following, len(sources.display(page.text)), spans, marks)
+        lines += _page_lines(following, len(characters.display(page.text)), spans, marks)
     if codes:
         lines += ["", "private-use characters:"]
-        lines += [f"  &{c}; → {sources.display(f'&{c};')}  ({sources.PRIVATE_USE[c].source})"
-                  if c in sources.PRIVATE_USE else f"  &{c}; → not in the table" for c in codes]
+        lines += [f"  &{c}; → {characters.display(f'&{c};')}  ({characters.PRIVATE_USE[c].source})"
+                  if c in characters.PRIVATE_USE else f"  &{c}; → not in the table" for c in codes]
     return "\n".join(lines) + "\n"
 
 
 def _json(page: Page, following: Page | None, match: QuoteMatch | None, codes: list[str],
           quote: str | None) -> dict[str, Any]:
     def parts(p: Page) -> list[dict[str, str]]:
-        return [{"kind": part.kind, "text": sources.display(part.text), "source": part.text} for part in p.parts]
+        return [{"kind": part.kind, "text": characters.display(part.text), "source": part.text} for part in p.parts]
 
-    info = sources.TEXTS[page.id.text]
+    info, known = sources.TEXTS[page.id.text], characters.PRIVATE_USE
     out: dict[str, Any] = {
         "page": str(page.id), "citation": page.id.citation, "text_id": info.kr_id, "title": info.title,
         "juan": page.id.juan, "leaf": page.id.leaf, "side": page.id.side, "parts": parts(page),
-        "private_use": [{"code": c, "char": sources.PRIVATE_USE[c].char if c in sources.PRIVATE_USE else None,
-                         "source": sources.PRIVATE_USE[c].source if c in sources.PRIVATE_USE else ""} for c in codes],
+        "private_use": [{"code": c, "char": known[c].char if c in known else None,
+                         "source": known[c].source if c in known else ""} for c in codes],
     }
     if quote is not None and match is not None:
         out["quote"] = {"text": quote, "spans": [list(s) for s in match.spans], "runs_on": match.runs_on}

@@ -26,6 +26,7 @@ import re
 from fractions import Fraction
 from typing import Any
 
+from yuesheng.characters import display
 from yuesheng.checking import Checker, type_name
 from yuesheng.cuesheet.model import (
     CALLS,
@@ -55,7 +56,6 @@ from yuesheng.cuesheet.references import check_references
 from yuesheng.errors import InvalidValueError, Problem, UnknownNameError
 from yuesheng.music.lulu import Lu, lu, parse_huangzhong
 from yuesheng.music.repertoire import Repertoire
-from yuesheng.sources import display
 from yuesheng.yamlload import Document, PathKey
 
 FORMAT = "yuesheng-cues/1"
@@ -149,7 +149,7 @@ class _Reader(Checker):
         return tuple(i for n, v in enumerate(raw) if (i := self.ident(v, path + (key, n))))
 
     def text(self, data: dict[str, Any], path: PathKey, key: str, *, required: bool = False) -> str:
-        """A text field, private-use codes shown as their characters (``sources.display``): what people read."""
+        """A text field, private-use codes shown as their characters (``characters.display``): what people read."""
         return display(self.field(data, path, key, str, required=required) or "")
 
     # -- sections --------------------------------------------------------------------------------

@@ -12,7 +12,7 @@
 - A 射 track with a text event for every arrow loosed.
 
 All text is UTF-8 (mido's default, Latin-1, cannot hold Chinese), private-use
-codes (``&KR0925;``) shown as their standard characters (``sources.display``). Events are
+codes (``&KR0925;``) shown as their standard characters (``characters.display``). Events are
 built in absolute ticks, put in a fixed order (note-offs before note-ons at the
 same tick, so a repeated note is never cut short), converted to deltas once:
 the same Timeline gives the same bytes. ``midi_bytes`` writes the file mido's ``MidiFile.save`` would,
@@ -29,11 +29,11 @@ from typing import Any, TypeAlias
 import mido
 from mido.midifiles.meta import encode_variable_int, meta_charset
 
+from yuesheng.characters import display
 from yuesheng.errors import MidiError, PortError
 from yuesheng.files import write_atomic
 from yuesheng.music.instruments import PARTS, Part
 from yuesheng.music.lulu import LU, Tuning, cents_offset
-from yuesheng.sources import display
 from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline
 from yuesheng.timeline.builder import collector_paused
 

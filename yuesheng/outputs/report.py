@@ -17,7 +17,7 @@ every cue ``blocking``: who stands where after it (``who``, ``place`` and its ``
 ``y`` in 步 east and south of the middle of the 堂's edge, ``facing``).
 
 Kanripo private-use codes (``&KR0925;``) are shown as their standard characters
-(``sources.display``) in the text and CSV run sheets and in the JSON's human
+(``characters.display``) in the text and CSV run sheets and in the JSON's human
 fields (``what``, ``words``, ``text``, notices); the JSON's ``cite`` keeps the
 quote as the cue sheet and the shipped text write it, so a program can find it
 on its page.
@@ -31,9 +31,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from yuesheng.characters import display
 from yuesheng.cuesheet import Cue
 from yuesheng.cuesheet.zhong import programme
-from yuesheng.sources import display
 from yuesheng.text import width
 from yuesheng.timeline import CueTiming, Event, EventKind, Timeline, clock, seconds
 
