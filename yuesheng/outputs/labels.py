@@ -25,6 +25,7 @@ NARROW = 0.6  # em a narrow character takes at most in Noto Sans CJK (digits 0.5
 PAD = 0.05  # 步 kept clear around a label (a 0.6-步 label, 0.97 步 high with it, fits a file 1 步 apart)
 ANGLES = tuple(i * math.pi / 8 for i in range(16))  # east first, then turning south (y grows south)
 RADII = (0.35, 0.9, 1.6, 2.5, 3.6, 5.0, 7.0, 9.5, 13.0, 17.0, 22.0, 28.0, 35.0)
+CELL = 2.0  # 步: the side of the squares boxes are filed by (``_Grid``)
 CROSSING = 2  # rings: how much farther out a label goes to spare one crossing of its leader line
 LEADER_FROM = 0.5  # 步: a label set farther than this from its anchor gets a leader line
 
@@ -114,25 +115,51 @@ def meet(a: Box, b: Box) -> bool:
     return d1 * d2 < 0 and d3 * d4 < 0
 
 
-def _crossings(here: Placed, taken: Sequence[Box], leaders: Sequence[Box]) -> int:
+class _Grid:
+    """Boxes, or segments by their bounding box, filed by the ``CELL``-步 squares they touch: what lies near a box
+    is found without looking at every box of the plate."""
+
+    def __init__(self, items: Sequence[Box] = ()) -> None:
+        self.cells: dict[tuple[int, int], list[Box]] = {}
+        for item in items:
+            self.add(item)
+
+    @staticmethod
+    def _keys(b: Box) -> Iterator[tuple[int, int]]:
+        x0, x1 = sorted((b[0], b[2]))
+        y0, y1 = sorted((b[1], b[3]))
+        for i in range(math.floor(x0 / CELL), math.floor(x1 / CELL) + 1):
+            for j in range(math.floor(y0 / CELL), math.floor(y1 / CELL) + 1):
+                yield i, j
+
+    def add(self, item: Box) -> None:
+        for key in self._keys(item):
+            self.cells.setdefault(key, []).append(item)
+
+    def near(self, b: Box) -> list[Box]:
+        """Each item filed in a square that *b* touches, once."""
+        return list({id(item): item for key in self._keys(b) for item in self.cells.get(key, ())}.values())
+
+
+def _crossings(here: Placed, taken: _Grid, leaders: _Grid) -> int:
     """How many leader lines already drawn cross the label's box, and how many leaders, labels and obstacles its own
     leader (if any) crosses, but for the obstacles that hold its anchor (a person's own dot)."""
-    through = sum(crosses(line, here.box) for line in leaders)
+    through = sum(crosses(line, here.box) for line in leaders.near(here.box))
     x, y, line = here.label.x, here.label.y, here.leader
     if line is None:
         return through
-    clear_of = [t for t in taken if not (t[0] <= x <= t[2] and t[1] <= y <= t[3])]
-    return through + sum(crosses(line, t) for t in clear_of) + sum(meet(line, other) for other in leaders)
+    clear_of = [t for t in taken.near(line) if not (t[0] <= x <= t[2] and t[1] <= y <= t[3])]
+    return through + sum(crosses(line, t) for t in clear_of) + sum(meet(line, other) for other in leaders.near(line))
 
 
-def _choose(label: Label, taken: Sequence[Box], leaders: Sequence[Box]) -> Placed | None:
+def _choose(label: Label, taken: _Grid, leaders: _Grid) -> Placed | None:
     """Of the free boxes (covering nothing *taken*), the one nearest its anchor and with the fewest crossings of
     leader lines: each crossing costs as much as ``CROSSING`` rings farther out."""
     best, cost = None, math.inf
     for ring, box in _candidates(label):
         if ring >= cost:
             break  # nothing farther out can cost less
-        if any(overlaps(box, t) for t in taken):
+        if any(overlaps(box, t) for t in taken.near(box)):
             continue
         here = Placed(label, box, _leader(label, box) if RADII[ring] > LEADER_FROM else None)
         n = ring + CROSSING * _crossings(here, taken, leaders)
@@ -145,12 +172,13 @@ def place_labels(labels: Sequence[Label], obstacles: Sequence[Box]) -> list[Plac
     """Each label in its box, none over another or over an obstacle, in the stable order: near its anchor, and with
     few leader lines crossing labels, obstacles or one another. A label with no free box within the largest ring is
     left out (its anchor's title still names it)."""
-    taken, leaders = list(obstacles), list[Box]()
+    taken, leaders = _Grid(obstacles), _Grid()
     placed = []
     for label in sorted(labels, key=lambda lb: (lb.order, lb.y, lb.x, lb.text)):
         here = _choose(label, taken, leaders)
         if here is not None:
-            taken.append(here.box)
-            leaders += [here.leader] if here.leader else []
+            taken.add(here.box)
+            if here.leader:
+                leaders.add(here.leader)
             placed.append(here)
     return placed

@@ -125,10 +125,11 @@ def _person_boxes(x: float, y: float, facing: str | None) -> list[Box]:
 
 
 def _line_boxes(points: list[list[float]], half: float) -> list[Box]:
-    """What a label must not cover of a drawn line (a wall, a stair): each 1-步 piece of it, *half* around."""
+    """What a label must not cover of a drawn line (a wall, a stair): each straight piece of it, *half* around; a
+    slanting one in pieces of 1 步, so that its boxes hug it."""
     boxes = []
     for (ax, ay), (bx, by) in itertools.pairwise(points):
-        n = max(1, math.ceil(math.hypot(bx - ax, by - ay)))
+        n = 1 if ax == bx or ay == by else math.ceil(math.hypot(bx - ax, by - ay))
         for i in range(n):
             (px, py), (qx, qy) = ((ax + (bx - ax) * k / n, ay + (by - ay) * k / n) for k in (i, i + 1))
             boxes.append((min(px, qx) - half, min(py, qy) - half, max(px, qx) + half, max(py, qy) + half))
@@ -185,7 +186,7 @@ def _people_labels(people: list[dict[str, Any]]) -> list[Label]:
     return out
 
 
-def _labels(data: dict[str, Any]) -> tuple[list[Label], list[Box]]:
+def plate_labels(data: dict[str, Any]) -> tuple[list[Label], list[Box]]:
     """The labels of the plate (people, walk times, mats, places) and what they must not cover: people, mats, the
     places' dots, walls and stairs."""
     people = data.get("people", [])
@@ -228,7 +229,7 @@ def _title(data: dict[str, Any]) -> str:
 def plan_svg(data: dict[str, Any]) -> str:
     """The plan drawn to scale (north up), with the cue's people and walks if the data has them; no label covers
     another label, a person or a mat (``labels``), and the drawing grows to hold every label."""
-    labels, obstacles = _labels(data)
+    labels, obstacles = plate_labels(data)
     placed = place_labels(labels, obstacles)
     x0, y0, x1, y1 = _bounds(data, placed)
     x1 = max(x1, x0 + 2 + max(text_size(_title(data), TITLE_FONT)[0], 12))
