@@ -266,7 +266,7 @@ def _ground(data: dict[str, Any]) -> list[str]:
         pts = " ".join(f"{_n(x)},{_n(y)}" for x, y in walk["route"])
         out.append(f'<polyline class="route" points="{pts}"><title>{escape(walk["name"])}: {walk["steps"]:g} 步, '
                    f'{walk["seconds"]:.0f} s ({walk["pace"]})</title></polyline>')
-    for person in data.get("people", []):
+    for person in sorted(data.get("people", []), key=lambda p: str(p["id"])):
         x, y = person["at"]
         facing = f' {person["facing"]}' if person["facing"] else ""
         out.append(f'<circle class="person" cx="{_n(x)}" cy="{_n(y)}" r=".25"><title>{escape(person["name"])}'
