@@ -3,7 +3,8 @@ everyone present with his facing, the cue's walks along their routes and what it
 
 JSON (``plan_data``): the unit and axes, the hall (the 堂, walls, stairs, the named assumptions), the places — each
 with the hanzi name the text uses and its source — and, with a cue, the people and moves. SVG (``plan_svg``): that
-data drawn to scale, north up, with a scale bar in 步 and 尺.
+data drawn to scale, north up, with a scale bar in 步 and 尺; its labels are
+placed clear of each other, of people, mats and walls (``labels``), and the drawing grows to hold them.
 """
 
 from __future__ import annotations
