@@ -3,15 +3,19 @@ everyone present with his facing, the cue's walks along their routes and what it
 
 JSON (``plan_data``): the unit and axes, the hall (the 堂, walls, stairs, the named assumptions), the places — each
 with the hanzi name the text uses and its source — and, with a cue, the people and moves. SVG (``plan_svg``): that
-data drawn to scale, north up, with a scale bar in 步 and 尺.
+data drawn to scale, north up, with a scale bar in 步 and 尺; its labels are
+placed clear of each other, of people, mats and walls (``labels``), and the drawing grows to hold them.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 from html import escape
 from typing import Any
 
 from yuesheng.cuesheet import CueSheet
+from yuesheng.outputs.labels import ASCENT, Box, Label, Placed, place_labels, text_size
 from yuesheng.staging.model import CHI_PER_BU, Derivation, Hall, Point, Stand
 from yuesheng.staging.stage import CueStage, performer_of
 
@@ -74,70 +78,221 @@ def plan_data(hall: Hall, sheet: CueSheet, *, at: CueStage | None = None,
 # --- the drawing ------------------------------------------------------------------------------------------------------
 
 _PX = 12  # pixels a 步
+FONT = 0.6  # 步: the size of a person's or a walk's label
+PLACE_FONT = 0.55  # 步: a place's or a mat's label
+TITLE_FONT = 1.2
+FONTS = "'Noto Sans CJK TC', 'Noto Sans CJK SC', 'Noto Sans CJK JP', 'Source Han Sans TC', sans-serif"  # fonts-noto-cjk
+PLACE_R = 0.12  # 步: a place's dot
+FILE_GAP = 1.6  # 步: members of a group this close stand in one file and share one label
+_STYLE = ("<style>.wall{fill:none;stroke:#333;stroke-width:.25}.tang{fill:#eee4cf;stroke:#333;stroke-width:.15}"
+          ".stair{stroke:#7a5;stroke-width:.8}.place{fill:#999}.mat{fill:#e8d9b0;stroke:#5b4a36;stroke-width:.06}"
+          ".person{fill:#b22}.facing{stroke:#b22;stroke-width:.12}"
+          ".route{fill:none;stroke:#26c;stroke-width:.15;stroke-dasharray:.4 .2}.leader{stroke:#999;stroke-width:.05}"
+          ".who{fill:#b22}.time{fill:#2456b0}.mlabel{fill:#5b4a36}.plabel{fill:#666}</style>")
 
 
-def _box(data: dict[str, Any]) -> tuple[float, float, float, float]:
-    points = [p for w in data["hall"]["walls"] for p in w["points"]] + [p["at"] for p in data["places"]]
-    points += [p["at"] for p in data.get("people", [])]
-    xs, ys = [p[0] for p in points], [p[1] for p in points]
-    return min(xs) - 3, min(ys) - 3, max(xs) + 3, max(ys) + 6
+def _n(v: float) -> str:
+    """A coordinate as the SVG writes it: at most three decimals, the same every run."""
+    return f"{round(v, 3) + 0.0:g}"
 
 
-def _facing_tick(x: float, y: float, facing: str | None) -> str:
+def is_mat(name: str) -> bool:
+    """A place that is a 席 (賓席, 衆賓之席, 工席 …), not the spot before one (賓席前) nor a 序端 or 階西."""
+    return "席" in name and "席前" not in name
+
+
+def _facing(facing: str | None) -> tuple[float, float] | None:
     from yuesheng.staging.model import Facing
 
     f = Facing.parse(facing) if facing else None
-    if f is None:
+    return f.vector if f else None
+
+
+def _facing_tick(x: float, y: float, facing: str | None) -> str:
+    v = _facing(facing)
+    if v is None:
         return ""
-    dx, dy = f.vector
-    return (f'<line x1="{x:g}" y1="{y:g}" x2="{x + dx * 0.6:g}" y2="{y + dy * 0.6:g}" class="facing"/>')
+    return f'<line x1="{_n(x)}" y1="{_n(y)}" x2="{_n(x + v[0] * 0.6)}" y2="{_n(y + v[1] * 0.6)}" class="facing"/>'
+
+
+def _person_boxes(x: float, y: float, facing: str | None) -> list[Box]:
+    """What a person's label must not cover: his dot, and the tick that shows his facing."""
+    boxes: list[Box] = [(x - 0.3, y - 0.3, x + 0.3, y + 0.3)]
+    v = _facing(facing)
+    if v is not None:
+        tx, ty = x + v[0] * 0.6, y + v[1] * 0.6
+        boxes.append((min(x, tx) - 0.08, min(y, ty) - 0.08, max(x, tx) + 0.08, max(y, ty) + 0.08))
+    return boxes
+
+
+def _line_boxes(points: list[list[float]], half: float) -> list[Box]:
+    """What a label must not cover of a drawn line (a wall, a stair): each straight piece of it, *half* around; a
+    slanting one in pieces of 1 步, so that its boxes hug it."""
+    boxes = []
+    for (ax, ay), (bx, by) in itertools.pairwise(points):
+        n = 1 if ax == bx or ay == by else math.ceil(math.hypot(bx - ax, by - ay))
+        for i in range(n):
+            (px, py), (qx, qy) = ((ax + (bx - ax) * k / n, ay + (by - ay) * k / n) for k in (i, i + 1))
+            boxes.append((min(px, qx) - half, min(py, qy) - half, max(px, qx) + half, max(py, qy) + half))
+    return boxes
+
+
+def _mat_corners(x: float, y: float, facing: str | None) -> list[tuple[float, float]]:
+    """A 席's corners: 1.6 by 0.6 步, lying across the way its sitter faces."""
+    vx, vy = _facing(facing) or (0.0, 1.0)
+    ux, uy = -vy, vx  # along the mat
+    return [(x + ux * a * 0.8 + vx * b * 0.3, y + uy * a * 0.8 + vy * b * 0.3) for a, b in ((-1, -1), (1, -1), (1, 1),
+                                                                                        (-1, 1))]
+
+
+def _mat_box(x: float, y: float, facing: str | None) -> Box:
+    corners = _mat_corners(x, y, facing)
+    xs, ys = [c[0] for c in corners], [c[1] for c in corners]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def _file_head(members: list[tuple[int, float, float]]) -> str:
+    """A file's head from its first two members (the next stands south of the head in 北上), as the page says it."""
+    if len(members) < 2:
+        return ""
+    dx, dy = members[1][1] - members[0][1], members[1][2] - members[0][2]
+    if abs(dy) >= abs(dx):
+        return "北上" if dy > 0 else "南上"
+    return "西上" if dx > 0 else "東上"
+
+
+def _people_labels(people: list[dict[str, Any]]) -> list[Label]:
+    """One label a person; the members of a group in runs that stand together (a file) one label for the run, at
+    its head: '衆賓 1–3 北上'."""
+    out, groups = [], dict[str, tuple[str, list[tuple[int, float, float]]]]()
+    for p in people:
+        base, _, n = p["id"].partition("#")
+        if not n:
+            out.append(Label(p["name"], p["at"][0], p["at"][1], FONT, "who", 0))
+            continue
+        name = p["name"].removesuffix(" " + n)
+        groups.setdefault(base, (name, []))[1].append((int(n), p["at"][0], p["at"][1]))
+    for name, members in groups.values():
+        members.sort()
+        runs = [[members[0]]]
+        for m in members[1:]:
+            last = runs[-1][-1]
+            if math.hypot(m[1] - last[1], m[2] - last[2]) <= FILE_GAP:
+                runs[-1].append(m)
+            else:
+                runs.append([m])
+        for run in runs:
+            span = f"{run[0][0]}–{run[-1][0]} {_file_head(run)}" if len(run) > 1 else str(run[0][0])
+            out.append(Label(f"{name} {span}".strip(), run[0][1], run[0][2], FONT, "who", 0))
+    return out
+
+
+def plate_labels(data: dict[str, Any]) -> tuple[list[Label], list[Box]]:
+    """The labels of the plate (people, walk times, mats, places) and what they must not cover: people, mats, the
+    places' dots, walls and stairs."""
+    people = data.get("people", [])
+    labels = _people_labels(people)
+    obstacles = [b for p in people for b in _person_boxes(p["at"][0], p["at"][1], p["facing"])]
+    obstacles += [b for w in data["hall"]["walls"] for b in _line_boxes(w["points"], 0.13)]
+    obstacles += [b for s in data["hall"]["stairs"] for b in _line_boxes([s["top"], s["foot"]], 0.4)]
+    for walk in data.get("walks", []):
+        route = walk["route"]
+        if walk["steps"] > 0.3:
+            mid = (len(route) - 1) // 2
+            (ax, ay), (bx, by) = route[mid], route[min(mid + 1, len(route) - 1)]
+            labels.append(Label(f"{walk['seconds']:.0f} s", (ax + bx) / 2, (ay + by) / 2, FONT, "time", 1))
+    for p in data["places"]:
+        x, y = p["at"]
+        if is_mat(p["name"]):
+            obstacles.append(_mat_box(x, y, p["facing"]))
+            labels.append(Label(p["name"].split(" (")[0], x, y, PLACE_FONT, "mlabel", 2))  # where it lies: the title
+            continue
+        obstacles.append((x - PLACE_R, y - PLACE_R, x + PLACE_R, y + PLACE_R))
+        if "people" not in data or len(p["name"]) <= 2:  # at a cue, the short names (物, 中, 楅 …) alone
+            labels.append(Label(p["name"], x, y, PLACE_FONT, "plabel", 3))
+    return labels, obstacles
+
+
+def _bounds(data: dict[str, Any], placed: list[Placed]) -> Box:
+    """The ground the plate shows: walls, places, people, routes and every label with its leader, 1 步 around."""
+    points = [p for w in data["hall"]["walls"] for p in w["points"]] + [p["at"] for p in data["places"]]
+    points += [p["at"] for p in data.get("people", [])] + [p for w in data.get("walks", []) for p in w["route"]]
+    points += [(b[0], b[1]) for p in placed for b in [p.box]] + [(p.box[2], p.box[3]) for p in placed]
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    return min(xs) - 1, min(ys) - 1, max(xs) + 1, max(ys) + 1
+
+
+def _title(data: dict[str, Any]) -> str:
+    cue = f" — {data['cue']['id']} {data['cue']['action']}" if "cue" in data else ""
+    return f"{data['hall']['name']}{cue}"
 
 
 def plan_svg(data: dict[str, Any]) -> str:
-    """The plan drawn to scale (north up), with the cue's people and walks if the data has them."""
-    x0, y0, x1, y1 = _box(data)
-    w, h = x1 - x0, y1 - y0
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="{x0:g} {y0:g} {w:g} {h:g}" width="{w * _PX:.0f}" '
-           f'height="{h * _PX:.0f}" font-family="serif">',
-           "<style>.wall{fill:none;stroke:#333;stroke-width:.25}.tang{fill:#eee4cf;stroke:#333;stroke-width:.15}"
-           ".stair{stroke:#7a5;stroke-width:.8}.place{fill:#999}.plabel{font-size:.55px;fill:#666}"
-           ".person{fill:#b22}.facing{stroke:#b22;stroke-width:.12}.who{font-size:.6px;fill:#b22}"
-           ".route{fill:none;stroke:#26c;stroke-width:.15;stroke-dasharray:.4 .2}.title{font-size:1.2px}</style>"]
-    hall = data["hall"]
-    (tx0, ty0), (tx1, ty1) = hall["tang"]["north_west"], hall["tang"]["south_east"]
-    out.append(f'<rect class="tang" x="{tx0:g}" y="{ty0:g}" width="{tx1 - tx0:g}" height="{ty1 - ty0:g}"/>')
-    for wall in hall["walls"]:
-        pts = " ".join(f"{x:g},{y:g}" for x, y in wall["points"])
-        out.append(f'<polyline class="wall" points="{pts}"><title>{escape(wall["name"])}</title></polyline>')
-    for s in hall["stairs"]:
-        out.append(f'<line class="stair" x1="{s["top"][0]:g}" y1="{s["top"][1]:g}" x2="{s["foot"][0]:g}" '
-                   f'y2="{s["foot"][1]:g}"><title>{escape(s["name"])}</title></line>')
-    for p in data["places"]:
-        x, y = p["at"]
-        out.append(f'<circle class="place" cx="{x:g}" cy="{y:g}" r=".12"><title>{escape(p["name"])}: '
-                   f'{escape(p["source"])}</title></circle>')
-        if "people" not in data:
-            out.append(f'<text class="plabel" x="{x + 0.2:g}" y="{y - 0.15:g}">{escape(p["name"])}</text>')
-    for walk in data.get("walks", []):
-        pts = " ".join(f"{x:g},{y:g}" for x, y in walk["route"])
-        out.append(f'<polyline class="route" points="{pts}"><title>{escape(walk["name"])}: {walk["steps"]:g} 步, '
-                   f'{walk["seconds"]:.0f} s ({walk["pace"]})</title></polyline>')
-    for person in data.get("people", []):
-        x, y = person["at"]
-        out.append(f'<circle class="person" cx="{x:g}" cy="{y:g}" r=".25"><title>{escape(person["name"])}'
-                   f'</title></circle>{_facing_tick(x, y, person["facing"])}')
-        out.append(f'<text class="who" x="{x + 0.3:g}" y="{y + 0.2:g}">{escape(person["name"])}</text>')
-    out += _furniture(data, x0, y1)
+    """The plan drawn to scale (north up), with the cue's people and walks if the data has them; no label covers
+    another label, a person or a mat (``labels``), and the drawing grows to hold every label."""
+    labels, obstacles = plate_labels(data)
+    placed = place_labels(labels, obstacles)
+    x0, y0, x1, y1 = _bounds(data, placed)
+    x1 = max(x1, x0 + 2 + max(text_size(_title(data), TITLE_FONT)[0], 12))
+    w, h = x1 - x0, y1 + 5 - y0  # 5 步 below for the title, the scale and north
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="{_n(x0)} {_n(y0)} {_n(w)} {_n(h)}" '
+           f'width="{w * _PX:.0f}" height="{h * _PX:.0f}" font-family="{FONTS}">', _STYLE]
+    out += _ground(data)
+    out += _drawn_labels(placed)
+    out += _furniture(_title(data), x0, y1)
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
 
-def _furniture(data: dict[str, Any], x0: float, y1: float) -> list[str]:
-    """The title, a scale bar of 5 步 (30 尺) and the north arrow."""
-    title = data["hall"]["name"] + (f" — {data['cue']['id']} {data['cue']['action']}" if "cue" in data else "")
-    bx, by = x0 + 1, y1 - 1.5
-    return [f'<text class="title" x="{x0 + 1:g}" y="{y1 - 3:g}">{escape(title)}</text>',
-            f'<line x1="{bx:g}" y1="{by:g}" x2="{bx + 5:g}" y2="{by:g}" stroke="#000" stroke-width=".15"/>',
-            f'<text class="plabel" x="{bx:g}" y="{by + 0.9:g}">5 步 = {5 * CHI_PER_BU} 尺</text>',
-            f'<path d="M{bx + 8:g},{by + 0.5:g} l.5,-1.5 l.5,1.5 z" fill="#000"/>',
-            f'<text class="plabel" x="{bx + 8.2:g}" y="{by - 1.2:g}">北</text>']
+def _ground(data: dict[str, Any]) -> list[str]:
+    """The hall, the places and mats, the walks and the people."""
+    hall = data["hall"]
+    (tx0, ty0), (tx1, ty1) = hall["tang"]["north_west"], hall["tang"]["south_east"]
+    out = [f'<rect class="tang" x="{_n(tx0)}" y="{_n(ty0)}" width="{_n(tx1 - tx0)}" height="{_n(ty1 - ty0)}"/>']
+    for wall in hall["walls"]:
+        pts = " ".join(f"{_n(x)},{_n(y)}" for x, y in wall["points"])
+        out.append(f'<polyline class="wall" points="{pts}"><title>{escape(wall["name"])}</title></polyline>')
+    for s in hall["stairs"]:
+        out.append(f'<line class="stair" x1="{_n(s["top"][0])}" y1="{_n(s["top"][1])}" x2="{_n(s["foot"][0])}" '
+                   f'y2="{_n(s["foot"][1])}"><title>{escape(s["name"])}</title></line>')
+    for p in data["places"]:
+        x, y = p["at"]
+        title = f'<title>{escape(p["name"])}: {escape(p["source"])}</title>'
+        if is_mat(p["name"]):
+            pts = " ".join(f"{_n(cx)},{_n(cy)}" for cx, cy in _mat_corners(x, y, p["facing"]))
+            out.append(f'<polygon class="mat" points="{pts}">{title}</polygon>')
+        else:
+            out.append(f'<circle class="place" cx="{_n(x)}" cy="{_n(y)}" r="{_n(PLACE_R)}">{title}</circle>')
+    for walk in data.get("walks", []):
+        pts = " ".join(f"{_n(x)},{_n(y)}" for x, y in walk["route"])
+        out.append(f'<polyline class="route" points="{pts}"><title>{escape(walk["name"])}: {walk["steps"]:g} 步, '
+                   f'{walk["seconds"]:.0f} s ({walk["pace"]})</title></polyline>')
+    for person in sorted(data.get("people", []), key=lambda p: str(p["id"])):
+        x, y = person["at"]
+        facing = f' {person["facing"]}' if person["facing"] else ""
+        out.append(f'<circle class="person" cx="{_n(x)}" cy="{_n(y)}" r=".25"><title>{escape(person["name"])}'
+                   f'{facing}</title></circle>{_facing_tick(x, y, person["facing"])}')
+    return out
+
+
+def _drawn_labels(placed: list[Placed]) -> list[str]:
+    """The leader lines, then the labels over them."""
+    out = [f'<line class="leader" x1="{_n(a)}" y1="{_n(b)}" x2="{_n(c)}" y2="{_n(d)}"/>'
+           for p in placed if p.leader for a, b, c, d in [p.leader]]
+    for p in placed:
+        x, y = p.baseline
+        out.append(f'<text class="label {p.label.css}" x="{_n(x)}" y="{_n(y)}" font-size="{p.label.size:g}">'
+                   f'{escape(p.label.text)}</text>')
+    return out
+
+
+def _furniture(title: str, x0: float, y: float) -> list[str]:
+    """Below the drawing (from *y*): the title, a scale bar of 5 步 (30 尺) and the north arrow."""
+    bx, by = x0 + 1, y + 3.2
+    return [f'<text class="title" x="{_n(bx)}" y="{_n(y + 0.2 + ASCENT * TITLE_FONT)}" font-size="{TITLE_FONT:g}">'
+            f'{escape(title)}</text>',
+            f'<line x1="{_n(bx)}" y1="{_n(by)}" x2="{_n(bx + 5)}" y2="{_n(by)}" stroke="#000" stroke-width=".15"/>',
+            f'<text class="plabel" x="{_n(bx)}" y="{_n(by + 0.9)}" font-size="{PLACE_FONT:g}">'
+            f'5 步 = {5 * CHI_PER_BU} 尺</text>',
+            f'<path d="M{_n(bx + 8)},{_n(by + 0.8)} l.5,-1.5 l.5,1.5 z" fill="#000"/>',
+            f'<text class="plabel" x="{_n(bx + 9.3)}" y="{_n(by + 0.8)}" font-size="{PLACE_FONT:g}">北</text>']

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from yuesheng.outputs.plan import is_mat
 from yuesheng.staging.model import CHI_PER_BU, Hall, Stand
 from yuesheng.staging.rite import StagedRite
 from yuesheng.timeline import Timeline
@@ -27,20 +28,15 @@ def _r(v: float) -> float:
     return round(v, 2)
 
 
-def _is_mat(name: str) -> bool:
-    """A place that is a 席 (賓席, 衆賓之席, 工席 …), not the spot before one (賓席前) nor a 序端 or 階西."""
-    return "席" in name and "席前" not in name
-
-
 def _hall(hall: Hall) -> dict[str, Any]:
     (x0, y0), (x1, y1) = (hall.tang[0].x, hall.tang[0].y), (hall.tang[1].x, hall.tang[1].y)
     mats = [[p.name, _r(p.point.x), _r(p.point.y), p.facing.hanzi if p.facing else "",
              list(p.facing.vector) if p.facing else [0, 1], p.head.hanzi if p.head else ""]
-            for p in hall.places.values() if _is_mat(p.name)]
+            for p in hall.places.values() if is_mat(p.name)]
     return {"name": hall.name, "tang": [_r(x0), _r(y0), _r(x1), _r(y1)],
             "walls": [[w.name, [[_r(p.x), _r(p.y)] for p in w.points]] for w in hall.walls],
             "stairs": [[s.name, _r(s.top.x), _r(s.top.y), _r(s.foot.x), _r(s.foot.y)] for s in hall.stairs],
-            "places": [[p.name, _r(p.point.x), _r(p.point.y)] for p in hall.places.values() if not _is_mat(p.name)],
+            "places": [[p.name, _r(p.point.x), _r(p.point.y)] for p in hall.places.values() if not is_mat(p.name)],
             "mats": mats}
 
 

@@ -1,0 +1,150 @@
+"""The plan's SVG plate (``yuesheng plan --at CUE --format svg``): its labels are placed in Python
+(``outputs/labels``) so that none covers another label, a person, a mat or a wall; checked here on the boxes placed,
+for every cue of 鄉射 and a sample of 大射, and on the boxes Chromium draws."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from yuesheng.check.validate import load_cuesheet
+from yuesheng.cli.common import cue_path
+from yuesheng.outputs.labels import LEADER_FROM, Label, crosses, meet, overlaps, place_labels, text_em
+from yuesheng.outputs.plan import plan_data, plan_svg, plate_labels
+from yuesheng.staging.durations import derive
+from yuesheng.staging.paths import blocking_beside
+from yuesheng.staging.reader import load_blocking
+from yuesheng.staging.stage import stage
+from yuesheng.timeline.state import Options, check_options
+
+
+def _plates(rite: str, repertoire: Any) -> list[dict[str, Any]]:
+    """The plan data at every cue of *rite*'s programme (no variants), busiest first, then in the rite's order."""
+    sheet = load_cuesheet(cue_path(rite), repertoire)
+    blocking = load_blocking(blocking_beside(sheet), sheet)
+    variants, readings = check_options(sheet, Options(frozenset(), {}))
+    stages = stage(blocking, sheet, variants, readings)
+    busiest = max(stages, key=lambda s: len(s.stands))
+    return [plan_data(blocking.hall, sheet, at=s, derivation=derive(blocking, s)) for s in [busiest, *stages]]
+
+
+@pytest.fixture(scope="module")
+def xiangshe(repertoire) -> list[dict[str, Any]]:
+    return _plates("xiangshe", repertoire)
+
+
+@pytest.fixture(scope="module")
+def dashe(repertoire) -> list[dict[str, Any]]:
+    """大射's busiest cue, then every tenth."""
+    plates = _plates("dashe", repertoire)
+    return [plates[0], *plates[1::10]]
+
+
+def test_a_label_is_measured_from_its_characters():
+    assert text_em("公") == 1.0 and text_em("12 s") == pytest.approx(4 * 0.6)
+    assert text_em("衆賓 1–3 北上") == pytest.approx(4 + 4 * 0.6 + 1)  # the en dash is as wide as a hanzi in CJK fonts
+
+
+def test_segments_and_boxes_cross_only_through_their_insides():
+    box = (0.0, 0.0, 2.0, 1.0)
+    assert crosses((-1, 0.5, 3, 0.5), box) and crosses((1, 0.5, 1, 5), box)
+    assert not crosses((-1, 1.0, 3, 1.0), box) and not crosses((3, 0, 3, 5), box)  # along an edge; beside it
+    assert meet((0, 0, 2, 2), (0, 2, 2, 0)) and not meet((0, 0, 1, 1), (1, 1, 2, 0))  # crossing; touching at an end
+    assert overlaps(box, (1.9, 0.9, 3, 3)) and not overlaps(box, (2.0, 0, 3, 1))
+
+
+def test_a_label_with_room_stands_beside_its_anchor_without_a_leader():
+    (placed,) = place_labels([Label("公", 0.0, 0.0, 0.6, "who", 0)], [(-0.3, -0.3, 0.3, 0.3)])
+    assert placed.leader is None and placed.box[0] > 0.3  # east of the dot, clear of it
+    assert placed.box[1] < 0.0 < placed.box[3]  # level with it
+
+
+def test_a_crowded_label_goes_farther_out_along_a_leader_line():
+    dot = (-0.3, -0.3, 0.3, 0.3)
+    ring = [(x, y, x + 0.6, y + 0.6) for x in (-3.3, -2.1, -0.9, 0.3, 1.5, 2.7) for y in (-2.1, -0.9, 0.3, 1.5)]
+    (placed,) = place_labels([Label("公", 0.0, 0.0, 0.6, "who", 0)], [dot, *ring])
+    assert placed.leader is not None and placed.leader[:2] == (0.0, 0.0)
+    x0, y0, x1, y1 = placed.box
+    assert x0 <= placed.leader[2] <= x1 and y0 <= placed.leader[3] <= y1  # it ends on the label
+    assert not any(overlaps(placed.box, o) for o in ring)
+
+
+def _check_plates(plates: list[dict[str, Any]]) -> None:
+    for data in plates:
+        labels, obstacles = plate_labels(data)
+        placed = place_labels(labels, obstacles)
+        cue = data["cue"]["id"]
+        assert len(placed) == len(labels), f"{cue}: a label found no room"
+        for a, b in itertools.combinations(placed, 2):
+            assert not overlaps(a.box, b.box), f"{cue}: {a.label.text!r} covers {b.label.text!r}"
+        for p in placed:
+            covered = [o for o in obstacles if overlaps(p.box, o)]
+            assert not covered, f"{cue}: {p.label.text!r} covers a person, a mat or a wall at {covered[0]}"
+            nearest = (min(max(p.label.x, p.box[0]), p.box[2]), min(max(p.label.y, p.box[1]), p.box[3]))
+            if p.leader is None:  # next to its anchor
+                assert math.dist((p.label.x, p.label.y), nearest) <= LEADER_FROM, f"{cue}: {p.label.text!r}"
+            else:  # from the anchor to the label
+                assert p.leader == (p.label.x, p.label.y, *nearest), f"{cue}: {p.label.text!r}"
+
+
+def test_no_label_of_any_xiangshe_plate_covers_another_a_person_or_a_mat(xiangshe):
+    assert len(xiangshe) > 150 and max(len(d["people"]) for d in xiangshe) >= 40
+    _check_plates(xiangshe)
+
+
+def test_no_label_of_the_busiest_and_every_tenth_dashe_plate_covers_another_a_person_or_a_mat(dashe):
+    assert len(dashe) > 25 and len(dashe[0]["people"]) >= 80
+    _check_plates(dashe)
+
+
+def test_the_plate_is_the_same_whatever_order_its_people_come_in_and_names_a_cjk_font(dashe):
+    data = dashe[0]
+    svg = plan_svg(data)
+    assert plan_svg({**data, "people": data["people"][::-1]}) == svg
+    assert "font-family=\"'Noto Sans CJK TC', 'Noto Sans CJK SC'" in svg and svg.count('class="leader"') > 5
+
+
+_MEASURE = """() => {
+  const svg = document.documentElement, vb = svg.viewBox.baseVal, frame = svg.getBoundingClientRect();
+  const labels = [...svg.querySelectorAll("text.label")].map((t) => {
+    const b = t.getBBox(), r = t.getBoundingClientRect();
+    return {text: t.textContent, box: [b.x, b.y, b.x + b.width, b.y + b.height],
+            client: [r.left - frame.left, r.top - frame.top, r.right - frame.left, r.bottom - frame.top]};
+  });
+  const all = [...svg.querySelectorAll("text")].map((t) => { const b = t.getBBox(); return [b.x, b.y, b.x + b.width,
+                                                                                            b.y + b.height]; });
+  return {view: [vb.x, vb.y, vb.x + vb.width, vb.y + vb.height], size: [frame.width, frame.height], labels, all};
+}"""
+
+
+@pytest.mark.parametrize("rite", ["xiangshe", "dashe"])
+def test_chromium_draws_the_busiest_plate_with_no_two_labels_touching_and_all_inside(rite, run, tmp_path, repertoire):
+    from test_sheet import _chromium
+
+    data = _plates(rite, repertoire)[0]
+    target = tmp_path / f"{rite}.svg"
+    code, _, _ = run("plan", rite, "--at", data["cue"]["id"], "--format", "svg", "-o", str(target))
+    assert code == 0
+    with _chromium() as browser:
+        tab = browser.new_page(viewport={"width": 1400, "height": 1000})
+        try:
+            tab.goto(Path(target).as_uri())
+            found = tab.evaluate(_MEASURE)
+            tab.screenshot(path=str(tmp_path / f"{rite}.png"))  # to look at
+        finally:
+            tab.close()
+    labels, view = found["labels"], found["view"]
+    assert len(labels) == len(plate_labels(data)[0]) > 40
+    for a, b in itertools.combinations(labels, 2):
+        assert not overlaps(a["box"], b["box"]), f"{a['text']!r} and {b['text']!r} overlap as drawn"
+        assert not overlaps(a["client"], b["client"]), f"{a['text']!r} and {b['text']!r} overlap on screen"
+    for box in found["all"]:
+        assert view[0] <= box[0] and view[1] <= box[1] and box[2] <= view[2] and box[3] <= view[3], box
+    width, height = found["size"]
+    for label in labels:
+        x0, y0, x1, y1 = label["client"]
+        assert 0 <= x0 and 0 <= y0 and x1 <= width and y1 <= height, label["text"]
