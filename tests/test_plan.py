@@ -108,6 +108,16 @@ def test_the_plate_is_the_same_whatever_order_its_people_come_in_and_names_a_cjk
     assert "font-family=\"'Noto Sans CJK TC', 'Noto Sans CJK SC'" in svg and svg.count('class="leader"') > 5
 
 
+def test_each_target_spans_its_left_and_right_ge_and_each_screen_is_drawn(xiangshe, dashe):
+    widths = {t["name"]: round(t["to"][0] - t["from"][0], 2) for t in dashe[0]["hall"]["targets"]}
+    assert widths == {"大侯": 12, "參侯": 9.34, "干侯": 6.66}  # 上个 = 4 中, 中 = 2 寸 a 弓 of 侯道 (6-36a)
+    assert [t["from"][1] for t in dashe[0]["hall"]["targets"]] == [87.5, 67.5, 47.5]
+    assert [f["name"] for f in dashe[0]["hall"]["screens"]] == ["大侯之乏", "參侯之乏", "干侯之乏"]
+    svg = plan_svg(xiangshe[0])
+    assert svg.count('class="target"') == 1 and svg.count('class="screen"') == 1
+    assert '<line class="target" x1="-3.33" y1="46" x2="3.33" y2="46">' in svg
+
+
 _MEASURE = """() => {
   const svg = document.documentElement, vb = svg.viewBox.baseVal, frame = svg.getBoundingClientRect();
   const labels = [...svg.querySelectorAll("text.label")].map((t) => {

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from html import escape
 from typing import Any
 
@@ -41,7 +42,34 @@ def _hall(hall: Hall) -> dict[str, Any]:
         "stairs": [{"id": s.id, "name": s.name, "top": _xy(s.top), "foot": _xy(s.foot), "source": str(s.source)}
                    for s in hall.stairs],
         "assumptions": [{"id": a.id, "value": a.value, "text": a.text} for a in hall.assumptions],
+        "targets": [{"name": name, "from": [x0, y], "to": [x1, y]} for name, x0, x1, y in targets(hall)],
+        "screens": [{"name": name, "at": [x, y]} for name, x, y in screens(hall)],
     }
+
+
+_TARGET = re.compile(r"([大參干]?侯)(?: \(.*\))?")  # 侯, 大侯, 參侯, 干侯, 侯 (獸侯) — not 負侯, 侯道 (…)
+_SCREEN = re.compile(r"(?:[大參干]?侯之)?乏")  # 乏, 大侯之乏 — not 乏南 (大侯), 乏 (獲者 大侯)
+NOMINAL_TARGET = 2.0  # 步: a 侯 drawn without its 个 placed (not to scale)
+
+
+def targets(hall: Hall) -> list[tuple[str, float, float, float]]:
+    """Each 侯 of the hall as drawn: its name and the x of its 左个 and 右个 at its y (the places ``左个 (大侯)`` …,
+    or ``左个``/``右个`` where the hall has one 侯); NOMINAL_TARGET wide about its place where they are not placed."""
+    found = [(m.group(1), p.point) for p in hall.places.values() if (m := _TARGET.fullmatch(p.name))]
+    out = []
+    for name, at in found:
+        owner = {name, ""} if len(found) == 1 else {name}
+        ends = [q.point.x for q in hall.places.values() if q.name.split(" (")[0] in ("左个", "右个")
+                and (q.name.partition(" (")[2].rstrip(")") in owner)]
+        x0, x1 = (min(ends), max(ends)) if len(ends) == 2 else (at.x - NOMINAL_TARGET / 2, at.x + NOMINAL_TARGET / 2)
+        out.append((name, round(x0, 3), round(x1, 3), round(at.y, 3)))
+    return out
+
+
+def screens(hall: Hall) -> list[tuple[str, float, float]]:
+    """Each 乏 (the 獲者's screen) of the hall: its name and place."""
+    return [(p.name, round(p.point.x, 3), round(p.point.y, 3)) for p in hall.places.values()
+            if _SCREEN.fullmatch(p.name)]
 
 
 def _places(hall: Hall) -> list[dict[str, Any]]:
@@ -85,7 +113,8 @@ FONTS = "'Noto Sans CJK TC', 'Noto Sans CJK SC', 'Noto Sans CJK JP', 'Source Han
 PLACE_R = 0.12  # 步: a place's dot
 FILE_GAP = 1.6  # 步: members of a group this close stand in one file and share one label
 _STYLE = ("<style>.wall{fill:none;stroke:#333;stroke-width:.25}.tang{fill:#eee4cf;stroke:#333;stroke-width:.15}"
-          ".stair{stroke:#7a5;stroke-width:.8}.place{fill:#999}.mat{fill:#e8d9b0;stroke:#5b4a36;stroke-width:.06}"
+          ".stair{stroke:#7a5;stroke-width:.8}.target{stroke:#a0522d;stroke-width:.4}"
+          ".screen{fill:none;stroke:#555;stroke-width:.2}.place{fill:#999}.mat{fill:#e8d9b0;stroke:#5b4a36;stroke-width:.06}"
           ".person{fill:#b22}.facing{stroke:#b22;stroke-width:.12}"
           ".route{fill:none;stroke:#26c;stroke-width:.15;stroke-dasharray:.4 .2}.leader{stroke:#999;stroke-width:.05}"
           ".who{fill:#b22}.time{fill:#2456b0}.mlabel{fill:#5b4a36}.plabel{fill:#666}</style>")
@@ -195,6 +224,8 @@ def plate_labels(data: dict[str, Any]) -> tuple[list[Label], list[Box]]:
     obstacles = [b for p in people for b in _person_boxes(p["at"][0], p["at"][1], p["facing"])]
     obstacles += [b for w in data["hall"]["walls"] for b in _line_boxes(w["points"], 0.13)]
     obstacles += [b for s in data["hall"]["stairs"] for b in _line_boxes([s["top"], s["foot"]], 0.4)]
+    obstacles += [b for t in data["hall"]["targets"] for b in _line_boxes([t["from"], t["to"]], 0.25)]
+    obstacles += [(x - 0.55, y - 0.05, x + 0.55, y + 0.35) for f in data["hall"]["screens"] for x, y in [f["at"]]]
     for walk in data.get("walks", []):
         route = walk["route"]
         if walk["steps"] > 0.3:
@@ -252,6 +283,14 @@ def _ground(data: dict[str, Any]) -> list[str]:
     for wall in hall["walls"]:
         pts = " ".join(f"{_n(x)},{_n(y)}" for x, y in wall["points"])
         out.append(f'<polyline class="wall" points="{pts}"><title>{escape(wall["name"])}</title></polyline>')
+    for t in hall["targets"]:
+        (ax, ay), (bx, by) = t["from"], t["to"]
+        out.append(f'<line class="target" x1="{_n(ax)}" y1="{_n(ay)}" x2="{_n(bx)}" y2="{_n(by)}">'
+                   f'<title>{escape(t["name"])}</title></line>')
+    for f in hall["screens"]:
+        x, y = f["at"]
+        out.append(f'<path class="screen" d="M{_n(x - 0.5)},{_n(y + 0.3)} v-.3 h1 v.3">'
+                   f'<title>{escape(f["name"])}</title></path>')
     for s in hall["stairs"]:
         out.append(f'<line class="stair" x1="{_n(s["top"][0])}" y1="{_n(s["top"][1])}" x2="{_n(s["foot"][0])}" '
                    f'y2="{_n(s["foot"][1])}"><title>{escape(s["name"])}</title></line>')
