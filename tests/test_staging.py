@@ -119,28 +119,30 @@ def test_a_route_from_the_court_to_the_tang_climbs_a_stair_and_goes_round_the_wa
     assert sum(p.distance(q) for p, q in zip(points, points[1:], strict=False)) > court.distance(tang)
 
 
+_LOAD = ("import sys; from pathlib import Path; from yuesheng.check.validate import load_cuesheet; "
+         "from yuesheng.music.repertoire import load_repertoire; ")
+
+
+def _twice(script: str, cache: Path) -> list[list[str]]:
+    """What two processes running *script* print, one after the other, with *cache* as their cache folder."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "PYTHONPATH": str(ROOT)}
+    return [subprocess.run([sys.executable, "-c", _LOAD + script], cwd=ROOT, env=env, capture_output=True, text=True,
+                           check=True).stdout.split() for _ in range(2)]
+
+
 def test_routes_are_kept_for_the_next_process_which_needs_no_graph(tmp_path):
-    script = ("import sys; from pathlib import Path; from yuesheng.check.validate import load_cuesheet; "
-              "from yuesheng.music.repertoire import load_repertoire; "
-              "from yuesheng.check.staging import staging_problems; "
-              "assert staging_problems(load_cuesheet(Path('cues/xiangshe.yaml'), load_repertoire())) == []; "
-              "print('networkx' in sys.modules)")
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
-    runs = [subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
-                           check=True).stdout.strip() for _ in range(2)]
-    assert runs == ["True", "False"]
+    runs = _twice("from yuesheng.check.staging import staging_problems; "
+                  "assert staging_problems(load_cuesheet(Path('cues/xiangshe.yaml'), load_repertoire())) == []; "
+                  "print('networkx' in sys.modules)", tmp_path)
+    assert runs == [["True"], ["False"]]
     assert len(list((tmp_path / "yuesheng" / "routes").glob("*.json"))) == 1
 
 
 def test_a_build_takes_its_durations_from_the_ground_kept_by_the_last_and_stages_only_for_drawing(tmp_path):
-    script = ("import sys; from pathlib import Path; from yuesheng.check.validate import load_cuesheet; "
-              "from yuesheng.music.repertoire import load_repertoire; from yuesheng.timeline import build_timeline; "
-              "t = build_timeline(load_cuesheet(Path('cues/dashe.yaml'), load_repertoire())); "
-              "staged = 'yuesheng.staging.stage' in sys.modules; n = len(t.staging.cues); "
-              "print(staged, n, sum(c.end_tick - c.start_tick for c in t.cues))")
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
-    runs = [subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
-                           check=True).stdout.split() for _ in range(2)]
+    runs = _twice("from yuesheng.timeline import build_timeline; "
+                  "t = build_timeline(load_cuesheet(Path('cues/dashe.yaml'), load_repertoire())); "
+                  "staged = 'yuesheng.staging.stage' in sys.modules; n = len(t.staging.cues); "
+                  "print(staged, n, sum(c.end_tick - c.start_tick for c in t.cues))", tmp_path)
     assert runs[0][0] == "True" and runs[1][0] == "False"  # the second run staged nothing, to time or to draw
     assert runs[0][1:] == runs[1][1:]  # the same stands and durations
     kept = tmp_path / "yuesheng" / "staging"
