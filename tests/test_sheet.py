@@ -703,3 +703,37 @@ def test_each_printed_plate_draws_its_stages_walks_numbered_as_its_list(rite, pa
             walked += bool(walks)
         assert walked > len(stages) // 2
         assert page.errors == []
+
+
+@pytest.mark.parametrize("rite", RITES)
+def test_every_walk_the_page_draws_keeps_off_the_walls_and_a_track_is_its_walks_joined(rite, timelines):
+    """What a plate and a track draw (plates_data, as rounded for the page) for every cue of each blocked rite:
+    each segment crosses no wall and leaves the 堂 only by a stair, and each walk starts where its walker stood."""
+    from yuesheng.staging.model import Point
+    from yuesheng.staging.routes import blocked
+    from yuesheng.web.plates import plates_data
+
+    timeline = timelines[rite]
+    data = plates_data(timeline, timeline.names)
+    assert data is not None
+    hall = timeline.staging.hall
+    stairs = {frozenset(((round(s.top.x, 2), round(s.top.y, 2)), (round(s.foot.x, 2), round(s.foot.y, 2))))
+              for s in hall.stairs}
+    at: dict[str, tuple[float, float]] = {}
+    walks = 0
+    for t in timeline.cues:
+        cue = data["cues"].get(t.cue.id)
+        if cue is None:
+            continue
+        for who, route, *_ in cue["walks"]:
+            assert who not in at or at[who] == tuple(route[0]), (t.cue.id, who)  # no jump before a walk
+            for p, q in zip(route, route[1:], strict=False):
+                if frozenset((tuple(p), tuple(q))) not in stairs:
+                    assert not blocked(hall, Point(*p), Point(*q)), (t.cue.id, who, p, q)
+            at[who] = tuple(route[-1])
+            walks += 1
+        walked = {w[0] for w in cue["walks"]}
+        for who, x, y, *_ in cue["set"]:
+            assert who not in walked or at[who] == (x, y), (t.cue.id, who)  # he stands where his walk ends
+            at[who] = (x, y)
+    assert walks > 100
