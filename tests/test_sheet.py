@@ -694,6 +694,9 @@ def test_each_printed_plate_draws_its_stages_walks_numbered_as_its_list(rite, pa
             assert len(drawn) == len(routes), ids[0]  # each route once, however many walk it
             assert {tuple(tuple(float(v) for v in pt.split(",")) for pt in d.split()) for d in drawn} == routes
             assert figure.eval_on_selector_all(".content > .print-walks", shown) == (1 if walks else 0)
+            clipped = figure.evaluate("f => Array.from(f.querySelectorAll('.plate-cues li')).filter(li => "
+                                      "li.getBoundingClientRect().bottom > f.getBoundingClientRect().bottom).length")
+            assert clipped == 0, ids[0]  # the list explains every number: all of it on the page
             labels = figure.eval_on_selector_all(".walk-labels text", "els => els.map(e => e.textContent)")
             assert set().union(*map(_spans, labels)) == {n for n, _ in walks}, ids[0]  # every cue that walks, named
             assert len(labels) <= len(routes)
