@@ -658,3 +658,85 @@ def test_print_gives_the_whole_timeline_a_page_per_plate_and_the_run_sheet(rite,
                       if n == 0 or timelines[rite].cues[n - 1].cue.section != s])
         assert counts[0] - counts[1] == (stages if timelines[rite].staging else 0)  # one page for each plate
         assert counts[1] <= 16, counts  # the notices and timeline, then the run sheet: 大射 in 15
+
+
+def _spans(text: str) -> set[int]:
+    """The cue numbers a printed walk's label names: "1–3,5" → {1, 2, 3, 5}."""
+    out: set[int] = set()
+    for part in text.split(","):
+        a, _, b = part.partition("–")
+        out |= set(range(int(a), int(b or a) + 1))
+    return out
+
+
+@pytest.mark.parametrize("rite", ["xiangyinjiu", pytest.param("dashe", marks=pytest.mark.slow)])
+def test_each_printed_plate_draws_its_stages_walks_numbered_as_its_list(rite, pages, timelines, opened):
+    timeline = timelines[rite]
+    stages: list[list[str]] = []
+    for n, t in enumerate(timeline.cues):
+        if n == 0 or timeline.cues[n - 1].cue.section != t.cue.section:
+            stages.append([])
+        stages[-1].append(t.cue.id)
+    page = opened(pages[rite], width=1047)
+    with page.checks(f"print-walks-{rite}") as p:
+        shown = "els => els.filter(e => e.getBoundingClientRect().width > 0).length"
+        assert p.eval_on_selector_all(".content > .print-walks", shown) == 0  # on screen, nothing of it
+        p.emulate_media(media="print")
+        figures = p.query_selector_all("figure.plate")
+        assert len(figures) == len(stages)
+        walked = 0
+        for figure, ids in zip(figures, stages, strict=True):
+            walks = [(n, w) for n, cue in enumerate(ids, 1) for w in timeline.staging.cues[cue].derivation.walks
+                     if round(w.length, 2) > 0.3]
+            routes = {tuple((round(q.x, 2), round(q.y, 2)) for q in w.route) for _, w in walks}
+            drawn = figure.eval_on_selector_all(".content > .print-walks polyline.print-walk",
+                                                "els => els.map(e => e.getAttribute('points'))")
+            assert len(drawn) == len(routes), ids[0]  # each route once, however many walk it
+            assert {tuple(tuple(float(v) for v in pt.split(",")) for pt in d.split()) for d in drawn} == routes
+            assert figure.eval_on_selector_all(".content > .print-walks", shown) == (1 if walks else 0)
+            clipped = figure.evaluate("f => Array.from(f.querySelectorAll('.plate-cues li')).filter(li => "
+                                      "li.getBoundingClientRect().bottom > f.getBoundingClientRect().bottom).length")
+            assert clipped == 0, ids[0]  # the list explains every number: all of it on the page
+            labels = figure.eval_on_selector_all(".walk-labels text", "els => els.map(e => e.textContent)")
+            assert set().union(*map(_spans, labels)) == {n for n, _ in walks}, ids[0]  # every cue that walks, named
+            assert len(labels) <= len(routes)
+            svg = figure.query_selector("svg.plate-svg")
+            assert svg.eval_on_selector(".walk-labels", "g => Number(g.dataset.dropped)") == 0, ids[0]
+            assert _overlapping(svg.evaluate(LABEL_BOXES)) == [], ids[0]
+            walked += bool(walks)
+        assert walked > len(stages) // 2
+        assert page.errors == []
+
+
+@pytest.mark.parametrize("rite", RITES)
+def test_every_walk_the_page_draws_keeps_off_the_walls_and_a_track_is_its_walks_joined(rite, timelines):
+    """What a plate and a track draw (plates_data, as rounded for the page) for every cue of each blocked rite:
+    each segment crosses no wall and leaves the 堂 only by a stair, and each walk starts where its walker stood."""
+    from yuesheng.staging.model import Point
+    from yuesheng.staging.routes import blocked
+    from yuesheng.web.plates import plates_data
+
+    timeline = timelines[rite]
+    data = plates_data(timeline, timeline.names)
+    assert data is not None
+    hall = timeline.staging.hall
+    stairs = {frozenset(((round(s.top.x, 2), round(s.top.y, 2)), (round(s.foot.x, 2), round(s.foot.y, 2))))
+              for s in hall.stairs}
+    at: dict[str, tuple[float, float]] = {}
+    walks = 0
+    for t in timeline.cues:
+        cue = data["cues"].get(t.cue.id)
+        if cue is None:
+            continue
+        for who, route, *_ in cue["walks"]:
+            assert who not in at or at[who] == tuple(route[0]), (t.cue.id, who)  # no jump before a walk
+            for p, q in zip(route, route[1:], strict=False):
+                if frozenset((tuple(p), tuple(q))) not in stairs:
+                    assert not blocked(hall, Point(*p), Point(*q)), (t.cue.id, who, p, q)
+            at[who] = tuple(route[-1])
+            walks += 1
+        walked = {w[0] for w in cue["walks"]}
+        for who, x, y, *_ in cue["set"]:
+            assert who not in walked or at[who] == (x, y), (t.cue.id, who)  # he stands where his walk ends
+            at[who] = (x, y)
+    assert walks > 100
