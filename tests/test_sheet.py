@@ -24,6 +24,7 @@ from yuesheng.check.validate import load_cuesheet
 from yuesheng.cli import main
 from yuesheng.cli.common import cue_path
 from yuesheng.music.repertoire import data_dir
+from yuesheng.outputs.plan import screens, targets
 from yuesheng.timeline import Measurement, Options, build_timeline
 from yuesheng.web.sheet import (
     _fingerprint,
@@ -604,6 +605,9 @@ def test_one_plate_per_stage_with_everyone_on_the_ground_and_labels_that_never_o
             svg = p.query_selector("figure.plate.current svg")
             people = svg.eval_on_selector_all("g.person", "els => els.map(e => e.dataset.member)")
             assert sorted(people) == sorted(timeline.staging.cues[first].stands), stage
+            drawn = svg.eval_on_selector_all(".hall :is(.target, .screen) title", "els => els.map(e => e.textContent)")
+            hall = timeline.staging.hall
+            assert drawn == [t[0] for t in targets(hall)] + [f[0] for f in screens(hall)], stage  # 侯 and 乏
             assert svg.eval_on_selector(".labels", "g => Number(g.dataset.dropped)") == 0, stage
             for box in (None, "-14 -10 28 22", "-6 -9 12 10"):  # the whole ground, the 堂 and 庭, the 堂 alone
                 if box:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from yuesheng.outputs.plan import is_mat
+from yuesheng.outputs.plan import is_mat, screens, targets
 from yuesheng.staging.model import CHI_PER_BU, Hall, Stand
 from yuesheng.staging.rite import StagedRite
 from yuesheng.timeline import Timeline
@@ -37,7 +37,8 @@ def _hall(hall: Hall) -> dict[str, Any]:
             "walls": [[w.name, [[_r(p.x), _r(p.y)] for p in w.points]] for w in hall.walls],
             "stairs": [[s.name, _r(s.top.x), _r(s.top.y), _r(s.foot.x), _r(s.foot.y)] for s in hall.stairs],
             "places": [[p.name, _r(p.point.x), _r(p.point.y)] for p in hall.places.values() if not is_mat(p.name)],
-            "mats": mats}
+            "mats": mats, "targets": [[name, _r(a), _r(b), _r(y)] for name, a, b, y in targets(hall)],
+            "screens": [[name, _r(x), _r(y)] for name, x, y in screens(hall)]}
 
 
 def _stand(s: Stand) -> list[Any]:
@@ -52,7 +53,8 @@ def _box(staged: StagedRite) -> list[float]:
     points += [s.point for c in staged.cues.values() for s in c.stands.values()]
     xs, ys = [p.x for p in points], [p.y for p in points]
     x0, y0 = min(xs) - MARGIN, min(ys) - MARGIN
-    return [_r(x0), _r(y0), _r(max(xs) + MARGIN - x0), _r(max(ys) + MARGIN + 4 - y0)]  # 4 步 more for the scale
+    # 5 步 more below for the scale bar and the legend's two lines
+    return [_r(x0), _r(y0), _r(max(xs) + MARGIN - x0), _r(max(ys) + MARGIN + 5 - y0)]
 
 
 def plates_data(timeline: Timeline, names: Mapping[str, str]) -> dict[str, Any] | None:
