@@ -13,7 +13,7 @@ pieces and pages:
 4. ``validate dashe``: every check, the quotes against the shipped texts and the size
    and anchors under every combination of variants included, and the staging rule (the
    blocking staged and every walk routed) for a rite with a blocking;
-5. ``plan``: the ground plan as JSON (only for a rite with a blocking: ``--rite xiangshe``).
+5. ``plan``: the ground plan as JSON (every shipped rite has a blocking).
 
 ``--rite`` times the rite-wide commands on another rite than 大射儀.
 
@@ -103,7 +103,7 @@ def load() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--only", nargs="+", choices=list(COMMANDS), default=[c for c in COMMANDS if c != "plan"])
+    parser.add_argument("--only", nargs="+", choices=list(COMMANDS), default=list(COMMANDS))
     parser.add_argument("--rite", default="dashe", help="the rite of timeline, render, sheet, validate and plan")
     parser.add_argument("--first", action="store_true", help="also time the rite commands as the first run after "
                         "installing, with an empty cache (NAME_first)")
