@@ -12,7 +12,8 @@ Measures, with ``time.perf_counter`` (best of ``--repeat``, 3 by default), for
    (``html[data-ready=true]``), in a fresh tab of an already running browser —
    parse, style, layout and script; the browser's own start-up is reported
    apart. The first load of a tab pays for font discovery: it is reported as
-   ``cold``, the best of the later loads as ``warm``.
+   ``cold``, the best of the later loads as ``warm``. A blocked rite's page draws its first plate before it is
+   ready and the others after (``html[data-plates=drawn]``): the time until every plate is drawn is reported too.
 
 Goal: under 1 s each on this machine. Run ``python benchmarks/sheet.py``
 (``--rites dashe`` for one rite). The last lines are ``RESULT`` lines.
@@ -53,8 +54,9 @@ def best_of(repeats: int, fn: Callable[[], object]) -> float:
     return best
 
 
-def browser_times(pages: dict[str, Path], repeats: int) -> tuple[float, dict[str, tuple[float, float]]]:
-    """Chromium's start-up, and per page (cold, warm) seconds from opening the file to the page being ready."""
+def browser_times(pages: dict[str, Path], repeats: int) -> tuple[float, dict[str, tuple[float, float, float]]]:
+    """Chromium's start-up, and per page (cold, warm) seconds from opening the file to the page being ready, and the
+    best seconds until every plate is drawn too (the plates after the first are drawn once the page is ready)."""
     from playwright.sync_api import sync_playwright
 
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -67,15 +69,17 @@ def browser_times(pages: dict[str, Path], repeats: int) -> tuple[float, dict[str
         launch = time.perf_counter() - start
         try:
             for rite, path in pages.items():
-                loads = []
+                loads, drawn = [], []
                 for _ in range(repeats + 1):
                     page = browser.new_page(viewport={"width": 1400, "height": 1000})
                     start = time.perf_counter()
                     page.goto(path.as_uri())
                     page.wait_for_selector("html[data-ready=true]", timeout=30_000)
                     loads.append(time.perf_counter() - start)
+                    page.wait_for_selector("html:not([data-plates=drawing])", timeout=60_000)
+                    drawn.append(time.perf_counter() - start)
                     page.close()
-                out[rite] = (loads[0], min(loads[1:]))
+                out[rite] = (loads[0], min(loads[1:]), min(drawn[1:]))
         finally:
             browser.close()
     return launch, out
@@ -105,9 +109,9 @@ def main() -> None:
               f"{first_s:>10.3f}s {page_s:>10.3f}s {text_s:>10.3f}s")
     launch, loads = browser_times(pages, args.repeat)
     print(f"\nChromium start-up (headless): {launch:.3f}s")
-    print(f"{'rite':<12} {'load+draw cold':>15} {'warm':>8}")
-    for rite, (cold, warm) in loads.items():
-        print(f"{rite:<12} {cold:>14.3f}s {warm:>7.3f}s")
+    print(f"{'rite':<12} {'load+draw cold':>15} {'warm':>8} {'every plate':>12}")
+    for rite, (cold, warm, plates) in loads.items():
+        print(f"{rite:<12} {cold:>14.3f}s {warm:>7.3f}s {plates:>11.3f}s")
     shutil.rmtree(folder)
     focus = "dashe" if "dashe" in written else args.rites[0]
     print(f"\nRESULT sheet_write_first_s[{focus}]={written[focus][2]:.3f}")
@@ -115,6 +119,7 @@ def main() -> None:
     print(f"RESULT text_run_sheet_s[{focus}]={written[focus][1]:.3f}")
     print(f"RESULT chromium_load_draw_cold_s[{focus}]={loads[focus][0]:.3f}")
     print(f"RESULT chromium_load_draw_warm_s[{focus}]={loads[focus][1]:.3f}")
+    print(f"RESULT chromium_every_plate_s[{focus}]={loads[focus][2]:.3f}")
 
 
 if __name__ == "__main__":

@@ -323,6 +323,7 @@ class Page:
                      self.errors.append(f"network request: {r.url}"))
         self.page.goto(path.as_uri())
         self.page.wait_for_selector("html[data-ready=true]", timeout=20_000)
+        self.page.wait_for_selector("html:not([data-plates=drawing])", timeout=60_000)  # every plate drawn
         self.shots = shots
 
     @contextmanager
@@ -343,6 +344,22 @@ def opened(browser, tmp_path):
         return Page(browser, path, tmp_path, **kw)
 
     return _open
+
+
+def test_the_page_is_ready_with_its_first_plate_and_draws_every_other_before_printing(browser, pages):
+    tab = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        tab.goto(pages["dashe"].as_uri())
+        tab.wait_for_selector("html[data-ready=true]", timeout=20_000)
+        first = tab.eval_on_selector_all("figure.plate", "fs => fs.map(f => !!f.querySelector('.labels text'))")
+        assert first[0] and len(first) == 34  # the shown plate is drawn when the page is ready
+        drawn = tab.evaluate("""() => { if (document.documentElement.dataset.plates === 'drawing') {
+            window.dispatchEvent(new Event('beforeprint')); }  // as Ctrl+P does, before the rest are drawn
+          return [...document.querySelectorAll('figure.plate')].map(f => !!f.querySelector('.labels text')); }""")
+        assert all(drawn)  # every plate, drawn at once for the print
+        tab.wait_for_selector("html[data-plates=drawn]", timeout=60_000)
+    finally:
+        tab.close()
 
 
 @pytest.mark.parametrize("rite", EACH_RITE)
