@@ -222,3 +222,24 @@ def test_the_ji_begins_at_its_heading():
     assert ("經", "鄉樂惟欲") in kinds and ("記", "記鄉朝服") in kinds
     assert kinds.index(("經", "鄉樂惟欲")) < kinds.index(("記", "記鄉朝服"))
     assert {k for k, _ in kinds} <= {"經", "記", "鄭注", "釋曰", "案"}
+
+
+def test_the_texts_parse_is_kept_for_the_next_run_and_a_damaged_entry_is_parsed_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    sources.pages.cache_clear()
+    parsed = sources.pages("sepu")
+    entry = tmp_path / "yuesheng" / "texts" / "sepu.marshal"
+    assert entry.is_file()
+
+    def no_parse(*args):
+        raise AssertionError("parsed again")
+
+    sources.pages.cache_clear()
+    with monkeypatch.context() as m:
+        m.setattr(sources, "_parse", no_parse)
+        assert sources.pages("sepu") == parsed  # from the kept entry
+    for damage in (b"", b"\x00garbage", entry.read_bytes()[:1000]):
+        entry.write_bytes(damage)
+        sources.pages.cache_clear()
+        assert sources.pages("sepu") == parsed
+    sources.pages.cache_clear()

@@ -34,11 +34,13 @@ from __future__ import annotations
 
 import bisect
 import re
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from yuesheng.caches import cache_folder, keep
 from yuesheng.characters import display
 from yuesheng.errors import InvalidValueError, UnknownPageError
 
@@ -239,21 +241,66 @@ class _Builder:
 
 @cache
 def pages(text: str) -> dict[PageId, Page]:
-    """Every shipped page of a text (``yili``, ``zhouli``, ``sepu``), in order. Loaded once."""
+    """Every shipped page of a text (``yili``, ``zhouli``, ``sepu``), in order. Loaded once a process; parsed once
+    for its files as they are (the parse kept in ``caches.cache_folder("texts")``, see ``_kept``)."""
     info = TEXTS[text]
+    files = {path: path.read_bytes() for path in sorted((TEXTS_DIR / info.folder).glob(f"{info.kr_id}_*.txt"))}
+    key = f"{_KEPT_FORMAT} {zlib.crc32(Path(__file__).read_bytes())} " + " ".join(
+        f"{path.name}:{len(data)}:{zlib.crc32(data)}" for path, data in files.items())
+    found = _kept(text, key)
+    if found is None:
+        found = [(pid.juan, pid.leaf, pid.side, parts) for data in files.values() for pid, parts in _parse(text, data)]
+        _keep(text, key, found)
     out: dict[PageId, Page] = {}
-    for path in sorted((TEXTS_DIR / info.folder).glob(f"{info.kr_id}_*.txt")):
-        builder = _Builder(info.style)
-        page: PageId | None = None
-        for raw in path.read_text(encoding="utf-8").splitlines():
-            if match := _regex(_PB).fullmatch(raw.rstrip("¶")):
-                page = PageId(text, int(match[2]), int(match[3]), match[4])
-                builder.parts.setdefault(page, [])
-            elif page is not None:
-                builder.line(page, raw.rstrip("¶"))
-        for pid, parts in builder.parts.items():
-            out[pid] = Page(pid, tuple(PagePart(k, t) for k, t in parts))
+    for juan, leaf, side, parts in found:
+        pid = PageId(text, juan, leaf, side)
+        out[pid] = Page(pid, tuple(PagePart(k, t) for k, t in parts))
     return out
+
+
+def _parse(text: str, data: bytes) -> list[tuple[PageId, list[list[str]]]]:
+    """The pages of one file of *text*: each page's id and its parts ([kind, text], …)."""
+    builder = _Builder(TEXTS[text].style)
+    page: PageId | None = None
+    for raw in data.decode("utf-8").splitlines():
+        if match := _regex(_PB).fullmatch(raw.rstrip("¶")):
+            page = PageId(text, int(match[2]), int(match[3]), match[4])
+            builder.parts.setdefault(page, [])
+        elif page is not None:
+            builder.line(page, raw.rstrip("¶"))
+    return list(builder.parts.items())
+
+
+# --- the parse kept between runs ------------------------------------------------------------------------------------
+
+_KEPT_FORMAT = "yuesheng-pages-1"
+Kept = list[tuple[int, int, str, list[list[str]]]]  # juan, leaf, side, parts
+
+
+def _kept(text: str, key: str) -> Kept | None:
+    """The pages of *text* parsed by an earlier run from the same files with the same code (*key*), or None.
+
+    Kept with ``marshal`` (plain lists and strings) in the user's private cache folder; an entry that cannot be read,
+    or is of other files, is a miss."""
+    import marshal
+
+    folder = cache_folder("texts")
+    try:
+        if folder is None:
+            return None
+        with open(folder / f"{text}.marshal", "rb") as handle:
+            kept = marshal.load(handle)
+        return kept["pages"] if kept.get("key") == key else None
+    except (OSError, EOFError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def _keep(text: str, key: str, found: Kept) -> None:
+    import marshal
+
+    folder = cache_folder("texts")
+    if folder is not None:
+        keep(folder, f"{text}.marshal", marshal.dumps({"key": key, "pages": found}), entries=8)
 
 
 def page(name: str | PageId, *, text: str = "yili") -> Page:
