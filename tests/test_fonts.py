@@ -143,6 +143,20 @@ def test_a_pages_font_is_cut_once_then_read_from_the_cache(tmp_path, monkeypatch
     fonts._faces.cache_clear()
 
 
+def test_a_cut_is_the_same_bytes_whenever_it_is_made(tmp_path, monkeypatch):
+    """The page is the same file every run: a cut keeps the shipped font's date, not the time it was made."""
+    from fontTools.ttLib.tables import _h_e_a_d
+
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))  # no cache: each call cuts
+    fonts._faces.cache_clear()
+    first = fonts.face_css("鹿鳴" + XUAN)
+    monkeypatch.setattr(_h_e_a_d, "timestampNow", lambda: 0)  # a cut made at another time
+    fonts._faces.cache_clear()
+    assert fonts.face_css("鹿鳴" + XUAN) == first
+    fonts._faces.cache_clear()
+
+
 def test_the_font_cache_keeps_only_its_newest_entries(tmp_path, monkeypatch):
     from yuesheng.caches import keep
 

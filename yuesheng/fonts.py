@@ -112,7 +112,7 @@ def _subset(path: Path, points: list[int], *, flavor: str | None, family: str = 
     options = subset.Options()
     options.layout_features, options.name_IDs, options.notdef_outline = [], ["*"], True
     options.drop_tables += ["FFTM"]
-    font = TTFont(path)
+    font = TTFont(path, recalcTimestamp=False)  # the shipped font's date, not now: the same cut every run
     cutter = subset.Subsetter(options)
     cutter.populate(unicodes=points)
     cutter.subset(font)
