@@ -170,6 +170,20 @@ def test_a_kept_ground_is_used_only_for_the_same_blocking_and_a_damaged_one_is_s
     assert changed.cues["ying-bin"].duration == first.cues["ying-bin"].duration - 3  # 揖 is 3 s
 
 
+def test_a_kept_ground_follows_the_hall_its_blocking_names_whatever_its_file_is_called(tmp_path, monkeypatch,
+                                                                                         repertoire):
+    from yuesheng.staging.ground import ground
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    sheet = load_cuesheet(ROOT / "cues" / "xiangshe.yaml", repertoire)
+    path = _copy(tmp_path, "xiangshe", "hall: xiangshe.hall.yaml", "hall: court.yaml")
+    (tmp_path / "xiangshe.hall.yaml").rename(tmp_path / "court.yaml")
+    first = ground(sheet, frozenset(), {}, path)
+    hall = tmp_path / "court.yaml"
+    hall.write_text(hall.read_text(encoding="utf-8") + "\n# the court remeasured\n", encoding="utf-8")
+    assert ground(sheet, frozenset(), {}, path).entry != first.entry  # not the entry of the hall as it was
+
+
 def test_validate_keeps_a_clean_staging_verdict_but_never_a_broken_one(tmp_path, monkeypatch, repertoire):
     from yuesheng.staging import rite
 

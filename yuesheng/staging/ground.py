@@ -5,7 +5,7 @@ Scheduling needs of the blocking only each cue's duration and its basis; staging
 blocking and hall, placing everyone at every cue, routing every walk) costs a build more than the rest of it. So the
 durations staged once are kept in ``caches.cache_folder("staging")`` (JSON, one small file per configuration; the
 whole staged rite beside it as a pickle, for the outputs that draw it), under a
-digest of everything staging reads: the blocking file and the hall files beside it, the staging code and its table
+digest of everything staging reads: the blocking file and the hall file it names, the staging code and its table
 (``data/staging.json``), and what the cue sheet gives it (its performers and counts, its cue ids, and who acts in each
 cue of the programme). A change to any of them is another digest, so an entry is never used for other inputs; an
 entry that cannot be read is a miss. Only a rite that staged without a problem is kept: a broken blocking is staged
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from yuesheng.caches import cache_folder, keep
 from yuesheng.cuesheet import CueSheet
+from yuesheng.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from yuesheng.staging.rite import StagedRite
@@ -152,16 +153,37 @@ def _read(entry: Path) -> dict[str, CueTime] | None:
 
 def _digest(sheet: CueSheet, path: Path, configurations: Iterable[Configuration], kind: str = "ground") -> str:
     """The name of the entry for these inputs ('' if a file cannot be read: nothing is kept)."""
-    digest = hashlib.sha256(f"{_FORMAT} {kind}".encode())
     try:
-        digest.update(_code())
-        for file in [path, *sorted(path.parent.glob("*.hall.yaml"))]:
-            digest.update(f"\0{file.name}\0".encode())
-            digest.update(file.read_bytes())
-    except OSError:
+        files = [_file_digest(path, *_stat(path))]
+        if (hall := _hall_of(path, *_stat(path))) is not None:
+            files.append(hall.encode() + _file_digest(path.parent / hall, *_stat(path.parent / hall)))
+    except (OSError, InvalidInputError):
         return ""
+    digest = hashlib.sha256(f"{_FORMAT} {kind}".encode() + _code() + b"\0".join(files))
     digest.update(repr(_shape(sheet, configurations)).encode())
     return digest.hexdigest()[:40]
+
+
+def _stat(path: Path) -> tuple[int, int]:
+    info = path.stat()
+    return info.st_size, info.st_mtime_ns
+
+
+@cache
+def _file_digest(path: Path, size: int, mtime_ns: int) -> bytes:
+    """The digest of the file at *path* as it is at that size and time: read once a process, however many
+    configurations ask."""
+    return hashlib.sha256(path.read_bytes()).digest()
+
+
+@cache
+def _hall_of(path: Path, size: int, mtime_ns: int) -> str | None:
+    """The hall file the blocking at *path* names (``hall:``), beside it."""
+    from yuesheng.yamlload import load
+
+    data = load(path).data
+    hall = data.get("hall") if isinstance(data, dict) else None
+    return hall if isinstance(hall, str) else None
 
 
 def _shape(sheet: CueSheet, configurations: Iterable[Configuration]) -> tuple[Any, ...]:
