@@ -280,6 +280,14 @@ def test_two_places_on_one_point_is_an_error(tmp_path):
         load_hall(path.with_name("xiangshe.hall.yaml"))
 
 
+@pytest.mark.parametrize("value", ["abc", "[1]", ".nan", "1e400"])
+def test_an_assumption_that_is_not_a_number_of_bu_is_an_error_at_its_place_not_a_traceback(tmp_path, value):
+    path = _copy(tmp_path, "xiangshe", "beam: {value: 2,", f"beam: {{value: {value},", hall=True)
+    with pytest.raises(InvalidInputError, match=r"assumptions\.beam\.value: expected a number of 步") as caught:
+        load_hall(path.with_name("xiangshe.hall.yaml"))
+    assert (caught.value.problems[0].line, caught.value.problems[0].col) == (7, 17)
+
+
 def test_an_unknown_place_performer_or_formula_is_named_with_a_suggestion(tmp_path, xiangshe):
     sheet = xiangshe[0]
     path = _copy(tmp_path, "xiangshe", "{who: zanzhe, to: bin-xi-qian, estimate:",

@@ -137,9 +137,10 @@ def load_hall(path: str | Path) -> Hall:
     c.keys(data, (), ("format", "hall", "assumptions", "tang", "stairs", "walls", "places", "statements"))
     head = c.mapping(data.get("hall", {}), ("hall",), "hall: {id, name, shi}") or {}
     assumptions = tuple(
-        Assumption(aid, float(raw.get("value", 0)), str(raw.get("text", "")))
+        Assumption(aid, value, str(raw.get("text", "")))
         for aid, raw in (c.mapping(data.get("assumptions", {}), ("assumptions",), "named parameters") or {}).items()
-        if c.mapping(raw, ("assumptions", aid), "{value, text}") is not None)
+        if c.mapping(raw, ("assumptions", aid), "{value, text}") is not None
+        and (value := _number(c, raw.get("value"), ("assumptions", aid, "value"))) is not None)
     tang_raw = c.mapping(data.get("tang", {}), ("tang",), "{x0, y0, x1, y1}") or {}
     corners = [_number(c, tang_raw.get(k), ("tang", k)) for k in ("x0", "y0", "x1", "y1")]
     x0, y0, x1, y1 = (v if v is not None else 0.0 for v in corners)
