@@ -90,6 +90,8 @@ def main() -> None:
     parser.add_argument("--rites", nargs="+", default=list(RITES), choices=RITES)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error(f"--repeat {args.repeat}: expected at least 1")
     repertoire = load_repertoire()
     folder = Path(tempfile.mkdtemp(prefix="yuesheng-sheet-"))
     pages = {}

@@ -108,6 +108,8 @@ def main() -> None:
     parser.add_argument("--first", action="store_true", help="also time the rite commands as the first run after "
                         "installing, with an empty cache (NAME_first)")
     args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error(f"--repeat {args.repeat}: expected at least 1")
     print(f"before: {load()}")
     with tempfile.TemporaryDirectory(prefix="yuesheng-startup-") as folder:
         env = environment(folder)

@@ -71,6 +71,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--counts", type=int, nargs="*", default=list(COUNTS))
     args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error(f"--repeat {args.repeat}: expected at least 1")
     repertoire = load_repertoire()
     results = []
     with tempfile.TemporaryDirectory() as folder:
