@@ -15,21 +15,18 @@ from yuesheng.check.validate import load_cuesheet
 from yuesheng.cli.common import cue_path
 from yuesheng.outputs.labels import LEADER_FROM, Label, crosses, meet, overlaps, place_labels, text_em
 from yuesheng.outputs.plan import plan_data, plan_svg, plate_labels
-from yuesheng.staging.durations import derive
 from yuesheng.staging.paths import blocking_beside
-from yuesheng.staging.reader import load_blocking
-from yuesheng.staging.stage import stage
+from yuesheng.staging.rite import staged_rite
 from yuesheng.timeline.state import Options, check_options
 
 
 def _plates(rite: str, repertoire: Any) -> list[dict[str, Any]]:
     """The plan data at every cue of *rite*'s programme (no variants), busiest first, then in the rite's order."""
     sheet = load_cuesheet(cue_path(rite), repertoire)
-    blocking = load_blocking(blocking_beside(sheet), sheet)
     variants, readings = check_options(sheet, Options(frozenset(), {}))
-    stages = stage(blocking, sheet, variants, readings)
-    busiest = max(stages, key=lambda s: len(s.stands))
-    return [plan_data(blocking.hall, sheet, at=s, derivation=derive(blocking, s)) for s in [busiest, *stages]]
+    staged = staged_rite(sheet, variants, readings, blocking_beside(sheet))
+    busiest = max(staged.cues, key=lambda cid: len(staged.cues[cid].stands))
+    return [plan_data(staged.hall, sheet, at=cid, staged=staged.cues[cid]) for cid in [busiest, *staged.cues]]
 
 
 @pytest.fixture(scope="module")

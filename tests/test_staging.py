@@ -376,7 +376,8 @@ def test_plan_takes_the_variants_and_readings_the_timeline_takes(run):
     assert code == 0 and json.loads(out)["people"]
     for option, message in ((("--variant", "nope"), "unknown variant 'nope'"),
                             (("--reading", "x=y"), "unknown reading 'x'"),
-                            (("--reading", "heyue=zz"), "unknown option of reading heyue 'zz'")):
+                            (("--reading", "heyue=zz"), "unknown option of reading heyue 'zz'"),
+                            (("--reading", "bad"), "--reading 'bad': expected ID=OPTION")):
         code, _, err = run("plan", "xiangshe", *option)
         assert code == 2 and message in err
 

@@ -116,16 +116,10 @@ def timeline_of(args: argparse.Namespace) -> Timeline:
 def sheet_and_timeline(args: argparse.Namespace) -> tuple[CueSheet, Timeline]:
     """The cue sheet that *args* name, and its Timeline with *args*' options."""
     from yuesheng.check.validate import build_located, load_cuesheet
-    from yuesheng.cuesheet import parse_duration, parse_reading
+    from yuesheng.cuesheet import parse_duration
     from yuesheng.timeline import Options
 
-    readings = {}
-    for item in args.reading:
-        try:
-            rid, option = parse_reading(item)
-        except InvalidValueError as exc:
-            raise UsageError(f"--reading {item!r}: expected {exc.expected}") from None
-        readings[rid] = option
+    readings = readings_of(args)
     repertoire = load_repertoire(args.scores)
     sheet = load_cuesheet(cue_path(args.cue), repertoire, (frozenset(args.variant), readings))
     try:
@@ -153,6 +147,20 @@ def sheet_and_timeline(args: argparse.Namespace) -> tuple[CueSheet, Timeline]:
         return sheet, build_located(sheet, options)
     except UnknownNameError as exc:  # a --variant or --reading that the cue sheet does not have
         raise UsageError(str(exc)) from None
+
+
+def readings_of(args: argparse.Namespace) -> dict[str, str]:
+    """The ``--reading ID=OPTION`` of *args* (UsageError for one that is not of that form)."""
+    from yuesheng.cuesheet import parse_reading
+
+    readings = {}
+    for item in args.reading:
+        try:
+            rid, option = parse_reading(item)
+        except InvalidValueError as exc:
+            raise UsageError(f"--reading {item!r}: expected {exc.expected}") from None
+        readings[rid] = option
+    return readings
 
 
 def cue_path(name: str) -> Path:

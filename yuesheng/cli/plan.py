@@ -1,56 +1,55 @@
 """``yuesheng plan``: a rite's ground plan (儀禮圖) — the hall and every place; with ``--at CUE_ID`` everyone present
 at that cue, facing which way, the cue's walks and what its duration is made of. JSON or one SVG plate. A rite with
-a hall but no blocking yet (大射儀) gives its hall alone."""
+a hall but no blocking yet gives its hall alone."""
 
 from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
-from yuesheng.cli.common import check_output_arg, cue_path, emit
+from yuesheng.cli.common import check_output_arg, cue_path, emit, readings_of
 from yuesheng.errors import UnknownNameError, UsageError
 
 
 def cmd_plan(args: argparse.Namespace) -> str:
     from yuesheng.check.validate import load_cuesheet
-    from yuesheng.cuesheet import parse_reading
-    from yuesheng.files import check_output
     from yuesheng.music.repertoire import load_repertoire, score_paths
     from yuesheng.outputs.plan import plan_data
-    from yuesheng.staging.durations import derive
     from yuesheng.staging.paths import blocking_beside, hall_beside
-    from yuesheng.staging.reader import load_blocking, load_hall
-    from yuesheng.staging.stage import stage
+    from yuesheng.staging.reader import load_hall
+    from yuesheng.staging.rite import loaded, staged_rite
     from yuesheng.timeline.state import Options, check_options
 
     check_output_arg(args)
+    readings = readings_of(args)
     sheet = load_cuesheet(cue_path(args.cue), load_repertoire(score_paths(args.scores)))
     path = blocking_beside(sheet)
-    if args.output:  # the staging files are inputs too
-        check_output(args.output, [p for p in (path, hall_beside(sheet)) if p is not None])
     if path is None:
         hall = hall_beside(sheet)
         if hall is None or args.at:
             raise UsageError(f"no blocking for {sheet.rite_id}: expected blocking/{sheet.rite_id}.yaml beside the cue "
                              f"sheet's folder{' (its hall alone is drawn without --at)' if hall else ''}")
-        data = plan_data(load_hall(hall), sheet)
-        return _written(args, data, sheet.rite_id)
-    blocking = load_blocking(path, sheet)
+        _check_output(args, [hall])
+        return _written(args, plan_data(load_hall(hall), sheet), sheet.rite_id)
+    _check_output(args, [path, Path(loaded(path, sheet).hall.file)])  # the staging files are inputs too
     try:  # the programme the timeline plays: variants with those they require, readings known to the sheet
-        variants, readings = check_options(sheet, Options(frozenset(args.variant),
-                                                          dict(parse_reading(r) for r in args.reading)))
+        variants, chosen = check_options(sheet, Options(frozenset(args.variant), readings))
     except UnknownNameError as exc:
         raise UsageError(str(exc)) from None
-    at = derivation = None
-    if args.at:
-        stages = {s.cue: s for s in stage(blocking, sheet, variants, readings)}
-        if args.at not in stages:
-            sheet.cue(args.at)  # an unknown id: UnknownNameError with the nearest ids
-            raise UsageError(f"cue {args.at!r} is not in the programme with the variants and readings chosen")
-        at = stages[args.at]
-        derivation = derive(blocking, at)
-    return _written(args, plan_data(blocking.hall, sheet, at=at, derivation=derivation),
-                    sheet.rite_id + (f" at {args.at}" if args.at else ""))
+    rite = staged_rite(sheet, variants, chosen, path)
+    if args.at and args.at not in rite.cues:
+        sheet.cue(args.at)  # an unknown id: UnknownNameError with the nearest ids
+        raise UsageError(f"cue {args.at!r} is not in the programme with the variants and readings chosen")
+    data = plan_data(rite.hall, sheet, at=args.at, staged=rite.cues[args.at] if args.at else None)
+    return _written(args, data, sheet.rite_id + (f" at {args.at}" if args.at else ""))
+
+
+def _check_output(args: argparse.Namespace, inputs: list[Path]) -> None:
+    from yuesheng.files import check_output
+
+    if args.output:
+        check_output(args.output, inputs)
 
 
 def _written(args: argparse.Namespace, data: dict[str, object], what: str) -> str:

@@ -12,13 +12,15 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from collections.abc import Mapping
 from html import escape
 from typing import Any
 
 from yuesheng.cuesheet import CueSheet
 from yuesheng.outputs.labels import ASCENT, Box, Label, Placed, place_labels, text_size
-from yuesheng.staging.model import CHI_PER_BU, Derivation, Hall, Point, Stand
-from yuesheng.staging.stage import CueStage, performer_of
+from yuesheng.staging.model import CHI_PER_BU, Hall, Point, Stand
+from yuesheng.staging.rite import StagedCue
+from yuesheng.staging.stage import performer_of
 
 AXES = "x east, y south, in 步 (6 尺) from the middle of the 堂's south edge (堂廉)"
 
@@ -78,28 +80,26 @@ def _places(hall: Hall) -> list[dict[str, Any]]:
             for p in hall.places.values()]
 
 
-def _people(stands: dict[str, Stand], sheet: CueSheet) -> list[dict[str, Any]]:
+def _people(stands: Mapping[str, Stand], sheet: CueSheet) -> list[dict[str, Any]]:
     return [{"id": s.who, "performer": performer_of(s.who), "name": person_name(s.who, sheet), "at": _xy(s.point),
              "facing": s.facing.hanzi + "面" if s.facing else None, "place": s.place}
             for s in sorted(stands.values(), key=lambda s: s.who)]
 
 
-def plan_data(hall: Hall, sheet: CueSheet, *, at: CueStage | None = None,
-              derivation: Derivation | None = None) -> dict[str, Any]:
-    """The plan as plain data: the hall and places; with *at*, the cue's people, walks and duration."""
+def plan_data(hall: Hall, sheet: CueSheet, *, at: str | None = None, staged: StagedCue | None = None) -> dict[str, Any]:
+    """The plan as plain data: the hall and places; at cue *at*, as it stands *staged*, the people, walks and
+    duration."""
     out: dict[str, Any] = {"rite": sheet.rite_id, "unit": "步", "chi_per_bu": CHI_PER_BU, "axes": AXES,
                            "hall": _hall(hall), "places": _places(hall)}
-    if at is not None:
-        cue = sheet.cue(at.cue)
+    if at is not None and staged is not None:
+        cue, derivation = sheet.cue(at), staged.derivation
         out["cue"] = {"id": cue.id, "section": cue.section, "action": cue.action, "cite": str(cue.cite)}
-        out["people"] = _people(at.stands, sheet)
-        walks = derivation.walks if derivation else ()
+        out["people"] = _people(staged.stands, sheet)
         out["walks"] = [{"who": w.who, "name": person_name(w.who, sheet), "route": [_xy(p) for p in w.route],
                          "steps": w.length, "stairs": w.stairs, "seconds": float(w.seconds),
-                         "pace": "趨" if w.run else "行"} for w in walks]
-        if derivation is not None:
-            out["duration"] = {"seconds": float(derivation.seconds),
-                               "parts": [{"what": what, "seconds": float(s)} for what, s in derivation.parts]}
+                         "pace": "趨" if w.run else "行"} for w in derivation.walks]
+        out["duration"] = {"seconds": float(derivation.seconds),
+                           "parts": [{"what": what, "seconds": float(s)} for what, s in derivation.parts]}
     return out
 
 
