@@ -16,6 +16,7 @@ from yuesheng.cuesheet import CueSheet
 from yuesheng.staging.model import Blocking, Derivation, Hall, Stand
 
 NOTHING_TO_TIME = "nothing on the ground to time it (no walk, no formula)"
+KEPT = "estimate: "  # how the basis of an action that keeps the cue sheet's estimate begins, before the reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +33,7 @@ class StagedCue:
 def _timed(derivation: Derivation, keep: str) -> tuple[Fraction | None, str]:
     """An action's duration from its derivation and the blocking's reason to keep the estimate, and the basis."""
     if keep or not derivation.parts:
-        return None, f"estimate: {keep or NOTHING_TO_TIME}"
+        return None, f"{KEPT}{keep or NOTHING_TO_TIME}"
     parts = " + ".join(f"{name} {_s(seconds)}" for name, seconds in derivation.parts)
     return derivation.seconds, f"{parts} = {_s(derivation.seconds)}"
 

@@ -321,9 +321,19 @@ def _stations(timeline: Timeline) -> dict[str, dict[str, Any]]:
 # --- the page ---------------------------------------------------------------------------------------
 
 
+def _kept(timing: CueTiming) -> str | None:
+    """Why an action of a staged rite keeps the cue sheet's estimate; None if its duration is derived from the
+    blocking (walks and formulas) or the rite is not staged."""
+    if not timing.basis:
+        return None
+    from yuesheng.staging.rite import KEPT  # a basis means a staged rite, whose plates load the staging layer
+
+    return timing.basis.removeprefix(KEPT) if timing.basis.startswith(KEPT) else None
+
+
 def _derived(timing: CueTiming) -> bool:
     """Whether an action's unmeasured duration is derived from the blocking (walks and formulas)."""
-    return bool(timing.basis) and not timing.basis.startswith("estimate:")
+    return bool(timing.basis) and _kept(timing) is None
 
 
 def _basis(timing: CueTiming, jie_total: int, by_id: dict[str, Cue]) -> str:
@@ -337,8 +347,8 @@ def _basis(timing: CueTiming, jie_total: int, by_id: dict[str, Cue]) -> str:
                     f"{f' ({timing.basis})' if timing.basis else ''}")
         if _derived(timing):
             return f"from the blocking: {timing.basis}"
-        if timing.basis:
-            return f"the cue sheet's estimate, kept: {timing.basis.removeprefix('estimate: ')}"
+        if (why := _kept(timing)) is not None:
+            return f"the cue sheet's estimate, kept: {why}"
         return "estimated (the cue sheet's estimate)"
     if cue.end_at:
         que = " (樂闋)" if says_que(cue, by_id.get(cue.end_at)) else ""
