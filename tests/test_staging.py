@@ -288,6 +288,14 @@ def test_an_assumption_that_is_not_a_number_of_bu_is_an_error_at_its_place_not_a
     assert (caught.value.problems[0].line, caught.value.problems[0].col) == (7, 17)
 
 
+def test_a_hall_of_more_wall_corners_than_the_limit_is_refused_before_any_route_is_searched(tmp_path):
+    posts = "".join(f"  - {{name: post{n}, points: [[{n - 30}, 70], [{n - 29.9}, 70]]}}\n" for n in range(60))
+    path = _copy(tmp_path, "xiangshe", "\nwalls:\n", "\nwalls:\n" + posts, hall=True)
+    with pytest.raises(InvalidInputError, match=r"walls: the walls have 1\d\d corners, beyond the limit of corners "
+                                                r"of a hall's walls \(at most 100\)"):
+        load_hall(path.with_name("xiangshe.hall.yaml"))
+
+
 def test_an_unknown_place_performer_or_formula_is_named_with_a_suggestion(tmp_path, xiangshe):
     sheet = xiangshe[0]
     path = _copy(tmp_path, "xiangshe", "{who: zanzhe, to: bin-xi-qian, estimate:",

@@ -17,6 +17,8 @@ Each limit is far beyond anything the texts ask for (docs/limits.md):
   (benchmarks/render.py: 2 million events, 0.8 GB at the peak);
 - notes in one engraving ≤ 20,000: twenty times a shipped songbook (about 1,000);
   LilyPond took 38 s and 2.5 GB for 30,000;
+- corners of a hall's walls ≤ 100: the shipped halls have at most 25; a route is searched on a graph of every
+  corner that sees every other, so the work grows with the cube of the corners (600 took minutes);
 - LilyPond's address space ≤ 4 GiB (``resource.RLIMIT_AS`` on the child): 鹿鳴
   engraves in 0.5 GiB; beyond, LilyPond stops with an error that says so.
 """
@@ -62,4 +64,5 @@ RITE_SECONDS = Limit("the length of a rite (and of any one duration in it)", Fra
 SYLLABLE = Limit("the shortest syllable", Fraction(1, 20), seconds=True, at_least=True)
 EVENTS = Limit("events in a timeline", 3_000_000)
 ENGRAVED_NOTES = Limit("notes in one engraving", 20_000)
+WALL_CORNERS = Limit("corners of a hall's walls", 100)
 LILYPOND_MEMORY = 4 * 2**30  # bytes of address space for one LilyPond run

@@ -42,6 +42,7 @@ from typing import Any
 from yuesheng.checking import Checker
 from yuesheng.cuesheet.model import CueSheet
 from yuesheng.errors import InvalidInputError
+from yuesheng.limits import WALL_CORNERS
 from yuesheng.staging.model import (
     Assumption,
     Blocking,
@@ -146,6 +147,10 @@ def load_hall(path: str | Path) -> Hall:
     x0, y0, x1, y1 = (v if v is not None else 0.0 for v in corners)
     stairs = _stairs(c, data.get("stairs", {}), y1)
     walls = [_wall(c, raw, ("walls", n)) for n, raw in enumerate(data.get("walls", []) or [])]
+    if message := WALL_CORNERS.check("the walls have", sum(len(w.points) for w in walls if w is not None),
+                                     " corners"):
+        c.error(("walls",), message, "limits", key=True)
+        raise InvalidInputError(c.problems)
     outline = (Point(x0, y0), Point(x1, y0), Point(x1, y1), Point(x0, y1), Point(x0, y0))
     walls.append(Wall("堂 (its edge)", outline, Source(estimate="the 堂's measures (tang) are the hall's assumptions")))
     places = _places(c, data.get("places", {}))
