@@ -359,7 +359,7 @@ def stanza_score(piece: Piece, found: Stanza, slots: Sequence[Slot], setting: Se
                              setting.notation))
     lines.append(_lyric_line("俗", [n.suzi for n in sounding], setting.notation))
     lines += ["  >>", "  \\layout { }", "}"]
-    lines += search_line(piece, stanza)
+    lines += search_line(found)
     notes = _footnotes(piece, stanza)
     if notes:
         lines.append("\\markup \\smaller \\column { " + " ".join(f"\\wordwrap-string {lily_string(t)}" for t in notes)
@@ -367,22 +367,19 @@ def stanza_score(piece: Piece, found: Stanza, slots: Sequence[Slot], setting: Se
     return lines
 
 
-def stanza_words(piece: Piece, stanza: int) -> str:
+def stanza_words(stanza: Stanza) -> str:
     """The stanza's words as one line of text, a space between the lines of the poem: '呦呦鹿鳴 食野之苹 …'."""
-    found = next((s for s in piece.stanzas if s.number == stanza), None)
-    if found is None:
-        return ""
-    words = [n.lyric.strip() for n in found.notes]
-    lengths = found.line_lengths or (len(words),)
+    words = [n.lyric.strip() for n in stanza.notes]
+    lengths = stanza.line_lengths or (len(words),)
     starts = [sum(lengths[:k]) for k in range(len(lengths))]
     return " ".join("".join(words[a:a + n]) for a, n in zip(starts, lengths, strict=True)).strip()
 
 
-def search_line(piece: Piece, stanza: int) -> list[str]:
+def search_line(stanza: Stanza) -> list[str]:
     """The stanza's words as a line of text under it, in white: the engraved syllables extract from a PDF one by
     one, in drawing order, so this line is what a search finds ('呦呦鹿鳴'), with the standard forms beside the
     source's variants on a line of their own ('關關雎鳩' under '闗闗雎鳩'). [] for a stanza without words."""
-    words = stanza_words(piece, stanza)
+    words = stanza_words(stanza)
     if not words:
         return []
     texts = dict.fromkeys((words, standard_forms(words)))  # the standard forms on a line of their own
