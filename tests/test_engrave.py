@@ -305,6 +305,17 @@ def test_jianpu_key_is_written_as_chinese_practice_writes_it(repertoire, name: s
     assert f"· {key}\"" in score_source(repertoire.find(name), setting, font=FONT)
 
 
+def test_a_stanza_longer_than_a_page_may_turn_the_page(repertoire) -> None:
+    """A stanza is kept on one page only if it fits on one: a longer one was crushed onto a single page, illegible."""
+    piece = repertoire.find("鹿鳴")
+    first = piece.stanzas[0]
+    assert score_source(piece, Setting(), font=FONT).count("\\autoPageBreaksOff") == len(piece.stanzas)
+    times = engrave.STANZA_ON_ONE_PAGE // len(first.notes) + 1
+    long = replace(first, notes=first.notes * times, line_lengths=first.line_lengths * times)
+    source = score_source(replace(piece, stanzas=(long,)), Setting(), font=FONT)
+    assert "\\autoPageBreaksOff" not in source and "\\cadenzaOn" in source
+
+
 def test_jianpu_marks_the_metre_where_the_line_length_changes(repertoire) -> None:
     assert engrave._metre_marks((4, 2, 4, 4, 3)) == {0: "\\time 4/4", 4: "\\time 2/4", 6: "\\time 4/4",
                                                      14: "\\time 3/4"}

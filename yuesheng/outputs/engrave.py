@@ -297,6 +297,7 @@ def clef_name(keys: Sequence[int]) -> str:
     return "treble" if low >= 55 else "treble_8" if low >= 43 else "bass"
 
 
+STANZA_ON_ONE_PAGE = 96  # notes: a page holds about 160 in staff notation and 200 in 簡譜, under a piece's header
 _REGISTER_MARK = {-2: "倍倍", -1: "倍", 0: "", 1: "清", 2: "清清"}
 
 
@@ -332,7 +333,8 @@ def stanza_score(piece: Piece, found: Stanza, slots: Sequence[Slot], setting: Se
     stanza, lengths, ends = found.number, found.line_lengths, set(found.line_ends)
     between = "" if lengths else '\\bar ""'  # a system breaks only at a bar: inside a line of the poem, never
     metres = _metre_marks(lengths) if setting.notation is Notation.JIANPU else {}
-    tokens = ["\\autoPageBreaksOff \\cadenzaOn"]  # no page turn inside a stanza
+    # no page turn inside a stanza that fits on a page; a longer one takes the pages it needs, not all crushed onto one
+    tokens = ["\\autoPageBreaksOff \\cadenzaOn" if len(slots) <= STANZA_ON_ONE_PAGE else "\\cadenzaOn"]
     for n, slot in enumerate(slots):
         if n and slot.note.position - 1 in ends:
             tokens.append('\\bar "|"')
