@@ -316,6 +316,17 @@ def test_a_stanza_longer_than_a_page_may_turn_the_page(repertoire) -> None:
     assert "\\autoPageBreaksOff" not in source and "\\cadenzaOn" in source
 
 
+def test_a_line_too_long_for_a_system_may_break(repertoire) -> None:
+    """A system breaks only between the lines of the poem, unless a line is too long for one: it ran off the page."""
+    piece = repertoire.find("鹿鳴")
+    assert '\\bar ""' not in score_source(piece, Setting(), font=FONT)  # 4-character lines: never broken inside
+    first = piece.stanzas[0]
+    one_line = replace(first, line_lengths=(len(first.notes),))
+    assert len(first.notes) > engrave.SYSTEM_NOTES
+    source = score_source(replace(piece, stanzas=(one_line,)), Setting(), font=FONT)
+    assert source.count('\\bar ""') == len(first.notes) - 1  # a break allowed before every note but the first
+
+
 def test_jianpu_marks_the_metre_where_the_line_length_changes(repertoire) -> None:
     assert engrave._metre_marks((4, 2, 4, 4, 3)) == {0: "\\time 4/4", 4: "\\time 2/4", 6: "\\time 4/4",
                                                      14: "\\time 3/4"}

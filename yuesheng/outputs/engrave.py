@@ -297,6 +297,7 @@ def clef_name(keys: Sequence[int]) -> str:
     return "treble" if low >= 55 else "treble_8" if low >= 43 else "bass"
 
 
+SYSTEM_NOTES = 16  # notes: a line of the poem up to this long is never broken (a system holds about 24)
 STANZA_ON_ONE_PAGE = 96  # notes: a page holds about 160 in staff notation and 200 in 簡譜, under a piece's header
 _REGISTER_MARK = {-2: "倍倍", -1: "倍", 0: "", 1: "清", 2: "清清"}
 
@@ -326,20 +327,34 @@ def _metre_marks(lengths: Sequence[int]) -> dict[int, str]:
     return marks
 
 
+def _free_breaks(lengths: Sequence[int], count: int) -> set[int]:
+    """The positions of the notes before which a system may break inside a line of the poem: any, where the score
+    gives no lines; else only inside a line too long for one system (over ``SYSTEM_NOTES``), which would otherwise
+    run off the page's edge."""
+    if not lengths:
+        return set(range(2, count + 1))
+    free, start = set(), 0
+    for length in lengths:
+        if length > SYSTEM_NOTES:
+            free.update(range(start + 2, start + length + 1))
+        start += length
+    return free
+
+
 def stanza_score(piece: Piece, found: Stanza, slots: Sequence[Slot], setting: Setting, gong: int) -> list[str]:
     """One stanza as a LilyPond ``\\score`` with its heading, three lyric lines and its notes on emendations."""
     marks = _emendation_marks(piece)
     keys = [s.key for s in slots if s.key is not None]
     stanza, lengths, ends = found.number, found.line_lengths, set(found.line_ends)
-    between = "" if lengths else '\\bar ""'  # a system breaks only at a bar: inside a line of the poem, never
+    free = _free_breaks(lengths, len(found.notes))  # a system breaks only at a bar
     metres = _metre_marks(lengths) if setting.notation is Notation.JIANPU else {}
     # no page turn inside a stanza that fits on a page; a longer one takes the pages it needs, not all crushed onto one
     tokens = ["\\autoPageBreaksOff \\cadenzaOn" if len(slots) <= STANZA_ON_ONE_PAGE else "\\cadenzaOn"]
     for n, slot in enumerate(slots):
         if n and slot.note.position - 1 in ends:
             tokens.append('\\bar "|"')
-        elif n and between:
-            tokens.append(between)
+        elif n and slot.note.position in free:
+            tokens.append('\\bar ""')
         if slot.note.position - 1 in metres:
             tokens.append(metres[slot.note.position - 1])
         tokens.append(_note_token(slot, gong, setting, marks.get((stanza, slot.note.position))))
