@@ -333,7 +333,8 @@ def _free_breaks(lengths: Sequence[int], count: int) -> set[int]:
     run off the page's edge."""
     if not lengths:
         return set(range(2, count + 1))
-    free, start = set(), 0
+    free: set[int] = set()
+    start = 0
     for length in lengths:
         if length > SYSTEM_NOTES:
             free.update(range(start + 2, start + length + 1))
