@@ -174,6 +174,11 @@ def used_key(keys: Sequence[int], gong: int) -> int:
     return gong + best - (12 if best > 6 else 0)
 
 
+def _key_of_notes_used(setting: Setting) -> bool:
+    """Whether the staff's key signature is the one the notes fit (``KeySignature.USED``); 簡譜's 1 stays the 宫."""
+    return setting.key is KeySignature.USED and setting.notation is Notation.STAFF
+
+
 def gong_key(mode: Mode | None, keys: Sequence[int], realization: Realization) -> int:
     """The MIDI key of the 宫 of the mode's 均 in the octave that holds most of *keys* (1 of the 簡譜)."""
     base = realization.huangzhong + (mode.jun.index if mode else 0)
@@ -205,7 +210,7 @@ def _header(piece: Piece, setting: Setting, gong: int) -> list[str]:
         "subsubtitle": subsubtitle,
         "meter": f"黄鍾 = {setting.huangzhong_name}"
                  + (f" · {jianpu_key(gong)}" if setting.notation is Notation.JIANPU else ""),
-        "arranger": tuning + (" · key of the notes used" if setting.key is KeySignature.USED else "")
+        "arranger": tuning + (" · key of the notes used" if _key_of_notes_used(setting) else "")
                     + (f" · {setting.part}" if setting.part else ""),
     }
     return ["\\header {"] + [f"  {name} = {lily_string(value)}" for name, value in fields.items()] + ["}"]
@@ -440,7 +445,7 @@ def piece_bookpart(piece: Piece, setting: Setting, *, slots: Sequence[Slot] | No
     slots = list(slots) if slots is not None else piece_slots(piece, setting.realization)
     # 1 of the 簡譜 in the octave of the piece as written, so that a part an octave lower keeps its dots below
     gong = gong_key(piece.mode, [setting.realization.midi(n.pitch)[0] for n in piece.notes], setting.realization)
-    if setting.key is KeySignature.USED and setting.notation is Notation.STAFF:  # 簡譜's 1 stays the 宫
+    if _key_of_notes_used(setting):
         gong = used_key([s.key for s in slots if s.key is not None], gong)
     lines = _run_in_heading(piece) if run_in else ["\\bookpart {"] + _header(piece, setting, gong)
     if toc:
