@@ -305,6 +305,28 @@ def test_jianpu_key_is_written_as_chinese_practice_writes_it(repertoire, name: s
     assert f"· {key}\"" in score_source(repertoire.find(name), setting, font=FONT)
 
 
+def test_a_stanza_longer_than_a_page_may_turn_the_page(repertoire) -> None:
+    """A stanza is kept on one page only if it fits on one: a longer one was crushed onto a single page, illegible."""
+    piece = repertoire.find("鹿鳴")
+    first = piece.stanzas[0]
+    assert score_source(piece, Setting(), font=FONT).count("\\autoPageBreaksOff") == len(piece.stanzas)
+    times = engrave.STANZA_ON_ONE_PAGE // len(first.notes) + 1
+    long = replace(first, notes=first.notes * times, line_lengths=first.line_lengths * times)
+    source = score_source(replace(piece, stanzas=(long,)), Setting(), font=FONT)
+    assert "\\autoPageBreaksOff" not in source and "\\cadenzaOn" in source
+
+
+def test_a_line_too_long_for_a_system_may_break(repertoire) -> None:
+    """A system breaks only between the lines of the poem, unless a line is too long for one: it ran off the page."""
+    piece = repertoire.find("鹿鳴")
+    assert '\\bar ""' not in score_source(piece, Setting(), font=FONT)  # 4-character lines: never broken inside
+    first = piece.stanzas[0]
+    one_line = replace(first, line_lengths=(len(first.notes),))
+    assert len(first.notes) > engrave.SYSTEM_NOTES
+    source = score_source(replace(piece, stanzas=(one_line,)), Setting(), font=FONT)
+    assert source.count('\\bar ""') == len(first.notes) - 1  # a break allowed before every note but the first
+
+
 def test_jianpu_marks_the_metre_where_the_line_length_changes(repertoire) -> None:
     assert engrave._metre_marks((4, 2, 4, 4, 3)) == {0: "\\time 4/4", 4: "\\time 2/4", 6: "\\time 4/4",
                                                      14: "\\time 3/4"}
@@ -330,7 +352,7 @@ def test_key_used_gives_the_signature_the_notes_fit(repertoire) -> None:
     assert f"\\key {engrave.lily_pitch(used, used).rstrip(chr(39) + ',')} \\major" in source
     assert "key of the notes used" in source
     jianpu = score_source(piece, Setting(notation=Notation.JIANPU, key=engrave.KeySignature.USED), font=FONT)
-    assert "1=♭B" in jianpu  # 簡譜's 1 stays the mode's 宫
+    assert "1=♭B" in jianpu and "key of the notes used" not in jianpu  # 簡譜's 1 stays the mode's 宫, as it says
 
 
 # -- issue 22 §6: LilyPond's memory and the notes of one engraving are bounded ---------------------------------------

@@ -163,3 +163,5 @@ def test_the_font_cache_keeps_only_its_newest_entries(tmp_path, monkeypatch):
     for n in range(5):
         keep(tmp_path, f"{n}.css", b"x", entries=3)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["2.css", "3.css", "4.css"]
+    keep(tmp_path, "5.css", b"x", entries=0)  # 0 keeps none, not all (files[:-0] is empty)
+    assert list(tmp_path.iterdir()) == []

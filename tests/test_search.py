@@ -34,7 +34,7 @@ def book(repertoire, has_engraver, tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 def _first_lines(pieces) -> list[tuple[str, str]]:
-    return [(p.title, stanza_words(p, s.number).split(" ")[0]) for p in pieces for s in p.stanzas]
+    return [(p.title, stanza_words(s).split(" ")[0]) for p in pieces for s in p.stanzas]
 
 
 def _check(text: str, pieces, *, line_starts: bool = True) -> None:

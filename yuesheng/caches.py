@@ -35,7 +35,7 @@ def keep(folder: Path, name: str, data: bytes, *, entries: int) -> None:
         temporary.write_bytes(data)
         os.replace(temporary, folder / name)
         files = sorted((p for p in folder.iterdir() if not p.name.startswith(".")), key=_age)
-        for old in files[:-entries]:
+        for old in files[:max(len(files) - entries, 0)]:  # not files[:-entries]: entries=0 would keep them all
             old.unlink(missing_ok=True)
     with suppress(OSError):
         temporary.unlink(missing_ok=True)

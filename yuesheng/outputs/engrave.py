@@ -174,6 +174,11 @@ def used_key(keys: Sequence[int], gong: int) -> int:
     return gong + best - (12 if best > 6 else 0)
 
 
+def _key_of_notes_used(setting: Setting) -> bool:
+    """Whether the staff's key signature is the one the notes fit (``KeySignature.USED``); 簡譜's 1 stays the 宫."""
+    return setting.key is KeySignature.USED and setting.notation is Notation.STAFF
+
+
 def gong_key(mode: Mode | None, keys: Sequence[int], realization: Realization) -> int:
     """The MIDI key of the 宫 of the mode's 均 in the octave that holds most of *keys* (1 of the 簡譜)."""
     base = realization.huangzhong + (mode.jun.index if mode else 0)
@@ -205,7 +210,7 @@ def _header(piece: Piece, setting: Setting, gong: int) -> list[str]:
         "subsubtitle": subsubtitle,
         "meter": f"黄鍾 = {setting.huangzhong_name}"
                  + (f" · {jianpu_key(gong)}" if setting.notation is Notation.JIANPU else ""),
-        "arranger": tuning + (" · key of the notes used" if setting.key is KeySignature.USED else "")
+        "arranger": tuning + (" · key of the notes used" if _key_of_notes_used(setting) else "")
                     + (f" · {setting.part}" if setting.part else ""),
     }
     return ["\\header {"] + [f"  {name} = {lily_string(value)}" for name, value in fields.items()] + ["}"]
@@ -297,6 +302,8 @@ def clef_name(keys: Sequence[int]) -> str:
     return "treble" if low >= 55 else "treble_8" if low >= 43 else "bass"
 
 
+SYSTEM_NOTES = 16  # notes: a line of the poem up to this long is never broken (a system holds about 24)
+STANZA_ON_ONE_PAGE = 96  # notes: a page holds about 160 in staff notation and 200 in 簡譜, under a piece's header
 _REGISTER_MARK = {-2: "倍倍", -1: "倍", 0: "", 1: "清", 2: "清清"}
 
 
@@ -325,19 +332,35 @@ def _metre_marks(lengths: Sequence[int]) -> dict[int, str]:
     return marks
 
 
+def _free_breaks(lengths: Sequence[int], count: int) -> set[int]:
+    """The positions of the notes before which a system may break inside a line of the poem: any, where the score
+    gives no lines; else only inside a line too long for one system (over ``SYSTEM_NOTES``), which would otherwise
+    run off the page's edge."""
+    if not lengths:
+        return set(range(2, count + 1))
+    free: set[int] = set()
+    start = 0
+    for length in lengths:
+        if length > SYSTEM_NOTES:
+            free.update(range(start + 2, start + length + 1))
+        start += length
+    return free
+
+
 def stanza_score(piece: Piece, found: Stanza, slots: Sequence[Slot], setting: Setting, gong: int) -> list[str]:
     """One stanza as a LilyPond ``\\score`` with its heading, three lyric lines and its notes on emendations."""
     marks = _emendation_marks(piece)
     keys = [s.key for s in slots if s.key is not None]
     stanza, lengths, ends = found.number, found.line_lengths, set(found.line_ends)
-    between = "" if lengths else '\\bar ""'  # a system breaks only at a bar: inside a line of the poem, never
+    free = _free_breaks(lengths, len(found.notes))  # a system breaks only at a bar
     metres = _metre_marks(lengths) if setting.notation is Notation.JIANPU else {}
-    tokens = ["\\autoPageBreaksOff \\cadenzaOn"]  # no page turn inside a stanza
+    # no page turn inside a stanza that fits on a page; a longer one takes the pages it needs, not all crushed onto one
+    tokens = ["\\autoPageBreaksOff \\cadenzaOn" if len(slots) <= STANZA_ON_ONE_PAGE else "\\cadenzaOn"]
     for n, slot in enumerate(slots):
         if n and slot.note.position - 1 in ends:
             tokens.append('\\bar "|"')
-        elif n and between:
-            tokens.append(between)
+        elif n and slot.note.position in free:
+            tokens.append('\\bar ""')
         if slot.note.position - 1 in metres:
             tokens.append(metres[slot.note.position - 1])
         tokens.append(_note_token(slot, gong, setting, marks.get((stanza, slot.note.position))))
@@ -359,7 +382,7 @@ def stanza_score(piece: Piece, found: Stanza, slots: Sequence[Slot], setting: Se
                              setting.notation))
     lines.append(_lyric_line("俗", [n.suzi for n in sounding], setting.notation))
     lines += ["  >>", "  \\layout { }", "}"]
-    lines += search_line(piece, stanza)
+    lines += search_line(found)
     notes = _footnotes(piece, stanza)
     if notes:
         lines.append("\\markup \\smaller \\column { " + " ".join(f"\\wordwrap-string {lily_string(t)}" for t in notes)
@@ -367,22 +390,19 @@ def stanza_score(piece: Piece, found: Stanza, slots: Sequence[Slot], setting: Se
     return lines
 
 
-def stanza_words(piece: Piece, stanza: int) -> str:
+def stanza_words(stanza: Stanza) -> str:
     """The stanza's words as one line of text, a space between the lines of the poem: '呦呦鹿鳴 食野之苹 …'."""
-    found = next((s for s in piece.stanzas if s.number == stanza), None)
-    if found is None:
-        return ""
-    words = [n.lyric.strip() for n in found.notes]
-    lengths = found.line_lengths or (len(words),)
+    words = [n.lyric.strip() for n in stanza.notes]
+    lengths = stanza.line_lengths or (len(words),)
     starts = [sum(lengths[:k]) for k in range(len(lengths))]
     return " ".join("".join(words[a:a + n]) for a, n in zip(starts, lengths, strict=True)).strip()
 
 
-def search_line(piece: Piece, stanza: int) -> list[str]:
+def search_line(stanza: Stanza) -> list[str]:
     """The stanza's words as a line of text under it, in white: the engraved syllables extract from a PDF one by
     one, in drawing order, so this line is what a search finds ('呦呦鹿鳴'), with the standard forms beside the
     source's variants on a line of their own ('關關雎鳩' under '闗闗雎鳩'). [] for a stanza without words."""
-    words = stanza_words(piece, stanza)
+    words = stanza_words(stanza)
     if not words:
         return []
     texts = dict.fromkeys((words, standard_forms(words)))  # the standard forms on a line of their own
@@ -425,7 +445,7 @@ def piece_bookpart(piece: Piece, setting: Setting, *, slots: Sequence[Slot] | No
     slots = list(slots) if slots is not None else piece_slots(piece, setting.realization)
     # 1 of the 簡譜 in the octave of the piece as written, so that a part an octave lower keeps its dots below
     gong = gong_key(piece.mode, [setting.realization.midi(n.pitch)[0] for n in piece.notes], setting.realization)
-    if setting.key is KeySignature.USED and setting.notation is Notation.STAFF:  # 簡譜's 1 stays the 宫
+    if _key_of_notes_used(setting):
         gong = used_key([s.key for s in slots if s.key is not None], gong)
     lines = _run_in_heading(piece) if run_in else ["\\bookpart {"] + _header(piece, setting, gong)
     if toc:
