@@ -27,7 +27,6 @@ written, is ignored without a word. The folder is the user's alone (0700) and ho
 from __future__ import annotations
 
 import codecs
-import contextlib
 import json
 import math
 import os
@@ -39,6 +38,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from yuesheng.caches import cache_folder, keep
 from yuesheng.errors import InvalidInputError, Problem, Severity
 
 if TYPE_CHECKING:
@@ -349,14 +349,12 @@ def _cache_entry(path: str | Path) -> Path | None:
 
     Two paths that share a name only take each other's place: an entry is used only for its own text.
     """
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    if not os.path.isabs(base):
-        return None
+    folder = cache_folder("yaml")
     try:
         where = os.fsencode(os.path.abspath(path))
     except (OSError, ValueError):
         return None
-    return Path(base, "yuesheng", "yaml", f"{zlib.crc32(where):08x}{zlib.adler32(where):08x}.json")
+    return folder / f"{zlib.crc32(where):08x}{zlib.adler32(where):08x}.json" if folder is not None else None
 
 
 def _read_cache(entry: Path, text: str, name: str) -> Document | None:
@@ -397,7 +395,8 @@ def _pairs(flat: list[int]) -> list[tuple[int, int]]:
 
 
 def _write_cache(entry: Path, text: str, doc: Document) -> None:
-    """Keep *doc*, loaded from *text*, in *entry*, atomically; any failure is ignored (the cache is only a shortcut)."""
+    """Keep *doc*, loaded from *text*, in *entry*, whole (``caches.keep``, which also keeps the folder to
+    ``CACHE_ENTRIES``); any failure is ignored (the cache is only a shortcut)."""
     paths: list[PathKey] = []
     key_paths: list[PathKey] = []
     _visit(doc.data, (), paths, key_paths)
@@ -406,29 +405,8 @@ def _write_cache(entry: Path, text: str, doc: Document) -> None:
     content = {"format": _CACHE_FORMAT, "text": text, "data": doc.data,
                "marks": [n for mark in doc.marks.values() for n in mark],  # in the order of _visit's paths
                "key_marks": [n for mark in doc.key_marks.values() for n in mark]}
-    temporary = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
     try:
-        entry.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # copies of the user's files: the user's alone
-        with open(temporary, "w", encoding="utf-8") as handle:
-            json.dump(content, handle, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        os.replace(temporary, entry)
-        _prune(entry.parent)
-    except (OSError, ValueError, TypeError):
-        with contextlib.suppress(OSError):
-            temporary.unlink(missing_ok=True)
-
-
-def _prune(folder: Path) -> None:
-    """Remove all but the ``CACHE_ENTRIES`` entries of *folder* written most recently: the cache stays bounded."""
-    entries = list(folder.glob("*.json"))
-    if len(entries) > CACHE_ENTRIES:
-        for old in sorted(entries, key=_written)[: len(entries) - CACHE_ENTRIES]:
-            with contextlib.suppress(OSError):
-                old.unlink()
-
-
-def _written(entry: Path) -> float:
-    try:
-        return entry.stat().st_mtime
-    except OSError:
-        return 0.0
+        data = json.dumps(content, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    except (ValueError, TypeError):  # a value JSON cannot hold (.nan): not kept
+        return
+    keep(entry.parent, entry.name, data, entries=CACHE_ENTRIES)
