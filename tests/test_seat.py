@@ -279,6 +279,26 @@ def test_a_file_that_is_not_a_sofa_hrir_set_is_a_clear_error(tmp_path):
         load_sofa(tmp_path / "missing.sofa")
 
 
+@pytest.mark.parametrize(("ir", "rate", "message"), [
+    ((0, 2, 16), 44100.0, "expected Data.IR of directions × 2 ears × taps"),
+    ((3, 2, 0), 44100.0, "expected Data.IR of directions × 2 ears × taps"),
+    ((3, 2, 16), float("nan"), "Data.SamplingRate nan Hz"),
+    ((710, 2, 512), 1.0, "Data.SamplingRate 1 Hz"),  # resampled to 44.1 kHz: 248 GiB
+    ((3, 2, 16), 0.0, "silent"),  # an all-zero set: nothing to level it by
+])
+def test_an_empty_silent_or_absurd_rate_sofa_set_is_a_clear_error(tmp_path, ir, rate, message):
+    h5py = pytest.importorskip("h5py")
+    path = tmp_path / "bad.sofa"
+    with h5py.File(path, "w") as f:
+        f.attrs["SOFAConventions"] = "SimpleFreeFieldHRIR"
+        f["Data.IR"] = np.zeros(ir) if message == "silent" else np.ones(ir)
+        f["Data.SamplingRate"] = np.array([rate or 44100.0])
+        f["SourcePosition"] = np.zeros((ir[0], 3))
+        f["ReceiverPosition"] = np.array([[0.0, 0.09, 0.0], [0.0, -0.09, 0.0]])
+    with pytest.raises(AudioError, match=message):
+        load_sofa(path)
+
+
 @needs_fluidsynth
 @needs_kemar
 def test_binaural_a_source_on_the_listeners_left_is_earlier_and_louder_in_the_left_ear(tmp_path):

@@ -19,6 +19,7 @@ from yuesheng.errors import AudioError
 DEFAULT = Path("/usr/share/libmysofa/MIT_KEMAR_normal_pinna.sofa")
 ONSET = 0.05  # of a response's peak: where it begins
 LEAD_KEPT = 4  # samples kept before the earliest onset of the set
+RATES = (8_000, 384_000)  # Hz: the sampling rates a set may have (resampled to the render's 44.1 or 48 kHz)
 INSTALL = "install Debian's libmysofa1 (apt-get install libmysofa1), which ships the MIT KEMAR set"
 
 
@@ -73,16 +74,22 @@ def load(path: str | Path = DEFAULT) -> Hrtf:
             position = np.asarray(sofa["SourcePosition"], dtype=np.float64)
             kind = _text(sofa["SourcePosition"].attrs.get("Type"))
             receivers = np.asarray(sofa["ReceiverPosition"], dtype=np.float64).reshape(2, -1)
-    except (OSError, KeyError, ValueError) as exc:
+    except (OSError, KeyError, ValueError, TypeError) as exc:
         raise AudioError(f"{where} is not a readable SOFA HRIR file: {exc}") from None
-    if ir.ndim != 3 or ir.shape[1] != 2 or len(position) != len(ir) or rate <= 0:
+    if ir.ndim != 3 or ir.shape[1] != 2 or 0 in ir.shape or len(position) != len(ir):
         raise AudioError(f"{where}: expected Data.IR of directions × 2 ears × taps and one SourcePosition each, "
                          f"found {ir.shape} and {position.shape}")
+    if not RATES[0] <= rate <= RATES[1]:  # NaN too; a rate of 1 Hz would resample to hundreds of GiB
+        raise AudioError(f"{where}: Data.SamplingRate {rate:g} Hz, expected {RATES[0]} to {RATES[1]} Hz")
+    if not np.isfinite(ir).all() or not np.isfinite(position).all():
+        raise AudioError(f"{where}: Data.IR or SourcePosition holds a value that is not a number")
     directions = _unit(position, kind)
     if receivers[0, 1] < receivers[1, 1]:  # the left ear is the receiver at positive y
         ir = ir[:, ::-1]
     ahead = int(np.argmax(directions @ np.array([1.0, 0.0, 0.0])))
     gain = math.sqrt(float(np.mean(np.sum(ir[ahead] ** 2, axis=1))))
+    if gain == 0.0:
+        raise AudioError(f"{where}: the response from straight ahead is silent, so the set cannot be levelled")
     return Hrtf(str(where), directions, _lead_trimmed(ir) / gain, round(rate))
 
 
