@@ -396,6 +396,14 @@ def test_cli_binaural_renders_through_the_kemar_set(run, tmp_path):
                str(out))[0] == 1
 
 
+def test_binaural_refuses_to_write_over_its_sofa_file(run, tmp_path):
+    sofa = tmp_path / "kemar.wav"  # a SOFA file under an audio name, given as -o too
+    sofa.write_bytes(b"HDF5 stand-in")
+    code, _, err = run("audio", str(PLACED), "--listener", "0,-3.5,south", "--binaural", str(sofa), "-o", str(sofa))
+    assert code == 1 and "one of this command's inputs" in err
+    assert sofa.read_bytes() == b"HDF5 stand-in"
+
+
 @needs_fluidsynth
 def test_a_sounding_part_with_no_place_is_an_error_that_names_the_placed_parts(tmp_path):
     from yuesheng.outputs.spatial import render_placed
