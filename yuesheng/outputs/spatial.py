@@ -456,7 +456,6 @@ class Limiter:
         self.window = max(2, round(LIMIT_WINDOW * rate))
         self.held: Any = None
         self.before = np.ones(self.window - 1)  # the gain needed just before the held block
-        self.limited = 0  # samples whose gain was lowered
 
     def push(self, block: Any) -> Any:
         """The held block, limited, now that *block* (None at the end) follows it; the first call gives none."""
@@ -478,7 +477,6 @@ class Limiter:
         least = sliding_window_view(context, self.window).min(axis=1)  # least[s]: over samples s … s + window − 1
         cut = np.concatenate([[0.0], np.cumsum(1.0 - least)])  # summed as cuts, so that no cut gives exactly 1
         gain = 1.0 - (cut[self.window:] - cut[:-self.window]) / self.window  # the mean of least[t … t + window − 1]
-        self.limited += int(np.count_nonzero(gain < 1.0))
         return held * gain[:, None]
 
     @staticmethod
