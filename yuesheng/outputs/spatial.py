@@ -291,6 +291,7 @@ class _Feed:
         import threading
 
         self.synth, self.runs = synth, runs
+        self.total = sum(frames for sound, frames in runs if sound)  # here: take() shortens the runs as it goes
         self.queue: queue.Queue[Any] = queue.Queue(maxsize=READ_AHEAD)
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._read, daemon=True)
@@ -311,7 +312,7 @@ class _Feed:
 
         import numpy as np
 
-        total = sum(frames for sound, frames in self.runs if sound)
+        total = self.total
         while total and not self.stopping.is_set():
             count = min(CHUNK, total)
             try:
