@@ -299,6 +299,28 @@ def test_an_empty_silent_or_absurd_rate_sofa_set_is_a_clear_error(tmp_path, ir, 
         load_sofa(path)
 
 
+def test_a_sofa_set_too_large_to_be_hrirs_is_refused_before_it_is_read(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    path = tmp_path / "bomb.sofa"
+    with h5py.File(path, "w") as f:  # a few kB on disk, 149 GiB read
+        f.attrs["SOFAConventions"] = "SimpleFreeFieldHRIR"
+        f.create_dataset("Data.IR", shape=(100_000, 2, 100_000), dtype="f8", chunks=(100, 2, 1000), compression="gzip")
+        f["Data.SamplingRate"] = np.array([44100.0])
+        f.create_dataset("SourcePosition", shape=(100_000, 3), dtype="f8")
+        f["ReceiverPosition"] = np.array([[0.0, 0.09, 0.0], [0.0, -0.09, 0.0]])
+    assert path.stat().st_size < 100_000
+    with pytest.raises(AudioError, match="Data.IR holds 20000000000 values"):
+        load_sofa(path)
+    with h5py.File(path, "w") as f:
+        f.attrs["SOFAConventions"] = "SimpleFreeFieldHRIR"
+        f["Data.IR"] = np.ones((1, 2, 100_000))  # 2.3 s a response: every block's FFT that long
+        f["Data.SamplingRate"] = np.array([44100.0])
+        f["SourcePosition"] = np.zeros((1, 3))
+        f["ReceiverPosition"] = np.array([[0.0, 0.09, 0.0], [0.0, -0.09, 0.0]])
+    with pytest.raises(AudioError, match="responses of 100000 samples"):
+        load_sofa(path)
+
+
 @needs_fluidsynth
 @needs_kemar
 def test_binaural_a_source_on_the_listeners_left_is_earlier_and_louder_in_the_left_ear(tmp_path):
