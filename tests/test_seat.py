@@ -299,6 +299,20 @@ def test_an_empty_silent_or_absurd_rate_sofa_set_is_a_clear_error(tmp_path, ir, 
         load_sofa(path)
 
 
+def test_a_cartesian_sofa_direction_at_the_head_itself_is_refused(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    path = tmp_path / "zero.sofa"
+    with h5py.File(path, "w") as f:
+        f.attrs["SOFAConventions"] = "SimpleFreeFieldHRIR"
+        f["Data.IR"] = np.ones((3, 2, 16))
+        f["Data.SamplingRate"] = np.array([44100.0])
+        f["SourcePosition"] = np.array([[0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, -1.0, 0.0]])
+        f["SourcePosition"].attrs["Type"] = "cartesian"  # its NaN direction was the nearest to every other
+        f["ReceiverPosition"] = np.array([[0.0, 0.09, 0.0], [0.0, -0.09, 0.0]])
+    with pytest.raises(AudioError, match=r"SourcePosition at \(0, 0, 0\)"):
+        load_sofa(path)
+
+
 def test_a_sofa_set_too_large_to_be_hrirs_is_refused_before_it_is_read(tmp_path):
     h5py = pytest.importorskip("h5py")
     path = tmp_path / "bomb.sofa"

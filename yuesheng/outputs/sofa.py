@@ -88,6 +88,8 @@ def load(path: str | Path = DEFAULT) -> Hrtf:
     if not np.isfinite(ir).all() or not np.isfinite(position).all():
         raise AudioError(f"{where}: Data.IR or SourcePosition holds a value that is not a number")
     directions = _unit(position, kind)
+    if not np.isfinite(directions).all():  # else argmax takes the NaN row for every direction
+        raise AudioError(f"{where}: a cartesian SourcePosition at (0, 0, 0), the head itself, has no direction")
     if receivers[0, 1] < receivers[1, 1]:  # the left ear is the receiver at positive y
         ir = ir[:, ::-1]
     ahead = int(np.argmax(directions @ np.array([1.0, 0.0, 0.0])))
@@ -128,7 +130,8 @@ def _unit(position: Any, kind: str) -> Any:
         azimuth, elevation = np.radians(position[:, 0]), np.radians(position[:, 1])
         vectors = np.stack([np.cos(elevation) * np.cos(azimuth), np.cos(elevation) * np.sin(azimuth),
                             np.sin(elevation)], axis=1)
-    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
 def _text(value: Any) -> str:
