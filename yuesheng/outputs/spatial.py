@@ -45,7 +45,17 @@ from yuesheng.outputs.audio import (
     segments,
     sounding_parts,
 )
-from yuesheng.outputs.placement import Listener, Physics, Place, Stop, blocking, hear, position_m, with_hall
+from yuesheng.outputs.placement import (
+    Listener,
+    Physics,
+    Place,
+    Stop,
+    bearing,
+    blocking,
+    hear,
+    position_m,
+    with_hall,
+)
 from yuesheng.outputs.sofa import Hrtf
 from yuesheng.timeline import TICKS_PER_SECOND, Timeline
 
@@ -155,7 +165,8 @@ def direct(place: Place, who: Listener, physics: Physics, rate: int, hrtf: Hrtf 
     impulse[0] = heard.gain
     if hrtf is not None:
         air = lfilter(air_b, air_a, impulse)
-        pair = hrtf.toward(*_bearing(place, who, physics))
+        ahead, right, up = bearing(place, who, physics)
+        pair = hrtf.toward(ahead, -right, up)
         delay = round(heard.delay_s * rate)
         out = np.zeros((delay + FILTER_TAPS + pair.shape[1] - 1, CHANNELS))
         for ear in range(CHANNELS):
@@ -171,15 +182,6 @@ def direct(place: Place, who: Listener, physics: Physics, rate: int, hrtf: Hrtf 
         b, a = head_shadow(angle, physics, rate)
         out[delay:delay + FILTER_TAPS, ear] = lfilter(np.convolve(b, air_b), np.convolve(a, air_a), impulse)
     return out
-
-
-def _bearing(place: Place, who: Listener, physics: Physics) -> tuple[float, float, float]:
-    """Where *place* lies from *who*'s head: metres ahead, to his left, and up."""
-    sx, sy, sz = position_m(place.x, place.y, physics, source=True)
-    lx, ly, lz = position_m(who.x, who.y, physics, source=False)
-    fx, fy = who.facing
-    dx, dy = sx - lx, sy - ly
-    return dx * fx + dy * fy, dx * fy - dy * fx, sz - lz  # the right hand is (-fy, fx), x east and y south
 
 
 def response(stop: Stop, who: Listener, physics: Physics, rate: int,
