@@ -279,6 +279,62 @@ def test_a_file_that_is_not_a_sofa_hrir_set_is_a_clear_error(tmp_path):
         load_sofa(tmp_path / "missing.sofa")
 
 
+@pytest.mark.parametrize(("ir", "rate", "message"), [
+    ((0, 2, 16), 44100.0, "expected Data.IR of directions × 2 ears × taps"),
+    ((3, 2, 0), 44100.0, "expected Data.IR of directions × 2 ears × taps"),
+    ((3, 2, 16), float("nan"), "Data.SamplingRate nan Hz"),
+    ((710, 2, 512), 1.0, "Data.SamplingRate 1 Hz"),  # resampled to 44.1 kHz: 248 GiB
+    ((3, 2, 16), 0.0, "silent"),  # an all-zero set: nothing to level it by
+])
+def test_an_empty_silent_or_absurd_rate_sofa_set_is_a_clear_error(tmp_path, ir, rate, message):
+    h5py = pytest.importorskip("h5py")
+    path = tmp_path / "bad.sofa"
+    with h5py.File(path, "w") as f:
+        f.attrs["SOFAConventions"] = "SimpleFreeFieldHRIR"
+        f["Data.IR"] = np.zeros(ir) if message == "silent" else np.ones(ir)
+        f["Data.SamplingRate"] = np.array([rate or 44100.0])
+        f["SourcePosition"] = np.zeros((ir[0], 3))
+        f["ReceiverPosition"] = np.array([[0.0, 0.09, 0.0], [0.0, -0.09, 0.0]])
+    with pytest.raises(AudioError, match=message):
+        load_sofa(path)
+
+
+def test_a_cartesian_sofa_direction_at_the_head_itself_is_refused(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    path = tmp_path / "zero.sofa"
+    with h5py.File(path, "w") as f:
+        f.attrs["SOFAConventions"] = "SimpleFreeFieldHRIR"
+        f["Data.IR"] = np.ones((3, 2, 16))
+        f["Data.SamplingRate"] = np.array([44100.0])
+        f["SourcePosition"] = np.array([[0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, -1.0, 0.0]])
+        f["SourcePosition"].attrs["Type"] = "cartesian"  # its NaN direction was the nearest to every other
+        f["ReceiverPosition"] = np.array([[0.0, 0.09, 0.0], [0.0, -0.09, 0.0]])
+    with pytest.raises(AudioError, match=r"SourcePosition at \(0, 0, 0\)"):
+        load_sofa(path)
+
+
+def test_a_sofa_set_too_large_to_be_hrirs_is_refused_before_it_is_read(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    path = tmp_path / "bomb.sofa"
+    with h5py.File(path, "w") as f:  # a few kB on disk, 149 GiB read
+        f.attrs["SOFAConventions"] = "SimpleFreeFieldHRIR"
+        f.create_dataset("Data.IR", shape=(100_000, 2, 100_000), dtype="f8", chunks=(100, 2, 1000), compression="gzip")
+        f["Data.SamplingRate"] = np.array([44100.0])
+        f.create_dataset("SourcePosition", shape=(100_000, 3), dtype="f8")
+        f["ReceiverPosition"] = np.array([[0.0, 0.09, 0.0], [0.0, -0.09, 0.0]])
+    assert path.stat().st_size < 100_000
+    with pytest.raises(AudioError, match="Data.IR holds 20000000000 values"):
+        load_sofa(path)
+    with h5py.File(path, "w") as f:
+        f.attrs["SOFAConventions"] = "SimpleFreeFieldHRIR"
+        f["Data.IR"] = np.ones((1, 2, 100_000))  # 2.3 s a response: every block's FFT that long
+        f["Data.SamplingRate"] = np.array([44100.0])
+        f["SourcePosition"] = np.zeros((1, 3))
+        f["ReceiverPosition"] = np.array([[0.0, 0.09, 0.0], [0.0, -0.09, 0.0]])
+    with pytest.raises(AudioError, match="responses of 100000 samples"):
+        load_sofa(path)
+
+
 @needs_fluidsynth
 @needs_kemar
 def test_binaural_a_source_on_the_listeners_left_is_earlier_and_louder_in_the_left_ear(tmp_path):
@@ -374,6 +430,14 @@ def test_cli_binaural_renders_through_the_kemar_set(run, tmp_path):
     assert _rms(bells[:, 0], rate, 0, 20) > 1.5 * _rms(bells[:, 1], rate, 0, 20)
     assert run("audio", str(PLACED), "--listener", "0,0", "--binaural", str(tmp_path / "none.sofa"), "-o",
                str(out))[0] == 1
+
+
+def test_binaural_refuses_to_write_over_its_sofa_file(run, tmp_path):
+    sofa = tmp_path / "kemar.wav"  # a SOFA file under an audio name, given as -o too
+    sofa.write_bytes(b"HDF5 stand-in")
+    code, _, err = run("audio", str(PLACED), "--listener", "0,-3.5,south", "--binaural", str(sofa), "-o", str(sofa))
+    assert code == 1 and "one of this command's inputs" in err
+    assert sofa.read_bytes() == b"HDF5 stand-in"
 
 
 @needs_fluidsynth

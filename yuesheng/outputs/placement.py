@@ -401,15 +401,20 @@ def position_m(x: float, y: float, physics: Physics, *, source: bool) -> tuple[f
     return x * physics.bu_m, y * physics.bu_m, height(y, physics, source=source)
 
 
-def hear(place: Place, who: Listener, physics: Physics) -> Heard:
-    """*place* heard from *who*: distance, delay, level, direction and air absorption."""
+def bearing(place: Place, who: Listener, physics: Physics) -> tuple[float, float, float]:
+    """Where *place* lies from *who*'s head: metres ahead, to his right, and up."""
     sx, sy, sz = position_m(place.x, place.y, physics, source=True)
     lx, ly, lz = position_m(who.x, who.y, physics, source=False)
-    dx, dy, dz = sx - lx, sy - ly, sz - lz
-    distance = max(1e-6, math.sqrt(dx * dx + dy * dy + dz * dz))
+    dx, dy = sx - lx, sy - ly
     fx, fy = who.facing
-    rx, ry = -fy, fx  # the right hand, with x east and y south
-    azimuth = math.atan2(dx * rx + dy * ry, dx * fx + dy * fy) if dx or dy else 0.0
+    return dx * fx + dy * fy, dx * -fy + dy * fx, sz - lz  # the right hand is (-fy, fx), x east and y south
+
+
+def hear(place: Place, who: Listener, physics: Physics) -> Heard:
+    """*place* heard from *who*: distance, delay, level, direction and air absorption."""
+    ahead, right, up = bearing(place, who, physics)
+    distance = max(1e-6, math.sqrt(ahead * ahead + right * right + up * up))
+    azimuth = math.atan2(right, ahead) if ahead or right else 0.0
     lateral = math.asin(max(-1.0, min(1.0, math.sin(azimuth))))
     itd = physics.head_radius_m / physics.speed_m_s * (abs(lateral) + math.sin(abs(lateral)))
     gain = physics.reference_m / max(distance, physics.nearest_m)

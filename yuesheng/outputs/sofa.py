@@ -19,6 +19,9 @@ from yuesheng.errors import AudioError
 DEFAULT = Path("/usr/share/libmysofa/MIT_KEMAR_normal_pinna.sofa")
 ONSET = 0.05  # of a response's peak: where it begins
 LEAD_KEPT = 4  # samples kept before the earliest onset of the set
+MAX_VALUES = 1 << 25  # samples a set may hold (256 MiB as float64; the KEMAR set holds 0.7 M, large sets a few M)
+MAX_TAPS = 1 << 16  # samples in a response: 1.5 s at 44.1 kHz, far past any free-field HRIR
+RATES = (8_000, 384_000)  # Hz: the sampling rates a set may have (resampled to the render's 44.1 or 48 kHz)
 INSTALL = "install Debian's libmysofa1 (apt-get install libmysofa1), which ships the MIT KEMAR set"
 
 
@@ -68,22 +71,43 @@ def load(path: str | Path = DEFAULT) -> Hrtf:
             if convention != "SimpleFreeFieldHRIR":
                 raise AudioError(f"{where}: a SOFA file of convention {convention or '(none)'}, "
                                  "expected SimpleFreeFieldHRIR")
-            ir = np.asarray(sofa["Data.IR"], dtype=np.float64)
+            ir = _array(sofa["Data.IR"], where)
             rate = float(np.asarray(sofa["Data.SamplingRate"]).ravel()[0])
-            position = np.asarray(sofa["SourcePosition"], dtype=np.float64)
+            position = _array(sofa["SourcePosition"], where)
             kind = _text(sofa["SourcePosition"].attrs.get("Type"))
-            receivers = np.asarray(sofa["ReceiverPosition"], dtype=np.float64).reshape(2, -1)
-    except (OSError, KeyError, ValueError) as exc:
+            receivers = _array(sofa["ReceiverPosition"], where).reshape(2, -1)
+    except (OSError, KeyError, ValueError, TypeError, AttributeError) as exc:
         raise AudioError(f"{where} is not a readable SOFA HRIR file: {exc}") from None
-    if ir.ndim != 3 or ir.shape[1] != 2 or len(position) != len(ir) or rate <= 0:
+    if ir.ndim != 3 or ir.shape[1] != 2 or 0 in ir.shape or len(position) != len(ir):
         raise AudioError(f"{where}: expected Data.IR of directions × 2 ears × taps and one SourcePosition each, "
                          f"found {ir.shape} and {position.shape}")
+    if ir.shape[2] > MAX_TAPS:
+        raise AudioError(f"{where}: responses of {ir.shape[2]} samples, expected at most {MAX_TAPS} (an HRIR set)")
+    if not RATES[0] <= rate <= RATES[1]:  # NaN too; a rate of 1 Hz would resample to hundreds of GiB
+        raise AudioError(f"{where}: Data.SamplingRate {rate:g} Hz, expected {RATES[0]} to {RATES[1]} Hz")
+    if not np.isfinite(ir).all() or not np.isfinite(position).all():
+        raise AudioError(f"{where}: Data.IR or SourcePosition holds a value that is not a number")
     directions = _unit(position, kind)
+    if not np.isfinite(directions).all():  # else argmax takes the NaN row for every direction
+        raise AudioError(f"{where}: a cartesian SourcePosition at (0, 0, 0), the head itself, has no direction")
     if receivers[0, 1] < receivers[1, 1]:  # the left ear is the receiver at positive y
         ir = ir[:, ::-1]
     ahead = int(np.argmax(directions @ np.array([1.0, 0.0, 0.0])))
     gain = math.sqrt(float(np.mean(np.sum(ir[ahead] ** 2, axis=1))))
+    if gain == 0.0:
+        raise AudioError(f"{where}: the response from straight ahead is silent, so the set cannot be levelled")
     return Hrtf(str(where), directions, _lead_trimmed(ir) / gain, round(rate))
+
+
+def _array(dataset: Any, where: Path) -> Any:
+    """*dataset* read as float64, refused before reading if it holds more than ``MAX_VALUES`` samples (a compressed
+    file of a few kB can unpack to hundreds of GiB)."""
+    import numpy as np
+
+    if dataset.size > MAX_VALUES:
+        raise AudioError(f"{where}: {dataset.name.lstrip('/')} holds {dataset.size} values, expected at most "
+                         f"{MAX_VALUES} (an HRIR set)")
+    return np.asarray(dataset, dtype=np.float64)
 
 
 def _lead_trimmed(ir: Any) -> Any:
@@ -106,7 +130,8 @@ def _unit(position: Any, kind: str) -> Any:
         azimuth, elevation = np.radians(position[:, 0]), np.radians(position[:, 1])
         vectors = np.stack([np.cos(elevation) * np.cos(azimuth), np.cos(elevation) * np.sin(azimuth),
                             np.sin(elevation)], axis=1)
-    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
 def _text(value: Any) -> str:

@@ -45,7 +45,17 @@ from yuesheng.outputs.audio import (
     segments,
     sounding_parts,
 )
-from yuesheng.outputs.placement import Listener, Physics, Place, Stop, blocking, hear, position_m, with_hall
+from yuesheng.outputs.placement import (
+    Listener,
+    Physics,
+    Place,
+    Stop,
+    bearing,
+    blocking,
+    hear,
+    position_m,
+    with_hall,
+)
 from yuesheng.outputs.sofa import Hrtf
 from yuesheng.timeline import TICKS_PER_SECOND, Timeline
 
@@ -155,7 +165,8 @@ def direct(place: Place, who: Listener, physics: Physics, rate: int, hrtf: Hrtf 
     impulse[0] = heard.gain
     if hrtf is not None:
         air = lfilter(air_b, air_a, impulse)
-        pair = hrtf.toward(*_bearing(place, who, physics))
+        ahead, right, up = bearing(place, who, physics)
+        pair = hrtf.toward(ahead, -right, up)
         delay = round(heard.delay_s * rate)
         out = np.zeros((delay + FILTER_TAPS + pair.shape[1] - 1, CHANNELS))
         for ear in range(CHANNELS):
@@ -171,15 +182,6 @@ def direct(place: Place, who: Listener, physics: Physics, rate: int, hrtf: Hrtf 
         b, a = head_shadow(angle, physics, rate)
         out[delay:delay + FILTER_TAPS, ear] = lfilter(np.convolve(b, air_b), np.convolve(a, air_a), impulse)
     return out
-
-
-def _bearing(place: Place, who: Listener, physics: Physics) -> tuple[float, float, float]:
-    """Where *place* lies from *who*'s head: metres ahead, to his left, and up."""
-    sx, sy, sz = position_m(place.x, place.y, physics, source=True)
-    lx, ly, lz = position_m(who.x, who.y, physics, source=False)
-    fx, fy = who.facing
-    dx, dy = sx - lx, sy - ly
-    return dx * fx + dy * fy, dx * fy - dy * fx, sz - lz  # the right hand is (-fy, fx), x east and y south
 
 
 def response(stop: Stop, who: Listener, physics: Physics, rate: int,
@@ -291,6 +293,7 @@ class _Feed:
         import threading
 
         self.synth, self.runs = synth, runs
+        self.total = sum(frames for sound, frames in runs if sound)  # here: take() shortens the runs as it goes
         self.queue: queue.Queue[Any] = queue.Queue(maxsize=READ_AHEAD)
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._read, daemon=True)
@@ -311,7 +314,7 @@ class _Feed:
 
         import numpy as np
 
-        total = sum(frames for sound, frames in self.runs if sound)
+        total = self.total
         while total and not self.stopping.is_set():
             count = min(CHUNK, total)
             try:
@@ -456,7 +459,6 @@ class Limiter:
         self.window = max(2, round(LIMIT_WINDOW * rate))
         self.held: Any = None
         self.before = np.ones(self.window - 1)  # the gain needed just before the held block
-        self.limited = 0  # samples whose gain was lowered
 
     def push(self, block: Any) -> Any:
         """The held block, limited, now that *block* (None at the end) follows it; the first call gives none."""
@@ -478,7 +480,6 @@ class Limiter:
         least = sliding_window_view(context, self.window).min(axis=1)  # least[s]: over samples s … s + window − 1
         cut = np.concatenate([[0.0], np.cumsum(1.0 - least)])  # summed as cuts, so that no cut gives exactly 1
         gain = 1.0 - (cut[self.window:] - cut[:-self.window]) / self.window  # the mean of least[t … t + window − 1]
-        self.limited += int(np.count_nonzero(gain < 1.0))
         return held * gain[:, None]
 
     @staticmethod
