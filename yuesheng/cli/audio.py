@@ -70,7 +70,7 @@ def _unseekable(path: Path) -> bool:
 
 def cmd_audio(args: argparse.Namespace) -> str:
     from yuesheng.cuesheet import parse_duration
-    from yuesheng.files import check_output, write_atomic
+    from yuesheng.files import write_atomic
     from yuesheng.outputs.audio import describe, only_parts, part_names, render, sounding_parts
     from yuesheng.outputs.condense import condense
     from yuesheng.outputs.markers import audacity_labels, cue_sheet
@@ -99,10 +99,8 @@ def cmd_audio(args: argparse.Namespace) -> str:
     beside = [path.with_suffix(".cue") for path, _ in outputs] if args.labels else []
     beside += [Path(f"{base}.labels.txt")] if args.labels else []
     beside += [Path(f"{base}.runsheet.txt")] if args.music_only else []
-    sofa = [args.binaural] if args.binaural is not None else []  # an input too, which inputs_of does not know
     for path in [p for p, _ in outputs] + beside:  # before the minutes of rendering, not after
         check_output_arg(args, str(path))
-        check_output(path, sofa)
         if path in (p for p, _ in outputs) and _unseekable(path):
             raise UsageError(f"-o {path}: a FIFO or device cannot hold audio (the encoder seeks back to finish "
                              "the file's header): give a file name")

@@ -174,10 +174,10 @@ def cue_path(name: str) -> Path:
 
 def inputs_of(args: argparse.Namespace) -> list[Path]:
     """The files a command reads: its cue sheets, the score files under --scores, a SoundFont, a --timing file,
-    rehearsal logs (retime)."""
+    a SOFA file (--binaural), rehearsal logs (retime)."""
     cues = [args.cue] if getattr(args, "cue", None) else list(getattr(args, "cues", []))
     paths = [cue_path(c) for c in cues] + score_paths(getattr(args, "scores", []))
-    extra = [getattr(args, name, None) for name in ("soundfont", "timing")]
+    extra = [getattr(args, name, None) for name in ("soundfont", "timing", "binaural")]
     logs = getattr(args, "log", None)
     extra += logs if isinstance(logs, list) else []
     return paths + [Path(p) for p in extra if p]
