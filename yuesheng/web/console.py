@@ -84,6 +84,15 @@ def _what(cue: Cue) -> str:
     return f"{cue.music.value if cue.music else ''} {programme(cue)}".strip()
 
 
+def _seconds(value: int | float) -> float | None:
+    """A JSON number as seconds; None for what no clock shows: NaN, ±Infinity, an integer beyond any float."""
+    try:
+        seconds = float(value)
+    except OverflowError:
+        return None
+    return seconds if math.isfinite(seconds) else None
+
+
 class SameOrigin:
     """ASGI middleware: no other site's page may read or drive the console (403 otherwise).
 
@@ -245,9 +254,9 @@ class Console:
         if command is Command.GO and data.get("offline") is True:
             return False, self._refuse("it was pressed while the page was not connected: not run late")
         if command is Command.GO and isinstance(pressed, int | float) and not isinstance(pressed, bool):
-            if not math.isfinite(pressed):  # JSON's NaN or Infinity: no moment at all, so it cannot be shown on time
-                return False, self._refuse(f"its press time {pressed!r} is not a time: not run")
-            late = self.control.clock.now() - pressed
+            if (moment := _seconds(pressed)) is None:  # no moment at all, so it cannot be shown on time
+                return False, self._refuse("its press time is not a time a clock shows (NaN, Infinity or beyond any float): not run")
+            late = self.control.clock.now() - moment
             if late > LATE:
                 return False, self._refuse(f"it reached the console {late:.1f} s after it was pressed: not run late")
         if self.control.submit(command, "page", cue if command is Command.GOTO else "",
