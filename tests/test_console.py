@@ -525,6 +525,25 @@ def test_a_go_that_reaches_the_console_late_is_refused_said_and_logged(golden):
         console.close()
 
 
+def test_a_page_whose_font_is_being_cut_does_not_hold_up_the_open_pages(served, monkeypatch):
+    import yuesheng.web.console as console_module
+
+    def slow_cut(page: str, *, more: str = "") -> str:  # a cold font cache: the subset cut takes its time
+        time.sleep(1.5)
+        return page
+
+    monkeypatch.setattr(console_module, "with_fonts", slow_cut)
+    opening = threading.Thread(target=lambda: urllib.request.urlopen(served.url + "/", timeout=10).read())
+    opening.start()
+    time.sleep(0.2)
+    asked = time.monotonic()
+    with urllib.request.urlopen(served.url + "/state", timeout=10) as answer:
+        assert answer.status == 200
+    answered = time.monotonic() - asked
+    opening.join()
+    assert answered < 0.5  # the open pages' states, heartbeats and GOs are answered meanwhile
+
+
 def test_the_heartbeat_is_answered_with_the_servers_clock(live):
     live.clock.t = 12.5
     with live.client.websocket_connect("/ws") as socket:

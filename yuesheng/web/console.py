@@ -44,6 +44,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
@@ -297,6 +298,14 @@ class Console:
         return SameOrigin(TokenGuard(Starlette(routes=routes), self.token), self.hosts)
 
     async def page(self, request: Request) -> Response:
+        # in a worker thread: a page's first font cut takes about half a second (大射), in which the loop answers
+        # the GOs, heartbeats and states of the pages already open
+        response = HTMLResponse(await run_in_threadpool(self._page_html))
+        if self.token and request.query_params.get("token"):
+            response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict")
+        return response
+
+    def _page_html(self) -> str:
         status = self.player.status()
         actions = [{"id": t.cue.id, "label": f"{show_clock(t.start_tick)} {t.cue.id} {label(t)}"}
                    for t in (self.by_id[cue_id] for cue_id in status.actions)]
@@ -304,10 +313,7 @@ class Console:
                                     guard_s=self.control.guard,
                                     begin_s=status.begin_tick / TICKS_PER_SECOND,
                                     **timeline_view(self.timeline), now_line=True)
-        response = HTMLResponse(with_fonts(html, more=self.shown))
-        if self.token and request.query_params.get("token"):
-            response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict")
-        return response
+        return with_fonts(html, more=self.shown)
 
     async def get_state(self, _request: Request) -> Response:
         return JSONResponse(self.state())
