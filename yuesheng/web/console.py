@@ -256,7 +256,8 @@ class Console:
             return False, self._refuse("it was pressed while the page was not connected: not run late")
         if command is Command.GO and isinstance(pressed, int | float) and not isinstance(pressed, bool):
             if (moment := _seconds(pressed)) is None:  # no moment at all, so it cannot be shown on time
-                return False, self._refuse("its press time is not a time a clock shows (NaN, Infinity or beyond any float): not run")
+                return False, self._refuse("its press time is not a time a clock shows "
+                                           "(NaN, Infinity or beyond any float): not run")
             late = self.control.clock.now() - moment
             if late > LATE:
                 return False, self._refuse(f"it reached the console {late:.1f} s after it was pressed: not run late")
