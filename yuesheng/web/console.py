@@ -51,10 +51,8 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from yuesheng.cuesheet import Cue
-from yuesheng.cuesheet.zhong import programme
 from yuesheng.live.control import Command, Control
-from yuesheng.live.player import PlayerStatus, Playing, label
+from yuesheng.live.player import PlayerStatus, Playing, label, music_name
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Timeline
 from yuesheng.timeline import clock as show_clock
 from yuesheng.web.sheet import environment, timeline_view, with_fonts
@@ -78,11 +76,6 @@ def _is_address(name: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _what(cue: Cue) -> str:
-    """A music cue as the operator names it: its kind and its programme (金奏 肆夏)."""
-    return f"{cue.music.value if cue.music else ''} {programme(cue)}".strip()
 
 
 def _seconds(value: int | float) -> float | None:
@@ -188,7 +181,7 @@ class Console:
             return None
         t = self.by_id[cue_id]
         names = self.timeline.names
-        what = _what(t.cue) if t.cue.music else t.cue.action
+        what = music_name(t.cue) if t.cue.music else t.cue.action
         return {"id": t.cue.id, "section": t.cue.section, "action": what, "note": t.cue.note,
                 "music": t.cue.is_music,
                 "who": [names.get(p, p) for p in (t.cue.who or t.cue.performers)],
@@ -234,12 +227,12 @@ class Console:
         if not status.armed:
             return None
         wait = None if status.follow_at is None else round(max(0.0, status.follow_at - status.now), 3)
-        return {"cues": [_what(self.by_id[c].cue) for c in status.armed], "in_s": wait}
+        return {"cues": [music_name(self.by_id[c].cue) for c in status.armed], "in_s": wait}
 
     def _playing(self, item: Playing) -> dict[str, str]:
         cue = self.by_id[item.cue].cue
         until = self.by_id.get(item.until)
-        return {"cue": cue.id, "what": _what(cue),
+        return {"cue": cue.id, "what": music_name(cue),
                 "until": f"{until.cue.id}: {until.cue.action}" if until else ""}
 
     def command(self, data: Any) -> tuple[bool, str]:
