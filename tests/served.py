@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import queue
 import re
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).parent.parent
+URL = re.compile(r"http://\S+:(\d+)/")
 
 
 def start_console(cue: Path, *args: str, with_line: bool = False) -> Any:
@@ -22,17 +26,26 @@ def start_console(cue: Path, *args: str, with_line: bool = False) -> Any:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "yuesheng", "console", str(cue), "--no-midi", *listen, *args],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    assert proc.stdout is not None
-    deadline = time.monotonic() + 30
+    stdout = proc.stdout
+    assert stdout is not None
+    said: queue.Queue[str] = queue.Queue()
+
+    def read() -> None:  # up to the line with the URL (the rest is the caller's to read), or to the end ('')
+        for line in stdout:
+            said.put(line)
+            if URL.search(line):
+                return
+        said.put("")
+
+    threading.Thread(target=read, daemon=True).start()
+    deadline = time.monotonic() + 30  # a console that says nothing fails the test then, instead of hanging it
     lines = []
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        lines.append(line)
-        if match := re.search(r"http://\S+:(\d+)/", line):
-            loopback = f"http://127.0.0.1:{match[1]}"  # whatever address it names, tests connect through loopback
-            return (proc, loopback, line) if with_line else (proc, loopback)
-        if not line and proc.poll() is not None:
-            break
+    with contextlib.suppress(queue.Empty):
+        while line := said.get(timeout=max(0.0, deadline - time.monotonic())):
+            lines.append(line)
+            if match := URL.search(line):
+                loopback = f"http://127.0.0.1:{match[1]}"  # whatever address it names, tests connect through loopback
+                return (proc, loopback, line) if with_line else (proc, loopback)
     proc.kill()
     raise AssertionError(f"the console printed no URL: {lines} {proc.stderr.read() if proc.stderr else ''}")
 

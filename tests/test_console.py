@@ -515,7 +515,7 @@ def test_a_go_that_reaches_the_console_late_is_refused_said_and_logged(golden):
         reply = console.client.post("/command", json={"command": "go", "pressed": 18.5}).json()
         assert reply == {"accepted": False, "why": "it reached the console 1.5 s after it was pressed: not run late"}
         assert console.log.lines == [("refused", 20.0, {"cue": "bin-ru", "source": "page", "why": reply["why"]})]
-        for never in ("NaN", "Infinity", "-Infinity"):  # JSON a page may send: no moment, so no way to be on time
+        for never in ("NaN", "Infinity", "-Infinity", "1" + "0" * 400):  # JSON a page may send: no moment, no time
             body = f'{{"command": "go", "pressed": {never}}}'
             reply = console.client.post("/command", content=body, headers={"Content-Type": "application/json"}).json()
             assert reply["accepted"] is False and "is not a time" in reply["why"]
@@ -523,6 +523,25 @@ def test_a_go_that_reaches_the_console_late_is_refused_said_and_logged(golden):
         assert console.settle(lambda s: s["current"] is not None)["current"]["id"] == "bin-ru"
     finally:
         console.close()
+
+
+def test_a_page_whose_font_is_being_cut_does_not_hold_up_the_open_pages(served, monkeypatch):
+    import yuesheng.web.console as console_module
+
+    def slow_cut(page: str, *, more: str = "") -> str:  # a cold font cache: the subset cut takes its time
+        time.sleep(1.5)
+        return page
+
+    monkeypatch.setattr(console_module, "with_fonts", slow_cut)
+    opening = threading.Thread(target=lambda: urllib.request.urlopen(served.url + "/", timeout=10).read())
+    opening.start()
+    time.sleep(0.2)
+    asked = time.monotonic()
+    with urllib.request.urlopen(served.url + "/state", timeout=10) as answer:
+        assert answer.status == 200
+    answered = time.monotonic() - asked
+    opening.join()
+    assert answered < 0.5  # the open pages' states, heartbeats and GOs are answered meanwhile
 
 
 def test_the_heartbeat_is_answered_with_the_servers_clock(live):

@@ -103,6 +103,7 @@ def test_a_jump_breaks_a_measurement(tmp_path, sheet):
 
 @pytest.mark.parametrize("line, message", [
     ("{not json", ":2: not a JSON object"),
+    ("[" * 100_000, ":2: not a JSON object"),  # nested past the parser's recursion: an error, not a traceback
     ('{"event": "go", "cue": "nosuch", "mono": 3}', ":2: unknown cue 'nosuch'"),
     ('{"event": "jump", "cue": "bin-ru", "mono": 3}', ":2: event 'jump'"),
     ('{"event": "go", "cue": "bin-ru", "mono": "soon"}', ":2: mono 'soon'"),

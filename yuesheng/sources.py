@@ -66,12 +66,10 @@ TEXTS: dict[str, Text] = {t.key: t for t in (
 _BY_NAME = {name: t.key for t in TEXTS.values() for name in (t.key, t.title, t.kr_id)}
 
 
-
-
 @cache
 def _regex(pattern: str) -> re.Pattern[str]:
     """*pattern* compiled once, on first use: not at import, where the patterns of this module cost a command that
-    only displays text about a millisecond."""
+    uses none of them about a millisecond."""
     return re.compile(pattern)
 
 

@@ -52,6 +52,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from yuesheng.cuesheet import Cue
 from yuesheng.cuesheet.zhong import programme
 from yuesheng.errors import UnknownNameError
 from yuesheng.live.control import Command, Press
@@ -646,7 +647,12 @@ def start_tick(timeline: Timeline, start: str | None) -> int:
 def label(timing: CueTiming) -> str:
     """An action's words, or '♪ ' and the music with its programme."""
     cue = timing.cue
-    return f"♪ {cue.music.value} {programme(cue)}".strip() if cue.music else cue.action
+    return f"♪ {music_name(cue)}" if cue.music else cue.action
+
+
+def music_name(cue: Cue) -> str:
+    """A music cue as the operator names it: its kind and its programme (金奏 肆夏)."""
+    return f"{cue.music.value if cue.music else ''} {programme(cue)}".strip()
 
 
 def go_points(timeline: Timeline, begin: int, *, music: bool) -> tuple[CueTiming, ...]:

@@ -27,7 +27,6 @@ and use these durations in place of the cue sheet's estimates.
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,7 +36,7 @@ from pathlib import Path
 from yuesheng.checking import Checker
 from yuesheng.cuesheet import CueSheet, parse_duration
 from yuesheng.errors import InvalidInputError, InvalidValueError, Problem
-from yuesheng.live.showlog import read_log_bytes
+from yuesheng.live.showlog import log_object, read_log_bytes
 from yuesheng.timeline import TICKS_PER_SECOND, Measurement, Timeline
 from yuesheng.yamlload import PathKey, load
 
@@ -107,11 +106,8 @@ def read_log(path: str | Path, sheet: CueSheet) -> tuple[list[Entry], Programme]
 
 
 def _entry(number: int, line: str, cues: set[str], rite: str) -> tuple[Entry | None, Programme | None, str]:
-    try:
-        data = json.loads(line)
-    except ValueError:
-        data = None
-    if not isinstance(data, dict):
+    data = log_object(line)
+    if data is None:
         return None, None, "not a JSON object (a log has one JSON object a line)"
     event, cue, mono = data.get("event"), data.get("cue", ""), data.get("mono")
     if event not in EVENTS:

@@ -14,7 +14,6 @@ in a crash) or name no cue of this timeline are skipped, with a warning each.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any
 
 from yuesheng.errors import InvalidInputError, Problem
 from yuesheng.live.control import Command, Press
-from yuesheng.live.showlog import read_log_bytes
+from yuesheng.live.showlog import log_object, read_log_bytes
 from yuesheng.timeline import Timeline
 
 _COMMANDS = {"go": Command.GO, "stop": Command.STOP, "fade": Command.FADE, "goto": Command.GOTO}
@@ -57,7 +56,7 @@ def read_resume(path: str | Path, timeline: Timeline, now_wall: datetime) -> Res
     parsed: list[tuple[int, dict[str, Any]]] = []
     warnings: list[str] = []
     for number, line in lines:
-        data = _json(line)
+        data = log_object(line)
         if data is None:
             if line.strip():
                 warnings.append(f"{file}:{number}: not a whole log line (lost in a crash?): skipped")
@@ -82,14 +81,6 @@ def read_resume(path: str | Path, timeline: Timeline, now_wall: datetime) -> Res
         elif press is not None:
             presses.append(press)
     return Resume(tuple(presses), tuple(warnings))
-
-
-def _json(line: str) -> dict[str, Any] | None:
-    try:
-        data = json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def _last_show(parsed: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict[str, Any]]]:

@@ -112,6 +112,16 @@ def read_log_bytes(path: str | Path) -> bytes:
     return raw
 
 
+def log_object(line: str) -> dict[str, Any] | None:
+    """One line of a log read back: its JSON object, or None for a line that is not one (cut short, nested past
+    what the parser recurses through, or not an object)."""
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def _open(path: Path) -> int:
     """The log's descriptor, opened for appending; a FIFO or device refused without blocking."""
     try:

@@ -44,16 +44,15 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from yuesheng.cuesheet import Cue
-from yuesheng.cuesheet.zhong import programme
 from yuesheng.live.control import Command, Control
-from yuesheng.live.player import PlayerStatus, Playing, label
+from yuesheng.live.player import PlayerStatus, Playing, label, music_name
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Timeline
 from yuesheng.timeline import clock as show_clock
 from yuesheng.web.sheet import environment, timeline_view, with_fonts
@@ -79,9 +78,13 @@ def _is_address(name: str) -> bool:
     return True
 
 
-def _what(cue: Cue) -> str:
-    """A music cue as the operator names it: its kind and its programme (金奏 肆夏)."""
-    return f"{cue.music.value if cue.music else ''} {programme(cue)}".strip()
+def _seconds(value: int | float) -> float | None:
+    """A JSON number as seconds; None for what no clock shows: NaN, ±Infinity, an integer beyond any float."""
+    try:
+        seconds = float(value)
+    except OverflowError:
+        return None
+    return seconds if math.isfinite(seconds) else None
 
 
 class SameOrigin:
@@ -178,7 +181,7 @@ class Console:
             return None
         t = self.by_id[cue_id]
         names = self.timeline.names
-        what = _what(t.cue) if t.cue.music else t.cue.action
+        what = music_name(t.cue) if t.cue.music else t.cue.action
         return {"id": t.cue.id, "section": t.cue.section, "action": what, "note": t.cue.note,
                 "music": t.cue.is_music,
                 "who": [names.get(p, p) for p in (t.cue.who or t.cue.performers)],
@@ -224,12 +227,12 @@ class Console:
         if not status.armed:
             return None
         wait = None if status.follow_at is None else round(max(0.0, status.follow_at - status.now), 3)
-        return {"cues": [_what(self.by_id[c].cue) for c in status.armed], "in_s": wait}
+        return {"cues": [music_name(self.by_id[c].cue) for c in status.armed], "in_s": wait}
 
     def _playing(self, item: Playing) -> dict[str, str]:
         cue = self.by_id[item.cue].cue
         until = self.by_id.get(item.until)
-        return {"cue": cue.id, "what": _what(cue),
+        return {"cue": cue.id, "what": music_name(cue),
                 "until": f"{until.cue.id}: {until.cue.action}" if until else ""}
 
     def command(self, data: Any) -> tuple[bool, str]:
@@ -245,9 +248,10 @@ class Console:
         if command is Command.GO and data.get("offline") is True:
             return False, self._refuse("it was pressed while the page was not connected: not run late")
         if command is Command.GO and isinstance(pressed, int | float) and not isinstance(pressed, bool):
-            if not math.isfinite(pressed):  # JSON's NaN or Infinity: no moment at all, so it cannot be shown on time
-                return False, self._refuse(f"its press time {pressed!r} is not a time: not run")
-            late = self.control.clock.now() - pressed
+            if (moment := _seconds(pressed)) is None:  # no moment at all, so it cannot be shown on time
+                return False, self._refuse("its press time is not a time a clock shows "
+                                           "(NaN, Infinity or beyond any float): not run")
+            late = self.control.clock.now() - moment
             if late > LATE:
                 return False, self._refuse(f"it reached the console {late:.1f} s after it was pressed: not run late")
         if self.control.submit(command, "page", cue if command is Command.GOTO else "",
@@ -288,6 +292,14 @@ class Console:
         return SameOrigin(TokenGuard(Starlette(routes=routes), self.token), self.hosts)
 
     async def page(self, request: Request) -> Response:
+        # in a worker thread: a page's first font cut takes about half a second (大射), in which the loop answers
+        # the GOs, heartbeats and states of the pages already open
+        response = HTMLResponse(await run_in_threadpool(self._page_html))
+        if self.token and request.query_params.get("token"):
+            response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict")
+        return response
+
+    def _page_html(self) -> str:
         status = self.player.status()
         actions = [{"id": t.cue.id, "label": f"{show_clock(t.start_tick)} {t.cue.id} {label(t)}"}
                    for t in (self.by_id[cue_id] for cue_id in status.actions)]
@@ -295,10 +307,7 @@ class Console:
                                     guard_s=self.control.guard,
                                     begin_s=status.begin_tick / TICKS_PER_SECOND,
                                     **timeline_view(self.timeline), now_line=True)
-        response = HTMLResponse(with_fonts(html, more=self.shown))
-        if self.token and request.query_params.get("token"):
-            response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict")
-        return response
+        return with_fonts(html, more=self.shown)
 
     async def get_state(self, _request: Request) -> Response:
         return JSONResponse(self.state())
