@@ -37,12 +37,14 @@ def cmd_plan(args: argparse.Namespace) -> str:
         variants, chosen = check_options(sheet, Options(frozenset(args.variant), readings))
     except UnknownNameError as exc:
         raise UsageError(str(exc)) from None
+    if not args.at:  # the hall and its places: nothing to stage
+        return _written(args, plan_data(loaded(path, sheet).hall, sheet), sheet.rite_id)
     rite = staged_rite(sheet, variants, chosen, path)
-    if args.at and args.at not in rite.cues:
+    if args.at not in rite.cues:
         sheet.cue(args.at)  # an unknown id: UnknownNameError with the nearest ids
         raise UsageError(f"cue {args.at!r} is not in the programme with the variants and readings chosen")
-    data = plan_data(rite.hall, sheet, at=args.at, staged=rite.cues[args.at] if args.at else None)
-    return _written(args, data, sheet.rite_id + (f" at {args.at}" if args.at else ""))
+    return _written(args, plan_data(rite.hall, sheet, at=args.at, staged=rite.cues[args.at]),
+                    f"{sheet.rite_id} at {args.at}")
 
 
 def _check_output(args: argparse.Namespace, inputs: list[Path]) -> None:
