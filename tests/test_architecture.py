@@ -127,3 +127,14 @@ def test_the_graph_sees_lazy_and_type_checking_imports() -> None:
 def test_every_module_is_in_a_layer() -> None:
     for module in MODULES:
         layer(module)
+
+
+def test_events_are_built_by_keyword() -> None:
+    """``Event`` is a NamedTuple (for speed), so Python would take its 20 fields by position too: every ``Event(...)``
+    of the package names them, as the frozen dataclass it was required."""
+    positional = [f"{module}:{node.lineno}" for module, path in MODULES.items()
+                  for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                  if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Event"
+                  and node.args]
+    assert not positional
+    assert sum(1 for path in MODULES.values() if "Event(start_tick=" in path.read_text(encoding="utf-8")) >= 4

@@ -132,7 +132,7 @@ def test_a_cue_sheet_overrides_a_general_midi_program(repertoire, tmp_path):
 def test_markers_and_lyrics_show_private_use_codes_as_characters(golden):
     from dataclasses import replace
 
-    events = tuple(replace(e, text="當&KR0925;") if e.kind in (EventKind.ACTION, EventKind.NOTE) and e.text else e
+    events = tuple(e._replace(text="當&KR0925;") if e.kind in (EventKind.ACTION, EventKind.NOTE) and e.text else e
                    for e in golden.events)
     midi = _read(midi_bytes(replace(golden, events=events)))
     texts = [m.text for t in midi.tracks for m in t if m.type in ("marker", "lyrics")]

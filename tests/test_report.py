@@ -83,7 +83,7 @@ def _with_private_use(golden):
     first = golden.cues[0]
     cue = replace(first.cue, cite=Cite("5-4b", "主人阼階上當&KR0925;北面再拜"), words="當&KR0925;",
                   action="當&KR0925;北面")
-    events = tuple(replace(e, text="當&KR0925;北面") if e.cue == cue.id and e.text else e for e in golden.events)
+    events = tuple(e._replace(text="當&KR0925;北面") if e.cue == cue.id and e.text else e for e in golden.events)
     return replace(golden, cues=(replace(first, cue=cue),) + golden.cues[1:], events=events)
 
 

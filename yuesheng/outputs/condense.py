@@ -106,7 +106,7 @@ def condense(timeline: Timeline, *, gap_ticks: int, ring_ticks: int = 0, quantum
 
     def moved(e: Event) -> Event:
         start = at(e.start_tick)
-        return dataclasses.replace(e, start_tick=start, length_ticks=at(e.start_tick + e.length_ticks) - start)
+        return e._replace(start_tick=start, length_ticks=at(e.start_tick + e.length_ticks) - start)
 
     events = tuple(sorted((moved(e) for e in timeline.events), key=lambda e: e.sort_key))
     cues = tuple(CueTiming(cue=t.cue, start_tick=at(t.start_tick), end_tick=at(t.end_tick)) for t in timeline.cues)
