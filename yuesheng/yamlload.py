@@ -33,8 +33,9 @@ import os
 import re
 import stat
 import zlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +51,7 @@ MAX_DEPTH = 64
 MAX_NUMBER_CHARS = 30  # a plain number longer than this is an error (Python refuses ints over 4,300 digits)
 
 PathKey = tuple[str | int, ...]
+Mark = tuple[int, int]  # line and column, 1-based
 
 _DEFAULT_TAGS = {"tag:yaml.org,2002:str", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"}  # PyYAML's BaseResolver's
 _INT = re.compile(r"[-+]?[0-9]+")
@@ -101,8 +103,8 @@ class Document:
 
     file: str
     data: Any
-    marks: dict[PathKey, tuple[int, int]] = field(default_factory=dict)
-    key_marks: dict[PathKey, tuple[int, int]] = field(default_factory=dict)
+    marks: Mapping[PathKey, Mark] = field(default_factory=dict)
+    key_marks: Mapping[PathKey, Mark] = field(default_factory=dict)
 
     def where(self, path: PathKey, *, key: bool = False) -> tuple[int | None, int | None]:
         """Line and column (1-based) of the value at *path* (of its key if *key*), or of its nearest parent.
@@ -181,8 +183,8 @@ class _Builder:
 
     def __init__(self, file: str) -> None:
         self.file = file
-        self.marks: dict[PathKey, tuple[int, int]] = {}
-        self.key_marks: dict[PathKey, tuple[int, int]] = {}
+        self.marks: dict[PathKey, Mark] = {}
+        self.key_marks: dict[PathKey, Mark] = {}
         self.count = 0
         self.checked: set[int] = set()
         self.scalar_kind, self.sequence_kind, self.mapping_kind = _node_kinds()
@@ -358,20 +360,56 @@ def _cache_entry(path: str | Path) -> Path | None:
 
 
 def _read_cache(entry: Path, text: str, name: str) -> Document | None:
-    """The Document kept in *entry* for *text*, or None (no entry, another text or format, unreadable or malformed)."""
+    """The Document kept in *entry* for *text*, or None (no entry, another text or format, unreadable or malformed).
+
+    Its marks are paired with their paths only when first read (``_Kept``).
+    """
     try:
         with open(entry, encoding="utf-8") as handle:
             cached = json.load(handle)
         if cached["format"] != _CACHE_FORMAT or cached["text"] != text:
             return None
-        paths: list[PathKey] = []
-        key_paths: list[PathKey] = []
-        _visit(cached["data"], (), paths, key_paths)
-        marks = dict(zip(paths, _pairs(cached["marks"]), strict=True))  # ValueError if the counts differ
-        key_marks = dict(zip(key_paths, _pairs(cached["key_marks"]), strict=True))
-        return Document(name, cached["data"], marks, key_marks)
+        kept = _Kept(name, text, cached["data"], cached["marks"], cached["key_marks"])
+        return Document(name, cached["data"], _KeptMarks(kept, 0), _KeptMarks(kept, 1))
     except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None
+
+
+class _Kept:
+    """The marks of a file's entry in the cache, in ``_visit``'s order: paired with the paths of *data* when first
+    asked for — pairing them costs more than reading the entry, and a build that reports nothing never asks. If they
+    do not pair (a damaged entry), *text* is parsed again for its own."""
+
+    def __init__(self, name: str, text: str, data: Any, marks: list[int], key_marks: list[int]) -> None:
+        self.name, self.text, self.data, self.flat = name, text, data, (marks, key_marks)
+
+    @cached_property
+    def pairs(self) -> tuple[dict[PathKey, Mark], dict[PathKey, Mark]]:
+        paths: list[PathKey] = []
+        key_paths: list[PathKey] = []
+        try:
+            _visit(self.data, (), paths, key_paths)
+            return (dict(zip(paths, _pairs(self.flat[0]), strict=True)),
+                    dict(zip(key_paths, _pairs(self.flat[1]), strict=True)))
+        except (ValueError, TypeError, RecursionError):
+            doc = loads(self.text, self.name)
+            return dict(doc.marks), dict(doc.key_marks)
+
+
+class _KeptMarks(Mapping[PathKey, Mark]):
+    """One of a ``_Kept``'s two mappings (0: values, 1: keys)."""
+
+    def __init__(self, kept: _Kept, which: int) -> None:
+        self.kept, self.which = kept, which
+
+    def __getitem__(self, path: PathKey) -> Mark:
+        return self.kept.pairs[self.which][path]
+
+    def __iter__(self) -> Iterator[PathKey]:
+        return iter(self.kept.pairs[self.which])
+
+    def __len__(self) -> int:
+        return len(self.kept.pairs[self.which])
 
 
 def _visit(value: Any, path: PathKey, paths: list[PathKey], key_paths: list[PathKey]) -> None:
@@ -386,7 +424,7 @@ def _visit(value: Any, path: PathKey, paths: list[PathKey], key_paths: list[Path
             _visit(item, path + (i,), paths, key_paths)
 
 
-def _pairs(flat: list[int]) -> list[tuple[int, int]]:
+def _pairs(flat: list[int]) -> list[Mark]:
     """[1, 2, 3, 4] → [(1, 2), (3, 4)]."""
     if len(flat) % 2:
         raise ValueError("an odd number of line and column numbers")
