@@ -86,6 +86,8 @@ def visible(text: str) -> str:
 
 def width(text: str) -> int:
     """Terminal cells taken by *text* (CJK characters take two)."""
+    if text.isascii():
+        return len(text)
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 

@@ -40,8 +40,11 @@ from yuesheng.timeline import CueTiming, Event, EventKind, Timeline, clock, seco
 
 def _cell(text: str, cells: int) -> str:
     """*text* (private-use codes shown as characters) cut or padded to *cells* terminal cells."""
+    shown = display(text)
+    if (whole := width(shown)) <= cells:
+        return shown + " " * (cells - whole)
     out, used = "", 0
-    for c in display(text):
+    for c in shown:
         w = width(c)
         if used + w > cells:
             return out[:-1] + "…" + " " * (cells - used) if out else ""
