@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from fractions import Fraction
+from functools import lru_cache
 from types import MappingProxyType
 
 from yuesheng.checking import type_name
@@ -66,6 +67,13 @@ def parse_duration(text: object) -> Fraction:
     if not isinstance(text, str):
         raise InvalidValueError("duration", text, DURATION_FORM,
                                 message=f"expected a duration string such as 90s or 1min30s, got {type_name(text)}")
+    return _duration_of(text)
+
+
+@lru_cache(maxsize=1024)
+def _duration_of(text: str) -> Fraction:
+    """``parse_duration`` of a string, kept: a rite writes a few dozen durations hundreds of times (1min, 1min30s),
+    and exact seconds come from the decimal text slowly (``Fraction("1.5")`` parses it with a regular expression)."""
     compact = text.strip()
     if len(compact) > 40:
         raise InvalidValueError("duration", text, DURATION_FORM, message=f"duration {text[:20]!r}… is {len(text)} "
