@@ -30,15 +30,19 @@ pays for compiling. The tree measured is the checkout this script is in.
 
 Goal on a quiet machine: each command under 0.25 s, ``validate dashe`` under 0.35 s.
 Subprocess times move with the machine's load: the load average is printed before and
-after. Run ``python benchmarks/startup.py``; the last lines are ``RESULT`` lines, with
-each command's ratio to the baseline ``python -c pass``.
+after. ``--instructions`` also counts the instructions each command executes under Valgrind (``cachegrind``
+without its cache simulation; Debian's ``valgrind``), a figure that a shared machine's load does not move: run
+once each after the timed runs, ``NAME_instructions`` in millions. Run ``python benchmarks/startup.py``; the last
+lines are ``RESULT`` lines, with each command's ratio to the baseline ``python -c pass``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -95,6 +99,17 @@ def best_of(repeats: int, argv: list[str], env: dict[str, str], *, first: bool =
     return wall, cpu
 
 
+def instructions(argv: list[str], env: dict[str, str]) -> float:
+    """Millions of instructions ``python ARGV`` executes, counted by Valgrind's cachegrind (no cache simulation)."""
+    done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+                           sys.executable, *argv], cwd=ROOT, env=env, capture_output=True, timeout=600)
+    found = re.search(rb"I\s+refs:\s+([\d,]+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        raise SystemExit(f"valgrind python {' '.join(argv)}: exit {done.returncode}\n"
+                         f"{done.stderr.decode(errors='replace')[-2000:]}")
+    return int(found[1].replace(b",", b"")) / 1e6
+
+
 def load() -> str:
     one, five, _ = os.getloadavg()
     return f"load average {one:.2f} (1 min), {five:.2f} (5 min) on {os.cpu_count()} CPUs"
@@ -107,17 +122,24 @@ def main() -> None:
     parser.add_argument("--rite", default="dashe", help="the rite of timeline, render, sheet, validate and plan")
     parser.add_argument("--first", action="store_true", help="also time the rite commands as the first run after "
                         "installing, with an empty cache (NAME_first)")
+    parser.add_argument("--instructions", action="store_true", help="also count each command's instructions under "
+                        "Valgrind (NAME_instructions, millions), which the machine's load does not move")
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error(f"--repeat {args.repeat}: expected at least 1")
+    if args.instructions and shutil.which("valgrind") is None:
+        parser.error("--instructions needs valgrind (apt-get install valgrind)")
     print(f"before: {load()}")
     with tempfile.TemporaryDirectory(prefix="yuesheng-startup-") as folder:
         env = environment(folder)
         Path(env["XDG_CACHE_HOME"], "first").mkdir(parents=True)
         times = {name: best_of(args.repeat, argv, env) for name, argv in BASELINES.items()}
+        counted = {name: instructions(argv, env) for name, argv in BASELINES.items()} if args.instructions else {}
         for name in args.only:
             argv = ["-m", "yuesheng", *(a.format(out=folder, rite=args.rite) for a in COMMANDS[name])]
             times[name] = best_of(args.repeat, argv, env)
+            if args.instructions:
+                counted[name] = instructions(argv, env)
             if name in FIRST and args.first:
                 first = env | {"XDG_CACHE_HOME": str(Path(env["XDG_CACHE_HOME"], "first"))}
                 times[f"{name}_first"] = best_of(min(args.repeat, 3), argv, first, first=True)
@@ -127,13 +149,22 @@ def main() -> None:
     for name, (wall, cpu) in times.items():
         target = "" if name in BASELINES or name.endswith("_first") else f"{TARGETS.get(name, TARGET):.2f}s"
         print(f"{name:<16} {wall:>7.3f}s {wall / base:>8.1f}× {cpu:>7.3f}s {cpu / base_cpu:>8.1f}× {target:>8}")
+    if counted:
+        print(f"\n{'command':<16} {'instructions':>13} {'× python':>9}")
+        for name, count in counted.items():
+            print(f"{name:<16} {count:>12.0f}M {count / counted['python_pass']:>8.1f}×")
     print()
     for name, (wall, cpu) in times.items():
         print(f"RESULT {name}={wall:.3f}")
         print(f"RESULT {name}_cpu={cpu:.3f}")
+    for name, count in counted.items():
+        print(f"RESULT {name}_instructions={count:.0f}")
     for name, (wall, _) in times.items():
         if name != "python_pass":
             print(f"RESULT {name}_vs_python_pass={wall / base:.2f}")
+    for name, count in counted.items():
+        if name != "python_pass":
+            print(f"RESULT {name}_instructions_vs_python_pass={count / counted['python_pass']:.2f}")
 
 
 if __name__ == "__main__":
