@@ -31,6 +31,10 @@ def calls(setting: Setting, state: BuildState, times: Mapping[Point, Fraction]) 
     for cue in setting.cues:
         if cue.music is not MusicKind.CHANGSHENG or not cue.calls:
             continue
+        if not state.emit:  # measuring: one event a call
+            hits = len(_covered_hits(setting, state, cue)) if "獲" in cue.words else 1
+            state.count(cue.id, hits * len(cue.calls))
+            continue
         caller = "負侯者" if any("負侯" in setting.sheet.performers[p].name for p in cue.performers) else "獲者"
         start, end = times[(cue.id, "start")], times[(cue.id, "end")]
         if "獲" in cue.words:
