@@ -32,9 +32,11 @@ def schedule(setting: Setting, music_end: MusicEnd) -> dict[Point, Fraction]:
         cue = setting.by_id[cue_id]
         if point == "start":
             after = [times[d] for d in deps[(cue_id, "start")]]
-            anchor = after[0] if after else Fraction(0)
+            at = after[0] if after else Fraction(0)
+            if cue.start and cue.start.delay:
+                at += cue.start.delay
             # its anchor (and delay), or later: an action a 射節 runs until waits for it
-            times[(cue_id, point)] = max([anchor + (cue.start.delay if cue.start else 0)] + after[1:])
+            times[(cue_id, point)] = max(at, *after[1:]) if len(after) > 1 else at
         elif not cue.is_music:
             times[(cue_id, point)] = times[(cue_id, "start")] + duration(cue, setting)
         else:
