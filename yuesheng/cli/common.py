@@ -93,13 +93,13 @@ def listener_options(parser: argparse.ArgumentParser) -> None:
 
 def placement_of(args: argparse.Namespace, timeline: Timeline) -> tuple[Listener, Physics] | None:
     """The listener and physics that --listener, --speed-of-sound and --chi ask for, or None without --listener."""
-    from yuesheng.outputs.placement import Physics, listener, with_hall
-
     extra = [name for name in ("speed_of_sound", "chi") if getattr(args, name, None) is not None]
     if args.listener is None:
         if extra:
             raise UsageError(f"--{extra[0].replace('_', '-')} goes with --listener")
         return None
+    from yuesheng.outputs.placement import Physics, listener, with_hall
+
     for name, low, high in (("speed_of_sound", 100.0, 2000.0), ("chi", 0.1, 0.5)):
         value = getattr(args, name, None)
         if value is not None and not low <= value <= high:
