@@ -14,7 +14,7 @@ from yuesheng.errors import UnknownNameError, UsageError
 
 def cmd_plan(args: argparse.Namespace) -> str:
     from yuesheng.check.validate import load_cuesheet
-    from yuesheng.music.repertoire import load_repertoire, score_paths
+    from yuesheng.music.repertoire import load_repertoire
     from yuesheng.outputs.plan import plan_data
     from yuesheng.staging.paths import blocking_beside, hall_beside
     from yuesheng.staging.reader import load_hall
@@ -23,7 +23,8 @@ def cmd_plan(args: argparse.Namespace) -> str:
 
     check_output_arg(args)
     readings = readings_of(args)
-    sheet = load_cuesheet(cue_path(args.cue), load_repertoire(score_paths(args.scores)))
+    # the rules on the programme drawn, as every build checks the one it builds
+    sheet = load_cuesheet(cue_path(args.cue), load_repertoire(args.scores), (frozenset(args.variant), readings))
     path = blocking_beside(sheet)
     if path is None:
         hall = hall_beside(sheet)
