@@ -194,3 +194,16 @@ def test_plan_checks_the_rules_on_the_programme_it_draws_as_a_build_does(run, tm
     assert code == 0 and json.loads(out)["people"], err  # the 燕射 is not in this programme
     code, _, err = run("plan", str(sheet), "--variant", "yan-she")
     assert code == 1 and "[three-rounds]" in err and "(with variant yan-she)" in err
+
+
+def test_plan_at_a_cue_of_a_copied_rite_names_and_guards_the_copy_s_files(run, tmp_path):
+    assert run("plan", "xiangshe", "--at", "jie-bin", "-o", str(tmp_path / "shipped.json"))[0] == 0  # kept staged
+    for folder, name in (("cues", "xiangshe.yaml"), ("blocking", "xiangshe.yaml"), ("blocking", "xiangshe.hall.yaml")):
+        (tmp_path / folder).mkdir(exist_ok=True)
+        shutil.copy(ROOT / folder / name, tmp_path / folder)
+    sheet, hall = tmp_path / "cues" / "xiangshe.yaml", tmp_path / "blocking" / "xiangshe.hall.yaml"
+    code, out, err = run("plan", str(sheet), "--at", "jie-bin")  # the same contents: the same digest
+    assert code == 0 and json.loads(out)["hall"]["file"] == str(hall.resolve()), err
+    before = hall.read_bytes()
+    code, _, err = run("plan", str(sheet), "--at", "jie-bin", "-o", str(hall))
+    assert code == 1 and "it is one of this command's inputs" in err and hall.read_bytes() == before
