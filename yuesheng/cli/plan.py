@@ -42,7 +42,7 @@ def cmd_plan(args: argparse.Namespace) -> str:
         ground_hall = loaded(path, sheet).hall
         _check_output(args, [path, Path(ground_hall.file)])  # the staging files are inputs too
         return _written(args, plan_data(ground_hall, sheet), sheet.rite_id)
-    # everyone at every cue: as a build of this programme kept it (the same inputs), else staged now and kept
+    # everyone at every cue: as kept for this programme (the same inputs), else staged now and kept
     rite = ground(sheet, variants, chosen, path).rite()
     _check_output(args, [path, Path(rite.hall.file)])
     if args.at not in rite.cues:
