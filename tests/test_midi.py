@@ -285,9 +285,10 @@ def test_mido_s_version_is_the_one_metadata_file_s_else_mido_reads_it_itself(tmp
     assert installed_version(tmp_path) is None  # no dist-info: mido's own version module runs
     info = tmp_path / "mido-1.3.3.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mido\nVersion: 1.3.3\n\nVersion: 9\n", encoding="utf-8")
+    metadata = info / "METADATA"
+    metadata.write_text("Metadata-Version: 2.1\nName: mido\nVersion: 1.3.3\n\nVersion: 9\n", encoding="utf-8")
     assert installed_version(tmp_path) == "1.3.3"
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mido\n\nVersion: 9\n", encoding="utf-8")
+    metadata.write_text("Metadata-Version: 2.1\nName: mido\n\nVersion: 9\n", encoding="utf-8")
     assert installed_version(tmp_path) is None  # a Version: in the body is not the header
     (tmp_path / "mido-1.2.0.dist-info").mkdir()
     (tmp_path / "mido-1.2.0.dist-info" / "METADATA").write_text("Version: 1.2.0\n", encoding="utf-8")
