@@ -279,6 +279,21 @@ def test_mido_is_imported_with_its_own_version_and_without_importlib_metadata():
     assert heavy == [] and version == metadata and equal and attribute and not finder_left
 
 
+def test_without_its_metadata_file_mido_reads_its_version_itself_and_every_other_finder_is_asked():
+    probe = ("import json, sys; import yuesheng.outputs.midoload as load; asked = []\n"
+             "class Spy:\n"
+             "    def find_spec(self, name, path=None, target=None):\n"
+             "        asked.append(name)\n"
+             "sys.meta_path.insert(0, Spy()); load.installed_version = lambda folder: None\n"
+             "load.install_version_finder(); import mido\n"
+             "print(json.dumps([asked.count('mido.version'), mido.version.__file__.endswith('version.py'), "
+             "str(mido.version_info)]))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [1, True, str(mido.version_info)]
+
+
 def test_mido_s_version_is_the_one_metadata_file_s_else_mido_reads_it_itself(tmp_path):
     from yuesheng.outputs.midoload import installed_version
 

@@ -62,7 +62,8 @@ class _Finder:
                   ) -> ModuleSpec | None:
         if name != NAME:
             return None
-        sys.meta_path.remove(self)
+        # a new list, not the one the import system is going through: removing from that one would skip the next finder
+        sys.meta_path = [finder for finder in sys.meta_path if finder is not self]
         version = installed_version(Path(path[0]).parent) if path else None
         return None if version is None else ModuleSpec(NAME, cast("Loader", _Version(version)))
 
