@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import gc
 import io
+import json
+import subprocess
+import sys
 from collections import Counter
 from fractions import Fraction
 from pathlib import Path
@@ -256,3 +259,52 @@ def test_live_messages_are_the_messages_of_the_midi_file(repertoire, sheet, opti
     played = Counter((round(t, 9), str(m)) for t, m in written if (t, m) not in closing)
     assert played == Counter((round(t, 9), str(m)) for t, m in live)
     assert any(m.type == "sysex" for _, m in live) == (options.realization is not None)
+
+
+# --- importing mido (outputs/midoload) --------------------------------------------------------------------------------
+
+
+def test_mido_is_imported_with_its_own_version_and_without_importlib_metadata():
+    """Start-up: ``mido.version`` is read from mido's METADATA directly, the very line ``importlib.metadata`` gives."""
+    probe = ("import json, sys; import yuesheng.outputs.midi, mido; "
+             "heavy = sorted(m for m in sys.modules if m in ('importlib.metadata', 'email', 'zipfile')); "
+             "import importlib.metadata, packaging.version; "
+             "print(json.dumps([heavy, str(mido.version_info), importlib.metadata.version('mido'), "
+             "mido.version_info == packaging.version.Version(importlib.metadata.version('mido')), "
+             "mido.version is sys.modules['mido.version'], any('midoload' in repr(f) for f in sys.meta_path)]))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 0, done.stderr
+    heavy, version, metadata, equal, attribute, finder_left = json.loads(done.stdout)
+    assert heavy == [] and version == metadata and equal and attribute and not finder_left
+
+
+def test_without_its_metadata_file_mido_reads_its_version_itself_and_every_other_finder_is_asked():
+    probe = ("import json, sys; import yuesheng.outputs.midoload as load; asked = []\n"
+             "class Spy:\n"
+             "    def find_spec(self, name, path=None, target=None):\n"
+             "        asked.append(name)\n"
+             "sys.meta_path.insert(0, Spy()); load.installed_version = lambda folder: None\n"
+             "load.install_version_finder(); import mido\n"
+             "print(json.dumps([asked.count('mido.version'), mido.version.__file__.endswith('version.py'), "
+             "str(mido.version_info)]))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [1, True, str(mido.version_info)]
+
+
+def test_mido_s_version_is_the_one_metadata_file_s_else_mido_reads_it_itself(tmp_path):
+    from yuesheng.outputs.midoload import installed_version
+
+    assert installed_version(tmp_path) is None  # no dist-info: mido's own version module runs
+    info = tmp_path / "mido-1.3.3.dist-info"
+    info.mkdir()
+    metadata = info / "METADATA"
+    metadata.write_text("Metadata-Version: 2.1\nName: mido\nVersion: 1.3.3\n\nVersion: 9\n", encoding="utf-8")
+    assert installed_version(tmp_path) == "1.3.3"
+    metadata.write_text("Metadata-Version: 2.1\nName: mido\n\nVersion: 9\n", encoding="utf-8")
+    assert installed_version(tmp_path) is None  # a Version: in the body is not the header
+    (tmp_path / "mido-1.2.0.dist-info").mkdir()
+    (tmp_path / "mido-1.2.0.dist-info" / "METADATA").write_text("Version: 1.2.0\n", encoding="utf-8")
+    assert installed_version(tmp_path) is None  # two installs: which one imports is importlib.metadata's to say

@@ -1,11 +1,14 @@
 """The plan's SVG plate (``yuesheng plan --at CUE --format svg``): its labels are placed in Python
 (``outputs/labels``) so that none covers another label, a person, a mat or a wall; checked here on the boxes placed,
-for every cue of 鄉射 and a sample of 大射, and on the boxes Chromium draws."""
+for every cue of 鄉射 and a sample of 大射, and on the boxes Chromium draws. Then what ``yuesheng plan`` loads: each
+score once, and the rules on the programme it draws (the command's other behaviour: tests/test_staging.py)."""
 
 from __future__ import annotations
 
 import itertools
+import json
 import math
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -155,3 +158,52 @@ def test_chromium_draws_the_busiest_plate_with_no_two_labels_touching_and_all_in
     for label in labels:
         x0, y0, x1, y1 = label["client"]
         assert 0 <= x0 and 0 <= y0 and x1 <= width and y1 <= height, label["text"]
+
+
+# --- what yuesheng plan loads ----------------------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_plan_reads_each_score_file_once(run, monkeypatch, tmp_path):
+    from yuesheng.music import repertoire
+
+    read: list[Path] = []
+    load_piece = repertoire.load_piece
+    monkeypatch.setattr(repertoire, "load_piece", lambda path: read.append(Path(path)) or load_piece(path))
+    own = tmp_path / "scores"
+    own.mkdir()
+    shutil.copy(ROOT / "scores" / "luming.yaml", own / "mine.yaml")
+    code, _, err = run("plan", "xiangshe", "--scores", str(own), "-o", str(tmp_path / "plan.json"))
+    assert code == 0, err
+    assert sorted(read) == sorted(repertoire.score_paths([own])) and len(read) == len(set(read))
+
+
+def test_plan_checks_the_rules_on_the_programme_it_draws_as_a_build_does(run, tmp_path):
+    text = (ROOT / "cues" / "yanli.yaml").read_text(encoding="utf-8")
+    old = "      count: pierce\n      cite: {page: 5-33a"
+    assert text.count(old) == 1  # the 燕射 counting nothing breaks three-rounds, a rule of the 燕射 alone
+    for folder in ("cues", "blocking"):
+        (tmp_path / folder).mkdir()
+    sheet = tmp_path / "cues" / "yanli.yaml"
+    sheet.write_text(text.replace(old, old.replace("pierce", "none")), encoding="utf-8")
+    for name in ("yanli.yaml", "yanli.hall.yaml"):
+        shutil.copy(ROOT / "blocking" / name, tmp_path / "blocking")
+    assert run("timeline", str(sheet), "-o", str(tmp_path / "plain.txt"))[0] == 0
+    code, out, err = run("plan", str(sheet), "--at", "na-qing-dafu")
+    assert code == 0 and json.loads(out)["people"], err  # the 燕射 is not in this programme
+    code, _, err = run("plan", str(sheet), "--variant", "yan-she")
+    assert code == 1 and "[three-rounds]" in err and "(with variant yan-she)" in err
+
+
+def test_plan_at_a_cue_of_a_copied_rite_names_and_guards_the_copy_s_files(run, tmp_path):
+    assert run("plan", "xiangshe", "--at", "jie-bin", "-o", str(tmp_path / "shipped.json"))[0] == 0  # kept staged
+    for folder, name in (("cues", "xiangshe.yaml"), ("blocking", "xiangshe.yaml"), ("blocking", "xiangshe.hall.yaml")):
+        (tmp_path / folder).mkdir(exist_ok=True)
+        shutil.copy(ROOT / folder / name, tmp_path / folder)
+    sheet, hall = tmp_path / "cues" / "xiangshe.yaml", tmp_path / "blocking" / "xiangshe.hall.yaml"
+    code, out, err = run("plan", str(sheet), "--at", "jie-bin")  # the same contents: the same digest
+    assert code == 0 and json.loads(out)["hall"]["file"] == str(hall.resolve()), err
+    before = hall.read_bytes()
+    code, _, err = run("plan", str(sheet), "--at", "jie-bin", "-o", str(hall))
+    assert code == 1 and "it is one of this command's inputs" in err and hall.read_bytes() == before

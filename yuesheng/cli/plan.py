@@ -14,16 +14,18 @@ from yuesheng.errors import UnknownNameError, UsageError
 
 def cmd_plan(args: argparse.Namespace) -> str:
     from yuesheng.check.validate import load_cuesheet
-    from yuesheng.music.repertoire import load_repertoire, score_paths
+    from yuesheng.music.repertoire import load_repertoire
     from yuesheng.outputs.plan import plan_data
+    from yuesheng.staging.ground import ground
     from yuesheng.staging.paths import blocking_beside, hall_beside
     from yuesheng.staging.reader import load_hall
-    from yuesheng.staging.rite import loaded, staged_rite
+    from yuesheng.staging.rite import loaded
     from yuesheng.timeline.state import Options, check_options
 
     check_output_arg(args)
     readings = readings_of(args)
-    sheet = load_cuesheet(cue_path(args.cue), load_repertoire(score_paths(args.scores)))
+    # the rules on the programme drawn, as every build checks the one it builds
+    sheet = load_cuesheet(cue_path(args.cue), load_repertoire(args.scores), (frozenset(args.variant), readings))
     path = blocking_beside(sheet)
     if path is None:
         hall = hall_beside(sheet)
@@ -32,14 +34,17 @@ def cmd_plan(args: argparse.Namespace) -> str:
                              f"sheet's folder{' (its hall alone is drawn without --at)' if hall else ''}")
         _check_output(args, [hall])
         return _written(args, plan_data(load_hall(hall), sheet), sheet.rite_id)
-    _check_output(args, [path, Path(loaded(path, sheet).hall.file)])  # the staging files are inputs too
     try:  # the programme the timeline plays: variants with those they require, readings known to the sheet
         variants, chosen = check_options(sheet, Options(frozenset(args.variant), readings))
     except UnknownNameError as exc:
         raise UsageError(str(exc)) from None
     if not args.at:  # the hall and its places: nothing to stage
-        return _written(args, plan_data(loaded(path, sheet).hall, sheet), sheet.rite_id)
-    rite = staged_rite(sheet, variants, chosen, path)
+        ground_hall = loaded(path, sheet).hall
+        _check_output(args, [path, Path(ground_hall.file)])  # the staging files are inputs too
+        return _written(args, plan_data(ground_hall, sheet), sheet.rite_id)
+    # everyone at every cue: as kept for this programme (the same inputs), else staged now and kept
+    rite = ground(sheet, variants, chosen, path).rite()
+    _check_output(args, [path, Path(rite.hall.file)])
     if args.at not in rite.cues:
         sheet.cue(args.at)  # an unknown id: UnknownNameError with the nearest ids
         raise UsageError(f"cue {args.at!r} is not in the programme with the variants and readings chosen")

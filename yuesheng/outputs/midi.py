@@ -26,16 +26,18 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeAlias
 
-import mido
-from mido.midifiles.meta import encode_variable_int, meta_charset
-
 from yuesheng.characters import display
 from yuesheng.errors import MidiError, PortError
 from yuesheng.files import write_atomic
 from yuesheng.music.instruments import PARTS, Part
 from yuesheng.music.lulu import LU, Tuning, cents_offset
+from yuesheng.outputs.midoload import install_version_finder
 from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline
 from yuesheng.timeline.builder import collector_paused
+
+install_version_finder()  # before mido: its version module would import importlib.metadata to read one line
+import mido  # noqa: E402
+from mido.midifiles.meta import encode_variable_int, meta_charset  # noqa: E402
 
 TEMPO = 1_000_000  # µs per beat: 60 bpm, so one beat = one second = TICKS_PER_SECOND ticks
 MAX_DELTA = 0x0FFFFFFF  # the longest delta time a Standard MIDI File can hold (four bytes of seven bits)

@@ -14,13 +14,14 @@ import math
 import re
 from collections.abc import Mapping
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yuesheng.cuesheet import CueSheet
 from yuesheng.outputs.labels import ASCENT, Box, Label, Placed, place_labels, text_size
 from yuesheng.staging.model import CHI_PER_BU, Hall, Point, Stand
-from yuesheng.staging.rite import StagedCue
-from yuesheng.staging.stage import performer_of
+
+if TYPE_CHECKING:
+    from yuesheng.staging.rite import StagedCue
 
 AXES = "x east, y south, in 步 (6 尺) from the middle of the 堂's south edge (堂廉)"
 
@@ -81,6 +82,8 @@ def _places(hall: Hall) -> list[dict[str, Any]]:
 
 
 def _people(stands: Mapping[str, Stand], sheet: CueSheet) -> list[dict[str, Any]]:
+    from yuesheng.staging.stage import performer_of  # with its routes: a plan without a cue stages nothing
+
     return [{"id": s.who, "performer": performer_of(s.who), "name": person_name(s.who, sheet), "at": _xy(s.point),
              "facing": s.facing.hanzi + "面" if s.facing else None, "place": s.place}
             for s in sorted(stands.values(), key=lambda s: s.who)]

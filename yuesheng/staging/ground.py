@@ -59,12 +59,15 @@ class Ground:
     entry: str = field(default="", compare=False, repr=False)  # its name in the cache ('' if it cannot be kept)
 
     def rite(self) -> StagedRite:
-        """Everyone's stands at every cue: kept from an earlier run, else staged now (and kept)."""
+        """Everyone's stands at every cue: kept from an earlier run, else staged now (and kept).
+
+        The digest is of the files' contents: a rite kept from another copy of them names that copy's files, so it is
+        used only where it names this blocking."""
         from yuesheng.staging.rite import StagedRite, staged_rite
 
         folder = cache_folder("staging") if self.entry else None
         kept = _unpickle(folder / f"{self.entry}.rite") if folder is not None else None
-        if isinstance(kept, StagedRite):
+        if isinstance(kept, StagedRite) and kept.file == str(self.path):
             return kept
         rite = staged_rite(self.sheet, self.variants, dict(self.readings), self.path)
         if folder is not None:
