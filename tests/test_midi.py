@@ -308,3 +308,20 @@ def test_mido_s_version_is_the_one_metadata_file_s_else_mido_reads_it_itself(tmp
     (tmp_path / "mido-1.2.0.dist-info").mkdir()
     (tmp_path / "mido-1.2.0.dist-info" / "METADATA").write_text("Version: 1.2.0\n", encoding="utf-8")
     assert installed_version(tmp_path) is None  # two installs: which one imports is importlib.metadata's to say
+
+
+def test_the_version_module_made_for_mido_has_the_names_of_mido_s_own():
+    """mido's own ``version.py`` and the one ``midoload`` makes define the same public names with the same values:
+    a mido whose version module grows a name fails here, not in a user's ``render``."""
+    names = ("import json, sys{}; import mido; v = sys.modules['mido.version']; "
+             "print(json.dumps({{k: str(getattr(v, k)) for k in sorted(vars(v)) if not k.startswith('__') "
+             "or k == '__version__'}}))")
+    found = []
+    for before in ("", "; import yuesheng.outputs.midi"):
+        done = subprocess.run([sys.executable, "-c", names.format(before)], capture_output=True, text=True,
+                              timeout=60, cwd=Path(__file__).resolve().parent.parent)
+        assert done.returncode == 0, done.stderr
+        found.append(json.loads(done.stdout))
+    own, made = found
+    assert set(own) - {"packaging", "importlib_metadata"} == set(made) - {"packaging"}
+    assert all(own[k] == made[k] for k in ("__version__", "version_info"))
