@@ -114,23 +114,22 @@ def _pickle(rite: StagedRite) -> bytes:
     return out.getvalue()
 
 
-def _reduce(obj: object) -> Any:
+def _reduce(obj: Any) -> Any:
     """How *obj* is pickled: a frozen dataclass as its class and its fields, remade through its ``__init__`` (a
     slotted one's own reduction is restored through dataclasses' Python-level ``__setstate__``, which looks its
     fields up for each of thousands of instances: twice as slow); a Fraction as its two integers (its own goes
     through a string); a read-only mapping as the dict it copies, made read-only again."""
-    kind = type(obj)
+    kind: type[Any] = type(obj)
     if kind is Fraction:
-        return Fraction, (obj.numerator, obj.denominator)  # type: ignore[attr-defined]
+        return Fraction, (obj.numerator, obj.denominator)
     if kind is MappingProxyType:
-        return _proxy, (dict(obj),)  # type: ignore[call-overload]
+        return _proxy, (dict(obj),)
     if (names := _init_fields(kind)) is not None:
         return kind, tuple(getattr(obj, name) for name in names)
     return NotImplemented
 
 
-@cache
-def _init_fields(kind: type) -> tuple[str, ...] | None:
+def _init_fields(kind: type[Any]) -> tuple[str, ...] | None:
     """The fields of the dataclass *kind* in the order its ``__init__`` takes them; None if it is not one, or if its
     ``__init__`` takes not every field positionally."""
     if not is_dataclass(kind):
