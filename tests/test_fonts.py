@@ -42,6 +42,12 @@ def test_the_shipped_fonts_have_every_character_the_package_uses():
         assert names == {path.stem}  # renamed: the subset is not Hanazono itself
 
 
+def test_wanted_is_every_character_from_u2e80_on_once_in_order():
+    text = "ab é ⺀" + "\u2e7f" + XUAN + "樂聲樂 \ud800 —" + "x" * 1000 + "\U0010ffff"
+    assert fonts.wanted(text) == [0x2E80, 0x6A02, 0x8072, 0xD800, 0x248E5, 0x10FFFF]
+    assert fonts.wanted("ascii only \u2e7f") == []
+
+
 @pytest.fixture(scope="module")
 def page(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("fonts") / "xiangyinjiu.html"
