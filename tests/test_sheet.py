@@ -7,9 +7,12 @@ browser check saves a screenshot next to the test's temporary files and names it
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import stat
+import subprocess
+import sys
 import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -39,6 +42,7 @@ from yuesheng.web.sheet import (
 RITES = ("xiangyinjiu", "xiangshe", "yanli", "dashe")
 # A quick pytest opens the page of 鄉飲酒禮 alone; the README's test command (slow included) opens every rite's.
 EACH_RITE = [pytest.param(r, marks=pytest.mark.slow) if r != "xiangyinjiu" else r for r in RITES]
+ROOT = Path(__file__).resolve().parent.parent
 MINI = Path(__file__).parent / "data" / "mini_xiangyin.yaml"
 A4_LANDSCAPE_PT = (841.89, 595.28)
 HOSTILE = "</script><script>window.pwned = 1</script><b>bold</b> & 'quotes\" <!--"
@@ -604,6 +608,32 @@ def test_a_rite_without_blocking_has_no_plates(tmp_path):
     assert main(["sheet", str(sheet), "-o", str(tmp_path / "page.html")]) == 0
     text = (tmp_path / "page.html").read_text(encoding="utf-8")
     assert 'id="plates"' not in text and '"plates"' not in text
+
+
+def test_a_page_drawn_again_takes_its_plates_as_kept_without_the_staging_model(tmp_path):
+    script = ("import sys; from yuesheng.cli import main; main(['sheet', 'xiangyinjiu', '-o', sys.argv[1]]); "
+              "print('yuesheng.staging.model' in sys.modules, 'yuesheng.staging.rite' in sys.modules)")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
+    runs = [subprocess.run([sys.executable, "-c", script, str(tmp_path / f"{n}.html")], cwd=ROOT, env=env,
+                           capture_output=True, text=True, check=True).stdout.split()[-2:] for n in range(2)]
+    assert runs == [["True", "True"], ["False", "False"]]  # the second neither unpickled nor staged the rite
+    assert (tmp_path / "0.html").read_bytes() == (tmp_path / "1.html").read_bytes()
+
+
+def test_a_damaged_or_foreign_kept_drawing_is_drawn_anew(tmp_path, monkeypatch, timelines):
+    from yuesheng.web.plates import plates_data
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    timeline = timelines["xiangyinjiu"]
+    fresh = plates_data(timeline, timeline.names)
+    assert fresh is not None and fresh["members"] and fresh["cues"]
+    [entry] = (tmp_path / "yuesheng" / "plates").glob("*.json")
+    assert plates_data(timeline, timeline.names) == fresh
+    kept = entry.read_text("utf-8")
+    for text in ("{not json", "[]", '{"format": "yuesheng-plates-0"}', kept.replace('"members":[', '"members":[1,', 1),
+                 kept.replace('"box":[', '"box":["x",', 1)):
+        entry.write_text(text, encoding="utf-8")
+        assert plates_data(timeline, timeline.names) == fresh, text[:40]
 
 
 @pytest.mark.parametrize("rite", STAGED)

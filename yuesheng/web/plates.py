@@ -7,17 +7,27 @@ one piece of code places the labels, for the plates as printed and for a selecte
 stands after it and the cue's walks along their routes with their times; for a person, his track through the rite.
 
 Only the stands that a cue changes are sent (the script replays them), in 步, x east and y south.
+
+The drawing data are kept in ``caches.cache_folder("plates")`` (JSON) under the ground's entry (a digest of everything
+staging reads), the order of the timeline's cues and this code: a page drawn before neither loads the staged rite nor
+imports the staging model, which cost it more than the rest of its plates. An entry that cannot be read is a miss.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
-from typing import Any
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from yuesheng.outputs.plan import is_mat, screens, targets
-from yuesheng.staging.model import CHI_PER_BU, Hall, Stand
-from yuesheng.staging.rite import StagedRite
+from yuesheng.caches import cache_folder, keep
 from yuesheng.timeline import Timeline
+
+if TYPE_CHECKING:
+    from yuesheng.staging.model import Hall, Stand
+    from yuesheng.staging.rite import StagedRite
 
 CHI_CM = 23.1  # the 尺 taken for metres (docs/staging.md: the pace's estimate)
 MARGIN = 2.0  # 步 around everything drawn
@@ -29,6 +39,8 @@ def _r(v: float) -> float:
 
 
 def _hall(hall: Hall) -> dict[str, Any]:
+    from yuesheng.outputs.plan import is_mat, screens, targets
+
     (x0, y0), (x1, y1) = (hall.tang[0].x, hall.tang[0].y), (hall.tang[1].x, hall.tang[1].y)
     mats = [[p.name, _r(p.point.x), _r(p.point.y), p.facing.hanzi if p.facing else "",
              list(p.facing.vector) if p.facing else [0, 1], p.head.hanzi if p.head else ""]
@@ -59,10 +71,36 @@ def _box(staged: StagedRite) -> list[float]:
 
 def plates_data(timeline: Timeline, names: Mapping[str, str]) -> dict[str, Any] | None:
     """The hall and each cue's changed stands and walks, for the page's plates; None if not staged."""
-    staged = timeline.staging
-    if staged is None:
+    ground = timeline.ground
+    if ground is None:
         return None
-    members: dict[str, str] = {}
+    folder = cache_folder("plates") if ground.entry else None
+    name = _entry(ground.entry, [t.cue.id for t in timeline.cues])
+    drawing = _read(folder / name) if folder is not None else None
+    if drawing is None:
+        staged = timeline.staging
+        assert staged is not None  # a timeline with a ground has a staged rite
+        drawing = _drawing(timeline, staged)
+        if folder is not None:
+            text = json.dumps({"format": _FORMAT, **drawing}, ensure_ascii=False, separators=(",", ":"))
+            keep(folder, name, text.encode("utf-8"), entries=CACHE_ENTRIES)
+    members = {who: _label(who, names) for who in drawing["members"]}
+    return {"hall": drawing["hall"], "box": drawing["box"], "inset": drawing["inset"], "cues": drawing["cues"],
+            "members": members, "chi_per_bu": drawing["chi_per_bu"], "chi_cm": CHI_CM}
+
+
+def _label(who: str, names: Mapping[str, str]) -> str:
+    """'衆賓 3' for 'zhongbin#3'."""
+    base, _, n = who.partition("#")
+    return names.get(base, base) + (f" {n}" if n else "")
+
+
+def _drawing(timeline: Timeline, staged: StagedRite) -> dict[str, Any]:
+    """What the plates draw, without names: the hall, the box, the inset, each cue's changed stands and walks, and
+    everyone on the ground in the order he first stands there."""
+    from yuesheng.staging.model import CHI_PER_BU
+
+    members: dict[str, None] = {}
     cues: dict[str, Any] = {}
     before: dict[str, Stand] = {}
     for t in timeline.cues:
@@ -72,14 +110,44 @@ def plates_data(timeline: Timeline, names: Mapping[str, str]) -> dict[str, Any] 
             continue
         changed = [_stand(s) for who, s in on_ground.stands.items() if before.get(who) is not s]
         before = dict(on_ground.stands)
-        for who in on_ground.stands:
-            if who not in members:
-                base, _, n = who.partition("#")
-                members[who] = names.get(base, base) + (f" {n}" if n else "")
+        members.update(dict.fromkeys(on_ground.stands))
         walks = [[w.who, [[_r(p.x), _r(p.y)] for p in w.route], _r(w.length), _r(float(w.seconds)),
                   "趨" if w.run else "行"] for w in on_ground.derivation.walks]
         cues[cue.id] = {"set": changed, "walks": walks}
     (x0, y0), (x1, y1) = (staged.hall.tang[0].x, staged.hall.tang[0].y), (staged.hall.tang[1].x, staged.hall.tang[1].y)
     inset = [_r(x0 - INSET[0]), _r(y0 - INSET[1]), _r(x1 - x0 + 2 * INSET[0]), _r(y1 - y0 + INSET[1] + INSET[2])]
-    return {"hall": _hall(staged.hall), "box": _box(staged), "inset": inset, "cues": cues, "members": members,
-            "chi_per_bu": CHI_PER_BU, "chi_cm": CHI_CM}
+    return {"hall": _hall(staged.hall), "box": _box(staged), "inset": inset, "cues": cues, "members": list(members),
+            "chi_per_bu": CHI_PER_BU}
+
+
+CACHE_ENTRIES = 64
+_FORMAT = "yuesheng-plates-1"
+
+
+def _entry(ground: str, cues: list[str]) -> str:
+    """The name of the kept drawing of the ground entry *ground* with the timeline's *cues* in this order."""
+    digest = hashlib.sha256(f"{_FORMAT} {ground} {' '.join(cues)}".encode() + _code())
+    return f"{digest.hexdigest()[:40]}.json"
+
+
+@cache
+def _code() -> bytes:
+    """This module and the plan's (its mats, 侯 and 乏), whose change changes the drawing."""
+    here = Path(__file__).parent
+    return hashlib.sha256(b"".join(f.read_bytes() for f in (here / "plates.py", here.parent / "outputs" / "plan.py")))\
+        .digest()
+
+
+def _read(entry: Path) -> dict[str, Any] | None:
+    """The drawing kept in *entry*, or None (none, unreadable or malformed)."""
+    try:
+        with open(entry, encoding="utf-8") as handle:
+            kept = json.load(handle)
+        shapes = {"hall": dict, "box": list, "inset": list, "cues": dict, "members": list, "chi_per_bu": int}
+        if kept.pop("format") != _FORMAT or any(not isinstance(kept[k], t) for k, t in shapes.items()):
+            return None
+        if not all(isinstance(v, int | float) for v in kept["box"] + kept["inset"]):
+            return None
+        return kept if all(isinstance(who, str) for who in kept["members"]) else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None

@@ -326,7 +326,7 @@ def _kept(timing: CueTiming) -> str | None:
     blocking (walks and formulas) or the rite is not staged."""
     if not timing.basis:
         return None
-    from yuesheng.staging.rite import KEPT  # a basis means a staged rite, whose plates load the staging layer
+    from yuesheng.staging.basis import KEPT  # a basis means a staged rite
 
     return timing.basis.removeprefix(KEPT) if timing.basis.startswith(KEPT) else None
 
@@ -524,7 +524,7 @@ def sheet_html(timeline: Timeline) -> str:
             "scale": PLAN_SCALE,
             "zooms": _zooms(shots, blocks, duration)}
     plates = None
-    if timeline.staging is not None:  # a rite without blocking pays nothing for the plates
+    if timeline.ground is not None:  # a rite without blocking pays nothing for the plates
         from yuesheng.web.plates import plates_data
 
         data["plates"] = staged = plates_data(timeline, names)
