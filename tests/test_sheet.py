@@ -573,12 +573,14 @@ def test_que_is_named_only_where_the_text_writes_it(repertoire):
     assert "至 bai-zhi (樂闋)" in html  # golden's 肆夏 quotes 8-24a, where the text writes 樂闋 for it
 
 
-def test_the_lanes_sort_out_music_calls_and_the_shooting_in_one_pass(repertoire):
+def test_the_lanes_sort_out_music_calls_the_shooting_and_each_cues_parts_in_one_pass(repertoire):
     from yuesheng.timeline import EventKind, seconds
     from yuesheng.web.sheet import _segments, _sorted_out
 
     events = build_timeline(load_cuesheet(cue_path("dashe"), repertoire)).events
-    music, calls, shots = _sorted_out(events)
+    music, calls, shots, parts = _sorted_out(events)
+    sounding = [e for e in events if e.part and e.kind in (EventKind.NOTE, EventKind.DRUM, EventKind.CALL)]
+    assert parts == {cue: {e.part for e in sounding if e.cue == cue} for cue in {e.cue for e in sounding}}
     assert music == [e for e in events if e.kind in (EventKind.NOTE, EventKind.DRUM) and not e.jie]
     assert calls == [e for e in events if e.kind is EventKind.CALL] and calls
     assert shots == [e for e in events if e.kind is EventKind.RELEASE

@@ -138,13 +138,13 @@ def _segments(events: list[Event]) -> list[tuple[Event, float, float]]:
     return sorted(((e, t0, t1) for spans in runs.values() for e, t0, t1 in spans), key=lambda s: (s[1], s[0].part))
 
 
-Sorted = tuple[list[Event], list[Event], list[Event]]  # what _sorted_out finds: music, calls, shots
+Sorted = tuple[list[Event], list[Event], list[Event], dict[str, set[str]]]  # _sorted_out: music, calls, shots, parts
 
 
 def _lanes(timeline: Timeline, sorted_out: Sorted) -> tuple[list[str], list[Block], list[Mark]]:
     """The lanes and what is drawn on them: sections, actions, music cues, each part's pieces and 終, each 耦's
     turn, its 節 strokes and arrows, the calls (*sorted_out*: ``_sorted_out`` of the timeline's events)."""
-    music, calls, shots = sorted_out
+    music, calls, shots, _ = sorted_out
     archery = any(e.kind is EventKind.RELEASE for e in shots)
     played = {e.part for e in music}
     parts = [p for p in PARTS if p in played]
@@ -176,8 +176,10 @@ def _lanes(timeline: Timeline, sorted_out: Sorted) -> tuple[list[str], list[Bloc
 
 def _sorted_out(events: tuple[Event, ...]) -> Sorted:
     """In one pass over *events*: the notes and drum strokes not on a 節, the calls, and the shooting's events (the
-    arrows, and the drum strokes on a 節 or of a 耦), in order."""
+    arrows, and the drum strokes on a 節 or of a 耦), in order; and the parts each cue sounds (notes, strokes,
+    calls)."""
     music, calls, shots = [], [], []
+    parts: dict[str, set[str]] = {}
     note, drum, call, release = EventKind.NOTE, EventKind.DRUM, EventKind.CALL, EventKind.RELEASE
     for e in events:
         kind = e.kind
@@ -188,9 +190,15 @@ def _sorted_out(events: tuple[Event, ...]) -> Sorted:
                 shots.append(e)
         elif kind is call:
             calls.append(e)
-        elif kind is release:
-            shots.append(e)
-    return music, calls, shots
+        else:
+            if kind is release:
+                shots.append(e)
+            continue
+        if e.part:
+            if (cue_parts := parts.get(e.cue)) is None:  # not setdefault: that makes a set for each of ~10,000 events
+                cue_parts = parts[e.cue] = set()
+            cue_parts.add(e.part)
+    return music, calls, shots, parts
 
 
 def _pairs(timeline: Timeline, shots: list[Event], lane: int) -> list[Block]:
@@ -358,17 +366,11 @@ def _basis(timing: CueTiming, jie_total: int, by_id: dict[str, Cue]) -> str:
     return "from the score: pieces × 終 × syllables × seconds a syllable"
 
 
-def _cue_data(timeline: Timeline, stations: dict[str, dict[str, Any]], shots: list[Event]) -> list[dict[str, Any]]:
-    """Each cue's data for the page's script (*shots*: the shooting's events, from ``_sorted_out``)."""
+def _cue_data(timeline: Timeline, stations: dict[str, dict[str, Any]], sorted_out: Sorted) -> list[dict[str, Any]]:
+    """Each cue's data for the page's script (*sorted_out*: ``_sorted_out`` of the timeline's events)."""
     names = timeline.names
+    _, _, shots, parts = sorted_out
     jie_total = max((e.jie for e in shots if e.kind is EventKind.DRUM and e.jie), default=0)
-    parts: dict[str, set[str]] = {}
-    sounding = (EventKind.NOTE, EventKind.DRUM, EventKind.CALL)
-    for e in timeline.events:
-        if e.part and e.kind in sounding:
-            if (cue_parts := parts.get(e.cue)) is None:  # not setdefault: that makes a set for each of ~10,000 events
-                cue_parts = parts[e.cue] = set()
-            cue_parts.add(e.part)
     out = []
     by_id = cues_by_id(timeline)
     rank = {p: n for n, p in enumerate(PARTS)}
@@ -518,7 +520,7 @@ def sheet_html(timeline: Timeline) -> str:
                         key=lambda p: (names.get(p, p), p))
     real = timeline.realization
     readings = ", ".join(f"{k}={v}" for k, v in sorted(timeline.readings.items())) or "none"
-    cues = _cue_data(timeline, stations, shots)
+    cues = _cue_data(timeline, stations, sorted_out)
     groups = _rows(timeline, cues)
     data = {"rite": timeline.rite, "duration": duration, "cues": cues, "names": names,
             "scale": PLAN_SCALE,
