@@ -35,6 +35,7 @@ from yuesheng.cuesheet import Cue, Member, MusicKind
 from yuesheng.music.instruments import PARTS
 from yuesheng.outputs.report import cues_by_id, says_que, sections, takes, what_of
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Event, EventKind, Timeline, clock, seconds
+from yuesheng.timeline.builder import collector_paused
 
 PLAN_SCALE = 24  # SVG units per 步
 HALL_VIEW = (-14.0, -9.0, 28.0, 24.0)  # 步: the 堂 and the near 庭, the plan's first view
@@ -539,6 +540,11 @@ def _drawn(lane: int, t0: float, t1: float, duration: float) -> Drawn:
 
 def sheet_html(timeline: Timeline) -> str:
     """The page of *timeline*: timeline, ground plan, cue details and run sheet, in one HTML file."""
+    with collector_paused():  # tens of thousands of new objects, none in a cycle: the collector would rescan them
+        return _page(timeline)
+
+
+def _page(timeline: Timeline) -> str:
     from markupsafe import Markup
 
     total = timeline.duration_ticks  # not a stored field: each read scans every event
