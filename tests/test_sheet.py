@@ -148,13 +148,23 @@ def test_markup_from_the_cue_sheet_is_escaped(tmp_path, repertoire):
 
 def test_each_block_and_mark_is_drawn_at_its_time_on_its_lane(timelines):
     view = timeline_view(timelines["dashe"])
-    scale = view["plot_width"] / view["duration"]
-    for b, d in view["drawn_blocks"]:
-        assert d.x == pytest.approx(view["label_width"] + b.t0 * scale)
-        assert d.width == pytest.approx(max((b.t1 - b.t0) * scale, 1))
-        assert (d.top, d.bottom) == (b.lane * 24 + 3, b.lane * 24 + 21)
-    assert [m for m, _ in view["drawn_marks"]] == view["marks"]
-    assert all(d.middle == m.lane * 24 + 12 for m, d in view["drawn_marks"])
+    scale, left = view["plot_width"] / view["duration"], view["label_width"]
+    drawn = str(view["plot"]).split("\n")
+    assert len(drawn) == len(view["blocks"]) + len(view["marks"])
+    for b, svg in zip(view["blocks"], drawn, strict=False):
+        x, y, width = map(float, re.search(r'<rect x="([^"]+)" y="([^"]+)" width="([^"]+)"', svg).groups())
+        assert x == pytest.approx(left + b.t0 * scale) and width == pytest.approx(max((b.t1 - b.t0) * scale, 1))
+        assert y == b.lane * 24 + 3 and f'data-t0="{b.t0}" data-t1="{b.t1}"' in svg
+    for m, svg in zip(view["marks"], drawn[len(view["blocks"]):], strict=True):
+        if m.kind.startswith("arrow"):
+            x, y = map(float, re.search(r'<circle cx="([^"]+)" cy="([^"]+)"', svg).groups())
+            assert y == m.lane * 24 + 12
+        else:
+            x, x2, y, y2 = map(float, re.search(r'<line x1="([^"]+)" x2="([^"]+)" y1="([^"]+)" y2="([^"]+)"',
+                                                 svg).groups())
+            assert x2 == x and (y, y2) == (m.lane * 24 + 3, m.lane * 24 + 21)
+        assert x == pytest.approx(left + m.t * scale) and f'data-t="{m.t}"' in svg
+    assert {m.kind.split()[0] for m in view["marks"]} == {"jie", "half", "arrow", "call"}
 
 
 def test_same_timeline_same_page(timelines):

@@ -72,19 +72,6 @@ class Mark:
 
 
 @dataclass(frozen=True, slots=True)
-class Drawn:
-    """Where a block or mark goes on the timeline's first view, in SVG units: computed here once rather than in
-    the template, which draws hundreds of them."""
-
-    x: float
-    width: float  # a block's (at least 1)
-    top: int  # the lane's top and bottom, 3 inside
-    bottom: int
-    middle: float
-    baseline: float  # of the label
-
-
-@dataclass(frozen=True, slots=True)
 class Place:
     """A placed position in SVG units, with what stands there."""
 
@@ -497,45 +484,41 @@ def _view(timeline: Timeline, sorted_out: Sorted, duration_ticks: int) -> dict[s
     """``timeline_view`` from what the caller has already found (each is a scan of every event)."""
     lanes, blocks, marks = _lanes(timeline, sorted_out)
     duration = max(seconds(duration_ticks), 1.0)
-    drawn_blocks = [(b, _drawn(b.lane, b.t0, b.t1, duration)) for b in blocks]
-    drawn_marks = [(m, _drawn(m.lane, m.t, m.t, duration)) for m in marks]
     return {"lanes": lanes, "blocks": blocks, "marks": marks, "duration": duration, "lane_height": LANE_HEIGHT,
-            "label_width": LABEL_WIDTH, "plot_width": PLOT_WIDTH, "drawn_blocks": drawn_blocks,
-            "drawn_marks": drawn_marks, "plot": _plot(drawn_blocks, drawn_marks)}
+            "label_width": LABEL_WIDTH, "plot_width": PLOT_WIDTH, "plot": _plot(blocks, marks, duration)}
 
 
-def _plot(drawn_blocks: list[tuple[Block, Drawn]], drawn_marks: list[tuple[Mark, Drawn]]) -> Any:
-    """The SVG of every block and mark (escaped here: the Markup tells the template so)."""
+def _plot(blocks: list[Block], marks: list[Mark], duration: float) -> Any:
+    """The SVG of every block and mark, at its time on its lane in the timeline's first view (*duration* seconds
+    across ``PLOT_WIDTH``), escaped here: the Markup tells the template so. Written in Python, with each place
+    computed as it is written, because a template loop over thousands took most of the page's time."""
     from markupsafe import Markup
 
-    height = LANE_HEIGHT - 6
-    svg = [_block_svg(b, d, height) for b, d in drawn_blocks]
-    svg += [_mark_svg(m, d) for m, d in drawn_marks]
+    svg = [_block_svg(b, duration) for b in blocks]
+    svg += [_mark_svg(m, duration) for m in marks]
     return Markup("\n".join(svg))
 
 
-def _block_svg(b: Block, d: Drawn, height: int) -> str:
+def _block_svg(b: Block, duration: float) -> str:
+    x0, x1 = LABEL_WIDTH + b.t0 / duration * PLOT_WIDTH, LABEL_WIDTH + b.t1 / duration * PLOT_WIDTH
+    y = b.lane * LANE_HEIGHT
     cue = f' data-cue="{escape(b.cue)}"' if b.cue else ""
     return (f'<g class="block {escape(b.kind)}"{cue} data-t0="{b.t0}" data-t1="{b.t1}" data-title="{escape(b.title)}">'
-            f'<rect x="{d.x}" y="{d.top}" width="{d.width}" height="{height}"/>'
-            f'<text x="{d.x + 2}" y="{d.baseline}">{escape(b.label)}</text></g>')
+            f'<rect x="{x0}" y="{y + 3}" width="{max(x1 - x0, 1)}" height="{LANE_HEIGHT - 6}"/>'
+            f'<text x="{x0 + 2}" y="{y + LANE_HEIGHT * 0.68}">{escape(b.label)}</text></g>')
 
 
-def _mark_svg(m: Mark, d: Drawn) -> str:
+def _mark_svg(m: Mark, duration: float) -> str:
+    x = LABEL_WIDTH + m.t / duration * PLOT_WIDTH
+    y = m.lane * LANE_HEIGHT
     if m.kind.startswith("arrow"):
-        shape = f'<circle cx="{d.x}" cy="{d.middle}" r="4"/>'
+        shape = f'<circle cx="{x}" cy="{y + LANE_HEIGHT / 2}" r="4"/>'
     else:
-        shape = f'<line x1="{d.x}" x2="{d.x}" y1="{d.top}" y2="{d.bottom}"/>'
+        shape = f'<line x1="{x}" x2="{x}" y1="{y + 3}" y2="{y + LANE_HEIGHT - 3}"/>'
         if m.label:
-            shape += f'<text x="{d.x + 2}" y="{d.baseline}">{escape(m.label)}</text>'
+            shape += f'<text x="{x + 2}" y="{y + LANE_HEIGHT * 0.68}">{escape(m.label)}</text>'
     return (f'<g class="mark {escape(m.kind)}" data-cue="{escape(m.cue)}" data-t="{m.t}" '
             f'data-title="{escape(m.title)}">{shape}</g>')
-
-
-def _drawn(lane: int, t0: float, t1: float, duration: float) -> Drawn:
-    x0, x1 = LABEL_WIDTH + t0 / duration * PLOT_WIDTH, LABEL_WIDTH + t1 / duration * PLOT_WIDTH
-    y = lane * LANE_HEIGHT
-    return Drawn(x0, max(x1 - x0, 1), y + 3, y + LANE_HEIGHT - 3, y + LANE_HEIGHT / 2, y + LANE_HEIGHT * 0.68)
 
 
 def sheet_html(timeline: Timeline) -> str:
