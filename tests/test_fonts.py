@@ -149,6 +149,22 @@ def test_a_pages_font_is_cut_once_then_read_from_the_cache(tmp_path, monkeypatch
     fonts._faces.cache_clear()
 
 
+def test_a_text_given_again_takes_its_rules_by_name_without_taking_its_set_of_characters(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    fonts._faces.cache_clear()
+    made = fonts.face_css("<p>鹿鳴" + XUAN)
+    names = tmp_path / "cache" / "yuesheng" / "font-pages"
+    [kept] = names.glob("*.name")
+    with monkeypatch.context() as m:
+        m.setattr(fonts, "_wanted", lambda beyond: pytest.fail("the set of characters taken again"))
+        assert fonts.face_css("<div>鹿 鳴" + XUAN + "</div>") == made  # ASCII changes nothing
+    assert fonts.face_css("鳴鹿" + XUAN) == made and len(list(names.glob("*.name"))) == 2  # other order, same rules
+    for damaged in ("../" * 8 + "etc/passwd", "0" * 32 + ".css", "\udcff"):
+        kept.write_text(damaged, encoding="utf-8", errors="surrogateescape")
+        assert fonts.face_css("<p>鹿鳴" + XUAN) == made
+    fonts._faces.cache_clear()
+
+
 def test_a_cut_is_the_same_bytes_whenever_it_is_made(tmp_path, monkeypatch):
     """The page is the same file every run: a cut keeps the shipped font's date, not the time it was made."""
     from fontTools.ttLib.tables import _h_e_a_d
