@@ -7,6 +7,7 @@ browser check saves a screenshot next to the test's temporary files and names it
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -137,6 +138,9 @@ def test_the_jsonjson_island_cannot_close_its_script():
     text = json_island({"words": "</script><!-- & >"})
     assert "<" not in text and ">" not in text and "&" not in text
     assert text == '{"words":"\\u003c/script\\u003e\\u003c!-- \\u0026 \\u003e"}'
+    spliced = json_island({"words": "樂"}, {"plates": '{"hall":"</script>","n":[1.5]}'})  # JSON already
+    assert "<" not in spliced and json.loads(spliced) == {"words": "樂", "plates": {"hall": "</script>", "n": [1.5]}}
+    assert json_island({}, {"plates": "[]"}) == '{"plates":[]}'
 
 
 def test_markup_from_the_cue_sheet_is_escaped(tmp_path, repertoire):
@@ -638,12 +642,13 @@ def test_a_damaged_or_foreign_kept_drawing_is_drawn_anew(tmp_path, monkeypatch, 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     timeline = timelines["xiangyinjiu"]
     fresh = plates_data(timeline, timeline.names)
-    assert fresh is not None and fresh["members"] and fresh["cues"]
+    assert fresh is not None and fresh.members and json.loads(fresh.json)["cues"]
     [entry] = (tmp_path / "yuesheng" / "plates").glob("*.json")
     assert plates_data(timeline, timeline.names) == fresh
     kept = entry.read_text("utf-8")
-    for text in ("{not json", "[]", '{"format": "yuesheng-plates-0"}', kept.replace('"members":[', '"members":[1,', 1),
-                 kept.replace('"box":[', '"box":["x",', 1)):
+    damaged = [kept.replace('"members":[', '"members":[1,', 1), kept.replace('"box":[', '"box":["x",', 1),
+               kept.replace('"cues":{', '"cues":{"x":0,', 1)]  # the last: the drawing is not what its digest says
+    for text in ("{not json", "[]\n{}", '{"format": "yuesheng-plates-0"}\n{}', *damaged):
         entry.write_text(text, encoding="utf-8")
         assert plates_data(timeline, timeline.names) == fresh, text[:40]
 
@@ -780,8 +785,9 @@ def test_every_walk_the_page_draws_keeps_off_the_walls_and_a_track_is_its_walks_
     from yuesheng.web.plates import plates_data
 
     timeline = timelines[rite]
-    data = plates_data(timeline, timeline.names)
-    assert data is not None
+    plates = plates_data(timeline, timeline.names)
+    assert plates is not None
+    data = json.loads(plates.json)
     hall = timeline.staging.hall
     stairs = {frozenset(((round(s.top.x, 2), round(s.top.y, 2)), (round(s.foot.x, 2), round(s.foot.y, 2))))
               for s in hall.stairs}

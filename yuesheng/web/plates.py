@@ -8,9 +8,11 @@ stands after it and the cue's walks along their routes with their times; for a p
 
 Only the stands that a cue changes are sent (the script replays them), in 步, x east and y south.
 
-The drawing data are kept in ``caches.cache_folder("plates")`` (JSON) under the ground's entry (a digest of everything
+The drawing data are kept in ``caches.cache_folder("plates")`` under the ground's entry (a digest of everything
 staging reads), the order of the timeline's cues and this code: a page drawn before neither loads the staged rite nor
-imports the staging model, which cost it more than the rest of its plates. An entry that cannot be read is a miss.
+imports the staging model, which cost it more than the rest of its plates. The drawing is kept as the JSON the page
+holds, which goes into the page unparsed (``Plates.json``), under a digest of it; an entry that cannot be read, or
+whose drawing is not what its digest says, is a miss.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -69,30 +72,54 @@ def _box(staged: StagedRite) -> list[float]:
     return [_r(x0), _r(y0), _r(max(xs) + MARGIN - x0), _r(max(ys) + MARGIN + 5 - y0)]
 
 
-def plates_data(timeline: Timeline, names: Mapping[str, str]) -> dict[str, Any] | None:
+@dataclass(frozen=True, slots=True)
+class Plates:
+    """What the page has of the plates: the ground every plate shows and the printed inset's, everyone on the ground
+    (member id → name, in the order he first stands there), and the whole as the JSON the page's script draws from."""
+
+    box: tuple[float, ...]
+    inset: tuple[float, ...]
+    members: Mapping[str, str]
+    json: str  # {"hall", "box", "inset", "cues", "members", "chi_per_bu", "chi_cm"}: the hall and each cue's changes
+
+
+def plates_data(timeline: Timeline, names: Mapping[str, str]) -> Plates | None:
     """The hall and each cue's changed stands and walks, for the page's plates; None if not staged."""
     ground = timeline.ground
     if ground is None:
         return None
     folder = cache_folder("plates") if ground.entry else None
     name = _entry(ground.entry, [t.cue.id for t in timeline.cues])
-    drawing = _read(folder / name) if folder is not None else None
-    if drawing is None:
+    kept = _read(folder / name) if folder is not None else None
+    if kept is None:
         staged = timeline.staging
         assert staged is not None  # a timeline with a ground has a staged rite
-        drawing = _drawing(timeline, staged)
+        kept = _kept(_drawing(timeline, staged))
         if folder is not None:
-            text = json.dumps({"format": _FORMAT, **drawing}, ensure_ascii=False, separators=(",", ":"))
-            keep(folder, name, text.encode("utf-8"), entries=CACHE_ENTRIES)
-    members = {who: _label(who, names) for who in drawing["members"]}
-    return {"hall": drawing["hall"], "box": drawing["box"], "inset": drawing["inset"], "cues": drawing["cues"],
-            "members": members, "chi_per_bu": drawing["chi_per_bu"], "chi_cm": CHI_CM}
+            keep(folder, name, _text(kept).encode("utf-8"), entries=CACHE_ENTRIES)
+    head, drawn = kept
+    members = {who: _label(who, names) for who in head["members"]}
+    rest = {"members": members, "chi_per_bu": head["chi_per_bu"], "chi_cm": CHI_CM}
+    return Plates(tuple(head["box"]), tuple(head["inset"]), members, f"{drawn[:-1]},{_json(rest)[1:]}")
+
+
+Kept = tuple[dict[str, Any], str]  # what the template needs, and the drawing's JSON without the names
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _label(who: str, names: Mapping[str, str]) -> str:
     """'衆賓 3' for 'zhongbin#3'."""
     base, _, n = who.partition("#")
     return names.get(base, base) + (f" {n}" if n else "")
+
+
+def _kept(drawing: dict[str, Any]) -> Kept:
+    """*drawing* (``_drawing``) as kept: the head the template needs, and the hall, box, inset and cues as JSON."""
+    head = {k: drawing[k] for k in ("box", "inset", "members", "chi_per_bu")}
+    return head, _json({k: drawing[k] for k in ("hall", "box", "inset", "cues")})
 
 
 def _drawing(timeline: Timeline, staged: StagedRite) -> dict[str, Any]:
@@ -121,7 +148,7 @@ def _drawing(timeline: Timeline, staged: StagedRite) -> dict[str, Any]:
 
 
 CACHE_ENTRIES = 64
-_FORMAT = "yuesheng-plates-1"
+_FORMAT = "yuesheng-plates-2"
 
 
 def _entry(ground: str, cues: list[str]) -> str:
@@ -138,16 +165,28 @@ def _code() -> bytes:
         .digest()
 
 
-def _read(entry: Path) -> dict[str, Any] | None:
-    """The drawing kept in *entry*, or None (none, unreadable or malformed)."""
+def _text(kept: Kept) -> str:
+    """*kept* as a file: the head with the format and the drawing's digest on the first line, the drawing (JSON, which
+    holds no newline) on the second."""
+    head, drawn = kept
+    digest = hashlib.sha256(drawn.encode("utf-8")).hexdigest()
+    return f"{_json({'format': _FORMAT, 'sha256': digest, **head})}\n{drawn}"
+
+
+def _read(entry: Path) -> Kept | None:
+    """What *entry* keeps, or None (none, unreadable, malformed, or a drawing that is not what its digest says: it
+    goes into the page unparsed)."""
     try:
         with open(entry, encoding="utf-8") as handle:
-            kept = json.load(handle)
-        shapes = {"hall": dict, "box": list, "inset": list, "cues": dict, "members": list, "chi_per_bu": int}
-        if kept.pop("format") != _FORMAT or any(not isinstance(kept[k], t) for k, t in shapes.items()):
+            first, drawn = handle.read().split("\n")
+        head = json.loads(first)
+        shapes = {"format": str, "sha256": str, "box": list, "inset": list, "members": list, "chi_per_bu": int}
+        if any(not isinstance(head[k], t) for k, t in shapes.items()) or head.pop("format") != _FORMAT:
             return None
-        if not all(isinstance(v, int | float) for v in kept["box"] + kept["inset"]):
+        if head.pop("sha256") != hashlib.sha256(drawn.encode("utf-8")).hexdigest():
             return None
-        return kept if all(isinstance(who, str) for who in kept["members"]) else None
+        if not all(isinstance(v, int | float) for v in head["box"] + head["inset"]):
+            return None
+        return (head, drawn) if all(isinstance(who, str) for who in head["members"]) else None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
