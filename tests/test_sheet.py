@@ -31,6 +31,7 @@ from yuesheng.music.repertoire import data_dir
 from yuesheng.outputs.plan import screens, targets
 from yuesheng.timeline import Measurement, Options, build_timeline
 from yuesheng.web.sheet import (
+    Encoded,
     _fingerprint,
     cache_folder,
     environment,
@@ -138,9 +139,20 @@ def test_the_jsonjson_island_cannot_close_its_script():
     text = json_island({"words": "</script><!-- & >"})
     assert "<" not in text and ">" not in text and "&" not in text
     assert text == '{"words":"\\u003c/script\\u003e\\u003c!-- \\u0026 \\u003e"}'
-    spliced = json_island({"words": "樂"}, {"plates": '{"hall":"</script>","n":[1.5]}'})  # JSON already
-    assert "<" not in spliced and json.loads(spliced) == {"words": "樂", "plates": {"hall": "</script>", "n": [1.5]}}
-    assert json_island({}, {"plates": "[]"}) == '{"plates":[]}'
+    spliced = json_island({"plates": Encoded('{"hall":"</script>","n":[1.5]}'), "words": "[1]"})  # JSON already
+    assert "<" not in spliced and json.loads(spliced) == {"plates": {"hall": "</script>", "n": [1.5]}, "words": "[1]"}
+    assert json_island({}) == "{}"
+
+
+def test_the_island_is_the_json_of_the_pages_data(timelines):
+    """The cues (each map of who stands where written once) and the plates (kept as JSON) are spliced in: the same
+    text as json.dumps of the data parsed back."""
+    html = sheet_html(timelines["xiangyinjiu"])
+    island = html[html.index('id="rite-data">') + 15:html.index("</script>", html.index('id="rite-data">'))]
+    data = json.loads(island)
+    assert any(c["at"] for c in data["cues"]) and data["plates"]["cues"]
+    plain = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    assert island == plain.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def test_markup_from_the_cue_sheet_is_escaped(tmp_path, repertoire):
@@ -148,6 +160,14 @@ def test_markup_from_the_cue_sheet_is_escaped(tmp_path, repertoire):
     assert "<script>window.pwned" not in html and "<b>bold</b>" not in html and "<img" not in html
     assert "&lt;/script&gt;&lt;script&gt;window.pwned = 1&lt;/script&gt;" in html
     assert len(re.findall(r"<script\b", html)) == 2  # the JSON island and the page's own script
+
+
+def test_the_run_sheet_escapes_its_cells_as_the_templates_do():
+    from markupsafe import escape
+
+    from yuesheng.web.sheet import _escaped
+
+    assert _escaped(HOSTILE + "&amp; 樂") == str(escape(HOSTILE + "&amp; 樂"))
 
 
 def test_each_block_and_mark_is_drawn_at_its_time_on_its_lane(timelines):

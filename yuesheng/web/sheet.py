@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -386,6 +387,28 @@ def _cue_data(timeline: Timeline, stations: dict[str, dict[str, Any]], sorted_ou
     return out
 
 
+def _cues_json(cues: list[dict[str, Any]]) -> Encoded:
+    """``_cue_data`` as JSON, each map of who stands where (``at``: one object for a run of cues that move no one)
+    written once, not for every cue of the run (it is 40 % of the island): the cues are written with each map's number,
+    then each number replaced by its map (``"at":N,"here":`` with its quotes bare is never inside a JSON string)."""
+    numbers: dict[int, int] = {}
+    maps: list[str] = []
+    numbered = []
+    for cue in cues:
+        if (n := numbers.get(id(cue["at"]))) is None:
+            n = numbers[id(cue["at"])] = len(maps)
+            maps.append(_json(cue["at"]))
+        numbered.append({**cue, "at": n})
+    return Encoded(_AT.sub(lambda m: f',"at":{maps[int(m[1])]},"here":', _json(numbered)))
+
+
+_AT = re.compile(r',"at":(\d+),"here":')
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def _rows(timeline: Timeline, cues: list[dict[str, Any]]) -> list[tuple[str, list[Row]]]:
     """The run sheet's rows from ``_cue_data``, grouped by runs of one section."""
     groups: list[tuple[str, list[Row]]] = []
@@ -401,13 +424,20 @@ def _rows(timeline: Timeline, cues: list[dict[str, Any]]) -> list[tuple[str, lis
 def _table(groups: list[tuple[str, list[Row]]], *, measured: bool) -> list[tuple[str, Any]]:
     """Each section of the run sheet with its rows' markup (escaped here, as Jinja2 would: the Markup tells the
     template so), written in Python because a template loop over every cell took a third of the page's rendering."""
-    from markupsafe import Markup, escape
+    from markupsafe import Markup
 
-    return [(section, Markup("\n".join(_row(r, escape(section), measured, escape) for r in rows)))
+    return [(section, Markup("\n".join(_row(r, _escaped(section), measured) for r in rows)))
             for section, rows in groups]
 
 
-def _row(r: Row, section: str, measured: bool, e: Callable[[str], str]) -> str:
+def _escaped(text: str) -> str:
+    """*text* escaped as Jinja2's autoescape (markupsafe) escapes it, without making a Markup of each cell."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&#34;") \
+        .replace("'", "&#39;")
+
+
+def _row(r: Row, section: str, measured: bool) -> str:
+    e = _escaped
     estimate = f'<td class="time">{e(r.estimate)}</td>' if measured else ""  # on the line before, as it always was
     return (f'      <tr data-cue="{e(r.cue)}" data-section="{section}" data-who=" {e(r.who_ids)} ">\n'
             f'        <td class="time">{e(r.start)}</td>\n'
@@ -424,20 +454,23 @@ def _row(r: Row, section: str, measured: bool, e: Callable[[str], str]) -> str:
 def _plate_items(rows: list[Row]) -> Any:
     """A plate's list of its stage's cues (escaped here, as ``_table``)."""
     from markupsafe import Markup
-    from markupsafe import escape as e
 
+    e = _escaped
     return Markup("\n".join(f'<li data-cue="{e(r.cue)}"><span class="time">{e(r.start)}</span> '
                              f'<span class="time">{e(r.dur)}</span> {e(r.what)}</li>' for r in rows))
 
 
-def json_island(data: dict[str, Any], encoded: Mapping[str, str] | None = None) -> str:
-    """JSON for a <script> element: no '<', '>' or '&' survives, so no '</script>' can end it early. The members of
-    *encoded* follow *data*'s, their values JSON already (the plates' drawing, kept as JSON: parsed and written again,
-    it took a third of the island's time)."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    if encoded:
-        more = ",".join(f"{json.dumps(k, ensure_ascii=False)}:{v}" for k, v in encoded.items())
-        text = f"{text[:-1]}{',' if data else ''}{more}}}"
+class Encoded(str):
+    """A value of the island that is JSON already: the plates' drawing as kept (parsed and written again, it took a
+    third of the island's time), the cues with each map of who stands where written once (``_cues_json``)."""
+
+    __slots__ = ()
+
+
+def json_island(data: Mapping[str, Any]) -> str:
+    """JSON for a <script> element: no '<', '>' or '&' survives, so no '</script>' can end it early. A value that is
+    ``Encoded`` goes in as it is; the rest as ``json.dumps`` writes it."""
+    text = "{" + ",".join(f"{_json(k)}:{v if isinstance(v, Encoded) else _json(v)}" for k, v in data.items()) + "}"
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
@@ -553,15 +586,15 @@ def _page(timeline: Timeline) -> str:
     cues = _cue_data(timeline, stations, sorted_out)
     groups = _rows(timeline, cues)
     measured = any(t.estimate_ticks is not None for t in timeline.cues)
-    data = {"rite": timeline.rite, "duration": duration, "cues": cues, "names": names,
+    data = {"rite": timeline.rite, "duration": duration, "cues": _cues_json(cues), "names": names,
             "scale": PLAN_SCALE,
             "zooms": _zooms(shots, blocks, duration)}
-    plates, drawn = None, {}
+    plates = None
     if timeline.ground is not None:  # a rite without blocking pays nothing for the plates
         from yuesheng.web.plates import plates_data
 
         if (staged := plates_data(timeline, names)) is not None:
-            plates, drawn = _plates_view(staged, groups), {"plates": staged.json}
+            plates, data["plates"] = _plates_view(staged, groups), Encoded(staged.json)
     page: str = environment().get_template("sheet.html.j2").render(
         timeline=timeline, **view, now_line=False, places=places, unplaced=unplaced(timeline), scale=PLAN_SCALE,
         hall_box=_view_box(places, hall=True), whole_box=_view_box(places, hall=False),
@@ -570,7 +603,7 @@ def _page(timeline: Timeline) -> str:
         sections=[s for s, _ in groups], tallies=timeline.tallies, notices=timeline.notices,
         settings=f"variants: {', '.join(sorted(timeline.variants)) or 'none'}; readings: {readings}; "
                  f"tuning {real.tuning.value}, 黄鍾 = MIDI {real.huangzhong}; total {clock(total)}",
-        data=Markup(json_island(data, drawn)),
+        data=Markup(json_island(data)),
     )
     return with_fonts(page)
 
