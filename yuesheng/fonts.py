@@ -90,7 +90,12 @@ def face_css(text: str) -> str:
     Where a text with the same characters beyond ASCII, in the same order, was given before, its rules are read
     through the name kept for it in ``cache_folder("font-pages")``, without taking the set of its characters (a
     page's 50,000 take more than the rest of ``face_css``); else from ``_faces``, and the name kept."""
-    beyond = _beyond_ascii(text)
+    return face_css_utf8(text.encode("utf-8", "surrogatepass"))
+
+
+def face_css_utf8(data: bytes) -> str:
+    """``face_css`` of the text whose UTF-8 is *data* (a page encoded for its file, not encoded again here)."""
+    beyond = data.translate(None, _ASCII)
     folder = cache_folder("font-pages")
     page = f"{_page_key(beyond)}.name"
     if folder is not None and (rules := _kept_rules(folder / page)) is not None:

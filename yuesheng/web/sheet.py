@@ -564,8 +564,16 @@ def _mark_svg(m: Mark, duration: float) -> str:
 
 def sheet_html(timeline: Timeline) -> str:
     """The page of *timeline*: timeline, ground plan, cue details and run sheet, in one HTML file."""
+    return sheet_file(timeline).decode("utf-8")
+
+
+def sheet_file(timeline: Timeline) -> bytes:
+    """``sheet_html`` as its file holds it (UTF-8): the page is encoded once, both to find the characters its font is
+    cut for and to be written (encoding a 1.2 MB page costs as much as the rest of finding its font)."""
     with collector_paused():  # tens of thousands of new objects, none in a cycle: the collector would rescan them
-        return _page(timeline)
+        data = _page(timeline).encode("utf-8")
+    faces = fonts.face_css_utf8(data)
+    return data.replace(b"</head>", _style(faces).encode("ascii"), 1) if faces else data
 
 
 def _page(timeline: Timeline) -> str:
@@ -605,7 +613,7 @@ def _page(timeline: Timeline) -> str:
                  f"tuning {real.tuning.value}, 黄鍾 = MIDI {real.huangzhong}; total {clock(total)}",
         data=Markup(json_island(data)),
     )
-    return with_fonts(page)
+    return page
 
 
 def _plates_view(staged: Plates, groups: list[tuple[str, list[Row]]]) -> dict[str, Any]:
@@ -621,7 +629,12 @@ def with_fonts(page: str, *, more: str = "") -> str:
     """*page* with the shipped text font embedded (``fonts.face_css``) for every character it shows, and for those
     of *more* (text it will show later, such as the console's cues), so that none falls back to a missing glyph."""
     faces = fonts.face_css(page + more)
-    return page.replace("</head>", f"<style>\n{faces}\n</style>\n</head>", 1) if faces else page
+    return page.replace("</head>", _style(faces), 1) if faces else page
+
+
+def _style(faces: str) -> str:
+    """The end of a page's head with its font rules *faces* before it."""
+    return f"<style>\n{faces}\n</style>\n</head>"
 
 
 def _zooms(shots: list[Event], blocks: list[Block], duration: float) -> list[dict[str, Any]]:
