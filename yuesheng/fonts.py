@@ -85,16 +85,16 @@ def missing(text: str) -> list[str]:
 
 
 def face_css(text: str) -> str:
-    """``@font-face`` rules for the shipped families, each embedding a WOFF of the characters of *text* it has.
-
-    Where a text with the same characters beyond ASCII, in the same order, was given before, its rules are read
-    through the name kept for it in ``cache_folder("font-pages")``, without taking the set of its characters (a
-    page's 50,000 take more than the rest of ``face_css``); else from ``_faces``, and the name kept."""
+    """``@font-face`` rules for the shipped families, each embedding a WOFF of the characters of *text* it has."""
     return face_css_utf8(text.encode("utf-8", "surrogatepass"))
 
 
 def face_css_utf8(data: bytes) -> str:
-    """``face_css`` of the text whose UTF-8 is *data* (a page encoded for its file, not encoded again here)."""
+    """``face_css`` of the text whose UTF-8 is *data* (a page encoded for its file, not encoded again here).
+
+    Where a text with the same characters beyond ASCII, in the same order, was given before, its rules are read
+    through the name kept for it in ``cache_folder("font-pages")``, without taking the set of its characters (a
+    page's 50,000 take more than the rest of finding its rules); else from ``_faces``, and the name kept."""
     beyond = data.translate(None, _ASCII)
     folder = cache_folder("font-pages")
     page = f"{_page_key(beyond)}.name"
