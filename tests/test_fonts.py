@@ -42,6 +42,12 @@ def test_the_shipped_fonts_have_every_character_the_package_uses():
         assert names == {path.stem}  # renamed: the subset is not Hanazono itself
 
 
+def test_wanted_is_every_character_from_u2e80_on_once_in_order():
+    text = "ab é ⺀" + "\u2e7f" + XUAN + "樂聲樂 \ud800 —" + "x" * 1000 + "\U0010ffff"
+    assert fonts.wanted(text) == [0x2E80, 0x6A02, 0x8072, 0xD800, 0x248E5, 0x10FFFF]
+    assert fonts.wanted("ascii only \u2e7f") == []
+
+
 @pytest.fixture(scope="module")
 def page(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("fonts") / "xiangyinjiu.html"
@@ -140,6 +146,22 @@ def test_a_pages_font_is_cut_once_then_read_from_the_cache(tmp_path, monkeypatch
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))  # no folder can be made there
     fonts._faces.cache_clear()
     assert fonts.face_css("鹿鳴" + XUAN) == made
+    fonts._faces.cache_clear()
+
+
+def test_a_text_given_again_takes_its_rules_by_name_without_taking_its_set_of_characters(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    fonts._faces.cache_clear()
+    made = fonts.face_css("<p>鹿鳴" + XUAN)
+    names = tmp_path / "cache" / "yuesheng" / "font-pages"
+    [kept] = names.glob("*.name")
+    with monkeypatch.context() as m:
+        m.setattr(fonts, "_wanted", lambda beyond: pytest.fail("the set of characters taken again"))
+        assert fonts.face_css("<div>鹿 鳴" + XUAN + "</div>") == made  # ASCII changes nothing
+    assert fonts.face_css("鳴鹿" + XUAN) == made and len(list(names.glob("*.name"))) == 2  # other order, same rules
+    for damaged in ("../" * 8 + "etc/passwd", "0" * 32 + ".css", "\udcff"):
+        kept.write_text(damaged, encoding="utf-8", errors="surrogateescape")
+        assert fonts.face_css("<p>鹿鳴" + XUAN) == made
     fonts._faces.cache_clear()
 
 

@@ -7,9 +7,13 @@ browser check saves a screenshot next to the test's temporary files and names it
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import stat
+import subprocess
+import sys
 import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,6 +31,7 @@ from yuesheng.music.repertoire import data_dir
 from yuesheng.outputs.plan import screens, targets
 from yuesheng.timeline import Measurement, Options, build_timeline
 from yuesheng.web.sheet import (
+    Encoded,
     _fingerprint,
     cache_folder,
     environment,
@@ -39,6 +44,7 @@ from yuesheng.web.sheet import (
 RITES = ("xiangyinjiu", "xiangshe", "yanli", "dashe")
 # A quick pytest opens the page of 鄉飲酒禮 alone; the README's test command (slow included) opens every rite's.
 EACH_RITE = [pytest.param(r, marks=pytest.mark.slow) if r != "xiangyinjiu" else r for r in RITES]
+ROOT = Path(__file__).resolve().parent.parent
 MINI = Path(__file__).parent / "data" / "mini_xiangyin.yaml"
 A4_LANDSCAPE_PT = (841.89, 595.28)
 HOSTILE = "</script><script>window.pwned = 1</script><b>bold</b> & 'quotes\" <!--"
@@ -133,6 +139,20 @@ def test_the_jsonjson_island_cannot_close_its_script():
     text = json_island({"words": "</script><!-- & >"})
     assert "<" not in text and ">" not in text and "&" not in text
     assert text == '{"words":"\\u003c/script\\u003e\\u003c!-- \\u0026 \\u003e"}'
+    spliced = json_island({"plates": Encoded('{"hall":"</script>","n":[1.5]}'), "words": "[1]"})  # JSON already
+    assert "<" not in spliced and json.loads(spliced) == {"plates": {"hall": "</script>", "n": [1.5]}, "words": "[1]"}
+    assert json_island({}) == "{}"
+
+
+def test_the_island_is_the_json_of_the_pages_data(timelines):
+    """The cues (each map of who stands where written once) and the plates (kept as JSON) are spliced in: the same
+    text as json.dumps of the data parsed back."""
+    html = sheet_html(timelines["xiangyinjiu"])
+    island = html[html.index('id="rite-data">') + 15:html.index("</script>", html.index('id="rite-data">'))]
+    data = json.loads(island)
+    assert any(c["at"] for c in data["cues"]) and data["plates"]["cues"]
+    plain = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    assert island == plain.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def test_markup_from_the_cue_sheet_is_escaped(tmp_path, repertoire):
@@ -142,15 +162,33 @@ def test_markup_from_the_cue_sheet_is_escaped(tmp_path, repertoire):
     assert len(re.findall(r"<script\b", html)) == 2  # the JSON island and the page's own script
 
 
+def test_the_run_sheet_escapes_its_cells_as_the_templates_do():
+    from markupsafe import escape
+
+    from yuesheng.web.sheet import _escaped
+
+    assert _escaped(HOSTILE + "&amp; 樂") == str(escape(HOSTILE + "&amp; 樂"))
+
+
 def test_each_block_and_mark_is_drawn_at_its_time_on_its_lane(timelines):
     view = timeline_view(timelines["dashe"])
-    scale = view["plot_width"] / view["duration"]
-    for b, d in view["drawn_blocks"]:
-        assert d.x == pytest.approx(view["label_width"] + b.t0 * scale)
-        assert d.width == pytest.approx(max((b.t1 - b.t0) * scale, 1))
-        assert (d.top, d.bottom) == (b.lane * 24 + 3, b.lane * 24 + 21)
-    assert [m for m, _ in view["drawn_marks"]] == view["marks"]
-    assert all(d.middle == m.lane * 24 + 12 for m, d in view["drawn_marks"])
+    scale, left = view["plot_width"] / view["duration"], view["label_width"]
+    drawn = str(view["plot"]).split("\n")
+    assert len(drawn) == len(view["blocks"]) + len(view["marks"])
+    for b, svg in zip(view["blocks"], drawn, strict=False):
+        x, y, width = map(float, re.search(r'<rect x="([^"]+)" y="([^"]+)" width="([^"]+)"', svg).groups())
+        assert x == pytest.approx(left + b.t0 * scale) and width == pytest.approx(max((b.t1 - b.t0) * scale, 1))
+        assert y == b.lane * 24 + 3 and f'data-t0="{b.t0}" data-t1="{b.t1}"' in svg
+    for m, svg in zip(view["marks"], drawn[len(view["blocks"]):], strict=True):
+        if m.kind.startswith("arrow"):
+            x, y = map(float, re.search(r'<circle cx="([^"]+)" cy="([^"]+)"', svg).groups())
+            assert y == m.lane * 24 + 12
+        else:
+            x, x2, y, y2 = map(float, re.search(r'<line x1="([^"]+)" x2="([^"]+)" y1="([^"]+)" y2="([^"]+)"',
+                                                 svg).groups())
+            assert x2 == x and (y, y2) == (m.lane * 24 + 3, m.lane * 24 + 21)
+        assert x == pytest.approx(left + m.t * scale) and f'data-t="{m.t}"' in svg
+    assert {m.kind.split()[0] for m in view["marks"]} == {"jie", "half", "arrow", "call"}
 
 
 def test_same_timeline_same_page(timelines):
@@ -569,12 +607,14 @@ def test_que_is_named_only_where_the_text_writes_it(repertoire):
     assert "至 bai-zhi (樂闋)" in html  # golden's 肆夏 quotes 8-24a, where the text writes 樂闋 for it
 
 
-def test_the_lanes_sort_out_music_calls_and_the_shooting_in_one_pass(repertoire):
+def test_the_lanes_sort_out_music_calls_the_shooting_and_each_cues_parts_in_one_pass(repertoire):
     from yuesheng.timeline import EventKind, seconds
     from yuesheng.web.sheet import _segments, _sorted_out
 
     events = build_timeline(load_cuesheet(cue_path("dashe"), repertoire)).events
-    music, calls, shots = _sorted_out(events)
+    music, calls, shots, parts = _sorted_out(events)
+    sounding = [e for e in events if e.part and e.kind in (EventKind.NOTE, EventKind.DRUM, EventKind.CALL)]
+    assert parts == {cue: {e.part for e in sounding if e.cue == cue} for cue in {e.cue for e in sounding}}
     assert music == [e for e in events if e.kind in (EventKind.NOTE, EventKind.DRUM) and not e.jie]
     assert calls == [e for e in events if e.kind is EventKind.CALL] and calls
     assert shots == [e for e in events if e.kind is EventKind.RELEASE
@@ -604,6 +644,33 @@ def test_a_rite_without_blocking_has_no_plates(tmp_path):
     assert main(["sheet", str(sheet), "-o", str(tmp_path / "page.html")]) == 0
     text = (tmp_path / "page.html").read_text(encoding="utf-8")
     assert 'id="plates"' not in text and '"plates"' not in text
+
+
+def test_a_page_drawn_again_takes_its_plates_as_kept_without_the_staging_model(tmp_path):
+    script = ("import sys; from yuesheng.cli import main; main(['sheet', 'xiangyinjiu', '-o', sys.argv[1]]); "
+              "print('yuesheng.staging.model' in sys.modules, 'yuesheng.staging.rite' in sys.modules)")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
+    runs = [subprocess.run([sys.executable, "-c", script, str(tmp_path / f"{n}.html")], cwd=ROOT, env=env,
+                           capture_output=True, text=True, check=True).stdout.split()[-2:] for n in range(2)]
+    assert runs == [["True", "True"], ["False", "False"]]  # the second neither unpickled nor staged the rite
+    assert (tmp_path / "0.html").read_bytes() == (tmp_path / "1.html").read_bytes()
+
+
+def test_a_damaged_or_foreign_kept_drawing_is_drawn_anew(tmp_path, monkeypatch, timelines):
+    from yuesheng.web.plates import plates_data
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    timeline = timelines["xiangyinjiu"]
+    fresh = plates_data(timeline, timeline.names)
+    assert fresh is not None and fresh.members and json.loads(fresh.json)["cues"]
+    [entry] = (tmp_path / "yuesheng" / "plates").glob("*.json")
+    assert plates_data(timeline, timeline.names) == fresh
+    kept = entry.read_text("utf-8")
+    damaged = [kept.replace('"members":[', '"members":[1,', 1), kept.replace('"box":[', '"box":["x",', 1),
+               kept.replace('"cues":{', '"cues":{"x":0,', 1)]  # the last: the drawing is not what its digest says
+    for text in ("{not json", "[]\n{}", '{"format": "yuesheng-plates-0"}\n{}', *damaged):
+        entry.write_text(text, encoding="utf-8")
+        assert plates_data(timeline, timeline.names) == fresh, text[:40]
 
 
 @pytest.mark.parametrize("rite", STAGED)
@@ -738,8 +805,9 @@ def test_every_walk_the_page_draws_keeps_off_the_walls_and_a_track_is_its_walks_
     from yuesheng.web.plates import plates_data
 
     timeline = timelines[rite]
-    data = plates_data(timeline, timeline.names)
-    assert data is not None
+    plates = plates_data(timeline, timeline.names)
+    assert plates is not None
+    data = json.loads(plates.json)
     hall = timeline.staging.hall
     stairs = {frozenset(((round(s.top.x, 2), round(s.top.y, 2)), (round(s.foot.x, 2), round(s.foot.y, 2))))
               for s in hall.stairs}

@@ -170,6 +170,27 @@ def test_a_kept_ground_is_used_only_for_the_same_blocking_and_a_damaged_one_is_s
     assert changed.cues["ying-bin"].duration == first.cues["ying-bin"].duration - 3  # 揖 is 3 s
 
 
+def test_a_kept_staged_rite_is_restored_whole_without_dataclasses_setstate(repertoire):
+    import pickle
+    import pickletools
+    from dataclasses import fields
+
+    from yuesheng.staging.ground import _pickle
+    from yuesheng.staging.rite import staged_rite
+
+    sheet = load_cuesheet(ROOT / "cues" / "dashe.yaml", repertoire)
+    rite = staged_rite(sheet, frozenset(), {}, BLOCKING / "dashe.yaml")
+    data = _pickle(rite)
+    assert "BUILD" not in {op.name for op, _, _ in pickletools.genops(data)}  # no instance restored by __setstate__
+    kept = pickle.loads(data)
+    assert dict(kept.cues) == dict(rite.cues) and dict(kept.same) == dict(rite.same) and kept.file == rite.file
+    assert all(getattr(kept.hall, f.name) == getattr(rite.hall, f.name) for f in fields(rite.hall))
+    first, second = list(kept.cues.values())[:2]
+    shared = [who for who, s in first.stands.items() if rite.cues[second.derivation.cue].stands.get(who)
+              is rite.cues[first.derivation.cue].stands[who]]
+    assert shared and all(second.stands[who] is first.stands[who] for who in shared)  # the plates rely on it
+
+
 def test_a_kept_ground_follows_the_hall_its_blocking_names_whatever_its_file_is_called(tmp_path, monkeypatch,
                                                                                          repertoire):
     from yuesheng.staging.ground import ground

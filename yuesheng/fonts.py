@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import re
 import sys
 from contextlib import suppress
 from functools import cache
@@ -51,7 +52,23 @@ def _folder(name: str) -> Path:
 
 def wanted(text: str) -> list[int]:
     """The code points of *text* that the shipped fonts are for, in order."""
-    return sorted(point for point in map(ord, set(text)) if point >= FIRST)  # set first: a page is 800,000 characters
+    return _wanted(_beyond_ascii(text))
+
+
+def _wanted(beyond: bytes) -> list[int]:
+    """``wanted`` of the text whose characters beyond ASCII are *beyond* (``_beyond_ascii``)."""
+    return sorted(point for point in map(ord, set(beyond.decode("utf-8", "surrogatepass"))) if point >= FIRST)
+
+
+def _beyond_ascii(text: str) -> bytes:
+    """The characters of *text* beyond ASCII, in UTF-8: a page is a million characters, nineteen in twenty of them
+    ASCII, and ``set`` would take each one by one. In UTF-8 no byte of another character is below 0x80, so deleting
+    those bytes leaves exactly the other characters (lone surrogates included)."""
+    return text.encode("utf-8", "surrogatepass").translate(None, _ASCII)
+
+
+_ASCII = bytes(range(0x80))
+_NAME = re.compile(r"[0-9a-f]{32}\.css")
 
 
 @cache
@@ -69,7 +86,40 @@ def missing(text: str) -> list[str]:
 
 def face_css(text: str) -> str:
     """``@font-face`` rules for the shipped families, each embedding a WOFF of the characters of *text* it has."""
-    return _faces(tuple(wanted(text)))
+    return face_css_utf8(text.encode("utf-8", "surrogatepass"))
+
+
+def face_css_utf8(data: bytes) -> str:
+    """``face_css`` of the text whose UTF-8 is *data* (a page encoded for its file, not encoded again here).
+
+    Where a text with the same characters beyond ASCII, in the same order, was given before, its rules are read
+    through the name kept for it in ``cache_folder("font-pages")``, without taking the set of its characters (a
+    page's 50,000 take more than the rest of finding its rules); else from ``_faces``, and the name kept."""
+    beyond = data.translate(None, _ASCII)
+    folder = cache_folder("font-pages")
+    page = f"{_page_key(beyond)}.name"
+    if folder is not None and (rules := _kept_rules(folder / page)) is not None:
+        return rules
+    points = tuple(_wanted(beyond))
+    rules = _faces(points)
+    if folder is not None:
+        keep(folder, page, f"{_key(points)}.css".encode("ascii"), entries=CACHE_ENTRIES)
+    return rules
+
+
+def _kept_rules(entry: Path) -> str | None:
+    """The rules that the kept name in *entry* names in the font cache, or None (none, unreadable or malformed)."""
+    folder = cache_folder("fonts")
+    with suppress(OSError, UnicodeDecodeError):
+        name = entry.read_text(encoding="ascii")
+        if folder is not None and _NAME.fullmatch(name):
+            return (folder / name).read_text(encoding="ascii")
+    return None
+
+
+def _page_key(beyond: bytes) -> str:
+    """What a text's rules depend on, as ``_key`` says, with its characters beyond ASCII (*beyond*) in order."""
+    return hashlib.sha256(repr((_CUT, _fonts())).encode("ascii") + b"\0" + beyond).hexdigest()[:32]
 
 
 @cache
@@ -90,8 +140,12 @@ def _faces(points: tuple[int, ...]) -> str:
 def _key(points: tuple[int, ...]) -> str:
     """What a page's rules depend on: the characters, the shipped fonts (by size and time of change) and how they are
     cut (``_CUT``)."""
-    fonts = [(info.st_size, info.st_mtime_ns) for info in (path.stat() for path in FONT_FILES)]
-    return hashlib.sha256(repr((_CUT, fonts, points)).encode("ascii")).hexdigest()[:32]
+    return hashlib.sha256(repr((_CUT, _fonts(), points)).encode("ascii")).hexdigest()[:32]
+
+
+def _fonts() -> list[tuple[int, int]]:
+    """The shipped fonts as a cut depends on them: their sizes and times of change."""
+    return [(info.st_size, info.st_mtime_ns) for info in (path.stat() for path in FONT_FILES)]
 
 
 _CUT = 2  # raised when a cut of the same characters comes out otherwise (2: the shipped font's date, not the cut's)

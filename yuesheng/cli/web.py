@@ -9,14 +9,14 @@ from yuesheng.cli.streams import say
 
 
 def cmd_sheet(args: argparse.Namespace) -> str:
-    from yuesheng.web.sheet import sheet_html, unplaced
+    from yuesheng.web.sheet import sheet_file, unplaced
 
     timeline = timeline_for_output(args, (".html", ".htm"), "an .html file")
     missing = unplaced(timeline)
     if missing:
         say(f"warning: {len(missing)} position(s) have no place on the plan (no x, y in the cue sheet), listed "
             f"beside it: {', '.join(p.id for p in missing)}")
-    return emit(args, sheet_html(timeline), f"the page of {timeline.rite}, {len(timeline.cues)} cues")
+    return emit(args, sheet_file(timeline), f"the page of {timeline.rite}, {len(timeline.cues)} cues")
 
 
 def _add_sheet(p: argparse.ArgumentParser) -> None:

@@ -13,10 +13,8 @@ from fractions import Fraction
 from pathlib import Path
 
 from yuesheng.cuesheet import CueSheet
+from yuesheng.staging.basis import KEPT, NOTHING_TO_TIME
 from yuesheng.staging.model import Blocking, Derivation, Hall, Stand
-
-NOTHING_TO_TIME = "nothing on the ground to time it (no walk, no formula)"
-KEPT = "estimate: "  # how the basis of an action that keeps the cue sheet's estimate begins, before the reason
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,17 +7,30 @@ one piece of code places the labels, for the plates as printed and for a selecte
 stands after it and the cue's walks along their routes with their times; for a person, his track through the rite.
 
 Only the stands that a cue changes are sent (the script replays them), in 步, x east and y south.
+
+The drawing data are kept in ``caches.cache_folder("plates")`` under the ground's entry (a digest of everything
+staging reads), the order of the timeline's cues and this code: a page drawn before neither loads the staged rite nor
+imports the staging model, which cost it more than the rest of its plates. The drawing is kept as the JSON the page
+holds, which goes into the page unparsed (``Plates.json``), under a digest of it; an entry that cannot be read, or
+whose drawing is not what its digest says, is a miss.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from yuesheng.outputs.plan import is_mat, screens, targets
-from yuesheng.staging.model import CHI_PER_BU, Hall, Stand
-from yuesheng.staging.rite import StagedRite
+from yuesheng.caches import cache_folder, keep
 from yuesheng.timeline import Timeline
+
+if TYPE_CHECKING:
+    from yuesheng.staging.model import Hall, Stand
+    from yuesheng.staging.rite import StagedRite
 
 CHI_CM = 23.1  # the 尺 taken for metres (docs/staging.md: the pace's estimate)
 MARGIN = 2.0  # 步 around everything drawn
@@ -29,6 +42,8 @@ def _r(v: float) -> float:
 
 
 def _hall(hall: Hall) -> dict[str, Any]:
+    from yuesheng.outputs.plan import is_mat, screens, targets
+
     (x0, y0), (x1, y1) = (hall.tang[0].x, hall.tang[0].y), (hall.tang[1].x, hall.tang[1].y)
     mats = [[p.name, _r(p.point.x), _r(p.point.y), p.facing.hanzi if p.facing else "",
              list(p.facing.vector) if p.facing else [0, 1], p.head.hanzi if p.head else ""]
@@ -57,12 +72,62 @@ def _box(staged: StagedRite) -> list[float]:
     return [_r(x0), _r(y0), _r(max(xs) + MARGIN - x0), _r(max(ys) + MARGIN + 5 - y0)]
 
 
-def plates_data(timeline: Timeline, names: Mapping[str, str]) -> dict[str, Any] | None:
+@dataclass(frozen=True, slots=True)
+class Plates:
+    """What the page has of the plates: the ground every plate shows and the printed inset's, everyone on the ground
+    (member id → name, in the order he first stands there), and the whole as the JSON the page's script draws from."""
+
+    box: tuple[float, ...]
+    inset: tuple[float, ...]
+    members: Mapping[str, str]
+    json: str  # {"hall", "box", "inset", "cues", "members", "chi_per_bu", "chi_cm"}: the hall and each cue's changes
+
+
+def plates_data(timeline: Timeline, names: Mapping[str, str]) -> Plates | None:
     """The hall and each cue's changed stands and walks, for the page's plates; None if not staged."""
-    staged = timeline.staging
-    if staged is None:
+    ground = timeline.ground
+    if ground is None:
         return None
-    members: dict[str, str] = {}
+    folder = cache_folder("plates") if ground.entry else None
+    name = _entry(ground.entry, [t.cue.id for t in timeline.cues])
+    kept = _read(folder / name) if folder is not None else None
+    if kept is None:
+        staged = timeline.staging
+        assert staged is not None  # a timeline with a ground has a staged rite
+        kept = _kept(_drawing(timeline, staged))
+        if folder is not None:
+            keep(folder, name, _text(kept).encode("utf-8"), entries=CACHE_ENTRIES)
+    head, drawn = kept
+    members = {who: _label(who, names) for who in head["members"]}
+    rest = {"members": members, "chi_per_bu": head["chi_per_bu"], "chi_cm": CHI_CM}
+    return Plates(tuple(head["box"]), tuple(head["inset"]), members, f"{drawn[:-1]},{_json(rest)[1:]}")
+
+
+Kept = tuple[dict[str, Any], str]  # what the template needs, and the drawing's JSON without the names
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _label(who: str, names: Mapping[str, str]) -> str:
+    """'衆賓 3' for 'zhongbin#3'."""
+    base, _, n = who.partition("#")
+    return names.get(base, base) + (f" {n}" if n else "")
+
+
+def _kept(drawing: dict[str, Any]) -> Kept:
+    """*drawing* (``_drawing``) as kept: the head the template needs, and the hall, box, inset and cues as JSON."""
+    head = {k: drawing[k] for k in ("box", "inset", "members", "chi_per_bu")}
+    return head, _json({k: drawing[k] for k in ("hall", "box", "inset", "cues")})
+
+
+def _drawing(timeline: Timeline, staged: StagedRite) -> dict[str, Any]:
+    """What the plates draw, without names: the hall, the box, the inset, each cue's changed stands and walks, and
+    everyone on the ground in the order he first stands there."""
+    from yuesheng.staging.model import CHI_PER_BU
+
+    members: dict[str, None] = {}
     cues: dict[str, Any] = {}
     before: dict[str, Stand] = {}
     for t in timeline.cues:
@@ -72,14 +137,56 @@ def plates_data(timeline: Timeline, names: Mapping[str, str]) -> dict[str, Any] 
             continue
         changed = [_stand(s) for who, s in on_ground.stands.items() if before.get(who) is not s]
         before = dict(on_ground.stands)
-        for who in on_ground.stands:
-            if who not in members:
-                base, _, n = who.partition("#")
-                members[who] = names.get(base, base) + (f" {n}" if n else "")
+        members.update(dict.fromkeys(on_ground.stands))
         walks = [[w.who, [[_r(p.x), _r(p.y)] for p in w.route], _r(w.length), _r(float(w.seconds)),
                   "趨" if w.run else "行"] for w in on_ground.derivation.walks]
         cues[cue.id] = {"set": changed, "walks": walks}
     (x0, y0), (x1, y1) = (staged.hall.tang[0].x, staged.hall.tang[0].y), (staged.hall.tang[1].x, staged.hall.tang[1].y)
     inset = [_r(x0 - INSET[0]), _r(y0 - INSET[1]), _r(x1 - x0 + 2 * INSET[0]), _r(y1 - y0 + INSET[1] + INSET[2])]
-    return {"hall": _hall(staged.hall), "box": _box(staged), "inset": inset, "cues": cues, "members": members,
-            "chi_per_bu": CHI_PER_BU, "chi_cm": CHI_CM}
+    return {"hall": _hall(staged.hall), "box": _box(staged), "inset": inset, "cues": cues, "members": list(members),
+            "chi_per_bu": CHI_PER_BU}
+
+
+CACHE_ENTRIES = 64
+_FORMAT = "yuesheng-plates-2"
+
+
+def _entry(ground: str, cues: list[str]) -> str:
+    """The name of the kept drawing of the ground entry *ground* with the timeline's *cues* in this order."""
+    digest = hashlib.sha256(f"{_FORMAT} {ground} {' '.join(cues)}".encode() + _code())
+    return f"{digest.hexdigest()[:40]}.json"
+
+
+@cache
+def _code() -> bytes:
+    """This module and the plan's (its mats, 侯 and 乏), whose change changes the drawing."""
+    here = Path(__file__).parent
+    return hashlib.sha256(b"".join(f.read_bytes() for f in (here / "plates.py", here.parent / "outputs" / "plan.py")))\
+        .digest()
+
+
+def _text(kept: Kept) -> str:
+    """*kept* as a file: the head with the format and the drawing's digest on the first line, the drawing (JSON, which
+    holds no newline) on the second."""
+    head, drawn = kept
+    digest = hashlib.sha256(drawn.encode("utf-8")).hexdigest()
+    return f"{_json({'format': _FORMAT, 'sha256': digest, **head})}\n{drawn}"
+
+
+def _read(entry: Path) -> Kept | None:
+    """What *entry* keeps, or None (none, unreadable, malformed, or a drawing that is not what its digest says: it
+    goes into the page unparsed)."""
+    try:
+        with open(entry, encoding="utf-8") as handle:
+            first, drawn = handle.read().split("\n")
+        head = json.loads(first)
+        shapes = {"format": str, "sha256": str, "box": list, "inset": list, "members": list, "chi_per_bu": int}
+        if any(not isinstance(head[k], t) for k, t in shapes.items()) or head.pop("format") != _FORMAT:
+            return None
+        if head.pop("sha256") != hashlib.sha256(drawn.encode("utf-8")).hexdigest():
+            return None
+        if not all(isinstance(v, int | float) for v in head["box"] + head["inset"]):
+            return None
+        return (head, drawn) if all(isinstance(who, str) for who in head["members"]) else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None

@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
+from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yuesheng import fonts
 from yuesheng.caches import cache_folder
@@ -34,6 +36,10 @@ from yuesheng.cuesheet import Cue, Member, MusicKind
 from yuesheng.music.instruments import PARTS
 from yuesheng.outputs.report import cues_by_id, says_que, sections, takes, what_of
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Event, EventKind, Timeline, clock, seconds
+from yuesheng.timeline.builder import collector_paused
+
+if TYPE_CHECKING:
+    from yuesheng.web.plates import Plates
 
 PLAN_SCALE = 24  # SVG units per 步
 HALL_VIEW = (-14.0, -9.0, 28.0, 24.0)  # 步: the 堂 and the near 庭, the plan's first view
@@ -67,19 +73,6 @@ class Mark:
     label: str
     title: str
     kind: str
-
-
-@dataclass(frozen=True, slots=True)
-class Drawn:
-    """Where a block or mark goes on the timeline's first view, in SVG units: computed here once rather than in
-    the template, which draws hundreds of them."""
-
-    x: float
-    width: float  # a block's (at least 1)
-    top: int  # the lane's top and bottom, 3 inside
-    bottom: int
-    middle: float
-    baseline: float  # of the label
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,13 +131,13 @@ def _segments(events: list[Event]) -> list[tuple[Event, float, float]]:
     return sorted(((e, t0, t1) for spans in runs.values() for e, t0, t1 in spans), key=lambda s: (s[1], s[0].part))
 
 
-Sorted = tuple[list[Event], list[Event], list[Event]]  # what _sorted_out finds: music, calls, shots
+Sorted = tuple[list[Event], list[Event], list[Event], dict[str, set[str]]]  # _sorted_out: music, calls, shots, parts
 
 
 def _lanes(timeline: Timeline, sorted_out: Sorted) -> tuple[list[str], list[Block], list[Mark]]:
     """The lanes and what is drawn on them: sections, actions, music cues, each part's pieces and 終, each 耦's
     turn, its 節 strokes and arrows, the calls (*sorted_out*: ``_sorted_out`` of the timeline's events)."""
-    music, calls, shots = sorted_out
+    music, calls, shots, _ = sorted_out
     archery = any(e.kind is EventKind.RELEASE for e in shots)
     played = {e.part for e in music}
     parts = [p for p in PARTS if p in played]
@@ -176,8 +169,10 @@ def _lanes(timeline: Timeline, sorted_out: Sorted) -> tuple[list[str], list[Bloc
 
 def _sorted_out(events: tuple[Event, ...]) -> Sorted:
     """In one pass over *events*: the notes and drum strokes not on a 節, the calls, and the shooting's events (the
-    arrows, and the drum strokes on a 節 or of a 耦), in order."""
+    arrows, and the drum strokes on a 節 or of a 耦), in order; and the parts each cue sounds (notes, strokes,
+    calls)."""
     music, calls, shots = [], [], []
+    parts: dict[str, set[str]] = {}
     note, drum, call, release = EventKind.NOTE, EventKind.DRUM, EventKind.CALL, EventKind.RELEASE
     for e in events:
         kind = e.kind
@@ -188,9 +183,15 @@ def _sorted_out(events: tuple[Event, ...]) -> Sorted:
                 shots.append(e)
         elif kind is call:
             calls.append(e)
-        elif kind is release:
-            shots.append(e)
-    return music, calls, shots
+        else:
+            if kind is release:
+                shots.append(e)
+            continue
+        if e.part:
+            if (cue_parts := parts.get(e.cue)) is None:  # not setdefault: that makes a set for each of ~10,000 events
+                cue_parts = parts[e.cue] = set()
+            cue_parts.add(e.part)
+    return music, calls, shots, parts
 
 
 def _pairs(timeline: Timeline, shots: list[Event], lane: int) -> list[Block]:
@@ -326,7 +327,7 @@ def _kept(timing: CueTiming) -> str | None:
     blocking (walks and formulas) or the rite is not staged."""
     if not timing.basis:
         return None
-    from yuesheng.staging.rite import KEPT  # a basis means a staged rite, whose plates load the staging layer
+    from yuesheng.staging.basis import KEPT  # a basis means a staged rite
 
     return timing.basis.removeprefix(KEPT) if timing.basis.startswith(KEPT) else None
 
@@ -358,17 +359,11 @@ def _basis(timing: CueTiming, jie_total: int, by_id: dict[str, Cue]) -> str:
     return "from the score: pieces × 終 × syllables × seconds a syllable"
 
 
-def _cue_data(timeline: Timeline, stations: dict[str, dict[str, Any]], shots: list[Event]) -> list[dict[str, Any]]:
-    """Each cue's data for the page's script (*shots*: the shooting's events, from ``_sorted_out``)."""
+def _cue_data(timeline: Timeline, stations: dict[str, dict[str, Any]], sorted_out: Sorted) -> list[dict[str, Any]]:
+    """Each cue's data for the page's script (*sorted_out*: ``_sorted_out`` of the timeline's events)."""
     names = timeline.names
+    _, _, shots, parts = sorted_out
     jie_total = max((e.jie for e in shots if e.kind is EventKind.DRUM and e.jie), default=0)
-    parts: dict[str, set[str]] = {}
-    sounding = (EventKind.NOTE, EventKind.DRUM, EventKind.CALL)
-    for e in timeline.events:
-        if e.part and e.kind in sounding:
-            if (cue_parts := parts.get(e.cue)) is None:  # not setdefault: that makes a set for each of ~10,000 events
-                cue_parts = parts[e.cue] = set()
-            cue_parts.add(e.part)
     out = []
     by_id = cues_by_id(timeline)
     rank = {p: n for n, p in enumerate(PARTS)}
@@ -392,6 +387,28 @@ def _cue_data(timeline: Timeline, stations: dict[str, dict[str, Any]], shots: li
     return out
 
 
+def _cues_json(cues: list[dict[str, Any]]) -> Encoded:
+    """``_cue_data`` as JSON, each map of who stands where (``at``: one object for a run of cues that move no one)
+    written once, not for every cue of the run (it is 40 % of the island): the cues are written with each map's number,
+    then each number replaced by its map (``"at":N,"here":`` with its quotes bare is never inside a JSON string)."""
+    numbers: dict[int, int] = {}
+    maps: list[str] = []
+    numbered = []
+    for cue in cues:
+        if (n := numbers.get(id(cue["at"]))) is None:
+            n = numbers[id(cue["at"])] = len(maps)
+            maps.append(_json(cue["at"]))
+        numbered.append({**cue, "at": n})
+    return Encoded(_AT.sub(lambda m: f',"at":{maps[int(m[1])]},"here":', _json(numbered)))
+
+
+_AT = re.compile(r',"at":(\d+),"here":')
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def _rows(timeline: Timeline, cues: list[dict[str, Any]]) -> list[tuple[str, list[Row]]]:
     """The run sheet's rows from ``_cue_data``, grouped by runs of one section."""
     groups: list[tuple[str, list[Row]]] = []
@@ -404,9 +421,56 @@ def _rows(timeline: Timeline, cues: list[dict[str, Any]]) -> list[tuple[str, lis
     return groups
 
 
-def json_island(data: Any) -> str:
-    """JSON for a <script> element: no '<', '>' or '&' survives, so no '</script>' can end it early."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+def _table(groups: list[tuple[str, list[Row]]], *, measured: bool) -> list[tuple[str, Any]]:
+    """Each section of the run sheet with its rows' markup (escaped here, as Jinja2 would: the Markup tells the
+    template so), written in Python because a template loop over every cell took a third of the page's rendering."""
+    from markupsafe import Markup
+
+    return [(section, Markup("\n".join(_row(r, _escaped(section), measured) for r in rows)))
+            for section, rows in groups]
+
+
+def _escaped(text: str) -> str:
+    """*text* escaped as Jinja2's autoescape (markupsafe) escapes it, without making a Markup of each cell."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&#34;") \
+        .replace("'", "&#39;")
+
+
+def _row(r: Row, section: str, measured: bool) -> str:
+    e = _escaped
+    estimate = f'<td class="time">{e(r.estimate)}</td>' if measured else ""  # on the line before, as it always was
+    return (f'      <tr data-cue="{e(r.cue)}" data-section="{section}" data-who=" {e(r.who_ids)} ">\n'
+            f'        <td class="time">{e(r.start)}</td>\n'
+            f'        <td class="time">{e(r.dur)}</td>\n'
+            f'{estimate}        <td><code>{e(r.cue)}</code></td>\n'
+            f'        <td>{e(r.who)}</td>\n'
+            f'        <td>{e(r.where)}</td>\n'
+            f'        <td>{e(r.what)}</td>\n'
+            f'        <td>{e(r.words)}</td>\n'
+            f'        <td class="cite"><b>{e(r.page)}</b> {e(r.quote)}</td>\n'
+            f'      </tr>')
+
+
+def _plate_items(rows: list[Row]) -> Any:
+    """A plate's list of its stage's cues (escaped here, as ``_table``)."""
+    from markupsafe import Markup
+
+    e = _escaped
+    return Markup("\n".join(f'<li data-cue="{e(r.cue)}"><span class="time">{e(r.start)}</span> '
+                             f'<span class="time">{e(r.dur)}</span> {e(r.what)}</li>' for r in rows))
+
+
+class Encoded(str):
+    """A value of the island that is JSON already: the plates' drawing as kept (parsed and written again, it took a
+    third of the island's time), the cues with each map of who stands where written once (``_cues_json``)."""
+
+    __slots__ = ()
+
+
+def json_island(data: Mapping[str, Any]) -> str:
+    """JSON for a <script> element: no '<', '>' or '&' survives, so no '</script>' can end it early. A value that is
+    ``Encoded`` goes in as it is; the rest as ``json.dumps`` writes it."""
+    text = "{" + ",".join(f"{_json(k)}:{v if isinstance(v, Encoded) else _json(v)}" for k, v in data.items()) + "}"
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
@@ -461,49 +525,58 @@ def _view(timeline: Timeline, sorted_out: Sorted, duration_ticks: int) -> dict[s
     """``timeline_view`` from what the caller has already found (each is a scan of every event)."""
     lanes, blocks, marks = _lanes(timeline, sorted_out)
     duration = max(seconds(duration_ticks), 1.0)
-    drawn_blocks = [(b, _drawn(b.lane, b.t0, b.t1, duration)) for b in blocks]
-    drawn_marks = [(m, _drawn(m.lane, m.t, m.t, duration)) for m in marks]
     return {"lanes": lanes, "blocks": blocks, "marks": marks, "duration": duration, "lane_height": LANE_HEIGHT,
-            "label_width": LABEL_WIDTH, "plot_width": PLOT_WIDTH, "drawn_blocks": drawn_blocks,
-            "drawn_marks": drawn_marks, "plot": _plot(drawn_blocks, drawn_marks)}
+            "label_width": LABEL_WIDTH, "plot_width": PLOT_WIDTH, "plot": _plot(blocks, marks, duration)}
 
 
-def _plot(drawn_blocks: list[tuple[Block, Drawn]], drawn_marks: list[tuple[Mark, Drawn]]) -> Any:
-    """The SVG of every block and mark (escaped here: the Markup tells the template so)."""
+def _plot(blocks: list[Block], marks: list[Mark], duration: float) -> Any:
+    """The SVG of every block and mark, at its time on its lane in the timeline's first view (*duration* seconds
+    across ``PLOT_WIDTH``), escaped here: the Markup tells the template so. Written in Python, with each place
+    computed as it is written, because a template loop over thousands took most of the page's time."""
     from markupsafe import Markup
 
-    height = LANE_HEIGHT - 6
-    svg = [_block_svg(b, d, height) for b, d in drawn_blocks]
-    svg += [_mark_svg(m, d) for m, d in drawn_marks]
+    svg = [_block_svg(b, duration) for b in blocks]
+    svg += [_mark_svg(m, duration) for m in marks]
     return Markup("\n".join(svg))
 
 
-def _block_svg(b: Block, d: Drawn, height: int) -> str:
+def _block_svg(b: Block, duration: float) -> str:
+    x0, x1 = LABEL_WIDTH + b.t0 / duration * PLOT_WIDTH, LABEL_WIDTH + b.t1 / duration * PLOT_WIDTH
+    y = b.lane * LANE_HEIGHT
     cue = f' data-cue="{escape(b.cue)}"' if b.cue else ""
     return (f'<g class="block {escape(b.kind)}"{cue} data-t0="{b.t0}" data-t1="{b.t1}" data-title="{escape(b.title)}">'
-            f'<rect x="{d.x}" y="{d.top}" width="{d.width}" height="{height}"/>'
-            f'<text x="{d.x + 2}" y="{d.baseline}">{escape(b.label)}</text></g>')
+            f'<rect x="{x0}" y="{y + 3}" width="{max(x1 - x0, 1)}" height="{LANE_HEIGHT - 6}"/>'
+            f'<text x="{x0 + 2}" y="{y + LANE_HEIGHT * 0.68}">{escape(b.label)}</text></g>')
 
 
-def _mark_svg(m: Mark, d: Drawn) -> str:
+def _mark_svg(m: Mark, duration: float) -> str:
+    x = LABEL_WIDTH + m.t / duration * PLOT_WIDTH
+    y = m.lane * LANE_HEIGHT
     if m.kind.startswith("arrow"):
-        shape = f'<circle cx="{d.x}" cy="{d.middle}" r="4"/>'
+        shape = f'<circle cx="{x}" cy="{y + LANE_HEIGHT / 2}" r="4"/>'
     else:
-        shape = f'<line x1="{d.x}" x2="{d.x}" y1="{d.top}" y2="{d.bottom}"/>'
+        shape = f'<line x1="{x}" x2="{x}" y1="{y + 3}" y2="{y + LANE_HEIGHT - 3}"/>'
         if m.label:
-            shape += f'<text x="{d.x + 2}" y="{d.baseline}">{escape(m.label)}</text>'
+            shape += f'<text x="{x + 2}" y="{y + LANE_HEIGHT * 0.68}">{escape(m.label)}</text>'
     return (f'<g class="mark {escape(m.kind)}" data-cue="{escape(m.cue)}" data-t="{m.t}" '
             f'data-title="{escape(m.title)}">{shape}</g>')
 
 
-def _drawn(lane: int, t0: float, t1: float, duration: float) -> Drawn:
-    x0, x1 = LABEL_WIDTH + t0 / duration * PLOT_WIDTH, LABEL_WIDTH + t1 / duration * PLOT_WIDTH
-    y = lane * LANE_HEIGHT
-    return Drawn(x0, max(x1 - x0, 1), y + 3, y + LANE_HEIGHT - 3, y + LANE_HEIGHT / 2, y + LANE_HEIGHT * 0.68)
-
-
 def sheet_html(timeline: Timeline) -> str:
     """The page of *timeline*: timeline, ground plan, cue details and run sheet, in one HTML file."""
+    return sheet_file(timeline).decode("utf-8")
+
+
+def sheet_file(timeline: Timeline) -> bytes:
+    """``sheet_html`` as its file holds it (UTF-8): the page is encoded once, both to find the characters its font is
+    cut for and to be written (encoding a 1.2 MB page costs as much as the rest of finding its font)."""
+    with collector_paused():  # tens of thousands of new objects, none in a cycle: the collector would rescan them
+        data = _page(timeline).encode("utf-8")
+    faces = fonts.face_css_utf8(data)
+    return data.replace(b"</head>", _style(faces).encode("ascii"), 1) if faces else data
+
+
+def _page(timeline: Timeline) -> str:
     from markupsafe import Markup
 
     total = timeline.duration_ticks  # not a stored field: each read scans every event
@@ -518,35 +591,37 @@ def sheet_html(timeline: Timeline) -> str:
                         key=lambda p: (names.get(p, p), p))
     real = timeline.realization
     readings = ", ".join(f"{k}={v}" for k, v in sorted(timeline.readings.items())) or "none"
-    cues = _cue_data(timeline, stations, shots)
+    cues = _cue_data(timeline, stations, sorted_out)
     groups = _rows(timeline, cues)
-    data = {"rite": timeline.rite, "duration": duration, "cues": cues, "names": names,
+    measured = any(t.estimate_ticks is not None for t in timeline.cues)
+    data = {"rite": timeline.rite, "duration": duration, "cues": _cues_json(cues), "names": names,
             "scale": PLAN_SCALE,
             "zooms": _zooms(shots, blocks, duration)}
     plates = None
-    if timeline.staging is not None:  # a rite without blocking pays nothing for the plates
+    if timeline.ground is not None:  # a rite without blocking pays nothing for the plates
         from yuesheng.web.plates import plates_data
 
-        data["plates"] = staged = plates_data(timeline, names)
-        plates = _plates_view(staged, groups) if staged else None
+        if (staged := plates_data(timeline, names)) is not None:
+            plates, data["plates"] = _plates_view(staged, groups), Encoded(staged.json)
     page: str = environment().get_template("sheet.html.j2").render(
         timeline=timeline, **view, now_line=False, places=places, unplaced=unplaced(timeline), scale=PLAN_SCALE,
         hall_box=_view_box(places, hall=True), whole_box=_view_box(places, hall=False),
-        groups=groups, names=names, performers=performers, plates=plates,
-        measured=any(t.estimate_ticks is not None for t in timeline.cues),
+        table=_table(groups, measured=measured), names=names, performers=performers, plates=plates,
+        measured=measured,
         sections=[s for s, _ in groups], tallies=timeline.tallies, notices=timeline.notices,
         settings=f"variants: {', '.join(sorted(timeline.variants)) or 'none'}; readings: {readings}; "
                  f"tuning {real.tuning.value}, 黄鍾 = MIDI {real.huangzhong}; total {clock(total)}",
         data=Markup(json_island(data)),
     )
-    return with_fonts(page)
+    return page
 
 
-def _plates_view(staged: dict[str, Any], groups: list[tuple[str, list[Row]]]) -> dict[str, Any]:
+def _plates_view(staged: Plates, groups: list[tuple[str, list[Row]]]) -> dict[str, Any]:
     """What the template needs for the plates: each stage with its rows, the people to track, the plates' box."""
-    members = sorted(staged["members"].items(), key=lambda m: (m[1], m[0]))
-    return {"stages": [{"name": name, "cues": rows} for name, rows in groups], "members": members,
-            "box": " ".join(f"{v:g}" for v in staged["box"]), "inset": " ".join(f"{v:g}" for v in staged["inset"]),
+    members = sorted(staged.members.items(), key=lambda m: (m[1], m[0]))
+    return {"stages": [{"name": name, "cues": rows, "cue_list": _plate_items(rows)} for name, rows in groups],
+            "members": members,
+            "box": " ".join(f"{v:g}" for v in staged.box), "inset": " ".join(f"{v:g}" for v in staged.inset),
             "first": groups[0][1][0].cue if groups else ""}
 
 
@@ -554,7 +629,12 @@ def with_fonts(page: str, *, more: str = "") -> str:
     """*page* with the shipped text font embedded (``fonts.face_css``) for every character it shows, and for those
     of *more* (text it will show later, such as the console's cues), so that none falls back to a missing glyph."""
     faces = fonts.face_css(page + more)
-    return page.replace("</head>", f"<style>\n{faces}\n</style>\n</head>", 1) if faces else page
+    return page.replace("</head>", _style(faces), 1) if faces else page
+
+
+def _style(faces: str) -> str:
+    """The end of a page's head with its font rules *faces* before it."""
+    return f"<style>\n{faces}\n</style>\n</head>"
 
 
 def _zooms(shots: list[Event], blocks: list[Block], duration: float) -> list[dict[str, Any]]:
