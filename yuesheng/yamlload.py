@@ -111,13 +111,16 @@ class Document:
 
         A block value starts on the line after its key; then the key's place is the one a reader wants.
         """
+        if isinstance(self.marks, _KeptMarks):  # from the cache: paired now, and plain dicts from here on
+            self.marks, self.key_marks = self.marks.kept.pairs
+        marks, key_marks = self.marks, self.key_marks
         for cut in range(len(path), -1, -1):
             here = path[:cut]
-            key_mark = self.key_marks.get(here)
-            if key_mark and ((key and cut == len(path)) or here not in self.marks or self.marks[here][0] > key_mark[0]):
+            key_mark = key_marks.get(here)
+            if key_mark and ((key and cut == len(path)) or here not in marks or marks[here][0] > key_mark[0]):
                 return key_mark
-            if here in self.marks:
-                return self.marks[here]
+            if here in marks:
+                return marks[here]
         return None, None
 
     def problem(
