@@ -20,13 +20,12 @@ from yuesheng.outputs.labels import LEADER_FROM, Label, crosses, meet, overlaps,
 from yuesheng.outputs.plan import plan_data, plan_svg, plate_labels
 from yuesheng.staging.paths import blocking_beside
 from yuesheng.staging.rite import staged_rite
-from yuesheng.timeline.state import Options, check_options
 
 
 def _plates(rite: str, repertoire: Any) -> list[dict[str, Any]]:
     """The plan data at every cue of *rite*'s programme (no variants), busiest first, then in the rite's order."""
     sheet = load_cuesheet(cue_path(rite), repertoire)
-    variants, readings = check_options(sheet, Options(frozenset(), {}))
+    variants, readings = sheet.programme(frozenset(), {})
     staged = staged_rite(sheet, variants, readings, blocking_beside(sheet))
     busiest = max(staged.cues, key=lambda cid: len(staged.cues[cid].stands))
     return [plan_data(staged.hall, sheet, at=cid, staged=staged.cues[cid]) for cid in [busiest, *staged.cues]]

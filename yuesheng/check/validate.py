@@ -29,13 +29,16 @@ Two entry points, two costs:
 ``build_located`` is that build, its refusals given at their place in the file as
 ``validate`` would: so a command that loads and builds reports a broken sheet as
 before, ``file:line:col: path: message [rule]``, and never with a traceback.
+
+The timeline is imported where a sheet is built or measured, so that a command that only loads one (``plan``) does
+not import it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yuesheng.check.rules import Programme, check_rules
 from yuesheng.check.staging import staging_files, staging_problems
@@ -50,8 +53,10 @@ from yuesheng.errors import (
     UnknownPageError,
 )
 from yuesheng.music.repertoire import Repertoire
-from yuesheng.timeline import Options, Timeline, build_timeline, measure
 from yuesheng.yamlload import Document, PathKey, load
+
+if TYPE_CHECKING:
+    from yuesheng.timeline import Options, Timeline
 
 
 def _read(path: str | Path, repertoire: Repertoire) -> tuple[Document | None, CueSheet | None, list[Problem]]:
@@ -97,6 +102,8 @@ def _in_file_order(problems: list[Problem]) -> list[Problem]:
 
 def size_problems(sheet: CueSheet) -> list[Problem]:
     """The limits of ``yuesheng.limits`` that the rite as written, or with a variant on, would break."""
+    from yuesheng.timeline import Options
+
     found: dict[tuple[str, str], Problem] = {}
     for variants in variant_configurations(sheet):
         suffix = f" (with variant {', '.join(sorted(variants))})" if variants else ""
@@ -111,6 +118,8 @@ def size_problems(sheet: CueSheet) -> list[Problem]:
 
 def _broken_limits(sheet: CueSheet, options: Options) -> list[tuple[str, str]]:
     """(cue id or "", message) of every limit a build of *sheet* with *options* would break."""
+    from yuesheng.timeline import measure
+
     try:
         return measure(sheet, options).problems()
     except LimitError as exc:
@@ -125,6 +134,8 @@ def _limit_problem(sheet: CueSheet, cue_id: str, message: str) -> Problem:
 def build_located(sheet: CueSheet, options: Options) -> Timeline:
     """``build_timeline``, its refusals at the cues that cause them (a limit broken there, a cycle of anchors in this
     programme) as InvalidInputError at their place in the file, as ``validate`` gives them."""
+    from yuesheng.timeline import build_timeline
+
     try:
         return build_timeline(sheet, options)
     except LimitError:

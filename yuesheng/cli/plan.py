@@ -20,7 +20,6 @@ def cmd_plan(args: argparse.Namespace) -> str:
     from yuesheng.staging.paths import blocking_beside, hall_beside
     from yuesheng.staging.reader import load_hall
     from yuesheng.staging.rite import loaded
-    from yuesheng.timeline.state import Options, check_options
 
     check_output_arg(args)
     readings = readings_of(args)
@@ -35,7 +34,7 @@ def cmd_plan(args: argparse.Namespace) -> str:
         _check_output(args, [hall])
         return _written(args, plan_data(load_hall(hall), sheet), sheet.rite_id)
     try:  # the programme the timeline plays: variants with those they require, readings known to the sheet
-        variants, chosen = check_options(sheet, Options(frozenset(args.variant), readings))
+        variants, chosen = sheet.programme(frozenset(args.variant), readings)
     except UnknownNameError as exc:
         raise UsageError(str(exc)) from None
     if not args.at:  # the hall and its places: nothing to stage

@@ -343,6 +343,22 @@ class CueSheet:
             out |= missing
         return frozenset(out)
 
+    def programme(self, variants: frozenset[str], readings: Mapping[str, str]) -> tuple[frozenset[str], dict[str, str]]:
+        """*variants* with those they require, and every reading's option: *readings*' where given, else its default
+        (UnknownNameError for a variant, reading or option the sheet does not have)."""
+        for name in variants:
+            if name not in self.variants:
+                raise UnknownNameError("variant", name, suggest(name, list(self.variants)))
+        chosen = {r.id: r.chosen for r in self.readings.values()}
+        for rid, option in readings.items():
+            if rid not in self.readings:
+                raise UnknownNameError("reading", rid, suggest(rid, list(self.readings)))
+            if option not in self.readings[rid].options:
+                raise UnknownNameError(f"option of reading {rid}", option,
+                                       suggest(option, list(self.readings[rid].options)))
+            chosen[rid] = option
+        return self.with_requirements(variants), chosen
+
     def active_cues(self, variants: frozenset[str] = frozenset(),
                     readings: dict[str, str] | None = None) -> tuple[Cue, ...]:
         """The programme with *variants* switched on and *readings* chosen (else each reading's default), in order."""

@@ -12,10 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from yuesheng import limits
 from yuesheng.cuesheet.model import Anchor, Archery, Cue, CueSheet, MusicKind, timed_values
-from yuesheng.errors import InvalidInputError, LimitError, UnknownNameError
+from yuesheng.errors import InvalidInputError, LimitError
 from yuesheng.music.instruments import Part
 from yuesheng.music.lulu import Lu, Realization
-from yuesheng.text import suggest
 from yuesheng.timeline.archery import Release
 from yuesheng.timeline.model import Event, EventKind, FrozenDict, Measurement, frozen, ticks
 
@@ -67,7 +66,7 @@ class Setting:
     def of(cls, sheet: CueSheet, options: Options) -> Setting:
         """The setting of *sheet* with *options* (UnknownNameError for a variant or reading it lacks, LimitError
         for 終, 節 or a syllable beyond their limits)."""
-        variants, readings = check_options(sheet, options)
+        variants, readings = sheet.programme(options.variants, options.readings)
         cues = _placed(sheet.active_cues(variants, readings), readings)
         archery = sheet.active_archery(variants)
         setting = cls(
@@ -113,23 +112,6 @@ def _staging(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, s
         where = Path(exc.problems[0].file).name if exc.problems else "the blocking"
         return {"staging_notice": f"{where}: {len(exc.problems)} problem(s) (yuesheng validate lists them): "
                                   "the cue sheet's places and estimated durations are used"}
-
-
-def check_options(sheet: CueSheet, options: Options) -> tuple[frozenset[str], dict[str, str]]:
-    """*options*' variants with those they require, and every reading's option (UnknownNameError for a name the
-    sheet does not have)."""
-    for name in options.variants:
-        if name not in sheet.variants:
-            raise UnknownNameError("variant", name, suggest(name, list(sheet.variants)))
-    readings = {r.id: r.chosen for r in sheet.readings.values()}
-    for rid, option in options.readings.items():
-        if rid not in sheet.readings:
-            raise UnknownNameError("reading", rid, suggest(rid, list(sheet.readings)))
-        if option not in sheet.readings[rid].options:
-            raise UnknownNameError(f"option of reading {rid}", option, suggest(option,
-                                                                               list(sheet.readings[rid].options)))
-        readings[rid] = option
-    return sheet.with_requirements(options.variants), readings
 
 
 def _placed(cues: tuple[Cue, ...], readings: dict[str, str]) -> tuple[Cue, ...]:
