@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "yuesheng"
 
 # Bottom to top; a module's layer is the longest prefix of its dotted name listed here.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("yuesheng.text",),
+    ("yuesheng.text", "yuesheng.lazy"),
     ("yuesheng.errors",),
     ("yuesheng.limits", "yuesheng.files", "yuesheng.process", "yuesheng.yamlload", "yuesheng.checking",
      "yuesheng.characters", "yuesheng.sources", "yuesheng.datafiles", "yuesheng.caches", "yuesheng.fonts"),

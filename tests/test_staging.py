@@ -175,12 +175,12 @@ def test_a_kept_staged_rite_is_restored_whole_without_dataclasses_setstate(reper
     import pickletools
     from dataclasses import fields
 
-    from yuesheng.staging.ground import _pickle
+    from yuesheng.caches import pickled
     from yuesheng.staging.rite import staged_rite
 
     sheet = load_cuesheet(ROOT / "cues" / "dashe.yaml", repertoire)
     rite = staged_rite(sheet, frozenset(), {}, BLOCKING / "dashe.yaml")
-    data = _pickle(rite)
+    data = pickled(rite)
     assert "BUILD" not in {op.name for op, _, _ in pickletools.genops(data)}  # no instance restored by __setstate__
     kept = pickle.loads(data)
     assert dict(kept.cues) == dict(rite.cues) and dict(kept.same) == dict(rite.same) and kept.file == rite.file

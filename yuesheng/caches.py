@@ -8,8 +8,14 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from contextlib import suppress
+from dataclasses import fields, is_dataclass
+from fractions import Fraction
+from functools import partial
 from pathlib import Path
+from types import MappingProxyType
+from typing import Any
 
 
 def cache_folder(name: str) -> Path | None:
@@ -46,3 +52,63 @@ def _age(path: Path) -> float:
         return path.stat().st_mtime
     except OSError:
         return 0.0
+
+
+def pickled(value: object) -> bytes:
+    """*value* as a pickle that loads fast (``_reduce``), for ``unpickled`` to read from a cache folder."""
+    import io
+    import pickle
+
+    class Pickler(pickle.Pickler):
+        def reducer_override(self, obj: Any) -> Any:
+            return _reduce(obj)
+
+    out = io.BytesIO()
+    Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+    return out.getvalue()
+
+
+def unpickled(entry: Path) -> object:
+    """What *entry* holds, or None if it cannot be read. Only for a file of ``cache_folder``'s (the user's alone):
+    unpickling runs code."""
+    import pickle
+
+    try:
+        with open(entry, "rb") as handle:
+            return pickle.load(handle)
+    except Exception:  # noqa: BLE001 - a damaged or foreign entry, whatever it raises, is a miss
+        return None
+
+
+def _reduce(obj: Any) -> Any:
+    """How *obj* is pickled: a dataclass as its class and its fields, remade through its ``__init__`` (a slotted
+    one's own reduction is restored through dataclasses' Python-level ``__setstate__``, which looks its fields up for
+    each of thousands of instances: twice as slow); a Fraction as its two integers (its own goes through a string); a
+    read-only mapping as the dict it copies, made read-only again."""
+    kind: Callable[..., Any] = type(obj)
+    if kind is Fraction:
+        return Fraction, (obj.numerator, obj.denominator)
+    if kind is MappingProxyType:
+        return _proxy, (dict(obj),)
+    if (names := _init_fields(kind)) is not None:
+        positional, by_name = names
+        if not by_name:
+            return kind, tuple(getattr(obj, name) for name in positional)
+        return partial(kind, **{name: getattr(obj, name) for name in by_name}), tuple(getattr(obj, name)
+                                                                                    for name in positional)
+    return NotImplemented
+
+
+def _proxy(mapping: dict[Any, Any]) -> MappingProxyType[Any, Any]:
+    return MappingProxyType(mapping)
+
+
+def _init_fields(kind: Callable[..., Any]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The fields of the dataclass *kind* its ``__init__`` takes by position and by keyword; None if it is not one, or
+    if its ``__init__`` does not take every field."""
+    if not is_dataclass(kind):
+        return None
+    every = fields(kind)
+    if not all(f.init for f in every):
+        return None
+    return tuple(f.name for f in every if not f.kw_only), tuple(f.name for f in every if f.kw_only)

@@ -1,13 +1,15 @@
 """What every external program yuesheng starts (FluidSynth, LilyPond) shares: it dies with yuesheng, and it may be
-given a bound on its memory."""
+given a bound on its memory; and ``collector_paused``, for this process's work that makes many objects at once."""
 
 from __future__ import annotations
 
 import functools
+import gc
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 
 def die_with_parent(parent: int) -> None:  # pragma: no cover - runs in the child before exec
@@ -41,3 +43,15 @@ def bound_to_us(*, memory: int | None = None) -> Callable[[], None] | None:
     if memory is None:
         return functools.partial(die_with_parent, os.getpid())
     return functools.partial(die_with_parent_bounded, os.getpid(), memory)
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector (if it runs) for the duration."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()

@@ -114,12 +114,27 @@ def timeline_of(args: argparse.Namespace) -> Timeline:
 
 
 def sheet_and_timeline(args: argparse.Namespace) -> tuple[CueSheet, Timeline]:
-    """The cue sheet that *args* name, and its Timeline with *args*' options."""
+    """The cue sheet that *args* name, and its Timeline with *args*' options: kept from an earlier run that built
+    them from the same files with the same options (``check.builds``), else loaded and built (and kept)."""
+    from yuesheng.check.builds import build_name, keep_build, kept_build
+
+    readings = readings_of(args)
+    inputs = [cue_path(args.cue), *score_paths(args.scores), *([Path(args.timing)] if args.timing else [])]
+    name = build_name(inputs, [args.variant, args.reading, args.seed, args.syllable, args.tuning, args.huangzhong,
+                               args.call_jun])
+    if (kept := kept_build(name)) is not None:
+        return kept
+    sheet, timeline = _built(args, readings)
+    keep_build(name, sheet, timeline)
+    return sheet, timeline
+
+
+def _built(args: argparse.Namespace, readings: dict[str, str]) -> tuple[CueSheet, Timeline]:
+    """The cue sheet that *args* name, loaded, and its Timeline built with *args*' options."""
     from yuesheng.check.validate import build_located, load_cuesheet
     from yuesheng.cuesheet import parse_duration
     from yuesheng.timeline import Options
 
-    readings = readings_of(args)
     repertoire = load_repertoire(args.scores)
     sheet = load_cuesheet(cue_path(args.cue), repertoire, (frozenset(args.variant), readings))
     try:

@@ -32,8 +32,8 @@ from yuesheng.files import write_atomic
 from yuesheng.music.instruments import PARTS, Part
 from yuesheng.music.lulu import LU, Tuning, cents_offset
 from yuesheng.outputs.midoload import install_version_finder
+from yuesheng.process import collector_paused
 from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline
-from yuesheng.timeline.builder import collector_paused
 
 install_version_finder()  # before mido: its version module would import importlib.metadata to read one line
 import mido  # noqa: E402

@@ -19,14 +19,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
 from pathlib import Path
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from yuesheng.caches import cache_folder, keep
+from yuesheng.caches import cache_folder, keep, pickled, unpickled
 from yuesheng.cuesheet import CueSheet
 from yuesheng.errors import InvalidInputError
 
@@ -65,19 +64,19 @@ class Ground:
         from yuesheng.staging.rite import StagedRite, staged_rite
 
         folder = cache_folder("staging") if self.entry else None
-        kept = _unpickle(folder / f"{self.entry}.rite") if folder is not None else None
+        kept = unpickled(folder / f"{self.entry}.rite") if folder is not None else None
         if isinstance(kept, StagedRite) and kept.file == str(self.path):
             return kept
         rite = staged_rite(self.sheet, self.variants, dict(self.readings), self.path)
         if folder is not None:
-            keep(folder, f"{self.entry}.rite", _pickle(rite), entries=CACHE_ENTRIES)
+            keep(folder, f"{self.entry}.rite", pickled(rite), entries=CACHE_ENTRIES)
         return rite
 
 
 def ground(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, str], path: Path) -> Ground:
     """The ground of *sheet* under *variants* and *readings* from the blocking at *path*: kept from an earlier run,
     else staged (InvalidInputError if it does not stage) and kept."""
-    folder, name = cache_folder("staging"), _digest(sheet, path, [(variants, readings)])
+    folder, name = cache_folder("staging"), entry_name(sheet, path, variants, readings)
     cues = _read(folder / f"{name}.json") if folder is not None and name else None
     if cues is None:
         from yuesheng.staging.rite import staged_rite
@@ -87,6 +86,12 @@ def ground(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, str
         if folder is not None and name:
             keep(folder, f"{name}.json", _text(cues).encode(), entries=CACHE_ENTRIES)
     return Ground(path, cues, variants, tuple(sorted(readings.items())), sheet, name)
+
+
+def entry_name(sheet: CueSheet, path: Path, variants: frozenset[str], readings: Mapping[str, str]) -> str:
+    """The name ``ground`` keeps the ground of *sheet* under *variants* and *readings* by ('' if a file cannot be
+    read): a kept build compares it with its own (``check.builds``)."""
+    return _digest(sheet, path, [(variants, readings)])
 
 
 def kept_clean(sheet: CueSheet, path: Path, configurations: Iterable[Configuration]) -> bool:
@@ -101,59 +106,6 @@ def keep_clean(sheet: CueSheet, path: Path, configurations: Iterable[Configurati
     folder, name = cache_folder("staging"), _digest(sheet, path, configurations, "clean")
     if folder is not None and name:
         keep(folder, f"{name}.clean", b"clean", entries=CACHE_ENTRIES)
-
-
-def _pickle(rite: StagedRite) -> bytes:
-    """*rite* as a pickle that loads fast (``_reduce``)."""
-    import io
-    import pickle
-
-    class Pickler(pickle.Pickler):
-        def reducer_override(self, obj: Any) -> Any:
-            return _reduce(obj)
-
-    out = io.BytesIO()
-    Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(rite)
-    return out.getvalue()
-
-
-def _reduce(obj: Any) -> Any:
-    """How *obj* is pickled: a frozen dataclass as its class and its fields, remade through its ``__init__`` (a
-    slotted one's own reduction is restored through dataclasses' Python-level ``__setstate__``, which looks its
-    fields up for each of thousands of instances: twice as slow); a Fraction as its two integers (its own goes
-    through a string); a read-only mapping as the dict it copies, made read-only again."""
-    kind: type[Any] = type(obj)
-    if kind is Fraction:
-        return Fraction, (obj.numerator, obj.denominator)
-    if kind is MappingProxyType:
-        return _proxy, (dict(obj),)
-    if (names := _init_fields(kind)) is not None:
-        return kind, tuple(getattr(obj, name) for name in names)
-    return NotImplemented
-
-
-def _init_fields(kind: type[Any]) -> tuple[str, ...] | None:
-    """The fields of the dataclass *kind* in the order its ``__init__`` takes them; None if it is not one, or if its
-    ``__init__`` takes not every field positionally."""
-    if not is_dataclass(kind):
-        return None
-    every = fields(kind)
-    return tuple(f.name for f in every) if all(f.init and not f.kw_only for f in every) else None
-
-
-def _proxy(mapping: dict[Any, Any]) -> MappingProxyType[Any, Any]:
-    return MappingProxyType(mapping)
-
-
-def _unpickle(entry: Path) -> object:
-    """What *entry* holds, or None if it cannot be read. The folder is the user's alone (``caches.cache_folder``)."""
-    import pickle
-
-    try:
-        with open(entry, "rb") as handle:
-            return pickle.load(handle)
-    except Exception:  # noqa: BLE001 - a damaged or foreign entry, whatever it raises, is a miss
-        return None
 
 
 def _text(cues: Mapping[str, CueTime]) -> str:

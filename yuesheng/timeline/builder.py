@@ -15,9 +15,7 @@ Readings acted on while building: ``heyue``, ``xian``/``xuan`` (``music``), ``wu
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -27,6 +25,7 @@ from yuesheng.errors import LimitError
 from yuesheng.music.instruments import PARTS, part_for
 from yuesheng.music.lulu import Realization
 from yuesheng.music.score import Piece
+from yuesheng.process import collector_paused
 from yuesheng.timeline.archery import Tally
 from yuesheng.timeline.calls import calls, calls_end
 from yuesheng.timeline.model import _SORT_KEY, CueTiming, Event, EventKind, Hold, Timeline, ticks
@@ -35,7 +34,7 @@ from yuesheng.timeline.schedule import MusicEnd, basis, duration, estimate, sche
 from yuesheng.timeline.shooting import TALLY_AFTER, shejie, silent_rounds, tallies
 from yuesheng.timeline.state import BuildState, Options, Point, Setting
 
-__all__ = ["DEFAULT_SYLLABLE", "Options", "Size", "build_timeline", "collector_paused", "measure", "piece_timeline"]
+__all__ = ["DEFAULT_SYLLABLE", "Options", "Size", "build_timeline", "measure", "piece_timeline"]
 
 DEFAULT_REALIZATION = Realization()  # the default 黄鍾 and tuning: one frozen value, as the old default was
 
@@ -162,18 +161,6 @@ def build_timeline(sheet: CueSheet, options: Options = Options()) -> Timeline:
         raise LimitError("; ".join(message for _, message in problems))
     with collector_paused():  # millions of new events, none of them in a cycle: the collector would rescan them
         return _emit(setting, times, played)
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector (if it runs) for the duration."""
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
 
 
 def piece_timeline(piece: Piece, *, realization: Realization = DEFAULT_REALIZATION,

@@ -35,8 +35,8 @@ from yuesheng.caches import cache_folder
 from yuesheng.cuesheet import Cue, Member, MusicKind
 from yuesheng.music.instruments import PARTS
 from yuesheng.outputs.report import cues_by_id, says_que, sections, takes, what_of
+from yuesheng.process import collector_paused
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Event, EventKind, Timeline, clock, seconds
-from yuesheng.timeline.builder import collector_paused
 
 if TYPE_CHECKING:
     from yuesheng.web.plates import Plates
