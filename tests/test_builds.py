@@ -106,3 +106,19 @@ def test_a_damaged_entry_is_built_again_and_a_failed_build_is_not_kept(run, cach
     code, _, err = run("timeline", str(sheet))
     assert code == 1 and "syllable" in err
     assert len(list(cache.iterdir())) == 1
+
+
+def test_a_build_larger_than_the_bound_is_not_kept_and_a_fifo_is_refused_without_waiting(run, cache, tmp_path,
+                                                                                        monkeypatch):
+    import os
+
+    from yuesheng.check import builds
+
+    sheet = _rite(tmp_path, "xiangyinjiu")
+    monkeypatch.setattr(builds, "MAX_KEPT_EVENTS", 100)
+    _timeline(run, sheet)
+    assert not cache.exists() or not list(cache.iterdir())
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    code, _, err = run("timeline", str(sheet), "--timing", str(fifo))
+    assert code == 1 and "a FIFO" in err

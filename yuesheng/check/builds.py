@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from yuesheng.caches import cache_folder, keep, pickled, unpickled
+from yuesheng.errors import InvalidInputError
+from yuesheng.yamlload import MAX_BYTES, read_bytes
 
 if TYPE_CHECKING:
     from yuesheng.cuesheet import CueSheet
@@ -32,25 +34,23 @@ if TYPE_CHECKING:
 
 FORMAT = "yuesheng-build-1"
 CACHE_ENTRIES = 16  # each about 1 MB for 大射儀
-MAX_INPUT_BYTES = 64 << 20  # inputs larger than this together are not digested for a cache: the build runs
+MAX_KEPT_EVENTS = 200_000  # a larger build (大射 at 1/20 s a syllable: 222,004) takes longer to keep than to make
 
 
 def build_name(inputs: Sequence[Path], options: Sequence[object]) -> str:
-    """The entry's name for a build that reads *inputs* with *options* ('' if a file cannot be read, or they are too
-    large to be worth digesting: nothing is kept)."""
+    """The entry's name for a build that reads *inputs* with *options* ('' if a file cannot be read as the build reads
+    it, regular and within ``yamlload.MAX_BYTES``: nothing is kept, and the build reports it)."""
     digest = hashlib.sha256(f"{FORMAT}\0{sys.version}\0{options!r}".encode())
     digest.update(_code())
-    total = 0
-    try:
-        for path in inputs:
-            data = Path(path).read_bytes()
-            total += len(data)
-            if total > MAX_INPUT_BYTES:
-                return ""
-            digest.update(f"\0{path}\0{os.path.abspath(path)}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
-            digest.update(data)
-    except (OSError, ValueError):
-        return ""
+    for path in inputs:
+        try:
+            data = read_bytes(path)  # a FIFO or device refused without blocking, as the loader refuses it
+        except InvalidInputError:
+            return ""
+        if len(data) > MAX_BYTES:
+            return ""
+        digest.update(f"\0{path}\0{os.path.abspath(path)}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
+        digest.update(data)
     return digest.hexdigest()[:40]
 
 
@@ -72,7 +72,7 @@ def keep_build(name: str, sheet: CueSheet, timeline: Timeline) -> None:
     """Keep *sheet* and its *timeline* under *name* (not a build whose blocking did not stage)."""
     from yuesheng.staging.paths import blocking_beside
 
-    folder = cache_folder("builds") if name else None
+    folder = cache_folder("builds") if name and len(timeline.events) <= MAX_KEPT_EVENTS else None
     if folder is not None and (timeline.ground is not None or blocking_beside(sheet) is None):
         keep(folder, f"{name}.pickle", pickled((sheet, timeline)), entries=CACHE_ENTRIES)
 
