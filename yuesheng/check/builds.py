@@ -93,11 +93,21 @@ def _same_ground(sheet: CueSheet, timeline: Timeline) -> bool:
 @cache
 def _code() -> bytes:
     """yuesheng itself: each file of the package (code, tables, templates) by name, size and time of change."""
-    package = Path(__file__).resolve().parent.parent
     digest = hashlib.sha256()
-    for path in sorted(package.rglob("*")):
-        if "__pycache__" in path.parts or not path.is_file():
-            continue
-        info = path.stat()
-        digest.update(f"{path.relative_to(package)}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
+    for name, size, changed in sorted(_files(str(Path(__file__).resolve().parent.parent), "")):
+        digest.update(f"{name}\0{size}\0{changed}\0".encode("utf-8", "surrogateescape"))
     return digest.digest()
+
+
+def _files(folder: str, prefix: str) -> list[tuple[str, int, int]]:
+    """(name under the package, size, time of change) of every file under *folder*, byte-code caches left out."""
+    found = []
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name != "__pycache__":
+                    found += _files(entry.path, f"{prefix}{entry.name}/")
+            elif entry.is_file():
+                info = entry.stat()
+                found.append((prefix + entry.name, info.st_size, info.st_mtime_ns))
+    return found
