@@ -264,6 +264,14 @@ def test_live_messages_are_the_messages_of_the_midi_file(repertoire, sheet, opti
 # --- importing mido (outputs/midoload) --------------------------------------------------------------------------------
 
 
+def _probe(code: str) -> str:
+    """What ``python -c CODE`` prints, in a process of its own (importing mido is what is tried)."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def test_mido_is_imported_with_its_own_version_and_without_importlib_metadata():
     """Start-up: ``mido.version`` is read from mido's METADATA directly, the very line ``importlib.metadata`` gives."""
     probe = ("import json, sys; import yuesheng.outputs.midi, mido; "
@@ -272,10 +280,7 @@ def test_mido_is_imported_with_its_own_version_and_without_importlib_metadata():
              "print(json.dumps([heavy, str(mido.version_info), importlib.metadata.version('mido'), "
              "mido.version_info == packaging.version.Version(importlib.metadata.version('mido')), "
              "mido.version is sys.modules['mido.version'], any('midoload' in repr(f) for f in sys.meta_path)]))")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
-                          cwd=Path(__file__).resolve().parent.parent)
-    assert done.returncode == 0, done.stderr
-    heavy, version, metadata, equal, attribute, finder_left = json.loads(done.stdout)
+    heavy, version, metadata, equal, attribute, finder_left = json.loads(_probe(probe))
     assert heavy == [] and version == metadata and equal and attribute and not finder_left
 
 
@@ -288,10 +293,7 @@ def test_without_its_metadata_file_mido_reads_its_version_itself_and_every_other
              "load.install_version_finder(); import mido\n"
              "print(json.dumps([asked.count('mido.version'), mido.version.__file__.endswith('version.py'), "
              "str(mido.version_info)]))")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
-                          cwd=Path(__file__).resolve().parent.parent)
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == [1, True, str(mido.version_info)]
+    assert json.loads(_probe(probe)) == [1, True, str(mido.version_info)]
 
 
 def test_mido_s_version_is_the_one_metadata_file_s_else_mido_reads_it_itself(tmp_path):
@@ -316,12 +318,6 @@ def test_the_version_module_made_for_mido_has_the_names_of_mido_s_own():
     names = ("import json, sys{}; import mido; v = sys.modules['mido.version']; "
              "print(json.dumps({{k: str(getattr(v, k)) for k in sorted(vars(v)) if not k.startswith('__') "
              "or k == '__version__'}}))")
-    found = []
-    for before in ("", "; import yuesheng.outputs.midi"):
-        done = subprocess.run([sys.executable, "-c", names.format(before)], capture_output=True, text=True,
-                              timeout=60, cwd=Path(__file__).resolve().parent.parent)
-        assert done.returncode == 0, done.stderr
-        found.append(json.loads(done.stdout))
-    own, made = found
+    own, made = (json.loads(_probe(names.format(before))) for before in ("", "; import yuesheng.outputs.midi"))
     assert set(own) - {"packaging", "importlib_metadata"} == set(made) - {"packaging"}
     assert all(own[k] == made[k] for k in ("__version__", "version_info"))
