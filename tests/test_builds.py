@@ -108,7 +108,7 @@ def test_a_damaged_entry_is_built_again_and_a_failed_build_is_not_kept(run, cach
     assert len(list(cache.iterdir())) == 1
 
 
-def test_a_build_larger_than_the_bound_is_not_kept_and_a_fifo_is_refused_without_waiting(run, cache, tmp_path,
+def test_a_build_beyond_the_bounds_is_not_kept_and_a_fifo_is_refused_without_waiting(run, cache, tmp_path,
                                                                                         monkeypatch):
     import os
 
@@ -118,6 +118,13 @@ def test_a_build_larger_than_the_bound_is_not_kept_and_a_fifo_is_refused_without
     monkeypatch.setattr(builds, "MAX_KEPT_EVENTS", 100)
     _timeline(run, sheet)
     assert not cache.exists() or not list(cache.iterdir())
+    monkeypatch.setattr(builds, "MAX_KEPT_EVENTS", 10**6)
+    monkeypatch.setattr(builds, "MAX_KEPT_BYTES", 1000)
+    _timeline(run, sheet)
+    assert not cache.exists() or not list(cache.iterdir())
+    monkeypatch.setattr(builds, "MAX_KEPT_BYTES", 10**9)
+    _timeline(run, sheet)
+    assert len(list(cache.iterdir())) == 1
     fifo = tmp_path / "fifo.yaml"
     os.mkfifo(fifo)
     code, _, err = run("timeline", str(sheet), "--timing", str(fifo))

@@ -33,8 +33,9 @@ if TYPE_CHECKING:
     from yuesheng.timeline import Timeline
 
 FORMAT = "yuesheng-build-1"
-CACHE_ENTRIES = 16  # each about 1 MB for 大射儀
-MAX_KEPT_EVENTS = 200_000  # a larger build (大射 at 1/20 s a syllable: 222,004) takes longer to keep than to make
+CACHE_ENTRIES = 16  # each about 1 MB for 大射儀 (6,810 events)
+MAX_KEPT_EVENTS = 50_000  # a larger build (大射 at 1/5 s a syllable) is not kept: 16 of them would fill 100 MB
+MAX_KEPT_BYTES = 8 << 20  # nor an entry larger than this, whatever its events hold (long texts)
 
 
 def build_name(inputs: Sequence[Path], options: Sequence[object]) -> str:
@@ -69,12 +70,18 @@ def kept_build(name: str) -> tuple[CueSheet, Timeline] | None:
 
 
 def keep_build(name: str, sheet: CueSheet, timeline: Timeline) -> None:
-    """Keep *sheet* and its *timeline* under *name* (not a build whose blocking did not stage)."""
+    """Keep *sheet* and its *timeline* under *name*: not a build whose blocking did not stage, nor one beyond
+    ``MAX_KEPT_EVENTS`` or ``MAX_KEPT_BYTES``."""
     from yuesheng.staging.paths import blocking_beside
 
-    folder = cache_folder("builds") if name and len(timeline.events) <= MAX_KEPT_EVENTS else None
-    if folder is not None and (timeline.ground is not None or blocking_beside(sheet) is None):
-        keep(folder, f"{name}.pickle", pickled((sheet, timeline)), entries=CACHE_ENTRIES)
+    if not name or len(timeline.events) > MAX_KEPT_EVENTS:
+        return
+    ground = timeline.ground
+    if not ground.entry if ground is not None else blocking_beside(sheet) is not None:
+        return  # a ground that could not be named, or a blocking that did not stage: it could never be read back
+    folder = cache_folder("builds")
+    if folder is not None and len(data := pickled((sheet, timeline))) <= MAX_KEPT_BYTES:
+        keep(folder, f"{name}.pickle", data, entries=CACHE_ENTRIES)
 
 
 def _same_ground(sheet: CueSheet, timeline: Timeline) -> bool:
