@@ -138,3 +138,19 @@ def test_events_are_built_by_keyword() -> None:
                   and node.args]
     assert not positional
     assert sum(1 for path in MODULES.values() if "Event(start_tick=" in path.read_text(encoding="utf-8")) >= 4
+
+
+@pytest.mark.parametrize("package", ["yuesheng.cuesheet", "yuesheng.timeline"])
+def test_a_lazy_package_exports_what_it_imports_for_the_type_checker(package: str) -> None:
+    """A package of ``yuesheng.lazy`` names each export twice, under ``TYPE_CHECKING`` for mypy and in ``exports``
+    for Python: both, and ``__all__``, must agree, or mypy passes a name that fails when it is used."""
+    import importlib
+
+    tree = ast.parse(MODULES[package].read_text(encoding="utf-8"))
+    guarded = [n for n in ast.walk(tree) if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"]
+    typed = {alias.asname or alias.name: statement.module for block in guarded for statement in block.body
+             if isinstance(statement, ast.ImportFrom) for alias in statement.names}
+    module = importlib.import_module(package)
+    assert set(typed) == set(module.__all__)
+    for name, home in typed.items():
+        assert getattr(module, name) is getattr(importlib.import_module(home), name), name
