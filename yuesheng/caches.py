@@ -11,7 +11,6 @@ import stat
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import fields, is_dataclass
-from fractions import Fraction
 from functools import partial
 from pathlib import Path
 from types import MappingProxyType
@@ -58,10 +57,11 @@ def pickled(value: object) -> bytes:
     """*value* as a pickle that loads fast (``_reduce``), for ``unpickled`` to read from a cache folder."""
     import io
     import pickle
+    from fractions import Fraction  # here, not at the top: it imports decimal, which most commands need not
 
     class Pickler(pickle.Pickler):
         def reducer_override(self, obj: Any) -> Any:
-            return _reduce(obj)
+            return _reduce(obj, Fraction)
 
     out = io.BytesIO()
     Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
@@ -80,14 +80,14 @@ def unpickled(entry: Path) -> object:
         return None
 
 
-def _reduce(obj: Any) -> Any:
+def _reduce(obj: Any, fraction: type) -> Any:
     """How *obj* is pickled: a dataclass as its class and its fields, remade through its ``__init__`` (a slotted
     one's own reduction is restored through dataclasses' Python-level ``__setstate__``, which looks its fields up for
     each of thousands of instances: twice as slow); a Fraction as its two integers (its own goes through a string); a
-    read-only mapping as the dict it copies, made read-only again."""
+    read-only mapping as the dict it copies, made read-only again. (*fraction*: the Fraction type.)"""
     kind: Callable[..., Any] = type(obj)
-    if kind is Fraction:
-        return Fraction, (obj.numerator, obj.denominator)
+    if kind is fraction:
+        return fraction, (obj.numerator, obj.denominator)
     if kind is MappingProxyType:
         return _proxy, (dict(obj),)
     if (names := _init_fields(kind)) is not None:
