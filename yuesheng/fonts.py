@@ -52,7 +52,7 @@ def _folder(name: str) -> Path:
 
 def wanted(text: str) -> list[int]:
     """The code points of *text* that the shipped fonts are for, in order."""
-    return _wanted(_beyond_ascii(text))
+    return _wanted(_beyond_ascii(text.encode("utf-8", "surrogatepass")))
 
 
 def _wanted(beyond: bytes) -> list[int]:
@@ -60,11 +60,11 @@ def _wanted(beyond: bytes) -> list[int]:
     return sorted(point for point in map(ord, set(beyond.decode("utf-8", "surrogatepass"))) if point >= FIRST)
 
 
-def _beyond_ascii(text: str) -> bytes:
-    """The characters of *text* beyond ASCII, in UTF-8: a page is a million characters, nineteen in twenty of them
-    ASCII, and ``set`` would take each one by one. In UTF-8 no byte of another character is below 0x80, so deleting
-    those bytes leaves exactly the other characters (lone surrogates included)."""
-    return text.encode("utf-8", "surrogatepass").translate(None, _ASCII)
+def _beyond_ascii(data: bytes) -> bytes:
+    """The characters beyond ASCII of the text whose UTF-8 is *data*: a page is a million characters, nineteen in
+    twenty of them ASCII, and ``set`` would take each one by one. In UTF-8 no byte of another character is below 0x80,
+    so deleting those bytes leaves exactly the other characters (lone surrogates included)."""
+    return data.translate(None, _ASCII)
 
 
 _ASCII = bytes(range(0x80))
@@ -95,7 +95,7 @@ def face_css_utf8(data: bytes) -> str:
     Where a text with the same characters beyond ASCII, in the same order, was given before, its rules are read
     through the name kept for it in ``cache_folder("font-pages")``, without taking the set of its characters (a
     page's 50,000 take more than the rest of finding its rules); else from ``_faces``, and the name kept."""
-    beyond = data.translate(None, _ASCII)
+    beyond = _beyond_ascii(data)
     folder = cache_folder("font-pages")
     page = f"{_page_key(beyond)}.name"
     if folder is not None and (rules := _kept_rules(folder / page)) is not None:
