@@ -580,3 +580,23 @@ def test_a_keep_without_a_reason_is_an_error(tmp_path, xiangshe):
     path = _copy(tmp_path, "xiangshe", "  ying-bin:\n", "  ying-bin:\n    keep: ''\n")
     with pytest.raises(InvalidInputError, match=r"xiangshe.yaml:\d+:\d+: .*why the cue sheet's estimate is kept"):
         load_blocking(path, xiangshe[0])
+
+
+@pytest.mark.parametrize("hall", ["fifo.yaml", "/dev/zero"])
+def test_a_blocking_naming_a_fifo_or_a_device_as_its_hall_is_refused_without_waiting_or_filling_memory(tmp_path,
+                                                                                                        hall):
+    (tmp_path / "cues").mkdir()
+    shutil.copy(ROOT / "cues" / "xiangshe.yaml", tmp_path / "cues")
+    _copy(tmp_path, "xiangshe", "hall: xiangshe.hall.yaml", f"hall: {hall}")
+    (tmp_path / "blocking").mkdir()
+    for name in ("xiangshe.yaml", "xiangshe.hall.yaml"):
+        shutil.move(tmp_path / name, tmp_path / "blocking" / name)
+    os.mkfifo(tmp_path / "blocking" / "fifo.yaml")
+    env = {"PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
+    sheet = str(tmp_path / "cues" / "xiangshe.yaml")
+    built = subprocess.run([sys.executable, "-m", "yuesheng", "timeline", sheet, "-o", str(tmp_path / "t.txt")],
+                           env=env, capture_output=True, text=True, timeout=60)
+    assert built.returncode == 0, built.stderr  # the cue sheet's estimates, as for any blocking that does not stage
+    checked = subprocess.run([sys.executable, "-m", "yuesheng", "validate", sheet], env=env, capture_output=True,
+                             text=True, timeout=60)
+    assert checked.returncode == 1 and "not a regular file" in checked.stderr + checked.stdout

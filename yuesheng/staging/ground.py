@@ -148,8 +148,14 @@ def _stat(path: Path) -> tuple[int, int]:
 @cache
 def _file_digest(path: Path, size: int, mtime_ns: int) -> bytes:
     """The digest of the file at *path* as it is at that size and time: read once a process, however many
-    configurations ask."""
-    return hashlib.sha256(path.read_bytes()).digest()
+    configurations ask. Read as the loader reads it: InvalidInputError for a FIFO, a device or a file over its limit
+    (a blocking naming ``hall: /dev/zero`` filled memory, one naming a FIFO hung); the staging says what is wrong."""
+    from yuesheng.yamlload import MAX_BYTES, read_bytes
+
+    data = read_bytes(path)
+    if len(data) > MAX_BYTES:
+        raise InvalidInputError([])
+    return hashlib.sha256(data).digest()
 
 
 @cache
