@@ -31,11 +31,11 @@ try:
 except ModuleNotFoundError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from yuesheng.check.validate import load_cuesheet
+from yuesheng import build, load
 from yuesheng.music.repertoire import data_dir, load_repertoire
 from yuesheng.outputs.audio import ENCODINGS, expected_frames, plan, render
 from yuesheng.outputs.condense import condense
-from yuesheng.timeline import Timeline, build_timeline, ticks
+from yuesheng.timeline import Timeline, ticks
 
 RITES = ("xiangyinjiu", "xiangshe", "yanli", "dashe")
 GOAL_RTF, GOAL_FLAC_SHARE = 100.0, 0.10
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     results: list[str] = []
     with tempfile.TemporaryDirectory(prefix="yuesheng-bench-") as tmp:
         for rite in args.rites:
-            timeline = build_timeline(load_cuesheet(data_dir("cues") / f"{rite}.yaml", repertoire))
+            timeline = build(load(data_dir("cues") / f"{rite}.yaml", repertoire=repertoire))
             target, _ = plan(timeline, "x.flac")
             wav = wav_bytes(timeline)
             audio_s, wall, cpu, size = timed_render(timeline, Path(tmp) / f"{rite}.flac")

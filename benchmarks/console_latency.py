@@ -23,11 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout
 import uvicorn
 from websockets.sync.client import connect
 
-from yuesheng.check.validate import load_cuesheet
+from yuesheng import build, load
 from yuesheng.live.control import Control
 from yuesheng.live.player import NullPort, Player, RealClock
-from yuesheng.music.repertoire import load_repertoire
-from yuesheng.timeline import build_timeline
 from yuesheng.web.console import Console
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,7 +35,7 @@ GAP = 0.15  # seconds between GOs
 
 
 def serve() -> tuple[uvicorn.Server, Control, str]:
-    timeline = build_timeline(load_cuesheet(ROOT / "cues" / "xiangshe.yaml", load_repertoire([])))
+    timeline = build(load(ROOT / "cues" / "xiangshe.yaml"))
     clock = RealClock()
     control = Control(clock, guard=GAP / 2)
     player = Player(timeline, NullPort(), clock, control=control, stay=True, show=lambda _: None)

@@ -25,13 +25,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's yuesheng, not an installed one
 
-from yuesheng.check.validate import load_cuesheet
+from yuesheng import build, load
 from yuesheng.cuesheet import CueSheet
 from yuesheng.music.repertoire import data_dir, load_repertoire
 from yuesheng.music.score import Piece
 from yuesheng.outputs.engrave import Notation, Setting, engrave, find_cjk_font, score_source
 from yuesheng.outputs.songbook import engrave_songbook, songbook
-from yuesheng.timeline import build_timeline
 
 RITES = ("xiangyinjiu", "xiangshe", "yanli", "dashe")
 
@@ -52,7 +51,7 @@ def ode(piece: Piece, notation: Notation, path: Path) -> None:
 
 def book(sheet: CueSheet, path: Path) -> None:
     """Build the timeline of *sheet* and engrave its songbook to *path*."""
-    timeline = build_timeline(sheet)
+    timeline = build(sheet)
     engrave_songbook(songbook(timeline), Setting(realization=timeline.realization), path, font=find_cjk_font())
 
 
@@ -72,10 +71,10 @@ def main(argv: list[str] | None = None) -> None:
             results[label] = seconds
             print(f"鹿鳴 {notation.value} {suffix}: {seconds:.2f} s")
         for rite in RITES:
-            sheet = load_cuesheet(data_dir("cues") / f"{rite}.yaml", repertoire)
+            sheet = load(data_dir("cues") / f"{rite}.yaml", repertoire=repertoire)
             seconds = best(partial(book, sheet, out / f"{rite}.pdf"), args.repeat)
             results[f"songbook_{rite}"] = seconds
-            pieces = len(songbook(build_timeline(sheet)).entries)
+            pieces = len(songbook(build(sheet)).entries)
             print(f"{rite} songbook: {pieces} pieces, {seconds:.2f} s")
     for label, seconds in results.items():
         print(f"RESULT engrave_{label}_s={seconds:.2f}")

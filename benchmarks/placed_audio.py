@@ -28,14 +28,14 @@ try:
 except ModuleNotFoundError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from yuesheng.check.validate import load_cuesheet
+from yuesheng import build, load
 from yuesheng.errors import AudioError
 from yuesheng.music.repertoire import data_dir, load_repertoire
 from yuesheng.outputs.audio import render
 from yuesheng.outputs.condense import condense
 from yuesheng.outputs.placement import listener
 from yuesheng.outputs.spatial import render_placed
-from yuesheng.timeline import build_timeline, ticks
+from yuesheng.timeline import ticks
 
 RITES = ("xiangyinjiu", "xiangshe", "yanli", "dashe")
 GAP_SECONDS = 3
@@ -47,8 +47,8 @@ def main() -> None:
     args = parser.parse_args()
     repertoire = load_repertoire()
     for rite in args.rites:
-        sheet = load_cuesheet(data_dir("cues") / f"{rite}.yaml", repertoire)
-        timeline = condense(build_timeline(sheet), gap_ticks=ticks(GAP_SECONDS)).timeline
+        sheet = load(data_dir("cues") / f"{rite}.yaml", repertoire=repertoire)
+        timeline = condense(build(sheet), gap_ticks=ticks(GAP_SECONDS)).timeline
         seat = listener("default", timeline)
         with tempfile.TemporaryDirectory() as tmp:
             start = time.perf_counter()

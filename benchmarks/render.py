@@ -46,11 +46,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's yuesheng, installed or not
 
-from yuesheng.check.validate import load_cuesheet
+from yuesheng import build, load
 from yuesheng.music.lulu import Realization
 from yuesheng.music.repertoire import data_dir, load_repertoire
 from yuesheng.outputs.midi import midi_bytes
-from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline, build_timeline
+from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline
 
 LYRICS = "呦呦鹿鳴食野之苹我有嘉賓鼓瑟吹笙吹笙鼓簧承筐是將人之好我示我周行"
 SYLLABLE = TICKS_PER_SECOND * 3 // 2  # 1.5 s, the default declamation
@@ -112,12 +112,12 @@ def render_rites(repeats: int) -> None:
     repertoire = load_repertoire()
     print(f"{'events':>8}{'notes':>8}{'build s':>10}{'MIDI s':>10}  rite (CPU seconds)")
     for path in sorted(data_dir("cues").glob("*.yaml")):
-        sheet = load_cuesheet(path, repertoire)
-        timeline = build_timeline(sheet)
+        sheet = load(path, repertoire=repertoire)
+        timeline = build(sheet)
         notes = sum(e.kind is EventKind.NOTE for e in timeline.events)
-        build = best_of(repeats, partial(build_timeline, sheet))[1]
+        built = best_of(repeats, partial(build, sheet))[1]
         midi = best_of(repeats, partial(midi_bytes, timeline))[1]
-        print(f"{len(timeline.events):>8}{notes:>8}{build:>10.4f}{midi:>10.4f}  {timeline.rite} ({path.name})")
+        print(f"{len(timeline.events):>8}{notes:>8}{built:>10.4f}{midi:>10.4f}  {timeline.rite} ({path.name})")
 
 
 def per_event_costs(sizes: list[int], repeats: int) -> list[float]:
@@ -185,13 +185,13 @@ def long_piece_costs(sizes: list[int]) -> list[tuple[int, float, float]]:
     luming = repertoire.find("luming")
     out = []
     with tempfile.TemporaryDirectory() as folder:
-        sheet = load_cuesheet(_sung_sheet(Path(folder) / "one.yaml", [1], "1.5s"), repertoire)
+        sheet = load(_sung_sheet(Path(folder) / "one.yaml", [1], "1.5s"), repertoire=repertoire)
     for n in sizes:
         piece = replace(luming, stanzas=luming.stanzas * (n // len(luming.notes)))
         cue = sheet.cues[0]
         long = replace(sheet, cues=(replace(cue, pieces=(replace(cue.pieces[0], piece=piece),)),))
         wall, cpu = time.perf_counter(), time.process_time()
-        midi_bytes(build_timeline(long))
+        midi_bytes(build(long))
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         notes = len(piece.notes)
         out.append((notes, wall / notes * 1e6, cpu / notes * 1e6))
@@ -209,10 +209,10 @@ def million_child(syllables: int) -> None:
         cues.append(min(100, left))
         left -= cues[-1]
     with tempfile.TemporaryDirectory() as folder:
-        sheet = load_cuesheet(_sung_sheet(Path(folder) / "many.yaml", cues, "0.15s"), load_repertoire())
+        sheet = load(_sung_sheet(Path(folder) / "many.yaml", cues, "0.15s"))
     figures: dict[str, float] = {}
     wall, cpu = time.perf_counter(), time.process_time()
-    timeline = build_timeline(sheet)
+    timeline = build(sheet)
     figures.update(build_s=time.perf_counter() - wall, build_cpu_s=time.process_time() - cpu,
                    build_peak_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     wall, cpu = time.perf_counter(), time.process_time()

@@ -35,10 +35,9 @@ try:
 except ModuleNotFoundError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from yuesheng.check.validate import load_cuesheet
+from yuesheng import build, load
 from yuesheng.music.repertoire import data_dir, load_repertoire
 from yuesheng.outputs.report import run_sheet_text
-from yuesheng.timeline import build_timeline
 from yuesheng.web.sheet import sheet_html
 
 RITES = ("dashe", "xiangshe", "xiangyinjiu", "yanli")
@@ -98,7 +97,7 @@ def main() -> None:
     written = {}
     print(f"{'rite':<12} {'events':>7} {'cues':>5} {'page':>9} {'page, 1st':>11} {'page':>11} {'text sheet':>11}")
     for rite in args.rites:
-        timeline = build_timeline(load_cuesheet(data_dir("cues") / f"{rite}.yaml", repertoire))
+        timeline = build(load(data_dir("cues") / f"{rite}.yaml", repertoire=repertoire))
         start = time.perf_counter()
         html = sheet_html(timeline)  # the first call also compiles the templates
         first_s = time.perf_counter() - start

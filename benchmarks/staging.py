@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's yuesheng, installed or not
 
-from yuesheng.check.validate import load_cuesheet
+from yuesheng import load
 from yuesheng.music.repertoire import data_dir, load_repertoire
 from yuesheng.staging import durations, routes
 from yuesheng.staging.durations import derive
@@ -74,8 +74,8 @@ def measure() -> None:
         if not path.is_file():
             print(f"{rite}: no blocking yet (durations stay the cue sheet's)")
             continue
-        sheet = load_cuesheet(data_dir("cues") / f"{rite}.yaml", repertoire)
-        load = best(lambda: load_blocking(path, sheet))  # noqa: B023 - timed at once
+        sheet = load(data_dir("cues") / f"{rite}.yaml", repertoire=repertoire)
+        read = best(lambda: load_blocking(path, sheet))  # noqa: B023 - timed at once
         blocking = load_blocking(path, sheet)
         staged = stage(blocking, sheet)
         t_stage = best(lambda: stage(blocking, sheet))  # noqa: B023
@@ -85,9 +85,9 @@ def measure() -> None:
         straight = best(lambda: [m[2].distance(m[3]) for c in staged for m in c.moved])  # noqa: B023
         walks = sum(len(c.moved) for c in staged)
         print(f"{rite}: {len(staged)} cues, {walks} member moves, {len(blocking.hall.places)} places")
-        results.append((rite, load, t_stage, t_cold, t_disk, t_warm, straight))
-    for rite, load, t_stage, t_cold, t_disk, t_warm, straight in results:
-        print(f"RESULT staging {rite}: load {load * 1000:.0f} ms, stage {t_stage * 1000:.0f} ms, "
+        results.append((rite, read, t_stage, t_cold, t_disk, t_warm, straight))
+    for rite, read, t_stage, t_cold, t_disk, t_warm, straight in results:
+        print(f"RESULT staging {rite}: load {read * 1000:.0f} ms, stage {t_stage * 1000:.0f} ms, "
               f"routes+durations cold {t_cold * 1000:.0f} ms, from disk {t_disk * 1000:.0f} ms, "
               f"warm {t_warm * 1000:.0f} ms "
               f"(baseline straight lines {straight * 1000:.1f} ms)")

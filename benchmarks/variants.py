@@ -27,7 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from yuesheng.check.validate import check_cuesheet, load_cuesheet  # noqa: E402
+import yuesheng  # noqa: E402
+from yuesheng.check.validate import check_cuesheet  # noqa: E402
 from yuesheng.cuesheet import read_cuesheet  # noqa: E402
 from yuesheng.music.repertoire import load_repertoire  # noqa: E402
 from yuesheng.yamlload import load  # noqa: E402
@@ -80,7 +81,7 @@ def main() -> None:
             path = Path(folder) / f"v{count}.yaml"
             path.write_text(sheet_with_variants(count), encoding="utf-8")
             timed = {"read": best(lambda p=path: read_cuesheet(load(p), repertoire), args.repeat),
-                     "load": best(lambda p=path: load_cuesheet(p, repertoire), args.repeat),
+                     "load": best(lambda p=path: yuesheng.load(p, repertoire=repertoire), args.repeat),
                      "validate": best(lambda p=path: check_cuesheet(p, repertoire), args.repeat)}
             base = timed["read"][0]
             for what, (cpu, wall) in timed.items():

@@ -14,7 +14,12 @@ HOMES = {"yuesheng.errors": ["InvalidInputError", "Problem", "UnknownNameError",
          "yuesheng.music.lulu": ["LU", "Degree", "Mode", "Pitch", "Realization", "Register", "Tuning", "lu",
                                  "parse_mode", "resolve"],
          "yuesheng.music.repertoire": ["Repertoire", "load_repertoire"],
-         "yuesheng.music.score": ["Piece", "Provenance", "load_piece"]}
+         "yuesheng.music.score": ["Piece", "Provenance", "load_piece"],
+         "yuesheng.cuesheet.model": ["CueSheet"],
+         "yuesheng.production": ["Production", "build", "load", "produce"],
+         "yuesheng.timeline.model": ["Event", "EventKind", "Timeline", "clock", "seconds"],
+         "yuesheng.timeline.state": ["Options"],
+         "yuesheng.outputs.midi": ["midi_bytes", "write_midi"]}
 
 
 @pytest.mark.parametrize("name", sorted(yuesheng.__all__))

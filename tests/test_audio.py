@@ -18,7 +18,7 @@ import pytest
 import soundfile
 
 import yuesheng.outputs.audio as audio
-from yuesheng.check.validate import load_cuesheet
+from yuesheng import build, load
 from yuesheng.errors import OutputError
 from yuesheng.music.lulu import LU, Pitch, Realization, Tuning, cents_offset
 from yuesheng.outputs.audio import (
@@ -35,7 +35,7 @@ from yuesheng.outputs.audio import (
     render,
     segments,
 )
-from yuesheng.timeline import Event, EventKind, Timeline, build_timeline, ticks
+from yuesheng.timeline import Event, EventKind, Timeline, ticks
 from yuesheng.timeline import clock as show_clock
 
 ROOT = Path(__file__).parent.parent
@@ -102,7 +102,7 @@ def test_a_twelve_hour_rite_is_planned_without_rendering_it():
 def test_every_shipped_rite_has_a_wav_that_holds_it_and_little_to_render(repertoire, rite, container):
     from yuesheng.music.repertoire import data_dir
 
-    timeline = build_timeline(load_cuesheet(data_dir("cues") / f"{rite}.yaml", repertoire))
+    timeline = build(load(data_dir("cues") / f"{rite}.yaml", repertoire=repertoire))
     wav, _ = plan(timeline, f"{rite}.wav")
     assert wav.container == container and (wav.size_bytes > RIFF_LIMIT) == (container == "RF64")
     assert wav.sound_frames < wav.frames / 2  # a rite is mostly silence: FluidSynth renders under half of it
@@ -173,7 +173,7 @@ def test_rendering_only_the_sound_gives_the_straight_render_sample_for_sample(tm
 
 @needs_fluidsynth
 def test_a_short_rite_renders_with_sound_and_the_expected_length(repertoire, tmp_path):
-    timeline = build_timeline(load_cuesheet(DATA / "golden.yaml", repertoire))
+    timeline = build(load(DATA / "golden.yaml", repertoire=repertoire))
     out = tmp_path / "golden.flac"
     seen: list[float] = []
     rendered = render(timeline, out, progress=seen.append)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from fractions import Fraction
 from pathlib import Path
 
-from yuesheng.check.validate import load_cuesheet
+from yuesheng import build, load
 from yuesheng.music.lulu import Realization
 from yuesheng.outputs.condense import Cut, condense, silences, sounds
-from yuesheng.timeline import Event, EventKind, Timeline, build_timeline, ticks
+from yuesheng.timeline import Event, EventKind, Timeline, ticks
 
 DATA = Path(__file__).parent / "data"
 S = ticks(Fraction(1))
@@ -55,7 +55,7 @@ def test_a_quantum_removes_whole_steps_only():
 
 
 def test_a_rite_condensed_keeps_its_cues_in_order_and_its_music_intact(repertoire):
-    timeline = build_timeline(load_cuesheet(DATA / "mini_xiangshe.yaml", repertoire))
+    timeline = build(load(DATA / "mini_xiangshe.yaml", repertoire=repertoire))
     condensed = condense(timeline, gap_ticks=3 * S)
     short = condensed.timeline
     assert short.duration_ticks == timeline.duration_ticks - condensed.removed_ticks < timeline.duration_ticks

@@ -19,10 +19,9 @@ import uvicorn
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
-from yuesheng.check.validate import load_cuesheet
+from yuesheng import build, load
 from yuesheng.live.control import Control, Press
 from yuesheng.live.player import FADE, Player, RealClock
-from yuesheng.timeline import build_timeline
 from yuesheng.web.console import PUSH, Console
 
 from fakes import FakeClock
@@ -109,7 +108,7 @@ class Live:
 
 @pytest.fixture(scope="module")
 def golden(repertoire):
-    return build_timeline(load_cuesheet(DATA / "golden.yaml", repertoire))
+    return build(load(DATA / "golden.yaml", repertoire=repertoire))
 
 
 @pytest.fixture

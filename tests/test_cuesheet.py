@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng.check.validate import check_cuesheet, load_cuesheet
+from yuesheng import load
+from yuesheng.check.validate import check_cuesheet
 from yuesheng.cuesheet import parse_duration
 from yuesheng.errors import InvalidInputError, InvalidValueError
 from yuesheng.music.repertoire import data_dir
@@ -41,7 +42,7 @@ def test_shipped_cue_sheets_match_the_json_schema(path):
 
 @pytest.mark.parametrize("path", sorted(DATA.glob("mini_*.yaml")), ids=lambda p: p.stem)
 def test_the_small_fixtures_are_valid(repertoire, path):
-    assert load_cuesheet(path, repertoire).cues
+    assert load(path, repertoire=repertoire).cues
 
 
 @pytest.mark.parametrize(("text", "seconds"), [("45s", 45), ("1.5s", 1.5), ("2min", 120), ("1min30s", 90),
@@ -252,7 +253,7 @@ def test_validate_without_files_is_a_usage_error(run):
 
 
 def test_variant_requirements_switch_on_together(repertoire):
-    sheet = load_cuesheet(data_dir("cues") / "yanli.yaml", repertoire)
+    sheet = load(data_dir("cues") / "yanli.yaml", repertoire=repertoire)
     assert sheet.with_requirements(frozenset({"wu-shao"})) == {"wu-shao", "yi-yue-na-bin"}
 
 
@@ -260,7 +261,7 @@ def test_load_cuesheet_raises_with_every_error(repertoire, tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text(_mutated("x", "      - {piece: simu}", "      - {piece: simuu}"), encoding="utf-8")
     with pytest.raises(InvalidInputError, match="unknown piece 'simuu'"):
-        load_cuesheet(path, repertoire)
+        load(path, repertoire=repertoire)
 
 
 def test_a_call_held_until_a_cue_of_another_programme_is_an_error(tmp_path, run):

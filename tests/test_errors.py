@@ -50,11 +50,11 @@ def test_a_key_error_inside_a_lookup_propagates_as_the_bug_it_is(monkeypatch: py
         raise KeyError("a bug")
 
     monkeypatch.setattr(Repertoire, "find", broken)
-    from yuesheng.check.validate import load_cuesheet
+    from yuesheng import load
     from yuesheng.cli.common import cue_path
 
     with pytest.raises(KeyError, match="a bug"):
-        load_cuesheet(cue_path("xiangyinjiu"), repertoire)
+        load(cue_path("xiangyinjiu"), repertoire=repertoire)
 
 
 def test_an_invalid_value_names_its_field_value_and_what_was_expected() -> None:

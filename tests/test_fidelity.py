@@ -8,10 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from yuesheng import characters, sources
-from yuesheng.check.validate import load_cuesheet
+from yuesheng import build, characters, load, sources
 from yuesheng.music.repertoire import data_dir
-from yuesheng.timeline import build_timeline
 
 
 def _yaml(rite: str) -> dict[str, Any]:
@@ -38,21 +36,21 @@ def _layer(page: str, quote: str) -> set[str]:
     ("yanli", "由庚", "8-5b"),
 ])
 def test_a_lost_piece_is_cited_to_the_rites_own_page(repertoire, rite, piece, page):
-    tl = build_timeline(load_cuesheet(data_dir("cues") / f"{rite}.yaml", repertoire))
+    tl = build(load(data_dir("cues") / f"{rite}.yaml", repertoire=repertoire))
     notice = next(n for n in tl.notices if n.startswith(f"{piece} ("))
     assert f"is lost (儀禮集釋 {page})" in notice
 
 
 def test_a_lost_piece_the_rites_text_is_silent_on_says_whose_page_it_is(repertoire):
-    tl = build_timeline(load_cuesheet(data_dir("cues") / "xiangyinjiu.yaml", repertoire))
+    tl = build(load(data_dir("cues") / "xiangyinjiu.yaml", repertoire=repertoire))
     notice = next(n for n in tl.notices if n.startswith("陔夏 ("))
     assert "10-32b, another rite's text" in notice
 
 
 @pytest.mark.parametrize("rite", ["xiangyinjiu", "xiangshe", "yanli", "dashe"])
 def test_the_notices_name_only_readings_the_rite_has(repertoire, rite):
-    sheet = load_cuesheet(data_dir("cues") / f"{rite}.yaml", repertoire)
-    for notice in build_timeline(sheet).notices:
+    sheet = load(data_dir("cues") / f"{rite}.yaml", repertoire=repertoire)
+    for notice in build(sheet).notices:
         for named in (w.split("=")[0] for w in notice.replace("(", " ").replace(")", " ").split() if "=" in w):
             assert named in sheet.readings, notice
 
@@ -116,7 +114,7 @@ def test_no_kanripo_code_reaches_a_person_in_any_output(run, tmp_path, rite):
 
 
 def test_the_console_and_page_read_cues_whose_texts_show_the_characters(repertoire):
-    sheet = load_cuesheet(data_dir("cues") / "xiangyinjiu.yaml", repertoire)
+    sheet = load(data_dir("cues") / "xiangyinjiu.yaml", repertoire=repertoire)
     texts = [f"{c.cite} {c.action} {c.words} {c.note}" for c in sheet.cues]
     assert not any("&KR" in t for t in texts)
     assert any("縮霤" in t for t in texts) and any("當楣" in t for t in texts)

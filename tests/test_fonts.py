@@ -11,11 +11,9 @@ from pathlib import Path
 import pytest
 from fontTools.ttLib import TTFont
 
-from yuesheng import fonts
-from yuesheng.check.validate import load_cuesheet
+from yuesheng import build, fonts, load
 from yuesheng.cli import main
 from yuesheng.music.repertoire import data_dir
-from yuesheng.timeline import build_timeline
 
 XUAN = "\U000248e5"  # 𤣥, in 鄭注's 𤣥端 (cues/xiangyinjiu.yaml): not in Noto CJK
 _FACE = re.compile(r'font-family: "(YueshengHana[AB])"; [^}]*?url\(data:font/woff;base64,([A-Za-z0-9+/=]+)\)')
@@ -65,7 +63,7 @@ def test_the_page_embeds_a_font_for_every_character_it_holds(page):
 def test_the_console_embeds_a_font_for_every_character_its_cues_show(repertoire):
     from test_console import Live
 
-    timeline = build_timeline(load_cuesheet(data_dir("cues") / "xiangyinjiu.yaml", repertoire))
+    timeline = build(load(data_dir("cues") / "xiangyinjiu.yaml", repertoire=repertoire))
     live = Live(timeline)
     try:
         html = live.client.get("/").text

@@ -18,10 +18,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from yuesheng.check.validate import check_cuesheet, load_cuesheet
+from yuesheng import build, load
+from yuesheng.check.validate import check_cuesheet
 from yuesheng.errors import InvalidValueError, ScheduleError
 from yuesheng.music.repertoire import data_dir
-from yuesheng.timeline import Options, build_timeline
+from yuesheng.timeline import Options
 from yuesheng.yamlload import MAX_BYTES
 
 from hang import time_limit
@@ -174,8 +175,8 @@ def test_a_cycle_reaching_the_timeline_is_a_clean_error(tmp_path, repertoire):
     sheet, problems = check_cuesheet(_sheet(tmp_path, CYCLE), repertoire)
     assert sheet is not None and [p.rule for p in problems if p.severity == "error"] == ["cycle"]
     with pytest.raises(ScheduleError, match="anchors form a cycle: xa → xb → xa"):
-        build_timeline(sheet, Options(frozenset({"va", "vb"})))
-    assert build_timeline(sheet, Options(frozenset({"va"}))).cues  # each alone is fine
+        build(sheet, Options(frozenset({"va", "vb"})))
+    assert build(sheet, Options(frozenset({"va"}))).cues  # each alone is fine
 
 
 def test_a_yaml_integer_of_5000_digits_is_an_error_with_its_place(run, tmp_path):
@@ -328,7 +329,7 @@ def test_zero_seconds_is_a_value_not_the_default(run, tmp_path, repertoire):
     assert code == 1 and f"{path}:8:13: defaults.syllable: syllable must be longer than 0s [duration]" in err
     text = _golden_with("    seed: 1\n", "    seed: 0\n    offset_sd: 0s\n").replace("  tolerance: 250ms\n",
                                                                                  "  tolerance: 250ms\n  change: 0s\n")
-    archery = load_cuesheet(_sheet(tmp_path, text), repertoire).archery
+    archery = load(_sheet(tmp_path, text), repertoire=repertoire).archery
     assert archery is not None and (archery.offset_sd, archery.change, archery.seed) == (0, 0, 0)
 
 

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng import limits
-from yuesheng.check.validate import load_cuesheet
+import yuesheng
+from yuesheng import build, limits
 from yuesheng.cuesheet import MusicKind, read_cuesheet, variant_configurations
 from yuesheng.errors import LimitError
 from yuesheng.music.repertoire import data_dir
-from yuesheng.timeline import Options, build_timeline, measure, ticks
+from yuesheng.timeline import Options, measure, ticks
 from yuesheng.yamlload import load
 
 from hang import time_limit
@@ -162,7 +162,7 @@ def test_the_build_refuses_before_it_allocates(repertoire, tmp_path):
     tracemalloc.start()
     try:
         with deadline(), pytest.raises(LimitError, match=r"beyond the limit of events in a timeline"):
-            build_timeline(sheet)
+            build(sheet)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -184,11 +184,11 @@ def test_a_reading_of_a_hundred_thousand_jie_is_invalid(run, tmp_path):
 
 
 def test_the_build_refuses_too_many_jie_from_a_reading(repertoire):
-    sheet = load_cuesheet(data_dir("cues") / "dashe.yaml", repertoire)
+    sheet = yuesheng.load(data_dir("cues") / "dashe.yaml", repertoire=repertoire)
     wide = replace(sheet.readings["lishou-jie"], options=sheet.readings["lishou-jie"].options + ("13",))
     sheet = replace(sheet, readings={**sheet.readings, "lishou-jie": wide})  # built in code: never validated
     with deadline(), pytest.raises(LimitError, match=r"節 13, beyond the limit of 節 of a round with music"):
-        build_timeline(sheet, Options(readings={"lishou-jie": "13"}))
+        build(sheet, Options(readings={"lishou-jie": "13"}))
 
 
 def test_one_duration_beyond_the_rite_limit_is_invalid(run, tmp_path):
@@ -215,7 +215,7 @@ def test_a_rite_longer_than_the_limit_is_invalid_at_the_cue_that_ends_last(run, 
 
 
 def _assert_measure_is_exact(sheet, options: Options) -> None:
-    size, timeline = measure(sheet, options), build_timeline(sheet, options)
+    size, timeline = measure(sheet, options), build(sheet, options)
     assert size.events == len(timeline.events)
     assert size.marks == sum(len(hold.phrase_ticks) for hold in timeline.holds.values())
     assert ticks(size.end) == max(t.end_tick for t in timeline.cues)
@@ -230,14 +230,14 @@ def _assert_measure_is_exact(sheet, options: Options) -> None:
 ])
 def test_measure_counts_exactly_the_events_a_build_makes(repertoire, rite, options):
     """A few configurations end to end; the playing rules themselves are checked in test_instruments."""
-    _assert_measure_is_exact(load_cuesheet(data_dir("cues") / f"{rite}.yaml", repertoire), options)
+    _assert_measure_is_exact(yuesheng.load(data_dir("cues") / f"{rite}.yaml", repertoire=repertoire), options)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("rite", ["xiangyinjiu", "xiangshe", "yanli", "dashe"])
 def test_measure_is_exact_for_every_variant_configuration(repertoire, rite):
     """Every variant configuration at three tempi (about a minute: slow, so a quick run leaves it out)."""
-    sheet = load_cuesheet(data_dir("cues") / f"{rite}.yaml", repertoire)
+    sheet = yuesheng.load(data_dir("cues") / f"{rite}.yaml", repertoire=repertoire)
     for variants in variant_configurations(sheet):
         for syllable in (None, limits.SYLLABLE.value, Fraction(7, 3)):
             _assert_measure_is_exact(sheet, Options(variants, syllable=syllable))
@@ -275,20 +275,20 @@ def test_every_archery_time_is_measured_in_validate_and_every_build(run, tmp_pat
 
 
 def test_a_hold_beyond_the_limit_is_refused_by_the_build(repertoire):
-    sheet = load_cuesheet(data_dir("cues") / "xiangshe.yaml", repertoire)
+    sheet = yuesheng.load(data_dir("cues") / "xiangshe.yaml", repertoire=repertoire)
     called = next(c for c in sheet.cues if c.music is MusicKind.CHANGSHENG)
     sheet = replace(sheet, cues=tuple(replace(c, hold=Fraction(49 * 3600), hold_until="") if c is called else c
                                       for c in sheet.cues))  # built in code: never validated
     with deadline(), pytest.raises(LimitError, match=rf"cue {called.id} hold 49h, beyond the limit of the length"):
-        build_timeline(sheet)
+        build(sheet)
 
 
 def test_a_release_that_falls_after_every_cue_is_measured(repertoire, tmp_path):
     """A release inside the offset limit still counts to the rite's length: the build measures every release."""
-    sheet = load_cuesheet(_write(tmp_path, MINI_SHE.replace("H+100ms", "H+169000s")), repertoire)
+    sheet = yuesheng.load(_write(tmp_path, MINI_SHE.replace("H+100ms", "H+169000s")), repertoire=repertoire)
     size = measure(sheet)
     assert size.end > 169000
-    timeline = build_timeline(sheet)
+    timeline = build(sheet)
     assert ticks(size.end) >= max(e.start_tick + e.length_ticks for e in timeline.events)
 
 
@@ -312,7 +312,7 @@ def test_many_variants_are_checked_each_alone_not_in_every_pair(run, repertoire,
 
     path = _write(tmp_path, _many_variants(200))
     with deadline(20):
-        sheet = load_cuesheet(path, repertoire)
+        sheet = yuesheng.load(path, repertoire=repertoire)
         classes = list(cycle_classes(sheet))
     assert len(sheet.variants) > MAX_PAIRED_VARIANTS
     # none, then each of the 200 alone (da-shi switches no cue under the 陔; not 20,101 classes with every pair)

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng.check.validate import load_cuesheet
+from yuesheng import build, load
 from yuesheng.errors import UnknownNameError
 from yuesheng.live.control import Command, Control, Press
 from yuesheng.live.player import FADE, Player, Playing
 from yuesheng.outputs.midi import live_messages
-from yuesheng.timeline import TICKS_PER_SECOND, build_timeline
+from yuesheng.timeline import TICKS_PER_SECOND
 
 from fakes import FakeClock
 
@@ -47,7 +47,7 @@ class Capture:
 
 @pytest.fixture(scope="module")
 def golden(repertoire):
-    return build_timeline(load_cuesheet(DATA / "golden.yaml", repertoire))
+    return build(load(DATA / "golden.yaml", repertoire=repertoire))
 
 
 def _ons(port: Capture, cue_notes: set[int] | None = None):
@@ -112,7 +112,7 @@ def test_go_presses_inside_the_guard_are_ignored(golden):
 
 
 def test_no_drift_over_half_an_hour_of_actions(repertoire):
-    timeline = build_timeline(load_cuesheet(DATA / "mini_xiangyin.yaml", repertoire))
+    timeline = build(load(DATA / "mini_xiangyin.yaml", repertoire=repertoire))
     clock = FakeClock()
     port = Capture(clock)
     player = Player(timeline, port, clock)

@@ -6,16 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng.check.validate import load_cuesheet
+from yuesheng import build, load
 from yuesheng.outputs.markers import audacity_labels, cue_sheet, cue_time, tracks
-from yuesheng.timeline import TICKS_PER_SECOND, build_timeline
+from yuesheng.timeline import TICKS_PER_SECOND
 
 DATA = Path(__file__).parent / "data"
 
 
 @pytest.fixture(scope="module")
 def timeline(repertoire):
-    return build_timeline(load_cuesheet(DATA / "mini_xiangshe.yaml", repertoire))
+    return build(load(DATA / "mini_xiangshe.yaml", repertoire=repertoire))
 
 
 def test_a_label_per_cue_at_its_start_and_end(timeline):

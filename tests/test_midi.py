@@ -14,19 +14,19 @@ from pathlib import Path
 import mido
 import pytest
 
-from yuesheng.check.validate import load_cuesheet
+from yuesheng import build, load
 from yuesheng.errors import OutputError
 from yuesheng.music.lulu import LU, Realization, Tuning, cents_offset
 from yuesheng.music.repertoire import data_dir
 from yuesheng.outputs.midi import TEMPO, decode_octave_tuning, live_messages, midi_bytes, to_midi, write_midi
-from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Options, Timeline, build_timeline
+from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Options, Timeline
 
 DATA = Path(__file__).parent / "data"
 
 
 @pytest.fixture(scope="module")
 def golden(repertoire) -> Timeline:
-    return build_timeline(load_cuesheet(DATA / "golden.yaml", repertoire))
+    return build(load(DATA / "golden.yaml", repertoire=repertoire))
 
 
 def _read(data: bytes) -> mido.MidiFile:
@@ -70,9 +70,9 @@ def test_drums_are_on_channel_ten(golden):
 
 
 def test_same_timeline_same_bytes(repertoire):
-    sheet = load_cuesheet(DATA / "mini_xiangshe.yaml", repertoire)
+    sheet = load(DATA / "mini_xiangshe.yaml", repertoire=repertoire)
     options = Options(realization=Realization(62, Tuning.SANFEN))
-    assert midi_bytes(build_timeline(sheet, options)) == midi_bytes(build_timeline(sheet, options))
+    assert midi_bytes(build(sheet, options)) == midi_bytes(build(sheet, options))
 
 
 def test_sanfen_octave_tuning_message(golden):
@@ -127,7 +127,7 @@ def test_a_cue_sheet_overrides_a_general_midi_program(repertoire, tmp_path):
         "  se: {name: 瑟, player: gong}", "  se: {name: 瑟, player: gong, program: 46}")
     path = tmp_path / "harp.yaml"
     path.write_text(text, encoding="utf-8")
-    midi = _read(midi_bytes(build_timeline(load_cuesheet(path, repertoire))))
+    midi = _read(midi_bytes(build(load(path, repertoire=repertoire))))
     se = next(t for t in midi.tracks if t.name == "瑟")
     assert [m.program for m in se if m.type == "program_change"] == [46]
 
@@ -211,7 +211,7 @@ SLOW = pytest.mark.slow  # every shipped rite: the README's test command runs th
 def test_midi_bytes_are_the_bytes_mido_writes(repertoire, sheet, options):
     """Our chunk writer (each distinct message encoded once) gives mido's own writer's file, which mido reads back."""
     path = DATA / f"{sheet}.yaml" if sheet == "golden" else data_dir("cues") / f"{sheet}.yaml"
-    timeline = build_timeline(load_cuesheet(path, repertoire), options)
+    timeline = build(load(path, repertoire=repertoire), options)
     data = midi_bytes(timeline)
     assert data == _mido_writes(timeline)
     back, made = _read(data), to_midi(timeline)
@@ -249,7 +249,7 @@ def _file_messages(data: bytes) -> list[tuple[float, mido.Message]]:
 def test_live_messages_are_the_messages_of_the_midi_file(repertoire, sheet, options):
     """What live playback sends is what the file holds, at the same times; only the file closes each part."""
     path = DATA / f"{sheet}.yaml" if sheet == "golden" else data_dir("cues") / f"{sheet}.yaml"
-    timeline = build_timeline(load_cuesheet(path, repertoire), options)
+    timeline = build(load(path, repertoire=repertoire), options)
     setup, timed = live_messages(timeline)
     live = [(0.0, m) for m in setup] + [(tick / TICKS_PER_SECOND, m.copy(time=0)) for tick, _, m in timed]
     written = _file_messages(midi_bytes(timeline))

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng.check.validate import load_cuesheet
+from yuesheng import build, load
 from yuesheng.cuesheet import CueSheet
-from yuesheng.music.repertoire import data_dir, load_repertoire
-from yuesheng.timeline import CALL_LENGTH, CueTiming, Event, EventKind, Options, Timeline, build_timeline, ticks
+from yuesheng.music.repertoire import data_dir
+from yuesheng.timeline import CALL_LENGTH, CueTiming, Event, EventKind, Options, Timeline, ticks
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "music-passages.md"
 RITES = {"鄉飲酒禮": "xiangyinjiu", "鄉射禮": "xiangshe", "燕禮": "yanli", "大射儀": "dashe"}
@@ -57,14 +57,14 @@ ROWS = _rows()
 
 @cache
 def _sheet(rite: str) -> CueSheet:
-    return load_cuesheet(data_dir("cues") / f"{RITES[rite]}.yaml", load_repertoire())
+    return load(data_dir("cues") / f"{RITES[rite]}.yaml")
 
 
 @cache
 def _timeline(rite: str, opts: tuple[str, ...]) -> Timeline:
     variants = frozenset(o[1:] for o in opts if o.startswith("+"))
     readings = dict(o.split("=", 1) for o in opts if "=" in o)
-    return build_timeline(_sheet(rite), Options(variants=variants, readings=readings))
+    return build(_sheet(rite), Options(variants=variants, readings=readings))
 
 
 def _spec(text: str) -> tuple[str, tuple[str, ...]]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from yuesheng.check.validate import load_cuesheet
+from yuesheng import load
 from yuesheng.cli.common import cue_path
 from yuesheng.outputs.labels import LEADER_FROM, Label, crosses, meet, overlaps, place_labels, text_em
 from yuesheng.outputs.plan import plan_data, plan_svg, plate_labels
@@ -24,7 +24,7 @@ from yuesheng.staging.rite import staged_rite
 
 def _plates(rite: str, repertoire: Any) -> list[dict[str, Any]]:
     """The plan data at every cue of *rite*'s programme (no variants), busiest first, then in the rite's order."""
-    sheet = load_cuesheet(cue_path(rite), repertoire)
+    sheet = load(cue_path(rite), repertoire=repertoire)
     variants, readings = sheet.programme(frozenset(), {})
     staged = staged_rite(sheet, variants, readings, blocking_beside(sheet))
     busiest = max(staged.cues, key=lambda cid: len(staged.cues[cid].stands))

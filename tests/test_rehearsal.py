@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng.check.validate import load_cuesheet
+from yuesheng import build, load
 from yuesheng.errors import InvalidInputError
 from yuesheng.live.rehearsal import Measured, Take, load_timing, outliers, read_log, retime, timing_yaml
 from yuesheng.live.showlog import Log
-from yuesheng.timeline import Measurement, build_timeline
+from yuesheng.timeline import Measurement
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = DATA / "golden.yaml"  # actions bin-ru (10 s), bai-zhi (5 s), zhengge-bei (5 s)
@@ -24,7 +24,7 @@ GOLDEN = DATA / "golden.yaml"  # actions bin-ru (10 s), bai-zhi (5 s), zhengge-b
 
 @pytest.fixture(scope="module")
 def sheet(repertoire):
-    return load_cuesheet(GOLDEN, repertoire)
+    return load(GOLDEN, repertoire=repertoire)
 
 
 def _log(path: Path, entries: list[tuple[str, str, float]], rite: str = "golden") -> Path:
@@ -68,7 +68,7 @@ def _beyond(timeline, action: str, following: str) -> float:
 
 
 def test_retime_gives_each_actions_median_over_the_logs_an_outlier_dropped(tmp_path, sheet):
-    timeline = build_timeline(sheet)
+    timeline = build(sheet)
     music = _beyond(timeline, "bai-zhi", "zhengge-bei")  # bai-zhi's GO interval holds the 合樂 too
     logs = [read_log(_log(tmp_path / f"{n}.jsonl", [("go", "bin-ru", 100.0), ("go", "bai-zhi", 100.0 + a),
                                                       ("go", "zhengge-bei", 100.0 + a + b + music)]), sheet)[0]
@@ -95,10 +95,10 @@ def test_the_outlier_rule(seconds, dropped):
 
 
 def test_a_jump_breaks_a_measurement(tmp_path, sheet):
-    music = _beyond(build_timeline(sheet), "bai-zhi", "zhengge-bei")
+    music = _beyond(build(sheet), "bai-zhi", "zhengge-bei")
     log = read_log(_log(tmp_path / "j.jsonl", [("go", "bin-ru", 0.0), ("goto", "bai-zhi", 5.0), ("go", "bai-zhi", 9.0),
                                                 ("go", "zhengge-bei", 15.0 + music)]), sheet)[0]
-    assert retime(build_timeline(sheet), [log]) == {"bai-zhi": Measured(Fraction(6), 1, Fraction(0))}
+    assert retime(build(sheet), [log]) == {"bai-zhi": Measured(Fraction(6), 1, Fraction(0))}
 
 
 @pytest.mark.parametrize("line, message", [
@@ -133,8 +133,8 @@ def test_timing_overlay_round_trips_and_replaces_the_estimates(tmp_path, sheet):
     assert load_timing(path, sheet) == {"bin-ru": Measurement(Fraction("14.25"), 3, Fraction("1.5"))}
     from yuesheng.timeline import Options
 
-    plain = {t.cue.id: t for t in build_timeline(sheet).cues}
-    timed = {t.cue.id: t for t in build_timeline(sheet, Options(timing=load_timing(path, sheet))).cues}
+    plain = {t.cue.id: t for t in build(sheet).cues}
+    timed = {t.cue.id: t for t in build(sheet, Options(timing=load_timing(path, sheet))).cues}
     assert timed["bin-ru"].end_tick - timed["bin-ru"].start_tick == 14250 * 960 // 1000
     assert timed["bin-ru"].estimate_ticks == 10 * 960 and plain["bin-ru"].estimate_ticks is None
     assert timed["bai-zhi"].start_tick == plain["bai-zhi"].start_tick + round(4.25 * 960)
@@ -150,7 +150,7 @@ def test_the_run_sheets_show_how_many_takes_and_their_spread(tmp_path, sheet):
     path = tmp_path / "timing.yaml"
     measured = {"bin-ru": Measured(Fraction("14.25"), 3, Fraction("1.5"))}
     path.write_text(timing_yaml("golden", measured), encoding="utf-8")
-    timeline = build_timeline(sheet, Options(timing=load_timing(path, sheet)))
+    timeline = build(sheet, Options(timing=load_timing(path, sheet)))
     row = next(line for line in run_sheet_text(timeline).splitlines() if " bin-ru " in line)
     assert row.split()[2:4] == ["0:10", "3"] and "3 ±1.5s" in row  # the estimate it replaced, the takes, the spread
     cue = next(c for c in json.loads(run_sheet_json(timeline))["cues"] if c["cue"] == "bin-ru")
@@ -232,7 +232,7 @@ def test_a_new_session_in_the_same_log_breaks_a_measurement_and_may_restart_the_
     log.write("go", 20.0, cue="bai-zhi", source="page")
     log.close()
     entries, _ = read_log(path, sheet)
-    assert retime(build_timeline(sheet), [entries]) == {}  # bin-ru's GO and bai-zhi's are hours and a session apart
+    assert retime(build(sheet), [entries]) == {}  # bin-ru's GO and bai-zhi's are hours and a session apart
 
 
 def test_retime_measures_against_the_programme_the_log_played(run, tmp_path):

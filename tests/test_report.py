@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng.check.validate import load_cuesheet
+from yuesheng import build, load
 from yuesheng.outputs.report import run_sheet_csv, run_sheet_json, run_sheet_text, sections
-from yuesheng.timeline import build_timeline, clock
+from yuesheng.timeline import clock
 from yuesheng.timeline.archery import Tally
 
 DATA = Path(__file__).parent / "data"
@@ -19,7 +19,7 @@ DATA = Path(__file__).parent / "data"
 
 @pytest.fixture(scope="module")
 def golden(repertoire):
-    return build_timeline(load_cuesheet(DATA / "golden.yaml", repertoire))
+    return build(load(DATA / "golden.yaml", repertoire=repertoire))
 
 
 @pytest.mark.parametrize(("seconds", "text"), [(0, "0:00"), (75, "1:15"), (3600, "1:00:00"), (3725.4, "1:02:05")])
@@ -100,7 +100,7 @@ def test_run_sheets_show_private_use_codes_as_characters(golden):
 
 def test_que_only_where_the_text_writes_it(repertoire):
     from yuesheng.music.repertoire import data_dir
-    text = run_sheet_csv(build_timeline(load_cuesheet(data_dir("cues") / "dashe.yaml", repertoire)))
+    text = run_sheet_csv(build(load(data_dir("cues") / "dashe.yaml", repertoire=repertoire)))
     what = {r["cue"]: r["action_or_music"] for r in csv.DictReader(io.StringIO(text))}
     assert what["sixia-bin"].endswith("至 yue-que-bin (樂闋)") and what["sixia-gong"].endswith("(樂闋)")  # 9-12a, 9-14b
     assert what["zou-gai"].endswith("至 gong-ru (music ends)") and what["wu-suan-yue"].endswith("(music ends)")
@@ -109,6 +109,6 @@ def test_que_only_where_the_text_writes_it(repertoire):
 
 def test_the_run_sheet_shows_the_pieces_by_zhong(repertoire):
     from yuesheng.music.repertoire import data_dir
-    text = run_sheet_csv(build_timeline(load_cuesheet(data_dir("cues") / "xiangyinjiu.yaml", repertoire)))
+    text = run_sheet_csv(build(load(data_dir("cues") / "xiangyinjiu.yaml", repertoire=repertoire)))
     row = next(r for r in csv.DictReader(io.StringIO(text)) if r["cue"] == "heyue")
     assert row["action_or_music"] == "♪合樂 關雎+鵲巢 葛覃+采蘩 卷耳+采蘋"

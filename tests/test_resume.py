@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng.check.validate import load_cuesheet
+from yuesheng import build, load
 from yuesheng.errors import InvalidInputError
 from yuesheng.live.control import Command, Press
 from yuesheng.live.player import Player
 from yuesheng.live.resume import plan_digest, read_resume, session_fields
-from yuesheng.timeline import Measurement, Options, build_timeline
+from yuesheng.timeline import Measurement, Options
 
 from fakes import FakeClock
 from served import post, start_console
@@ -30,7 +30,7 @@ BELLS = 4
 
 @pytest.fixture(scope="module")
 def golden(repertoire):
-    return build_timeline(load_cuesheet(DATA / "golden.yaml", repertoire))
+    return build(load(DATA / "golden.yaml", repertoire=repertoire))
 
 
 def _line(event: str, ago: float, **fields) -> str:
@@ -133,11 +133,11 @@ def test_a_log_of_another_show_is_refused_with_the_difference_named(tmp_path, go
 
 
 def test_the_plan_digest_follows_the_timing(repertoire, golden):
-    sheet = load_cuesheet(DATA / "golden.yaml", repertoire)
+    sheet = load(DATA / "golden.yaml", repertoire=repertoire)
     from fractions import Fraction
 
-    retimed = build_timeline(sheet, Options(timing={"bin-ru": Measurement(Fraction(12))}))
-    assert plan_digest(golden) == plan_digest(build_timeline(sheet)) != plan_digest(retimed)
+    retimed = build(sheet, Options(timing={"bin-ru": Measurement(Fraction(12))}))
+    assert plan_digest(golden) == plan_digest(build(sheet)) != plan_digest(retimed)
 
 
 # -- a real console, killed and resumed ----------------------------------------------------------------

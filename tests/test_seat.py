@@ -481,12 +481,10 @@ def test_a_part_condensed_on_its_own_keeps_its_notes_on_the_rites_clock(tmp_path
 
 @pytest.fixture(scope="module")
 def staged_xiangshe():
-    from yuesheng.check.validate import load_cuesheet
-    from yuesheng.music.repertoire import load_repertoire
-    from yuesheng.timeline import build_timeline
+    from yuesheng import build, load
 
     root = Path(__file__).resolve().parent.parent
-    return build_timeline(load_cuesheet(root / "cues" / "xiangshe.yaml", load_repertoire()))
+    return build(load(root / "cues" / "xiangshe.yaml"))
 
 
 def test_a_staged_rite_hears_each_part_where_its_players_stand(staged_xiangshe):
@@ -529,9 +527,7 @@ def test_a_staged_rite_is_heard_in_its_own_halls_tang(staged_xiangshe):
 
 
 def test_a_blocking_that_does_not_stage_leaves_the_cue_sheets_places_with_a_notice(tmp_path):
-    from yuesheng.check.validate import load_cuesheet
-    from yuesheng.music.repertoire import load_repertoire
-    from yuesheng.timeline import build_timeline
+    from yuesheng import build, load
 
     root = Path(__file__).resolve().parent.parent
     (tmp_path / "cues").mkdir()
@@ -539,7 +535,7 @@ def test_a_blocking_that_does_not_stage_leaves_the_cue_sheets_places_with_a_noti
     shutil.copy(root / "cues" / "xiangshe.yaml", tmp_path / "cues" / "xiangshe.yaml")
     path = tmp_path / "blocking" / "xiangshe.yaml"
     path.write_text(path.read_text(encoding="utf-8").replace("to: gong-xia,", "to: gong-xai,", 1), encoding="utf-8")
-    timeline = build_timeline(load_cuesheet(tmp_path / "cues" / "xiangshe.yaml", load_repertoire()))
+    timeline = build(load(tmp_path / "cues" / "xiangshe.yaml"))
     assert timeline.staging is None
     assert any(n.startswith("xiangshe.yaml: ") and "cue sheet's places" in n for n in timeline.notices)
     assert blocking(timeline).stops["瑟"][0].places[0].name == "gong-tang"

@@ -24,12 +24,12 @@ from typing import Any
 import pytest
 import yaml
 
-from yuesheng.check.validate import load_cuesheet
+from yuesheng import build, load
 from yuesheng.cli import main
 from yuesheng.cli.common import cue_path
 from yuesheng.music.repertoire import data_dir
 from yuesheng.outputs.plan import screens, targets
-from yuesheng.timeline import Measurement, Options, build_timeline
+from yuesheng.timeline import Measurement, Options
 from yuesheng.web.sheet import (
     Encoded,
     _fingerprint,
@@ -85,7 +85,7 @@ class _Contract(HTMLParser):
 
 @pytest.fixture(scope="module")
 def timelines(repertoire) -> dict[str, Any]:
-    return {rite: build_timeline(load_cuesheet(cue_path(rite), repertoire)) for rite in RITES}
+    return {rite: build(load(cue_path(rite), repertoire=repertoire)) for rite in RITES}
 
 
 @pytest.fixture(scope="module")
@@ -156,7 +156,7 @@ def test_the_island_is_the_json_of_the_pages_data(timelines):
 
 
 def test_markup_from_the_cue_sheet_is_escaped(tmp_path, repertoire):
-    html = sheet_html(build_timeline(load_cuesheet(_hostile_sheet(tmp_path), repertoire)))
+    html = sheet_html(build(load(_hostile_sheet(tmp_path), repertoire=repertoire)))
     assert "<script>window.pwned" not in html and "<b>bold</b>" not in html and "<img" not in html
     assert "&lt;/script&gt;&lt;script&gt;window.pwned = 1&lt;/script&gt;" in html
     assert len(re.findall(r"<script\b", html)) == 2  # the JSON island and the page's own script
@@ -286,7 +286,7 @@ def test_a_cache_that_cannot_be_made_or_written_is_no_error(tmp_path, monkeypatc
 def test_sheet_writes_the_page(run, tmp_path, repertoire):
     out = tmp_path / "yanli.html"
     code, stdout, stderr = run("sheet", "yanli", "--variant", "yi-yue-na-bin", "-o", str(out))
-    cues = build_timeline(load_cuesheet(cue_path("yanli"), repertoire), Options(frozenset({"yi-yue-na-bin"}))).cues
+    cues = build(load(cue_path("yanli"), repertoire=repertoire), Options(frozenset({"yi-yue-na-bin"}))).cues
     assert (code, stdout, stderr) == (0, f"wrote {out}: the page of 燕禮, {len(cues)} cues\n", "")
     contract = _Contract()
     contract.feed(text := out.read_text(encoding="utf-8"))
@@ -558,7 +558,7 @@ def test_zoom_goes_from_the_whole_rite_to_one_pairs_jie(pages, opened):
 
 def test_markup_in_a_cue_sheet_stays_text_in_the_browser(tmp_path, repertoire, opened):
     path = tmp_path / "hostile.html"
-    path.write_text(sheet_html(build_timeline(load_cuesheet(_hostile_sheet(tmp_path), repertoire))), encoding="utf-8")
+    path.write_text(sheet_html(build(load(_hostile_sheet(tmp_path), repertoire=repertoire))), encoding="utf-8")
     page = opened(path)
     with page.checks("hostile") as p:
         p.click('#cues tr[data-cue="gong-ru"]')
@@ -572,7 +572,7 @@ def test_markup_in_a_cue_sheet_stays_text_in_the_browser(tmp_path, repertoire, o
 
 def test_a_sheet_without_places_lists_its_positions_beside_the_plan(tmp_path, repertoire, opened):
     path = tmp_path / "mini.html"
-    path.write_text(sheet_html(build_timeline(load_cuesheet(MINI, repertoire), Options())), encoding="utf-8")
+    path.write_text(sheet_html(build(load(MINI, repertoire=repertoire), Options())), encoding="utf-8")
     page = opened(path)
     with page.checks("unplaced") as p:
         p.click('#cues tr[data-cue="gong-ru"]')
@@ -585,25 +585,25 @@ def test_a_sheet_without_places_lists_its_positions_beside_the_plan(tmp_path, re
 def test_the_page_shows_measured_durations_beside_the_estimates(repertoire):
     from fractions import Fraction
 
-    from yuesheng.check.validate import load_cuesheet
+    from yuesheng import load
     from yuesheng.web.sheet import sheet_html
 
-    sheet = load_cuesheet(Path(__file__).parent / "data" / "golden.yaml", repertoire)
-    html = sheet_html(build_timeline(sheet, Options(timing={"bin-ru": Measurement(Fraction(14), 3, Fraction(2))})))
+    sheet = load(Path(__file__).parent / "data" / "golden.yaml", repertoire=repertoire)
+    html = sheet_html(build(sheet, Options(timing={"bin-ru": Measurement(Fraction(14), 3, Fraction(2))})))
     assert ">est.</th>" in html
     row = html[html.index('<tr data-cue="bin-ru"'):]
     row = row[:row.index("</tr>")]
     assert '<td class="time">0:14</td>' in row and '<td class="time">0:10 (3 ±2.0s)</td>' in row
     assert ("measured in rehearsal (--timing): the median of 3 takes, spread 2.0 s; the cue sheet's estimate was 0:10"
             in html)  # the JSON island
-    assert ">est.</th>" not in sheet_html(build_timeline(sheet))
+    assert ">est.</th>" not in sheet_html(build(sheet))
 
 
 def test_que_is_named_only_where_the_text_writes_it(repertoire):
-    from yuesheng.check.validate import load_cuesheet
+    from yuesheng import load
     from yuesheng.web.sheet import sheet_html
 
-    html = sheet_html(build_timeline(load_cuesheet(Path(__file__).parent / "data" / "golden.yaml", repertoire)))
+    html = sheet_html(build(load(Path(__file__).parent / "data" / "golden.yaml", repertoire=repertoire)))
     assert "至 bai-zhi (樂闋)" in html  # golden's 肆夏 quotes 8-24a, where the text writes 樂闋 for it
 
 
@@ -611,7 +611,7 @@ def test_the_lanes_sort_out_music_calls_the_shooting_and_each_cues_parts_in_one_
     from yuesheng.timeline import EventKind, seconds
     from yuesheng.web.sheet import _segments, _sorted_out
 
-    events = build_timeline(load_cuesheet(cue_path("dashe"), repertoire)).events
+    events = build(load(cue_path("dashe"), repertoire=repertoire)).events
     music, calls, shots, parts = _sorted_out(events)
     sounding = [e for e in events if e.part and e.kind in (EventKind.NOTE, EventKind.DRUM, EventKind.CALL)]
     assert parts == {cue: {e.part for e in sounding if e.cue == cue} for cue in {e.cue for e in sounding}}

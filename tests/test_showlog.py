@@ -15,11 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng.check.validate import load_cuesheet
+from yuesheng import build, load
 from yuesheng.live import showlog
 from yuesheng.live.rehearsal import read_log, retime
 from yuesheng.live.showlog import Log
-from yuesheng.timeline import build_timeline
 
 from served import post, start_console
 from served import state as console_state
@@ -62,7 +61,7 @@ def test_a_long_flood_is_a_line_every_span_and_other_commands_are_not_merged(tmp
 
 
 def test_a_merged_log_still_retimes(tmp_path, repertoire):
-    sheet = load_cuesheet(DATA / "golden.yaml", repertoire)
+    sheet = load(DATA / "golden.yaml", repertoire=repertoire)
     log = Log(tmp_path / "r.jsonl")
     log.start(0.0, rite="golden", variants=[], readings={})
     log.write("go", 10.0, cue="bin-ru", source="page")
@@ -71,7 +70,7 @@ def test_a_merged_log_still_retimes(tmp_path, repertoire):
     log.write("go", 30.0, cue="bai-zhi", source="page")
     log.close()
     entries, _ = read_log(tmp_path / "r.jsonl", sheet)
-    assert retime(build_timeline(sheet), [entries])["bin-ru"].n == 1
+    assert retime(build(sheet), [entries])["bin-ru"].n == 1
 
 
 class Disk:
@@ -106,7 +105,7 @@ def test_a_full_disk_is_a_warning_and_the_log_resumes_saying_what_was_lost(tmp_p
     assert log.trouble == "" and "2 entries before this one were lost" in notices[-1]
     lines = _lines(tmp_path / "full.jsonl")
     assert [(e["event"], e.get("lost")) for e in lines] == [("session", None), ("go", None), ("stop", 2)]
-    entries, _ = read_log(tmp_path / "full.jsonl", load_cuesheet(DATA / "golden.yaml", repertoire))
+    entries, _ = read_log(tmp_path / "full.jsonl", load(DATA / "golden.yaml", repertoire=repertoire))
     assert entries[-1].lost == 2
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from yuesheng import load
 from yuesheng.check.staging import staging_problems
-from yuesheng.check.validate import load_cuesheet
 from yuesheng.cuesheet import variant_configurations
 from yuesheng.errors import InvalidInputError
 from yuesheng.staging import routes
@@ -36,14 +36,14 @@ STAGED = ["xiangshe", "xiangyinjiu", "yanli", "dashe"]  # the rites whose blocki
 
 @pytest.fixture(scope="module")
 def xiangshe(repertoire):
-    sheet = load_cuesheet(ROOT / "cues" / "xiangshe.yaml", repertoire)
+    sheet = load(ROOT / "cues" / "xiangshe.yaml", repertoire=repertoire)
     return sheet, load_blocking(BLOCKING / "xiangshe.yaml", sheet)
 
 
 @pytest.fixture(scope="module", params=STAGED)
 def staged(request, repertoire):
     """Each rite whose blocking is written: its cue sheet and blocking."""
-    sheet = load_cuesheet(ROOT / "cues" / f"{request.param}.yaml", repertoire)
+    sheet = load(ROOT / "cues" / f"{request.param}.yaml", repertoire=repertoire)
     return sheet, load_blocking(BLOCKING / f"{request.param}.yaml", sheet)
 
 
@@ -65,7 +65,7 @@ def _line_of(path: Path, needle: str) -> int:
 
 @pytest.mark.parametrize("rite", STAGED)
 def test_the_shipped_blocking_passes_the_staging_rule(repertoire, rite):
-    sheet = load_cuesheet(ROOT / "cues" / f"{rite}.yaml", repertoire)
+    sheet = load(ROOT / "cues" / f"{rite}.yaml", repertoire=repertoire)
     assert staging_problems(sheet) == []
 
 
@@ -119,7 +119,7 @@ def test_a_route_from_the_court_to_the_tang_climbs_a_stair_and_goes_round_the_wa
     assert sum(p.distance(q) for p, q in zip(points, points[1:], strict=False)) > court.distance(tang)
 
 
-_LOAD = ("import sys; from pathlib import Path; from yuesheng.check.validate import load_cuesheet; "
+_LOAD = ("import sys; from pathlib import Path; from yuesheng import load; "
          "from yuesheng.music.repertoire import load_repertoire; ")
 
 
@@ -132,15 +132,15 @@ def _twice(script: str, cache: Path) -> list[list[str]]:
 
 def test_routes_are_kept_for_the_next_process_which_needs_no_graph(tmp_path):
     runs = _twice("from yuesheng.check.staging import staging_problems; "
-                  "assert staging_problems(load_cuesheet(Path('cues/xiangshe.yaml'), load_repertoire())) == []; "
+                  "assert staging_problems(load(Path('cues/xiangshe.yaml'))) == []; "
                   "print('networkx' in sys.modules)", tmp_path)
     assert runs == [["True"], ["False"]]
     assert len(list((tmp_path / "yuesheng" / "routes").glob("*.json"))) == 1
 
 
 def test_a_build_takes_its_durations_from_the_ground_kept_by_the_last_and_stages_only_for_drawing(tmp_path):
-    runs = _twice("from yuesheng.timeline import build_timeline; "
-                  "t = build_timeline(load_cuesheet(Path('cues/dashe.yaml'), load_repertoire())); "
+    runs = _twice("from yuesheng import build; "
+                  "t = build(load(Path('cues/dashe.yaml'))); "
                   "staged = 'yuesheng.staging.stage' in sys.modules; n = len(t.staging.cues); "
                   "print(staged, n, sum(c.end_tick - c.start_tick for c in t.cues))", tmp_path)
     assert runs[0][0] == "True" and runs[1][0] == "False"  # the second run staged nothing, to time or to draw
@@ -154,7 +154,7 @@ def test_a_kept_ground_is_used_only_for_the_same_blocking_and_a_damaged_one_is_s
     from yuesheng.staging.ground import ground
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    sheet = load_cuesheet(ROOT / "cues" / "xiangshe.yaml", repertoire)
+    sheet = load(ROOT / "cues" / "xiangshe.yaml", repertoire=repertoire)
     path = _copy(tmp_path, "xiangshe")
     first = ground(sheet, frozenset(), {}, path)
     entry = tmp_path / "cache" / "yuesheng" / "staging" / f"{first.entry}.json"
@@ -178,7 +178,7 @@ def test_a_kept_staged_rite_is_restored_whole_without_dataclasses_setstate(reper
     from yuesheng.caches import pickled
     from yuesheng.staging.rite import staged_rite
 
-    sheet = load_cuesheet(ROOT / "cues" / "dashe.yaml", repertoire)
+    sheet = load(ROOT / "cues" / "dashe.yaml", repertoire=repertoire)
     rite = staged_rite(sheet, frozenset(), {}, BLOCKING / "dashe.yaml")
     data = pickled(rite)
     assert "BUILD" not in {op.name for op, _, _ in pickletools.genops(data)}  # no instance restored by __setstate__
@@ -196,7 +196,7 @@ def test_a_kept_ground_follows_the_hall_its_blocking_names_whatever_its_file_is_
     from yuesheng.staging.ground import ground
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    sheet = load_cuesheet(ROOT / "cues" / "xiangshe.yaml", repertoire)
+    sheet = load(ROOT / "cues" / "xiangshe.yaml", repertoire=repertoire)
     path = _copy(tmp_path, "xiangshe", "hall: xiangshe.hall.yaml", "hall: court.yaml")
     (tmp_path / "xiangshe.hall.yaml").rename(tmp_path / "court.yaml")
     first = ground(sheet, frozenset(), {}, path)
@@ -209,7 +209,7 @@ def test_validate_keeps_a_clean_staging_verdict_but_never_a_broken_one(tmp_path,
     from yuesheng.staging import rite
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    sheet = load_cuesheet(ROOT / "cues" / "xiangshe.yaml", repertoire)
+    sheet = load(ROOT / "cues" / "xiangshe.yaml", repertoire=repertoire)
     path = _copy(tmp_path, "xiangshe")
     assert staging_problems(sheet, path) == []
     calls = []
@@ -338,7 +338,7 @@ def test_an_unknown_place_performer_or_formula_is_named_with_a_suggestion(tmp_pa
     ("1e308", "1e+308 步 is beyond any hall")])
 def test_a_spacing_of_zero_or_past_any_hall_is_an_error_not_a_default_or_a_traceback(repertoire, tmp_path, spacing,
                                                                                      message):
-    sheet = load_cuesheet(ROOT / "cues" / "dashe.yaml", repertoire)
+    sheet = load(ROOT / "cues" / "dashe.yaml", repertoire=repertoire)
     path = _copy(tmp_path, "dashe", "to: menwai-gong, spacing: 0.8,", f"to: menwai-gong, spacing: {spacing},")
     with pytest.raises(InvalidInputError) as caught:
         load_blocking(path, sheet)
@@ -468,7 +468,7 @@ def test_the_yan_she_shoots_in_the_qins_court_at_fifty_bows_cue_by_cue(run, repe
     assert sorted(on_wu) == ["bin", "jun"] and people["jun"]["place"] == "wu-xia"  # 君與射則爲下射 (8-26b)
     assert people["yan-huozhe"]["place"] == "fa-xi" and people["ou-1-shangshe"]["place"] == "shewei"
     assert people["shihuozhe"]["place"] == "zhong-xi" and people["dasheizheng"]["place"] == "sishe-wei"
-    sheet = load_cuesheet(ROOT / "cues" / "yanli.yaml", repertoire)
+    sheet = load(ROOT / "cues" / "yanli.yaml", repertoire=repertoire)
     blocking = load_blocking(BLOCKING / "yanli.yaml", sheet)
     shooting = [c for c in stage(blocking, sheet, frozenset({"yan-she"})) if c.cue.startswith("yan-")]
     actions = [c for c in shooting if not sheet.cue(c.cue).is_music]
@@ -514,12 +514,13 @@ def test_the_shegong_puts_each_thing_where_the_text_does_not_where_the_old_plan_
 
 
 def test_a_staged_rites_actions_last_their_derivation_unless_the_estimate_is_kept(staged):
-    from yuesheng.timeline import build_timeline, ticks
+    from yuesheng import build
+    from yuesheng.timeline import ticks
 
     sheet, blocking = staged
     by_id = {c.cue: c for c in stage(blocking, sheet)}
     derived = kept = 0
-    for t in build_timeline(sheet).cues:
+    for t in build(sheet).cues:
         if t.cue.is_music:
             assert t.basis == ""
             continue
@@ -538,10 +539,11 @@ def test_a_staged_rites_actions_last_their_derivation_unless_the_estimate_is_kep
 
 
 def test_timing_still_overrides_a_derived_duration(xiangshe, tmp_path):
-    from yuesheng.timeline import Measurement, Options, build_timeline, ticks
+    from yuesheng import build
+    from yuesheng.timeline import Measurement, Options, ticks
 
     sheet = xiangshe[0]
-    timeline = build_timeline(sheet, Options(timing={"ying-bin": Measurement(Fraction(40))}))
+    timeline = build(sheet, Options(timing={"ying-bin": Measurement(Fraction(40))}))
     t = next(t for t in timeline.cues if t.cue.id == "ying-bin")
     assert t.end_tick - t.start_tick == ticks(Fraction(40))
     assert t.estimate_ticks == ticks(Fraction(1225, 10))  # what it replaced: 66.33 步 (99.5 s) + 再拜 荅再拜 揖

@@ -9,19 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng.check.validate import load_cuesheet
+from yuesheng import build, load
 from yuesheng.errors import UnknownNameError
 from yuesheng.music.lulu import Realization, Tuning, lu
 from yuesheng.music.repertoire import data_dir
 from yuesheng.outputs.report import run_sheet_text
-from yuesheng.timeline import EventKind, Options, Timeline, build_timeline, seconds, ticks
+from yuesheng.timeline import EventKind, Options, Timeline, seconds, ticks
 
 DATA = Path(__file__).parent / "data"
 
 
 def _sheet(repertoire, name: str):
     path = DATA / f"{name}.yaml" if (DATA / f"{name}.yaml").exists() else data_dir("cues") / f"{name}.yaml"
-    return load_cuesheet(path, repertoire)
+    return load(path, repertoire=repertoire)
 
 
 def dump(timeline: Timeline) -> str:
@@ -52,7 +52,7 @@ def test_golden_timeline(repertoire):
     After a change of behaviour on purpose, regenerate the file and review its diff:
     ``YUESHENG_REGOLD=1 pytest tests/test_timeline.py -k golden``.
     """
-    got = dump(build_timeline(_sheet(repertoire, "golden")))
+    got = dump(build(_sheet(repertoire, "golden")))
     golden = DATA / "golden_timeline.txt"
     if os.environ.get("YUESHENG_REGOLD") == "1":
         golden.write_text(got, encoding="utf-8")
@@ -61,7 +61,7 @@ def test_golden_timeline(repertoire):
 
 @pytest.fixture(scope="module")
 def xiangshe(repertoire):
-    return build_timeline(_sheet(repertoire, "xiangshe"))
+    return build(_sheet(repertoire, "xiangshe"))
 
 
 def _round3(timeline: Timeline):
@@ -115,20 +115,20 @@ def test_round_three_counts_hits_that_pierce_and_fall_on_the_drum(repertoire, xi
 
 def test_the_drum_only_reading_counts_unpierced_hits_on_the_drum(repertoire):
     sheet = _sheet(repertoire, "xiangshe")
-    tl = build_timeline(sheet, Options(readings={"shihuo": "drum-only"}))
+    tl = build(sheet, Options(readings={"shihuo": "drum-only"}))
     on_drum = _on_drum(sheet, tl)
     for r in (e for e in _round3(tl) if e.kind is EventKind.RELEASE):
         assert r.counted == bool(r.hit and on_drum[(r.pair, r.arrow)])
     # script round-3 shang-ou arrow 5 is h on the drum: counted only under drum-only
     arrow5 = {t.readings["shihuo"]: next(e for e in _round3(t) if e.kind is EventKind.RELEASE and e.pair == "shang-ou"
-                                         and e.arrow == 5) for t in (tl, build_timeline(sheet))}
+                                         and e.arrow == 5) for t in (tl, build(sheet))}
     assert arrow5["drum-only"].counted and not arrow5["ru-chu"].counted and not arrow5["ru-chu"].pierced
 
 
 @pytest.mark.parametrize(("rite", "pair", "arrow"), [("xiangshe", "shang-ou", 5), ("dashe", "shang-ou", 6)])
 def test_the_unpierced_hit_of_the_music_round_is_not_counted(repertoire, rite, pair, arrow):
     # the audit's cases: 鄉射 上耦 arrow 5, 大射 上耦 arrow 6 are h on the drum
-    tl = build_timeline(_sheet(repertoire, rite))
+    tl = build(_sheet(repertoire, rite))
     r = next(e for e in tl.events if e.kind is EventKind.RELEASE and e.round == "round-3" and e.pair == pair
              and e.arrow == arrow)
     assert r.hit and r.pierced is False and not r.counted
@@ -174,9 +174,9 @@ def test_calls_follow_the_chosen_jun_and_huangzhong(repertoire):
     sheet = _sheet(repertoire, "golden")
     from dataclasses import replace
 
-    tl = build_timeline(replace(sheet, call_jun=lu("林")), Options(realization=Realization(62)))
+    tl = build(replace(sheet, call_jun=lu("林")), Options(realization=Realization(62)))
     assert {(e.degree, e.key) for e in tl.events if e.kind is EventKind.CALL} == {("宫", 69), ("商", 71)}
-    tl = build_timeline(sheet, Options(call_jun=lu("應")))  # 商 of 應鍾 is 大吕清
+    tl = build(sheet, Options(call_jun=lu("應")))  # 商 of 應鍾 is 大吕清
     assert {(e.degree, e.key) for e in tl.events if e.kind is EventKind.CALL} == {("宫", 71), ("商", 73)}
 
 
@@ -192,9 +192,9 @@ def test_xiangshe_xunuo_sounds_on_no_lu_unless_the_reading_holds_it_on_zhi(reper
 
     assert xunuo(xiangshe) == {("許諾", 60, 0.0)}  # 不以宮商: Breath Noise at one fixed key
     sheet = _sheet(repertoire, "xiangshe")
-    other = build_timeline(sheet, Options(call_jun=lu("應"), realization=Realization(62, Tuning.SANFEN)))
+    other = build(sheet, Options(call_jun=lu("應"), realization=Realization(62, Tuning.SANFEN)))
     assert xunuo(other) == xunuo(xiangshe)  # no 律: neither the 均 nor 黄鍾 nor the tuning moves it
-    zhi = build_timeline(sheet, Options(readings={"xunuo": "zhi"}))
+    zhi = build(sheet, Options(readings={"xunuo": "zhi"}))
     assert xunuo(zhi) == {("獲者", 67, 0.0)}  # 徵 of 黄鍾 = 林鍾, G4 with 黄鍾 on C4
     assert any("不以宮商" in n for n in xiangshe.notices) and any("xunuo=zhi" in n for n in zhi.notices)
 
@@ -207,7 +207,7 @@ def test_the_calls_jun_is_fixed_or_follows_the_music_in_play(repertoire, variant
     sheet = _sheet(repertoire, "xiangshe")
 
     def hit_calls(readings):
-        tl = build_timeline(sheet, Options(variants=variants, readings=readings))
+        tl = build(sheet, Options(variants=variants, readings=readings))
         return {(e.degree, e.key) for e in tl.events if e.kind is EventKind.CALL and e.round == "round-3"}
 
     assert sheet.readings["changjun"].chosen == "gu-ding"
@@ -217,7 +217,7 @@ def test_the_calls_jun_is_fixed_or_follows_the_music_in_play(repertoire, variant
 
 @pytest.fixture(scope="module")
 def dashe(repertoire):
-    return build_timeline(_sheet(repertoire, "dashe"))
+    return build(_sheet(repertoire, "dashe"))
 
 
 # every 負侯許諾 of 大射: the 唱聲 cue(s) and the walk whose end stops the voice (聲止)
@@ -266,7 +266,7 @@ def test_dashe_xunuo_to_the_fa_places_the_shang_after_the_run(dashe, suffix, the
 
 def test_dashe_fushe_sounds_a_call_pair_for_every_hit(repertoire, dashe):
     assert not [e for e in dashe.events if e.round == "fu-she"]
-    tl = build_timeline(_sheet(repertoire, "dashe"), Options(variants=frozenset({"fu-she"})))
+    tl = build(_sheet(repertoire, "dashe"), Options(variants=frozenset({"fu-she"})))
     timing = {t.cue.id: t for t in tl.cues}
     shots = [e for e in tl.events if e.kind is EventKind.RELEASE and e.round == "fu-she"]
     assert len(shots) == 3 * 8 and not any(e.counted for e in shots)  # 皆獲: called, no 釋獲 is written
@@ -307,7 +307,7 @@ def test_the_gongs_unpierced_hits_count_gong_ze_shi_huo(dashe):
 
 
 def test_jinzou_stops_at_the_phrase_end_after_its_action(repertoire):
-    tl = build_timeline(_sheet(repertoire, "golden"))
+    tl = build(_sheet(repertoire, "golden"))
     timing = {t.cue.id: t for t in tl.cues}
     action = timing["bai-zhi"].start_tick
     end = timing["sixia"].end_tick
@@ -319,21 +319,21 @@ def test_jinzou_stops_at_the_phrase_end_after_its_action(repertoire):
 
 def test_variant_programme(repertoire):
     sheet = _sheet(repertoire, "yanli")
-    plain = {t.cue.id for t in build_timeline(sheet).cues}
-    nabin = build_timeline(sheet, Options(variants=frozenset({"wu-shao"})))
+    plain = {t.cue.id for t in build(sheet).cues}
+    nabin = build(sheet, Options(variants=frozenset({"wu-shao"})))
     assert nabin.variants == {"wu-shao", "yi-yue-na-bin"}
     pieces = {e.piece for e in nabin.events if e.kind is EventKind.NOTE}
     assert {"sixia", "xingong", "shao"} <= pieces and "nangai" not in pieces
-    assert "nangai" in {e.piece for e in build_timeline(sheet).events if e.kind is EventKind.NOTE}
+    assert "nangai" in {e.piece for e in build(sheet).events if e.kind is EventKind.NOTE}
     assert {t.cue.id for t in nabin.cues} != plain
 
 
 def test_unknown_variant_and_reading_suggest(repertoire):
     sheet = _sheet(repertoire, "yanli")
     with pytest.raises(UnknownNameError, match="did you mean 'yi-yue-na-bin'"):
-        build_timeline(sheet, Options(variants=frozenset({"yi-yue-nabin"})))
+        build(sheet, Options(variants=frozenset({"yi-yue-nabin"})))
     with pytest.raises(UnknownNameError, match="option of reading heyue"):
-        build_timeline(sheet, Options(readings={"heyue": "zhu"}))
+        build(sheet, Options(readings={"heyue": "zhu"}))
 
 
 def test_heyue_after_li_rugui_sounds_the_pairs_together(repertoire):
@@ -341,8 +341,8 @@ def test_heyue_after_li_rugui_sounds_the_pairs_together(repertoire):
     def heyue_span(timeline):
         t = next(t for t in timeline.cues if t.cue.id == "heyue")
         return t.end_tick - t.start_tick
-    zheng = build_timeline(sheet)
-    li = build_timeline(sheet, Options(readings={"heyue": "li-rugui"}))
+    zheng = build(sheet)
+    li = build(sheet, Options(readings={"heyue": "li-rugui"}))
     assert heyue_span(li) < heyue_span(zheng)
     starts = Counter(e.start_tick for e in li.events
                      if e.cue == "heyue" and e.kind is EventKind.NOTE and e.part == "笙")
@@ -352,8 +352,8 @@ def test_heyue_after_li_rugui_sounds_the_pairs_together(repertoire):
 
 def test_lishou_reading_five_jie(repertoire):
     sheet = _sheet(repertoire, "dashe")
-    seven = build_timeline(sheet)
-    five = build_timeline(sheet, Options(readings={"lishou-jie": "5"}))
+    seven = build(sheet)
+    five = build(sheet, Options(readings={"lishou-jie": "5"}))
     def jie(tl):
         return max(e.jie for e in tl.events if e.kind is EventKind.DRUM and e.round == "round-3")
     assert (jie(seven), jie(five)) == (7, 5)
@@ -367,32 +367,32 @@ def test_dashe_gong_is_exempt_from_the_drum(dashe):
 
 def test_same_options_same_timeline_and_seed_changes_shots(repertoire):
     sheet = _sheet(repertoire, "xiangshe")
-    assert build_timeline(sheet).events == build_timeline(sheet).events
-    a = [e.hit for e in build_timeline(sheet, Options(seed=1)).events if e.kind is EventKind.RELEASE]
-    b = [e.hit for e in build_timeline(sheet, Options(seed=2)).events if e.kind is EventKind.RELEASE]
+    assert build(sheet).events == build(sheet).events
+    a = [e.hit for e in build(sheet, Options(seed=1)).events if e.kind is EventKind.RELEASE]
+    b = [e.hit for e in build(sheet, Options(seed=2)).events if e.kind is EventKind.RELEASE]
     assert a != b
 
 
 def test_syllable_option_scales_the_music(repertoire):
     sheet = _sheet(repertoire, "golden")
-    slow = build_timeline(sheet, Options(syllable=Fraction(2)))
+    slow = build(sheet, Options(syllable=Fraction(2)))
     ge = next(t for t in slow.cues if t.cue.id == "ge")
     assert ge.end_tick - ge.start_tick == ticks(Fraction(156))  # 3 終 × 26 syllables × 2 s
 
 
 def test_sanfen_cents_on_notes(repertoire):
-    tl = build_timeline(_sheet(repertoire, "golden"), Options(realization=Realization(60, Tuning.SANFEN)))
+    tl = build(_sheet(repertoire, "golden"), Options(realization=Realization(60, Tuning.SANFEN)))
     cents = {(e.key % 12, e.cents) for e in tl.events if e.kind is EventKind.NOTE}
     assert (9, 5.87) in cents and (0, 0.0) in cents  # 南吕 +5.87, 黄鍾 0
 
 
 @pytest.fixture(scope="module")
 def yan_she(repertoire):
-    return build_timeline(_sheet(repertoire, "yanli"), Options(variants=frozenset({"yan-she"})))
+    return build(_sheet(repertoire, "yanli"), Options(variants=frozenset({"yan-she"})))
 
 
 def test_yanli_shoots_only_with_variant_yan_she(repertoire, yan_she):
-    plain = build_timeline(_sheet(repertoire, "yanli"))
+    plain = build(_sheet(repertoire, "yanli"))
     assert not [e for e in plain.events if e.kind in (EventKind.RELEASE, EventKind.CALL)] and not plain.tallies
     assert not [t for t in plain.cues if t.cue.id.startswith("yan-")]
     rounds = {e.round for e in yan_she.events if e.kind is EventKind.RELEASE}
@@ -473,7 +473,7 @@ def test_a_call_held_for_a_duration(repertoire, tmp_path):
     text = text.replace(old, "    calls: [宫, 商]\n    hold: 12s\n").replace(
         "  name: 鄉射禮", "  name: 試射")  # not 鄉射's 聲不絶
     path.write_text(text, encoding="utf-8")
-    tl = build_timeline(load_cuesheet(path, repertoire))
+    tl = build(load(path, repertoire=repertoire))
     timing = next(t for t in tl.cues if t.cue.id == "xunuo")
     gong, shang = sorted((e for e in tl.events if e.kind is EventKind.CALL and e.cue == "xunuo"),
                          key=lambda e: e.start_tick)
@@ -482,7 +482,7 @@ def test_a_call_held_for_a_duration(repertoire, tmp_path):
         "商", ticks(Fraction(1)), ticks(Fraction(12)))
     assert timing.end_tick == shang.start_tick + shang.length_ticks
 def test_heyue_default_sounds_each_pair_in_turn_and_counts_three_zhong(repertoire):
-    tl = build_timeline(_sheet(repertoire, "xiangyinjiu"))
+    tl = build(_sheet(repertoire, "xiangyinjiu"))
     notes = [e for e in tl.events if e.cue == "heyue" and e.kind is EventKind.NOTE]
     zhong = {e.piece: e.zhong for e in notes}
     assert zhong == {"guanju": 1, "queshao": 1, "getan": 2, "caifan": 2, "juaner": 3, "caipin": 3}
@@ -502,8 +502,8 @@ def test_wusuanyue_starts_where_the_jing_writes_it_or_with_the_cups_as_a_reading
     sheet = _sheet(repertoire, rite)
     def start(tl, cue):
         return next(t for t in tl.cues if t.cue.id == cue)
-    default = build_timeline(sheet)
-    cupwise = build_timeline(sheet, Options(readings={"wusuanyue": "yu-jue"}))
+    default = build(sheet)
+    cupwise = build(sheet, Options(readings={"wusuanyue": "yu-jue"}))
     assert sheet.readings["wusuanyue"].chosen == "jing-ci"
     assert start(default, music).start_tick == start(default, clause).end_tick
     assert start(cupwise, music).start_tick == start(cupwise, cups).start_tick
@@ -514,14 +514,14 @@ def test_wusuanyue_starts_where_the_jing_writes_it_or_with_the_cups_as_a_reading
 
 def test_wusuanyue_in_xiangyinjiu_starts_with_the_cups_the_jing_writing_them_side_by_side(repertoire):
     sheet = _sheet(repertoire, "xiangyinjiu")
-    tl = build_timeline(sheet)
+    tl = build(sheet)
     start = {t.cue.id: t.start_tick for t in tl.cues}
     assert sheet.readings["wusuanyue"].chosen == "yu-jue"
     assert start["wusuanyue"] == start["wusuanjue"]
 
 
 def test_wusuan_yue_sounds_sheng_ge_jian_and_he_with_their_own_parts(repertoire):
-    tl = build_timeline(_sheet(repertoire, "dashe"))
+    tl = build(_sheet(repertoire, "dashe"))
     parts: dict[str, set[str]] = {}
     for e in tl.events:
         if e.cue == "wu-suan-yue" and e.kind is EventKind.NOTE:
@@ -532,7 +532,7 @@ def test_wusuan_yue_sounds_sheng_ge_jian_and_he_with_their_own_parts(repertoire)
 
 
 def test_fangzhong_is_strings_and_voices_without_bells_or_stones(repertoire):
-    tl = build_timeline(_sheet(repertoire, "yanli"), Options(variants=frozenset({"fangzhong"})))
+    tl = build(_sheet(repertoire, "yanli"), Options(variants=frozenset({"fangzhong"})))
     assert "si-fang-zhi-bin" in tl.variants
     parts = {e.part for e in tl.events if e.cue == "fangzhong-yue" and e.kind is EventKind.NOTE}
     assert parts == {"歌", "瑟"}
@@ -544,12 +544,12 @@ def test_xuan_zhong_qing_adds_the_bells_to_heyue(repertoire):
     sheet = _sheet(repertoire, "xiangshe")
     def parts(tl):
         return {e.part for e in tl.events if e.cue == "he-yue" and e.kind is EventKind.NOTE}
-    assert "鐘" not in parts(build_timeline(sheet))
-    assert "鐘" in parts(build_timeline(sheet, Options(readings={"xuan": "zhong-qing"})))
+    assert "鐘" not in parts(build(sheet))
+    assert "鐘" in parts(build(sheet, Options(readings={"xuan": "zhong-qing"})))
 
 
 def test_dashe_jinzou_begins_with_the_tao_then_shuopi_then_yingpi(repertoire):
-    tl = build_timeline(_sheet(repertoire, "dashe"))
+    tl = build(_sheet(repertoire, "dashe"))
     events = [e for e in tl.events if e.cue == "sixia-bin" and e.kind in (EventKind.NOTE, EventKind.DRUM)]
     first_bell = min(e.start_tick for e in events if e.part == "鐘")
     onset = [(e.part, e.start_tick - events[0].start_tick) for e in events if e.start_tick < first_bell]
@@ -565,8 +565,8 @@ def test_a_cue_belongs_to_its_reading_option(repertoire):
     def luming(tl):
         return [(t.cue.id, max(e.zhong for e in tl.events if e.cue == t.cue.id)) for t in tl.cues
                 if t.cue.id.startswith("shengge-luming")]
-    assert luming(build_timeline(sheet, Options(variants=on))) == [("shengge-luming", 1)]
-    san = build_timeline(sheet, Options(variants=on, readings={"yiyue-luming": "san-zhong"}))
+    assert luming(build(sheet, Options(variants=on))) == [("shengge-luming", 1)]
+    san = build(sheet, Options(variants=on, readings={"yiyue-luming": "san-zhong"}))
     assert luming(san) == [("shengge-luming-san", 3)]  # 鹿鳴三終, as 大射 9-23b
 
 
@@ -635,7 +635,7 @@ def test_the_emitting_pass_reuses_the_times_it_would_compute(repertoire, rite):
 
 
 def test_li_rugui_plays_the_shorter_ode_once_and_its_players_rest_until_the_longer_ends(repertoire):
-    tl = build_timeline(_sheet(repertoire, "xiangyinjiu"), Options(readings={"heyue": "li-rugui"}))
+    tl = build(_sheet(repertoire, "xiangyinjiu"), Options(readings={"heyue": "li-rugui"}))
     notes = [e for e in tl.events if e.cue == "heyue" and e.kind is EventKind.NOTE and e.zhong == 1]
     guanju = [e for e in notes if e.piece == "guanju" and e.part == "歌"]
     queshao = [e for e in notes if e.piece == "queshao" and e.part == "笙"]

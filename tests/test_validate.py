@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng.check.validate import check_cuesheet, load_cuesheet
+from yuesheng import load
+from yuesheng.check.validate import check_cuesheet
 from yuesheng.errors import InvalidInputError
 
 MINI = Path(__file__).parent / "data" / "mini_xiangyin.yaml"
@@ -44,7 +45,7 @@ def test_a_wrong_quote_is_an_error_at_the_quote_with_the_rule_id(repertoire, tmp
     assert problem.rule == "quote" and problem.severity == "error"
     assert problem.path.endswith(".cite.quote")
     assert "'工歌鹿鳴四牡采薇' is not on 儀禮集釋 4-20b" in problem.message
-    assert load_cuesheet(path, repertoire).cues  # a misquote is validate's to report: it does not stop a build
+    assert load(path, repertoire=repertoire).cues  # a misquote is validate's to report: it does not stop a build
 
 
 def test_a_reading_options_quote_is_checked_too(repertoire, tmp_path):
@@ -100,7 +101,7 @@ def test_a_cycle_under_a_variant_is_validates_error_and_the_builds_own(run, repe
     [problem] = check_cuesheet(path, repertoire)[1]
     assert problem.rule == "cycle" and problem.line == _line_col(path, "start: {after: xi-dashi-2}")[0]
     assert "anchors form a cycle (with da-shi on): xi-dashi → xi-dashi-2 → xi-dashi" in problem.message
-    assert load_cuesheet(path, repertoire).cues  # the programme as written has no cycle
+    assert load(path, repertoire=repertoire).cues  # the programme as written has no cycle
     assert run("timeline", str(path))[0] == 0
     code, out, err = run("timeline", str(path), "--variant", "da-shi")
     line, col = _line_col(path, "{after: xi-dashi-2}")
@@ -114,7 +115,7 @@ def test_a_cycle_as_written_stops_loading_with_its_place(repertoire, tmp_path):
     path.write_text(path.read_text(encoding="utf-8").replace(
         "  - id: sheng-ru\n", "  - id: sheng-ru\n    start: {after: xi-gong}\n", 1), encoding="utf-8")
     with pytest.raises(InvalidInputError, match=r"sheet.yaml:\d+:\d+: cues\[\d\]\.start: anchors form a cycle: "):
-        load_cuesheet(path, repertoire)
+        load(path, repertoire=repertoire)
 
 
 def test_a_limit_broken_only_under_a_variant_is_validates_error_and_the_builds_own_at_its_place(run, tmp_path):
@@ -173,7 +174,7 @@ def test_a_sheet_is_of_the_rite_of_its_id_else_of_its_exact_name(repertoire, rit
 
     from yuesheng.check.rules import rite_of
 
-    sheet = replace(load_cuesheet(MINI, repertoire), rite_id=rite_id, rite_name=name)
+    sheet = replace(load(MINI, repertoire=repertoire), rite_id=rite_id, rite_name=name)
     found = rite_of(sheet)
     assert (found.id if found else None) == rite
 

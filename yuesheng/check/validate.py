@@ -56,6 +56,7 @@ from yuesheng.music.repertoire import Repertoire
 from yuesheng.yamlload import Document, PathKey, load
 
 if TYPE_CHECKING:
+    from yuesheng.staging.ground import Ground
     from yuesheng.timeline import Options, Timeline
 
 
@@ -101,14 +102,17 @@ def _in_file_order(problems: list[Problem]) -> list[Problem]:
 
 
 def size_problems(sheet: CueSheet) -> list[Problem]:
-    """The limits of ``yuesheng.limits`` that the rite as written, or with a variant on, would break."""
+    """The limits of ``yuesheng.limits`` that the rite as written, or with a variant on, would break (each on its
+    ground, where its blocking stages)."""
+    from yuesheng.staging.ground import ground_of
     from yuesheng.timeline import Options
 
     found: dict[tuple[str, str], Problem] = {}
     for variants in variant_configurations(sheet):
         suffix = f" (with variant {', '.join(sorted(variants))})" if variants else ""
         try:
-            broken = _broken_limits(sheet, Options(variants))
+            ground = ground_of(sheet, *sheet.programme(variants, {}))[0]
+            broken = _broken_limits(sheet, Options(variants), ground)
         except ScheduleError:  # anchors that form a cycle with this variant: not a question of size
             continue
         for cue_id, message in broken:
@@ -116,12 +120,12 @@ def size_problems(sheet: CueSheet) -> list[Problem]:
     return list(found.values())
 
 
-def _broken_limits(sheet: CueSheet, options: Options) -> list[tuple[str, str]]:
-    """(cue id or "", message) of every limit a build of *sheet* with *options* would break."""
+def _broken_limits(sheet: CueSheet, options: Options, ground: Ground | None) -> list[tuple[str, str]]:
+    """(cue id or "", message) of every limit a build of *sheet* with *options* on *ground* would break."""
     from yuesheng.timeline import measure
 
     try:
-        return measure(sheet, options).problems()
+        return measure(sheet, options, ground).problems()
     except LimitError as exc:
         return [("", str(exc))]
 
@@ -131,15 +135,16 @@ def _limit_problem(sheet: CueSheet, cue_id: str, message: str) -> Problem:
     return sheet.doc.problem(("cues", index[cue_id]) if cue_id in index else (), message, rule="limits")
 
 
-def build_located(sheet: CueSheet, options: Options) -> Timeline:
+def build_located(sheet: CueSheet, options: Options, ground: Ground | None = None,
+                  staging_notice: str = "") -> Timeline:
     """``build_timeline``, its refusals at the cues that cause them (a limit broken there, a cycle of anchors in this
     programme) as InvalidInputError at their place in the file, as ``validate`` gives them."""
     from yuesheng.timeline import build_timeline
 
     try:
-        return build_timeline(sheet, options)
+        return build_timeline(sheet, options, ground, staging_notice)
     except LimitError:
-        broken = _broken_limits(sheet, options)
+        broken = _broken_limits(sheet, options, ground)
         if not all(cue_id for cue_id, _ in broken):  # a limit of the options (--syllable, a 節 reading): said as is
             raise
         raise InvalidInputError([_limit_problem(sheet, cue_id, message) for cue_id, message in broken]) from None

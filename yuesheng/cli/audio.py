@@ -17,7 +17,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from yuesheng.cli.common import check_output_arg, listener_options, placement_of, sequencer_options, timeline_of
+from yuesheng.cli.common import check_output_arg, listener_options, placement_of, production_of, sequencer_options
 from yuesheng.errors import AudioError, InvalidValueError, UsageError
 from yuesheng.outputs.sofa import DEFAULT as DEFAULT_SOFA  # numpy and h5py only when a file is read
 
@@ -83,14 +83,15 @@ def cmd_audio(args: argparse.Namespace) -> str:
         gap = parse_duration(args.gap) if args.gap is not None else DEFAULT_GAP
     except InvalidValueError as exc:
         raise UsageError(f"--gap: {exc}") from None
-    timeline = timeline_of(args)
+    production = production_of(args)
+    timeline = production.timeline
     if args.music_only:
         timeline = condense(timeline, gap_ticks=ticks(gap)).timeline
     try:
         parts = sorted(part_names(args.part, timeline)) if args.part else sounding_parts(timeline)
     except AudioError as exc:
         raise UsageError(f"--part: {exc}") from None
-    placed = placement_of(args, timeline)
+    placed = placement_of(args, production)
     if placed is not None and args.dry:
         raise UsageError("--dry goes without --listener (a placed render is always dry, with its own reflections)")
     if placed is None and args.binaural is not None:
@@ -118,7 +119,7 @@ def cmd_audio(args: argparse.Namespace) -> str:
         else:
             from yuesheng.outputs.spatial import render_placed
 
-            rendered = render_placed(timeline, path, placed[0], physics=placed[1], parts=held,
+            rendered = render_placed(timeline, production.staged, path, placed[0], physics=placed[1], parts=held,
                                      soundfont=args.soundfont, hrtf=hrtf, progress=_progress_bar)
         heard = f", heard from {placed[0].describe()}" if placed else ""
         heard += f", binaural through {hrtf.path}" if hrtf else ""

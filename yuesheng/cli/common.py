@@ -10,12 +10,13 @@ from yuesheng.cli.streams import say
 from yuesheng.errors import InvalidValueError, UnknownNameError, UsageError
 from yuesheng.files import check_output, write_atomic, writes_directly
 from yuesheng.music.lulu import DEFAULT_HUANGZHONG, Realization, Tuning, lu, parse_huangzhong
-from yuesheng.music.repertoire import data_dir, load_repertoire, score_paths
+from yuesheng.music.repertoire import score_paths
 
 if TYPE_CHECKING:  # the timeline is imported by the commands that build, not by score or source
     from yuesheng.cuesheet import CueSheet
     from yuesheng.outputs.placement import Listener, Physics
-    from yuesheng.timeline import Timeline
+    from yuesheng.production import Production
+    from yuesheng.timeline import Options, Timeline
 
 MAX_SECONDS = 3600.0  # the longest --guard or --syllable that makes sense
 NOTE_NAMES = ("C", "C#", "D", "Eb", "E", "F", "F#", "G", "G#", "A", "Bb", "B")
@@ -91,7 +92,7 @@ def listener_options(parser: argparse.ArgumentParser) -> None:
                         help="with --listener: one 尺 in metres (default 0.231; a 步 is 6 尺)")
 
 
-def placement_of(args: argparse.Namespace, timeline: Timeline) -> tuple[Listener, Physics] | None:
+def placement_of(args: argparse.Namespace, production: Production) -> tuple[Listener, Physics] | None:
     """The listener and physics that --listener, --speed-of-sound and --chi ask for, or None without --listener."""
     extra = [name for name in ("speed_of_sound", "chi") if getattr(args, name, None) is not None]
     if args.listener is None:
@@ -106,37 +107,32 @@ def placement_of(args: argparse.Namespace, timeline: Timeline) -> tuple[Listener
             raise UsageError(f"--{name.replace('_', '-')} {value:g}: expected {low:g} to {high:g}")
     given = {"chi_m": args.chi, "speed_m_s": args.speed_of_sound}
     physics = Physics(**{field: value for field, value in given.items() if value is not None})
-    return listener(args.listener, timeline), with_hall(physics, timeline)
+    timeline, rite = production.timeline, production.staged
+    return listener(args.listener, timeline, rite), with_hall(physics, rite)
 
 
 def timeline_of(args: argparse.Namespace) -> Timeline:
-    return sheet_and_timeline(args)[1]
+    return production_of(args).timeline
 
 
-def sheet_and_timeline(args: argparse.Namespace) -> tuple[CueSheet, Timeline]:
-    """The cue sheet that *args* name, and its Timeline with *args*' options: kept from an earlier run that built
-    them from the same files with the same options (``check.builds``), else loaded and built (and kept)."""
-    from yuesheng.check.builds import build_name, keep_build, kept_build
+def production_of(args: argparse.Namespace) -> Production:
+    """The cue sheet that *args* name, loaded, and built with *args*' options (``yuesheng.production``)."""
+    from yuesheng.production import load, produce
 
     readings = readings_of(args)
-    inputs = [cue_path(args.cue), *score_paths(args.scores), *([Path(args.timing)] if args.timing else [])]
-    name = build_name(inputs, [args.variant, args.reading, args.seed, args.syllable, args.tuning, args.huangzhong,
-                               args.call_jun])
-    if (kept := kept_build(name)) is not None:
-        return kept
-    sheet, timeline = _built(args, readings)
-    keep_build(name, sheet, timeline)
-    return sheet, timeline
+    sheet = load(cue_path(args.cue), scores=args.scores, variants=args.variant, readings=readings)
+    options = options_of(args, sheet, readings)
+    try:
+        return produce(sheet, options)
+    except UnknownNameError as exc:  # a --variant or --reading that the cue sheet does not have
+        raise UsageError(str(exc)) from None
 
 
-def _built(args: argparse.Namespace, readings: dict[str, str]) -> tuple[CueSheet, Timeline]:
-    """The cue sheet that *args* name, loaded, and its Timeline built with *args*' options."""
-    from yuesheng.check.validate import build_located, load_cuesheet
+def options_of(args: argparse.Namespace, sheet: CueSheet, readings: dict[str, str]) -> Options:
+    """The build options *args* ask for (UsageError for a value out of range or not of its form)."""
     from yuesheng.cuesheet import parse_duration
     from yuesheng.timeline import Options
 
-    repertoire = load_repertoire(args.scores)
-    sheet = load_cuesheet(cue_path(args.cue), repertoire, (frozenset(args.variant), readings))
     try:
         syllable = parse_duration(args.syllable) if args.syllable is not None else None
     except InvalidValueError as exc:
@@ -156,12 +152,8 @@ def _built(args: argparse.Namespace, readings: dict[str, str]) -> tuple[CueSheet
         from yuesheng.live.rehearsal import load_timing
 
         timing = load_timing(args.timing, sheet)
-    options = Options(frozenset(args.variant), readings, syllable, Realization(huangzhong, Tuning(args.tuning)),
-                      args.seed, call_jun, timing)
-    try:
-        return sheet, build_located(sheet, options)
-    except UnknownNameError as exc:  # a --variant or --reading that the cue sheet does not have
-        raise UsageError(str(exc)) from None
+    return Options(frozenset(args.variant), readings, syllable, Realization(huangzhong, Tuning(args.tuning)),
+                   args.seed, call_jun, timing)
 
 
 def readings_of(args: argparse.Namespace) -> dict[str, str]:
@@ -180,11 +172,11 @@ def readings_of(args: argparse.Namespace) -> dict[str, str]:
 
 def cue_path(name: str) -> Path:
     """A cue-sheet file, or the shipped sheet of a rite id (xiangyinjiu xiangshe yanli dashe)."""
+    from yuesheng.production import cue_path as found
+
     if not name.strip():
         raise UsageError("an empty cue-sheet name")
-    path = Path(name)
-    shipped = data_dir("cues") / f"{name}.yaml"
-    return shipped if not path.exists() and shipped.exists() else path
+    return found(name)
 
 
 def inputs_of(args: argparse.Namespace) -> list[Path]:
@@ -207,17 +199,17 @@ def check_output_arg(args: argparse.Namespace, output: str | None = None) -> Non
         check_output(target, inputs_of(args))
 
 
-def timeline_for_output(args: argparse.Namespace, suffixes: tuple[str, ...], what: str) -> Timeline:
-    """The timeline of a command that writes one file: -o checked first (its suffix, unless it is a device or a
+def production_for_output(args: argparse.Namespace, suffixes: tuple[str, ...], what: str) -> Production:
+    """The rite of a command that writes one file: -o checked first (its suffix, unless it is a device or a
     FIFO, and that it destroys nothing), then the rite built; without -o, RITE + the first suffix, checked too."""
     if args.output and Path(args.output).suffix.lower() not in suffixes and not writes_directly(args.output):
         raise UsageError(f"-o {args.output}: expected {what}")
     check_output_arg(args)
-    timeline = timeline_of(args)
+    production = production_of(args)
     if not args.output:
-        args.output = f"{timeline.rite_id}{suffixes[0]}"
+        args.output = f"{production.timeline.rite_id}{suffixes[0]}"
         check_output_arg(args)
-    return timeline
+    return production
 
 
 def wrote(path: str, what: str) -> str:

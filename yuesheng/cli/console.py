@@ -193,15 +193,14 @@ def _port_failed(exc: OSError) -> BaseException:
 
 
 def cmd_retime(args: argparse.Namespace) -> str:
-    from yuesheng.check.validate import load_cuesheet
     from yuesheng.cli.streams import say
     from yuesheng.live.rehearsal import format_seconds, read_log, retime, timing_yaml
-    from yuesheng.music.repertoire import load_repertoire
-    from yuesheng.timeline import Options, build_timeline
+    from yuesheng.production import load, produce
+    from yuesheng.timeline import Options
 
     check_output_arg(args)
     exclusions = [_exclusion(text, args.log) for text in args.exclude]
-    sheet = load_cuesheet(cue_path(args.cue), load_repertoire(args.scores))
+    sheet = load(cue_path(args.cue), scores=args.scores)
     read = [read_log(path, sheet) for path in args.log]
     programmes = {programme for _, programme in read}
     if len(programmes) > 1:
@@ -216,7 +215,7 @@ def cmd_retime(args: argparse.Namespace) -> str:
         used.update(hits)
         return bool(hits)
 
-    durations = retime(build_timeline(sheet, options), [entries for entries, _ in read],
+    durations = retime(produce(sheet, options).timeline, [entries for entries, _ in read],
                        names=[str(path) for path in args.log], excluded=excluded)
     if unused := [text for text in args.exclude if text not in used]:
         raise UsageError(f"--exclude {unused[0]}: no take of an action begins there (a take is named by the line "

@@ -9,10 +9,10 @@ from yuesheng.cli.common import (
     check_output_arg,
     note_name,
     pitch_options,
+    production_of,
     realization,
     scores_option,
     sequencer_options,
-    sheet_and_timeline,
 )
 from yuesheng.errors import UsageError
 from yuesheng.music.repertoire import load_repertoire
@@ -53,7 +53,8 @@ def cmd_songbook(args: argparse.Namespace) -> str:
     from yuesheng.outputs.songbook import engrave_songbook, songbook
 
     output = _output(args)
-    sheet, timeline = sheet_and_timeline(args)
+    production = production_of(args)
+    sheet, timeline = production.sheet, production.timeline
     labels = {**{v.id: v.name for v in sheet.variants.values()}, **{r.id: r.name for r in sheet.readings.values()}}
     book = songbook(timeline, part=args.part or "", labels=labels)
     check_notes(sum(len(e.slots) for e in book.entries), f"the songbook of {timeline.rite}")

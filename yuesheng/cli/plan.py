@@ -13,9 +13,8 @@ from yuesheng.errors import UnknownNameError, UsageError
 
 
 def cmd_plan(args: argparse.Namespace) -> str:
-    from yuesheng.check.validate import load_cuesheet
-    from yuesheng.music.repertoire import load_repertoire
     from yuesheng.outputs.plan import plan_data
+    from yuesheng.production import load
     from yuesheng.staging.ground import ground
     from yuesheng.staging.paths import blocking_beside, hall_beside
     from yuesheng.staging.reader import load_hall
@@ -24,7 +23,7 @@ def cmd_plan(args: argparse.Namespace) -> str:
     check_output_arg(args)
     readings = readings_of(args)
     # the rules on the programme drawn, as every build checks the one it builds
-    sheet = load_cuesheet(cue_path(args.cue), load_repertoire(args.scores), (frozenset(args.variant), readings))
+    sheet = load(cue_path(args.cue), scores=args.scores, variants=args.variant, readings=readings)
     path = blocking_beside(sheet)
     if path is None:
         hall = hall_beside(sheet)
@@ -42,7 +41,7 @@ def cmd_plan(args: argparse.Namespace) -> str:
         _check_output(args, [path, Path(ground_hall.file)])  # the staging files are inputs too
         return _written(args, plan_data(ground_hall, sheet), sheet.rite_id)
     # everyone at every cue: as kept for this programme (the same inputs), else staged now and kept
-    rite = ground(sheet, variants, chosen, path).rite()
+    rite = ground(sheet, variants, chosen, path).rite(sheet)
     _check_output(args, [path, Path(rite.hall.file)])
     if args.at not in rite.cues:
         sheet.cue(args.at)  # an unknown id: UnknownNameError with the nearest ids

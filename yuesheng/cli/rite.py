@@ -11,10 +11,10 @@ from yuesheng.cli.common import (
     emit,
     listener_options,
     placement_of,
+    production_for_output,
+    production_of,
     scores_option,
     sequencer_options,
-    timeline_for_output,
-    timeline_of,
 )
 from yuesheng.cli.parsing import EXIT_INVALID, EXIT_OK, dump_json, format_option
 from yuesheng.cli.streams import say
@@ -58,24 +58,27 @@ def cmd_timeline(args: argparse.Namespace) -> str:
     from yuesheng.outputs.report import run_sheet_csv, run_sheet_json, run_sheet_text
 
     check_output_arg(args)
-    timeline = timeline_of(args)
-    render = {"text": run_sheet_text, "csv": run_sheet_csv, "json": run_sheet_json}[args.format]
-    return emit(args, render(timeline), f"run sheet of {timeline.rite}, {len(timeline.cues)} cues")
+    production = production_of(args)
+    timeline = production.timeline
+    text = run_sheet_json(timeline, production.staged) if args.format == "json" else \
+        (run_sheet_csv if args.format == "csv" else run_sheet_text)(timeline)
+    return emit(args, text, f"run sheet of {timeline.rite}, {len(timeline.cues)} cues")
 
 
 def cmd_render(args: argparse.Namespace) -> str:
     from yuesheng.outputs.midi import midi_bytes
     from yuesheng.timeline import EventKind, seconds
 
-    timeline = timeline_for_output(args, (".mid", ".midi"), "a .mid file")
-    placed = placement_of(args, timeline)
+    production = production_for_output(args, (".mid", ".midi"), "a .mid file")
+    timeline = production.timeline
+    placed = placement_of(args, production)
     heard = ""
     if placed is None:
         data = midi_bytes(timeline)
     else:
         from yuesheng.outputs.placement import blocking, midi_controllers
 
-        data = midi_bytes(timeline, controls=midi_controllers(blocking(timeline).stops, *placed))
+        data = midi_bytes(timeline, controls=midi_controllers(blocking(timeline, production.staged).stops, *placed))
         heard = f", heard from {placed[0].describe()} (pan, volume, reverb send)"
     notes = sum(1 for e in timeline.events if e.kind is EventKind.NOTE)
     minutes = seconds(timeline.duration_ticks) / 60

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import argparse
 
-from yuesheng.cli.common import emit, sequencer_options, timeline_for_output
+from yuesheng.cli.common import emit, production_for_output, sequencer_options
 from yuesheng.cli.streams import say
 
 
 def cmd_sheet(args: argparse.Namespace) -> str:
     from yuesheng.web.sheet import sheet_file, unplaced
 
-    timeline = timeline_for_output(args, (".html", ".htm"), "an .html file")
+    production = production_for_output(args, (".html", ".htm"), "an .html file")
+    timeline = production.timeline
     missing = unplaced(timeline)
     if missing:
         say(f"warning: {len(missing)} position(s) have no place on the plan (no x, y in the cue sheet), listed "
             f"beside it: {', '.join(p.id for p in missing)}")
-    return emit(args, sheet_file(timeline), f"the page of {timeline.rite}, {len(timeline.cues)} cues")
+    return emit(args, sheet_file(production), f"the page of {timeline.rite}, {len(timeline.cues)} cues")
 
 
 def _add_sheet(p: argparse.ArgumentParser) -> None:

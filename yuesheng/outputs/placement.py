@@ -131,18 +131,19 @@ def _instrument_places(timeline: Timeline, part: str, cue_instruments: tuple[str
     return out
 
 
-def blocking(timeline: Timeline) -> Blocking:
-    """Each sounding part's stops over *timeline* and the named seats: from the rite's staging where its blocking is
-    complete (``timeline.staging``), else from the cue sheet's places.
+def blocking(timeline: Timeline, rite: StagedRite | None) -> Blocking:
+    """Each sounding part's stops over *timeline* and the named seats: from the rite on the ground where its blocking
+    is complete (*rite*, ``Production.staged``), else from the cue sheet's places.
 
     A part with no place on the plan (a cue sheet without coordinates) is left out: it is heard unplaced.
     """
     timings = {t.cue.id: t for t in timeline.cues}
-    if timeline.staging is not None:
-        staged, rite = _Staged(timeline, timeline.staging), timeline.staging
+    if rite is not None:
+        staged, on_ground = _Staged(timeline, rite), rite
 
         def where(event: Event) -> tuple[Place, ...]:
-            return staged.places(event, rite.cues[event.cue].stands, timings) if event.cue in rite.cues else ()
+            return staged.places(event, on_ground.cues[event.cue].stands, timings) if event.cue in on_ground.cues \
+                else ()
     else:
         people = _where_each_cue(timeline)
 
@@ -168,7 +169,7 @@ def blocking(timeline: Timeline) -> Blocking:
             run.append(Stop(event.start_tick - lead if run else 0, places))
         last_end[event.part] = max(last_end.get(event.part, 0), event.start_tick + event.length_ticks)
     ordered = {name: tuple(stops[name]) for name in PARTS if name in stops}
-    return Blocking(ordered, seats(timeline))
+    return Blocking(ordered, seats(timeline, rite))
 
 
 class _Staged:
@@ -240,11 +241,11 @@ def _places_of(timeline: Timeline, event: Event, people: Mapping[str, str],
     return tuple(found[name] for name in sorted(found))
 
 
-def seats(timeline: Timeline) -> dict[str, Seat]:
+def seats(timeline: Timeline, rite: StagedRite | None) -> dict[str, Seat]:
     """The seats of *timeline*'s plan: the known mats (賓席, 主人席, 公席) and the 庭, where the plan places them
     (the staged hall's places first)."""
     out = {}
-    hall = timeline.staging.hall.places if timeline.staging is not None else {}
+    hall = rite.hall.places if rite is not None else {}
     for pid, (name, facing) in SEATS.items():
         lord = pid == "zuojie-shang" and timeline.rite_id in LORD
         name = "公席" if lord else name
@@ -289,18 +290,18 @@ def _facing(text: str, what: str) -> tuple[float, float]:
     return FACINGS[key]
 
 
-def listener(text: str, timeline: Timeline) -> Listener:
+def listener(text: str, timeline: Timeline, rite: StagedRite | None) -> Listener:
     """``default``, a seat (its id or name: bin-xi, 賓席, 公席, or any placed position), or ``x,y[,FACING]`` in 步."""
     spec = text.strip()
     if spec == "default":
         spec = DEFAULT_SEATS.get(timeline.rite_id, "")
         if not spec:
             raise UsageError(f"--listener default: {timeline.rite} has no default seat; "
-                             f"name one of: {' '.join(seats(timeline)) or '(none placed)'}")
+                             f"name one of: {' '.join(seats(timeline, rite)) or '(none placed)'}")
     if _is_number(spec.split(",")[0]):
         return _coordinates(spec)
     head, _, facing = spec.partition(",")
-    found = _seat(head, timeline)
+    found = _seat(head, timeline, rite)
     direction = _facing(facing, text) if facing else FACINGS[found.facing]
     return Listener(found.x, found.y, direction, found.name)
 
@@ -324,9 +325,9 @@ def _coordinates(spec: str) -> Listener:
     return Listener(x, y, facing)
 
 
-def _seat(name: str, timeline: Timeline) -> Seat:
+def _seat(name: str, timeline: Timeline, rite: StagedRite | None) -> Seat:
     """A seat by id or name, or any placed position of the plan (facing north, toward the 堂, unless it is a seat)."""
-    known = seats(timeline)
+    known = seats(timeline, rite)
     wanted = normalize(name)
     for seat in known.values():
         if wanted in (seat.id, normalize(seat.name)):
@@ -366,12 +367,12 @@ class Physics:
         return BU_CHI * self.chi_m
 
 
-def with_hall(physics: Physics, timeline: Timeline) -> Physics:
-    """*physics* with the 堂 of *timeline*'s staged hall, whose places the blocking then gives: between its 序
-    walls (the 堂's sides without them) and as deep as its 堂; unchanged for a rite placed by its cue sheet."""
-    if timeline.staging is None:
+def with_hall(physics: Physics, rite: StagedRite | None) -> Physics:
+    """*physics* with the 堂 of the staged *rite*'s hall, whose places the blocking then gives: between its 序
+    walls (the 堂's sides without them) and as deep as its 堂; unchanged for a rite placed by its cue sheet (None)."""
+    if rite is None:
         return physics
-    hall = timeline.staging.hall
+    hall = rite.hall
     xs = [p.x for wall in hall.walls if wall.name in ("西序", "東序") for p in wall.points]
     west, east = (min(xs), max(xs)) if len(xs) > 1 else (hall.tang[0].x, hall.tang[1].x)
     return dataclasses.replace(physics, hall_bu=(west, east, -min(hall.tang[0].y, hall.tang[1].y)))

@@ -29,13 +29,16 @@ import csv
 import io
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yuesheng.characters import display
 from yuesheng.cuesheet import Cue
 from yuesheng.cuesheet.zhong import programme
 from yuesheng.text import width
 from yuesheng.timeline import CueTiming, Event, EventKind, Timeline, clock, seconds
+
+if TYPE_CHECKING:
+    from yuesheng.staging.rite import StagedRite
 
 
 def _cell(text: str, cells: int) -> str:
@@ -193,18 +196,17 @@ def event_json(event: Event, cue: CueTiming | None = None) -> dict[str, Any]:
     return out
 
 
-def cue_blocking(timeline: Timeline, cue: str) -> list[dict[str, Any]]:
+def cue_blocking(rite: StagedRite, cue: str) -> list[dict[str, Any]]:
     """Who stands where after *cue* in a staged rite, facing which way: member, place (id and name), x and y in 步."""
-    rite = timeline.staging
-    if rite is None or cue not in rite.cues:
+    if cue not in rite.cues:
         return []
     places = rite.hall.places
     return [{"who": s.who, "place": s.place, "name": places[s.place].name, "x": s.point.x, "y": s.point.y,
              "facing": f"{s.facing.hanzi}面" if s.facing else None} for s in rite.cues[cue].stands.values()]
 
 
-def run_sheet_json(timeline: Timeline) -> str:
-    """The machine contract (see the module docstring)."""
+def run_sheet_json(timeline: Timeline, rite: StagedRite | None = None) -> str:
+    """The machine contract (see the module docstring); with the staged *rite*, who stands where after each cue."""
     by_id = {t.cue.id: t for t in timeline.cues}
     by_cue = cues_by_id(timeline)
     real = timeline.realization
@@ -220,7 +222,7 @@ def run_sheet_json(timeline: Timeline) -> str:
                  | ({"estimate_s": round(seconds(t.estimate_ticks), 3)} if t.estimate_ticks is not None else {})
                  | ({"takes": t.measured.takes, "spread_s": round(float(t.measured.spread), 3)} if t.measured else {})
                  | ({"basis": display(t.basis)} if t.basis else {})
-                 | ({"blocking": cue_blocking(timeline, t.cue.id)} if timeline.staging is not None else {})
+                 | ({"blocking": cue_blocking(rite, t.cue.id)} if rite is not None else {})
                  for t in timeline.cues],
         "events": [event_json(e, by_id.get(e.cue)) for e in timeline.events],
         "tally": {t.round: {"right": t.right, "left": t.left, "announcement": t.announcement}

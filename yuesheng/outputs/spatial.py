@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yuesheng.errors import AudioError, OutputError
 from yuesheng.files import atomic_path
@@ -58,6 +58,9 @@ from yuesheng.outputs.placement import (
 )
 from yuesheng.outputs.sofa import Hrtf
 from yuesheng.timeline import TICKS_PER_SECOND, Timeline
+
+if TYPE_CHECKING:
+    from yuesheng.staging.rite import StagedRite
 
 FADE = 0.05  # seconds of crossfade when a part moves
 BLOCK = CHUNK  # samples mixed at a time, by FFT convolution
@@ -367,10 +370,12 @@ def _first_stop(stops: tuple[Stop, ...]) -> tuple[Stop, ...]:
     return (Stop(0, stops[0].places), *stops[1:]) if stops and stops[0].start_tick else stops
 
 
-def render_placed(timeline: Timeline, path: str | Path, who: Listener, *, physics: Physics | None = None,
+def render_placed(timeline: Timeline, rite: StagedRite | None, path: str | Path, who: Listener, *,
+                  physics: Physics | None = None,
                   parts: frozenset[str] = frozenset(), soundfont: str | Path | None = None,
                   hrtf: Hrtf | None = None, progress: Callable[[float], None] | None = None) -> Rendered:
-    """Render *timeline* (its *parts*, or all) to *path* in stereo as heard by *who* (binaurally through
+    """Render *timeline* (its *parts*, or all; placed by the staged *rite* where there is one, else by the cue
+    sheet's places) to *path* in stereo as heard by *who* (binaurally through
     *hrtf*, if given), atomically; the same length and format as ``audio.render``. Each part is condensed on its
     own (FluidSynth renders only where it sounds)."""
     import contextlib
@@ -380,14 +385,14 @@ def render_placed(timeline: Timeline, path: str | Path, who: Listener, *, physic
 
     from yuesheng.outputs.midi import write_midi
 
-    physics = with_hall(physics or Physics(), timeline)
+    physics = with_hall(physics or Physics(), rite)
     command = find_fluidsynth()
     font = find_soundfont(soundfont)
     target, condensed = plan(timeline, path)
     check_space(target)
     rate = target.sample_rate
     names = [p for p in sounding_parts(condensed) if not parts or p in parts]
-    stops = blocking(timeline).stops
+    stops = blocking(timeline, rite).stops
     unplaced = [p for p in names if p not in stops]
     if unplaced:
         placed = "".join(f" --part {p}" for p in names if p in stops)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
 from pathlib import Path
@@ -47,17 +47,18 @@ class CueTime:
 
 @dataclass(frozen=True, slots=True)
 class Ground:
-    """A rite's blocking under one configuration: each cue's CueTime (cue id → it), and the staged rite on demand."""
+    """A rite's blocking under one configuration: each cue's CueTime (cue id → it), and the staged rite on demand.
+    A value: the cue sheet it was staged for is given again to ``rite``."""
 
     path: Path
     cues: Mapping[str, CueTime]
     variants: frozenset[str]
     readings: tuple[tuple[str, str], ...]
-    sheet: CueSheet = field(compare=False, repr=False)
-    entry: str = field(default="", compare=False, repr=False)  # its name in the cache ('' if it cannot be kept)
+    entry: str = ""  # its name in the cache ('' if it cannot be kept)
 
-    def rite(self) -> StagedRite:
-        """Everyone's stands at every cue: kept from an earlier run, else staged now (and kept).
+    def rite(self, sheet: CueSheet) -> StagedRite:
+        """Everyone's stands at every cue of *sheet* (the sheet this ground was found for): kept from an earlier
+        run, else staged now (and kept).
 
         The digest is of the files' contents: a rite kept from another copy of them names that copy's files, so it is
         used only where it names this blocking."""
@@ -67,7 +68,7 @@ class Ground:
         kept = unpickled(folder / f"{self.entry}.rite") if folder is not None else None
         if isinstance(kept, StagedRite) and kept.file == str(self.path):
             return kept
-        rite = staged_rite(self.sheet, self.variants, dict(self.readings), self.path)
+        rite = staged_rite(sheet, self.variants, dict(self.readings), self.path)
         if folder is not None:
             keep(folder, f"{self.entry}.rite", pickled(rite), entries=CACHE_ENTRIES)
         return rite
@@ -85,7 +86,23 @@ def ground(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, str
         cues = {cid: CueTime(c.duration, c.basis) for cid, c in rite.cues.items()}
         if folder is not None and name:
             keep(folder, f"{name}.json", _text(cues).encode(), entries=CACHE_ENTRIES)
-    return Ground(path, cues, variants, tuple(sorted(readings.items())), sheet, name)
+    return Ground(path, cues, variants, tuple(sorted(readings.items())), name)
+
+
+def ground_of(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, str]) -> tuple[Ground | None, str]:
+    """The ground of *sheet* under its programme *variants* and *readings* (those ``CueSheet.programme`` gives), and
+    why a blocking beside it is not used ('' if it is, or there is none): a blocking that does not stage leaves the
+    cue sheet's places and estimated durations in force, as if there were none."""
+    from yuesheng.staging.paths import blocking_beside
+
+    if (path := blocking_beside(sheet)) is None:
+        return None, ""
+    try:
+        return ground(sheet, variants, readings, path), ""
+    except InvalidInputError as exc:
+        where = Path(exc.problems[0].file).name if exc.problems else "the blocking"
+        return None, (f"{where}: {len(exc.problems)} problem(s) (yuesheng validate lists them): "
+                      "the cue sheet's places and estimated durations are used")
 
 
 def entry_name(sheet: CueSheet, path: Path, variants: frozenset[str], readings: Mapping[str, str]) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from yuesheng import limits
 from yuesheng.cuesheet import DEFAULT_SYLLABLE, Cue, CueSheet, MusicKind
@@ -33,6 +34,9 @@ from yuesheng.timeline.music import announce, play
 from yuesheng.timeline.schedule import MusicEnd, basis, duration, estimate, schedule
 from yuesheng.timeline.shooting import TALLY_AFTER, shejie, silent_rounds, tallies
 from yuesheng.timeline.state import BuildState, Options, Point, Setting
+
+if TYPE_CHECKING:
+    from yuesheng.staging.ground import Ground
 
 __all__ = ["DEFAULT_SYLLABLE", "Options", "Size", "build_timeline", "measure", "piece_timeline"]
 
@@ -118,8 +122,7 @@ def _timeline(setting: Setting, state: BuildState, times: Mapping[Point, Fractio
     return Timeline(rite=sheet.rite_name, rite_id=sheet.rite_id, events=tuple(sorted(state.events, key=_SORT_KEY)),
                     cues=tuple(cues), tallies=tallied, notices=notices, realization=setting.real,
                     variants=setting.variants, readings=setting.readings, programs=programs, names=names, holds=holds,
-                    cast=sheet.performers, layout=sheet.positions, instruments=sheet.instruments,
-                    ground=setting.ground)
+                    cast=sheet.performers, layout=sheet.positions, instruments=sheet.instruments)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,18 +147,22 @@ class Size:
         return [(cue, message) for cue, message in found if message]
 
 
-def measure(sheet: CueSheet, options: Options = Options()) -> Size:
-    """The Size of the Timeline *sheet* with *options* would give, found without making it (LimitError for
-    終, 節 or a syllable beyond their limits)."""
-    return _count(Setting.of(sheet, options))[0]
+def measure(sheet: CueSheet, options: Options = Options(), ground: Ground | None = None) -> Size:
+    """The Size of the Timeline *sheet* with *options* on *ground* would give, found without making it (LimitError
+    for 終, 節 or a syllable beyond their limits)."""
+    return _count(Setting.of(sheet, options, ground))[0]
 
 
-def build_timeline(sheet: CueSheet, options: Options = Options()) -> Timeline:
-    """The Timeline of *sheet* with *options* (variants, readings, tempo, tuning, seed).
+def build_timeline(sheet: CueSheet, options: Options = Options(), ground: Ground | None = None,
+                   staging_notice: str = "") -> Timeline:
+    """The Timeline of *sheet* with *options* (variants, readings, tempo, tuning, seed), its actions lasting what
+    *ground* says they last on the ground (``staging.ground.ground_of``; ``yuesheng.build`` finds it), else what the
+    sheet estimates (for *staging_notice*'s reason, a notice of the Timeline, if one is given). Pure: it reads no
+    file.
 
     Measured first: a build that would break a limit (``yuesheng.limits``) raises LimitError before it starts.
     """
-    setting = Setting.of(sheet, options)
+    setting = Setting.of(sheet, options, ground, staging_notice)
     size, times, played = _count(setting)
     if problems := size.problems():
         raise LimitError("; ".join(message for _, message in problems))

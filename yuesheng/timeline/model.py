@@ -10,16 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from fractions import Fraction
-from functools import cached_property
-from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, TypeVar
+from typing import Any, NamedTuple, NoReturn, TypeVar
 
 from yuesheng.cuesheet import Cue, Member
 from yuesheng.music.lulu import Realization
 from yuesheng.timeline.archery import Tally
-
-if TYPE_CHECKING:
-    from yuesheng.staging.ground import Ground
-    from yuesheng.staging.rite import StagedRite
 
 TICKS_PER_SECOND = 960
 K = TypeVar("K")
@@ -136,9 +131,10 @@ class Hold:
 _MAPPINGS = ("readings", "programs", "names", "holds", "cast", "layout", "instruments")
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Timeline:
-    """The rite in time: sorted events, the run sheet's cue timings, tallies and notices (mappings read-only)."""
+    """The rite in time: sorted events, the run sheet's cue timings, tallies and notices (mappings read-only). A
+    value: no file, cache or YAML document behind it (``yuesheng.production`` gives the staging beside it)."""
 
     rite: str
     rite_id: str
@@ -155,16 +151,10 @@ class Timeline:
     cast: Mapping[str, Member] = field(default_factory=FrozenDict)  # performers, for the ground plan
     layout: Mapping[str, Member] = field(default_factory=FrozenDict)  # positions with their places, for the plan
     instruments: Mapping[str, Member] = field(default_factory=FrozenDict)
-    ground: Ground | None = None  # what each action lasts on the ground, where its blocking is complete
 
     def __post_init__(self) -> None:
         for name in _MAPPINGS:
             object.__setattr__(self, name, frozen(getattr(self, name)))
-
-    @cached_property
-    def staging(self) -> StagedRite | None:
-        """The rite on the ground: everyone's stands at every cue, staged when first asked (None without a ground)."""
-        return self.ground.rite() if self.ground is not None else None
 
     @property
     def duration_ticks(self) -> int:

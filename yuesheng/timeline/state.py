@@ -7,12 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from yuesheng import limits
 from yuesheng.cuesheet.model import Anchor, Archery, Cue, CueSheet, MusicKind, timed_values
-from yuesheng.errors import InvalidInputError, LimitError
+from yuesheng.errors import LimitError
 from yuesheng.music.instruments import Part
 from yuesheng.music.lulu import Lu, Realization
 from yuesheng.timeline.archery import Release
@@ -63,9 +62,11 @@ class Setting:
     staging_notice: str = ""  # why a blocking beside the sheet is not used
 
     @classmethod
-    def of(cls, sheet: CueSheet, options: Options) -> Setting:
-        """The setting of *sheet* with *options* (UnknownNameError for a variant or reading it lacks, LimitError
-        for 終, 節 or a syllable beyond their limits)."""
+    def of(cls, sheet: CueSheet, options: Options, ground: Ground | None = None, staging_notice: str = "") -> Setting:
+        """The setting of *sheet* with *options* on *ground* (the durations its blocking gives under this programme,
+        ``staging.ground.ground_of``; None: the cue sheet's estimates, for *staging_notice*'s reason if one is given);
+        UnknownNameError for a variant or reading the sheet lacks, LimitError for 終, 節 or a syllable beyond their
+        limits."""
         variants, readings = sheet.programme(options.variants, options.readings)
         cues = _placed(sheet.active_cues(variants, readings), readings)
         archery = sheet.active_archery(variants)
@@ -76,7 +77,7 @@ class Setting:
             by_id=FrozenDict({c.id: c for c in cues}), archery=archery,
             seed=options.seed if options.seed is not None else (archery.seed if archery else 0),
             pierce=readings.get("shihuo", "ru-chu") != "drum-only",
-            jie_total=archery.jie_with(readings) if archery else 0, **_staging(sheet, variants, readings))
+            jie_total=archery.jie_with(readings) if archery else 0, ground=ground, staging_notice=staging_notice)
         setting.check_limits()
         return setting
 
@@ -95,23 +96,6 @@ class Setting:
                     found.append(limits.SYLLABLE.check(f"cue {cue.id}: {ref.piece.title} syllable", ref.syllable))
         if problems := list(dict.fromkeys(m for m in found if m)):
             raise LimitError("; ".join(problems))
-
-
-def _staging(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, str]) -> dict[str, Any]:
-    """The rite on the ground (``ground``), or why its blocking is not used (``staging_notice``): a blocking that
-    does not stage leaves the cue sheet's places and estimates in force, as if there were none."""
-    from yuesheng.staging.paths import blocking_beside
-
-    if (path := blocking_beside(sheet)) is None:  # the common case needs none of the staging layer
-        return {"ground": None}
-    from yuesheng.staging.ground import ground
-
-    try:
-        return {"ground": ground(sheet, variants, readings, path)}
-    except InvalidInputError as exc:
-        where = Path(exc.problems[0].file).name if exc.problems else "the blocking"
-        return {"staging_notice": f"{where}: {len(exc.problems)} problem(s) (yuesheng validate lists them): "
-                                  "the cue sheet's places and estimated durations are used"}
 
 
 def _placed(cues: tuple[Cue, ...], readings: dict[str, str]) -> tuple[Cue, ...]:

@@ -1,6 +1,6 @@
 """The plates of a staged rite (in the manner of 張惠言's 儀禮圖): the data the director's page draws them from.
 
-A rite whose blocking is complete (``Timeline.staging``) gets one plate per stage of the rite — the cue sheet's
+A rite whose blocking is complete (``Production.staged``) gets one plate per stage of the rite — the cue sheet's
 sections (陳設, 迎賓, 第一番射 …) — showing everyone on the ground with his facing, each file with its head, and the
 席 with the way their sitters face. The page's script draws the plates from this data (``sheet.js.j2``) so that
 one piece of code places the labels, for the plates as printed and for a selected cue: at a cue, everyone as he
@@ -29,6 +29,7 @@ from yuesheng.caches import cache_folder, keep
 from yuesheng.timeline import Timeline
 
 if TYPE_CHECKING:
+    from yuesheng.production import Production
     from yuesheng.staging.model import Hall, Stand
     from yuesheng.staging.rite import StagedRite
 
@@ -83,17 +84,17 @@ class Plates:
     json: str  # {"hall", "box", "inset", "cues", "members", "chi_per_bu", "chi_cm"}: the hall and each cue's changes
 
 
-def plates_data(timeline: Timeline, names: Mapping[str, str]) -> Plates | None:
+def plates_data(production: Production, names: Mapping[str, str]) -> Plates | None:
     """The hall and each cue's changed stands and walks, for the page's plates; None if not staged."""
-    ground = timeline.ground
+    timeline, ground = production.timeline, production.ground
     if ground is None:
         return None
     folder = cache_folder("plates") if ground.entry else None
     name = _entry(ground.entry, [t.cue.id for t in timeline.cues])
     kept = _read(folder / name) if folder is not None else None
     if kept is None:
-        staged = timeline.staging
-        assert staged is not None  # a timeline with a ground has a staged rite
+        staged = production.staged
+        assert staged is not None  # a production with a ground has a staged rite
         kept = _kept(_drawing(timeline, staged))
         if folder is not None:
             keep(folder, name, _text(kept).encode("utf-8"), entries=CACHE_ENTRIES)

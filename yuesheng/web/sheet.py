@@ -39,6 +39,7 @@ from yuesheng.process import collector_paused
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Event, EventKind, Timeline, clock, seconds
 
 if TYPE_CHECKING:
+    from yuesheng.production import Production
     from yuesheng.web.plates import Plates
 
 PLAN_SCALE = 24  # SVG units per 步
@@ -562,23 +563,25 @@ def _mark_svg(m: Mark, duration: float) -> str:
             f'data-title="{escape(m.title)}">{shape}</g>')
 
 
-def sheet_html(timeline: Timeline) -> str:
-    """The page of *timeline*: timeline, ground plan, cue details and run sheet, in one HTML file."""
-    return sheet_file(timeline).decode("utf-8")
+def sheet_html(production: Production) -> str:
+    """The page of a rite built (*production*): timeline, ground plan, cue details and run sheet, and the plates
+    of its staging where its blocking is in force, in one HTML file."""
+    return sheet_file(production).decode("utf-8")
 
 
-def sheet_file(timeline: Timeline) -> bytes:
+def sheet_file(production: Production) -> bytes:
     """``sheet_html`` as its file holds it (UTF-8): the page is encoded once, both to find the characters its font is
     cut for and to be written (encoding a 1.2 MB page costs as much as the rest of finding its font)."""
     with collector_paused():  # tens of thousands of new objects, none in a cycle: the collector would rescan them
-        data = _page(timeline).encode("utf-8")
+        data = _page(production).encode("utf-8")
     faces = fonts.face_css_utf8(data)
     return data.replace(b"</head>", _style(faces).encode("ascii"), 1) if faces else data
 
 
-def _page(timeline: Timeline) -> str:
+def _page(production: Production) -> str:
     from markupsafe import Markup
 
+    timeline = production.timeline
     total = timeline.duration_ticks  # not a stored field: each read scans every event
     sorted_out = _sorted_out(timeline.events)
     shots = sorted_out[2]
@@ -598,10 +601,10 @@ def _page(timeline: Timeline) -> str:
             "scale": PLAN_SCALE,
             "zooms": _zooms(shots, blocks, duration)}
     plates = None
-    if timeline.ground is not None:  # a rite without blocking pays nothing for the plates
+    if production.ground is not None:  # a rite without blocking pays nothing for the plates
         from yuesheng.web.plates import plates_data
 
-        if (staged := plates_data(timeline, names)) is not None:
+        if (staged := plates_data(production, names)) is not None:
             plates, data["plates"] = _plates_view(staged, groups), Encoded(staged.json)
     page: str = environment().get_template("sheet.html.j2").render(
         timeline=timeline, **view, now_line=False, places=places, unplaced=unplaced(timeline), scale=PLAN_SCALE,
