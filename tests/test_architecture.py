@@ -21,6 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("yuesheng.staging",),
     ("yuesheng.timeline",),
     ("yuesheng.check",),
+    ("yuesheng.production",),
     ("yuesheng.outputs",),
     ("yuesheng.live",),
     ("yuesheng.web",),

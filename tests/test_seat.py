@@ -88,7 +88,7 @@ def _render(timeline: Timeline, where: Listener, tmp_path: Path, name: str = "ou
     from yuesheng.outputs.spatial import render_placed
 
     out = tmp_path / name
-    render_placed(timeline, out, where)
+    render_placed(timeline, None, out, where)
     samples, rate = soundfile.read(out, dtype="float64")
     return samples, rate
 
@@ -107,7 +107,7 @@ def _onset(x: np.ndarray, rate: int, start: float, end: float) -> float:
 
 
 def test_qianyue_moves_the_se_and_the_singers_follow_it():
-    stops = blocking(_qianyue()).stops["瑟"]
+    stops = blocking(_qianyue(), None).stops["瑟"]
     assert [[p.name for p in s.places] for s in stops] == [["gong-tang"], ["gong-xia"]]
     assert 2 * S <= stops[1].start_tick < round(3.5 * S)  # moved in the pause, before the note below
 
@@ -116,19 +116,19 @@ def test_a_call_comes_from_its_cues_where():
     timeline = _timeline([_note(1, "c1", "獲者"), _note(3, "c2", "獲者")],
                          [_music("c1", 0, 1, performers=("huozhe",), where="hou"),
                           _music("c2", 1, 3, performers=("huozhe",), where="fa")])
-    assert [[p.name for p in s.places] for s in blocking(timeline).stops["獲者"]] == [["hou"], ["fa"]]
+    assert [[p.name for p in s.places] for s in blocking(timeline, None).stops["獲者"]] == [["hou"], ["fa"]]
 
 
 def test_listener_by_seat_name_id_coordinates_and_facing_words():
     timeline = _qianyue()
-    assert listener("賓席", timeline) == Listener(-2, -3.5, FACINGS["south"], "賓席")
-    assert listener("bin-xi,東", timeline).facing == (1.0, 0.0)
-    assert listener("3,40,北", timeline) == Listener(3.0, 40.0, (0.0, -1.0))
-    assert listener("3,40,west", timeline).facing == (-1.0, 0.0)
+    assert listener("賓席", timeline, None) == Listener(-2, -3.5, FACINGS["south"], "賓席")
+    assert listener("bin-xi,東", timeline, None).facing == (1.0, 0.0)
+    assert listener("3,40,北", timeline, None) == Listener(3.0, 40.0, (0.0, -1.0))
+    assert listener("3,40,west", timeline, None).facing == (-1.0, 0.0)
     for bad, message in (("nowhere", "no such seat"), ("1,2,up", "facing 'up'"), ("1", "expected x,y"),
                          ("default", "no default seat"), ("1e300,0", "within 200 步"), ("0,-201", "within 200 步")):
         with pytest.raises(UsageError, match=message):
-            listener(bad, timeline)
+            listener(bad, timeline, None)
 
 
 def test_the_lords_rites_default_to_the_gong_on_his_mat(tmp_path, capsys):
@@ -176,7 +176,7 @@ def test_a_call_from_the_fa_arrives_later_by_path_over_speed_and_quieter(tmp_pat
     timeline = _timeline([_note(0.5, "c1", "獲者"), _note(2.5, "c2", "獲者")],
                          [_music("c1", 0, 0.5, performers=("huozhe",), where="gong-tang"),
                           _music("c2", 1, 2.5, performers=("huozhe",), where="fa")])
-    who = listener("賓席", timeline)
+    who = listener("賓席", timeline, None)
     samples, rate = _render(timeline, who, tmp_path)
     mono = samples.sum(axis=1)
     lag = (_onset(mono, rate, 2.4, 4.4) - 2.5) - (_onset(mono, rate, 0.4, 2.4) - 0.5)
@@ -193,7 +193,7 @@ def test_moving_the_listener_to_the_far_end_of_the_court_reverses_what_is_near(t
                          [_music("m1", 0, 0.5, instruments=("se",)),
                           _music("c1", 1, 2.5, performers=("huozhe",), where="hou")])
     ratios = []
-    for n, who in enumerate((listener("賓席", timeline), listener("0,44,north", timeline))):
+    for n, who in enumerate((listener("賓席", timeline, None), listener("0,44,north", timeline, None))):
         samples, rate = _render(timeline, who, tmp_path, f"{n}.wav")
         mono = samples.sum(axis=1)
         ratios.append(_rms(mono, rate, 0.4, 2.0) / _rms(mono, rate, 2.4, 4.0))
@@ -202,7 +202,7 @@ def test_moving_the_listener_to_the_far_end_of_the_court_reverses_what_is_near(t
 
 @needs_fluidsynth
 def test_qianyue_moves_where_the_se_is_heard(tmp_path):
-    samples, rate = _render(_qianyue(), listener("賓席", _qianyue()), tmp_path)
+    samples, rate = _render(_qianyue(), listener("賓席", _qianyue(), None), tmp_path)
     left, right = samples[:, 0], samples[:, 1]
     above = _rms(left, rate, 0.4, 1.8) / _rms(right, rate, 0.4, 1.8)
     below = _rms(left, rate, 3.4, 4.8) / _rms(right, rate, 3.4, 4.8)
@@ -224,13 +224,13 @@ def _controllers(data: bytes) -> dict[str, list[tuple[int, int]]]:
 
 def test_midi_pan_and_level_follow_the_geometry_and_move_with_the_se():
     timeline = _qianyue()
-    who = listener("賓席", timeline)
-    data = midi_bytes(timeline, controls=midi_controllers(blocking(timeline).stops, who, Physics()))
+    who = listener("賓席", timeline, None)
+    data = midi_bytes(timeline, controls=midi_controllers(blocking(timeline, None).stops, who, Physics()))
     cc = _controllers(data)["瑟"]
     (_, pan1), (_, vol1), _, (_, pan2), (_, vol2), _ = cc
     assert abs(pan1 - 64) <= 2 and pan2 < 40  # ahead, then to his left (east of a south-facing listener)
     assert vol2 < vol1  # farther below
-    assert data == midi_bytes(timeline, controls=midi_controllers(blocking(timeline).stops, who, Physics()))
+    assert data == midi_bytes(timeline, controls=midi_controllers(blocking(timeline, None).stops, who, Physics()))
     assert "瑟" in _controllers(midi_bytes(timeline)) and not _controllers(midi_bytes(timeline))["瑟"]
 
 
@@ -342,7 +342,7 @@ def test_binaural_a_source_on_the_listeners_left_is_earlier_and_louder_in_the_le
 
     timeline = _timeline([_note(0.5, "m1")], [_music("m1", 0, 0.5, instruments=("se",))], se="tang-east")
     out = tmp_path / "b.wav"
-    render_placed(timeline, out, Listener(-2, -3.5, FACINGS["south"]), hrtf=load_sofa())  # the 瑟 east: his left
+    render_placed(timeline, None, out, Listener(-2, -3.5, FACINGS["south"]), hrtf=load_sofa())  # the 瑟 east: his left
     samples, rate = soundfile.read(out, dtype="float64")
     left, right = samples[:, 0], samples[:, 1]
     assert _rms(left, rate, 0.4, 1.5) > 1.5 * _rms(right, rate, 0.4, 1.5)
@@ -448,7 +448,7 @@ def test_a_sounding_part_with_no_place_is_an_error_that_names_the_placed_parts(t
                          [_music("m1", 0, 0.5, instruments=("se",)),
                           _music("c1", 1, 1.5, performers=("huozhe",), where="hou")], se="")  # the 瑟 nowhere
     with pytest.raises(AudioError, match="no place on the plan for 瑟: .*; to hear the placed parts alone: --part 獲"):
-        render_placed(timeline, tmp_path / "x.wav", listener("賓席", timeline))
+        render_placed(timeline, None, tmp_path / "x.wav", listener("賓席", timeline, None))
     assert not list(tmp_path.iterdir())
 
 
@@ -470,7 +470,7 @@ def test_a_part_condensed_on_its_own_keeps_its_notes_on_the_rites_clock(tmp_path
     from yuesheng.outputs.spatial import render_placed
 
     out = tmp_path / "se.wav"
-    render_placed(timeline, out, listener("賓席", timeline), parts=frozenset(["瑟"]))
+    render_placed(timeline, None, out, listener("賓席", timeline, None), parts=frozenset(["瑟"]))
     mono = soundfile.read(out, dtype="float64")[0].sum(axis=1)
     first, second = _onset(mono, 44100, 0.4, 1.5), _onset(mono, 44100, 20.4, 21.5)
     assert second - first == pytest.approx(20.0, abs=0.001)  # the same note from the same place, 20 s later
@@ -481,17 +481,17 @@ def test_a_part_condensed_on_its_own_keeps_its_notes_on_the_rites_clock(tmp_path
 
 @pytest.fixture(scope="module")
 def staged_xiangshe():
-    from yuesheng import build, load
+    from yuesheng import load, produce
 
     root = Path(__file__).resolve().parent.parent
-    return build(load(root / "cues" / "xiangshe.yaml"))
+    return produce(load(root / "cues" / "xiangshe.yaml"))
 
 
 def test_a_staged_rite_hears_each_part_where_its_players_stand(staged_xiangshe):
-    timeline = staged_xiangshe
-    assert timeline.staging is not None
-    hall = timeline.staging.hall.places
-    stops = blocking(timeline).stops
+    rite = staged_xiangshe.staged
+    assert rite is not None
+    hall = rite.hall.places
+    stops = blocking(staged_xiangshe.timeline, rite).stops
     se = [{p.name: (p.x, p.y) for p in stop.places} for stop in stops["瑟"]]
     # the two 工 who play the 瑟 at the 工席 on the 堂, below (遷樂) and up again (即位)
     assert se[0]["gong#1"] == (hall["gong-xi"].point.x, hall["gong-xi"].point.y)
@@ -509,25 +509,26 @@ def test_a_staged_rite_hears_each_part_where_its_players_stand(staged_xiangshe):
 
 
 def test_a_staged_rite_seats_the_listener_on_the_halls_mats(staged_xiangshe):
-    seat = blocking(staged_xiangshe).seats["bin-xi"]
-    place = staged_xiangshe.staging.hall.places["bin-xi"]
+    seat = blocking(staged_xiangshe.timeline, staged_xiangshe.staged).seats["bin-xi"]
+    place = staged_xiangshe.staged.hall.places["bin-xi"]
     assert (seat.x, seat.y, seat.facing) == (place.point.x, place.point.y, "south")
 
 
 def test_a_staged_rite_is_heard_in_its_own_halls_tang(staged_xiangshe):
     from yuesheng.outputs.placement import with_hall
 
-    physics = with_hall(Physics(), staged_xiangshe)
+    physics = with_hall(Physics(), staged_xiangshe.staged)
     assert physics.hall_bu == (-4, 4, 8)  # 州序: the 序 4 步 either side, the 堂 8 步 deep (xiangshe.hall.yaml)
-    stops, seats = blocking(staged_xiangshe).stops, blocking(staged_xiangshe).seats
+    placed = blocking(staged_xiangshe.timeline, staged_xiangshe.staged)
+    stops, seats = placed.stops, placed.seats
     who = Listener(seats["bin-xi"].x, seats["bin-xi"].y, FACINGS["south"])
     se = stops["瑟"][0].places[0]
     assert hear(se, who, physics).hall and not hear(se, who, Physics()).hall  # the 賓's mat lies 6.5 步 back
-    assert with_hall(Physics(), _qianyue()) == Physics()  # a rite placed by its cue sheet keeps the estimate
+    assert with_hall(Physics(), None) == Physics()  # a rite placed by its cue sheet keeps the estimate
 
 
 def test_a_blocking_that_does_not_stage_leaves_the_cue_sheets_places_with_a_notice(tmp_path):
-    from yuesheng import build, load
+    from yuesheng import load, produce
 
     root = Path(__file__).resolve().parent.parent
     (tmp_path / "cues").mkdir()
@@ -535,10 +536,11 @@ def test_a_blocking_that_does_not_stage_leaves_the_cue_sheets_places_with_a_noti
     shutil.copy(root / "cues" / "xiangshe.yaml", tmp_path / "cues" / "xiangshe.yaml")
     path = tmp_path / "blocking" / "xiangshe.yaml"
     path.write_text(path.read_text(encoding="utf-8").replace("to: gong-xia,", "to: gong-xai,", 1), encoding="utf-8")
-    timeline = build(load(tmp_path / "cues" / "xiangshe.yaml"))
-    assert timeline.staging is None
+    production = produce(load(tmp_path / "cues" / "xiangshe.yaml"))
+    timeline = production.timeline
+    assert production.ground is None and production.staged is None
     assert any(n.startswith("xiangshe.yaml: ") and "cue sheet's places" in n for n in timeline.notices)
-    assert blocking(timeline).stops["瑟"][0].places[0].name == "gong-tang"
+    assert blocking(timeline, None).stops["瑟"][0].places[0].name == "gong-tang"
 
 
 def test_the_block_mix_is_the_convolution_of_each_sound_with_the_response_of_the_stop_it_is_made_at():

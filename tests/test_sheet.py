@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 import yaml
 
-from yuesheng import build, load
+from yuesheng import Production, build, load, produce
 from yuesheng.cli import main
 from yuesheng.cli.common import cue_path
 from yuesheng.music.repertoire import data_dir
@@ -84,8 +84,18 @@ class _Contract(HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def timelines(repertoire) -> dict[str, Any]:
-    return {rite: build(load(cue_path(rite), repertoire=repertoire)) for rite in RITES}
+def productions(repertoire) -> dict[str, Production]:
+    return {rite: produce(load(cue_path(rite), repertoire=repertoire)) for rite in RITES}
+
+
+@pytest.fixture(scope="module")
+def timelines(productions) -> dict[str, Any]:
+    return {rite: p.timeline for rite, p in productions.items()}
+
+
+@pytest.fixture(scope="module")
+def staged(productions) -> dict[str, Any]:
+    return {rite: p.staged for rite, p in productions.items()}
 
 
 @pytest.fixture(scope="module")
@@ -144,10 +154,10 @@ def test_the_jsonjson_island_cannot_close_its_script():
     assert json_island({}) == "{}"
 
 
-def test_the_island_is_the_json_of_the_pages_data(timelines):
+def test_the_island_is_the_json_of_the_pages_data(timelines, productions):
     """The cues (each map of who stands where written once) and the plates (kept as JSON) are spliced in: the same
     text as json.dumps of the data parsed back."""
-    html = sheet_html(timelines["xiangyinjiu"])
+    html = sheet_html(productions["xiangyinjiu"])
     island = html[html.index('id="rite-data">') + 15:html.index("</script>", html.index('id="rite-data">'))]
     data = json.loads(island)
     assert any(c["at"] for c in data["cues"]) and data["plates"]["cues"]
@@ -156,7 +166,7 @@ def test_the_island_is_the_json_of_the_pages_data(timelines):
 
 
 def test_markup_from_the_cue_sheet_is_escaped(tmp_path, repertoire):
-    html = sheet_html(build(load(_hostile_sheet(tmp_path), repertoire=repertoire)))
+    html = sheet_html(produce(load(_hostile_sheet(tmp_path), repertoire=repertoire)))
     assert "<script>window.pwned" not in html and "<b>bold</b>" not in html and "<img" not in html
     assert "&lt;/script&gt;&lt;script&gt;window.pwned = 1&lt;/script&gt;" in html
     assert len(re.findall(r"<script\b", html)) == 2  # the JSON island and the page's own script
@@ -191,8 +201,8 @@ def test_each_block_and_mark_is_drawn_at_its_time_on_its_lane(timelines):
     assert {m.kind.split()[0] for m in view["marks"]} == {"jie", "half", "arrow", "call"}
 
 
-def test_same_timeline_same_page(timelines):
-    assert sheet_html(timelines["xiangyinjiu"]) == sheet_html(timelines["xiangyinjiu"])
+def test_same_timeline_same_page(timelines, productions):
+    assert sheet_html(productions["xiangyinjiu"]) == sheet_html(productions["xiangyinjiu"])
 
 
 # --- the compiled templates' cache -----------------------------------------------------------------------
@@ -222,15 +232,15 @@ def _compiles(monkeypatch) -> list[str]:
     return names
 
 
-def test_the_templates_are_compiled_once_into_a_private_cache(fresh_environment, monkeypatch, timelines):
+def test_the_templates_are_compiled_once_into_a_private_cache(fresh_environment, monkeypatch, timelines, productions):
     compiled = _compiles(monkeypatch)
-    first = sheet_html(timelines["xiangyinjiu"])
+    first = sheet_html(productions["xiangyinjiu"])
     assert sorted(compiled) == ["sheet.css.j2", "sheet.html.j2", "sheet.js.j2", "timeline.css.j2", "timeline.svg.j2"]
     assert stat.S_IMODE(fresh_environment.stat().st_mode) == 0o700
     assert len(list(fresh_environment.glob("*.cache"))) == 5
     environment.cache_clear()  # as in a new process
     compiled.clear()
-    assert sheet_html(timelines["xiangyinjiu"]) == first
+    assert sheet_html(productions["xiangyinjiu"]) == first
     assert compiled == []
 
 
@@ -249,16 +259,16 @@ def test_a_changed_template_or_environment_is_compiled_anew(fresh_environment):
     assert env.get_template("t").render(x="<") == "<i>&lt;</i>"
 
 
-def test_a_broken_cache_file_is_compiled_anew(fresh_environment, timelines):
-    first = sheet_html(timelines["xiangyinjiu"])
+def test_a_broken_cache_file_is_compiled_anew(fresh_environment, timelines, productions):
+    first = sheet_html(productions["xiangyinjiu"])
     for path in fresh_environment.glob("*.cache"):
         path.write_bytes(path.read_bytes()[:40])
     environment.cache_clear()
-    assert sheet_html(timelines["xiangyinjiu"]) == first
+    assert sheet_html(productions["xiangyinjiu"]) == first
 
 
-def test_a_cache_that_cannot_be_made_or_written_is_no_error(tmp_path, monkeypatch, timelines):
-    first = sheet_html(timelines["xiangyinjiu"])
+def test_a_cache_that_cannot_be_made_or_written_is_no_error(tmp_path, monkeypatch, timelines, productions):
+    first = sheet_html(productions["xiangyinjiu"])
     (tmp_path / "file").write_text("")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))
     assert cache_folder("jinja") is None
@@ -275,7 +285,7 @@ def test_a_cache_that_cannot_be_made_or_written_is_no_error(tmp_path, monkeypatc
     try:
         environment.cache_clear()
         monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))
-        assert sheet_html(timelines["xiangyinjiu"]) == first
+        assert sheet_html(productions["xiangyinjiu"]) == first
     finally:
         environment.cache_clear()
 
@@ -558,7 +568,7 @@ def test_zoom_goes_from_the_whole_rite_to_one_pairs_jie(pages, opened):
 
 def test_markup_in_a_cue_sheet_stays_text_in_the_browser(tmp_path, repertoire, opened):
     path = tmp_path / "hostile.html"
-    path.write_text(sheet_html(build(load(_hostile_sheet(tmp_path), repertoire=repertoire))), encoding="utf-8")
+    path.write_text(sheet_html(produce(load(_hostile_sheet(tmp_path), repertoire=repertoire))), encoding="utf-8")
     page = opened(path)
     with page.checks("hostile") as p:
         p.click('#cues tr[data-cue="gong-ru"]')
@@ -572,7 +582,7 @@ def test_markup_in_a_cue_sheet_stays_text_in_the_browser(tmp_path, repertoire, o
 
 def test_a_sheet_without_places_lists_its_positions_beside_the_plan(tmp_path, repertoire, opened):
     path = tmp_path / "mini.html"
-    path.write_text(sheet_html(build(load(MINI, repertoire=repertoire), Options())), encoding="utf-8")
+    path.write_text(sheet_html(produce(load(MINI, repertoire=repertoire), Options())), encoding="utf-8")
     page = opened(path)
     with page.checks("unplaced") as p:
         p.click('#cues tr[data-cue="gong-ru"]')
@@ -589,21 +599,21 @@ def test_the_page_shows_measured_durations_beside_the_estimates(repertoire):
     from yuesheng.web.sheet import sheet_html
 
     sheet = load(Path(__file__).parent / "data" / "golden.yaml", repertoire=repertoire)
-    html = sheet_html(build(sheet, Options(timing={"bin-ru": Measurement(Fraction(14), 3, Fraction(2))})))
+    html = sheet_html(produce(sheet, Options(timing={"bin-ru": Measurement(Fraction(14), 3, Fraction(2))})))
     assert ">est.</th>" in html
     row = html[html.index('<tr data-cue="bin-ru"'):]
     row = row[:row.index("</tr>")]
     assert '<td class="time">0:14</td>' in row and '<td class="time">0:10 (3 ±2.0s)</td>' in row
     assert ("measured in rehearsal (--timing): the median of 3 takes, spread 2.0 s; the cue sheet's estimate was 0:10"
             in html)  # the JSON island
-    assert ">est.</th>" not in sheet_html(build(sheet))
+    assert ">est.</th>" not in sheet_html(produce(sheet))
 
 
 def test_que_is_named_only_where_the_text_writes_it(repertoire):
     from yuesheng import load
     from yuesheng.web.sheet import sheet_html
 
-    html = sheet_html(build(load(Path(__file__).parent / "data" / "golden.yaml", repertoire=repertoire)))
+    html = sheet_html(produce(load(Path(__file__).parent / "data" / "golden.yaml", repertoire=repertoire)))
     assert "至 bai-zhi (樂闋)" in html  # golden's 肆夏 quotes 8-24a, where the text writes 樂闋 for it
 
 
@@ -656,26 +666,26 @@ def test_a_page_drawn_again_takes_its_plates_as_kept_without_the_staging_model(t
     assert (tmp_path / "0.html").read_bytes() == (tmp_path / "1.html").read_bytes()
 
 
-def test_a_damaged_or_foreign_kept_drawing_is_drawn_anew(tmp_path, monkeypatch, timelines):
+def test_a_damaged_or_foreign_kept_drawing_is_drawn_anew(tmp_path, monkeypatch, timelines, productions):
     from yuesheng.web.plates import plates_data
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     timeline = timelines["xiangyinjiu"]
-    fresh = plates_data(timeline, timeline.names)
+    fresh = plates_data(productions["xiangyinjiu"], timeline.names)
     assert fresh is not None and fresh.members and json.loads(fresh.json)["cues"]
     [entry] = (tmp_path / "yuesheng" / "plates").glob("*.json")
-    assert plates_data(timeline, timeline.names) == fresh
+    assert plates_data(productions["xiangyinjiu"], timeline.names) == fresh
     kept = entry.read_text("utf-8")
     damaged = [kept.replace('"members":[', '"members":[1,', 1), kept.replace('"box":[', '"box":["x",', 1),
                kept.replace('"cues":{', '"cues":{"x":0,', 1)]  # the last: the drawing is not what its digest says
     for text in ("{not json", "[]\n{}", '{"format": "yuesheng-plates-0"}\n{}', *damaged):
         entry.write_text(text, encoding="utf-8")
-        assert plates_data(timeline, timeline.names) == fresh, text[:40]
+        assert plates_data(productions["xiangyinjiu"], timeline.names) == fresh, text[:40]
 
 
 @pytest.mark.parametrize("rite", STAGED)
 def test_one_plate_per_stage_with_everyone_on_the_ground_and_labels_that_never_overlap(rite, pages, timelines,
-                                                                                        opened):
+                                                                                        opened, staged):
     timeline = timelines[rite]
     stages: list[tuple[str, str]] = []
     for t in timeline.cues:
@@ -688,9 +698,9 @@ def test_one_plate_per_stage_with_everyone_on_the_ground_and_labels_that_never_o
             p.select_option("#plate-stage", str(n))
             svg = p.query_selector("figure.plate.current svg")
             people = svg.eval_on_selector_all("g.person", "els => els.map(e => e.dataset.member)")
-            assert sorted(people) == sorted(timeline.staging.cues[first].stands), stage
+            assert sorted(people) == sorted(staged[rite].cues[first].stands), stage
             drawn = svg.eval_on_selector_all(".hall :is(.target, .screen) title", "els => els.map(e => e.textContent)")
-            hall = timeline.staging.hall
+            hall = staged[rite].hall
             assert drawn == [t[0] for t in targets(hall)] + [f[0] for f in screens(hall)], stage  # 侯 and 乏
             assert svg.eval_on_selector(".labels", "g => Number(g.dataset.dropped)") == 0, stage
             for box in (None, "-14 -10 28 22", "-6 -9 12 10"):  # the whole ground, the 堂 and 庭, the 堂 alone
@@ -702,11 +712,12 @@ def test_one_plate_per_stage_with_everyone_on_the_ground_and_labels_that_never_o
         assert page.errors == []
 
 
-def test_selecting_a_cue_draws_its_walks_with_their_times_and_a_track_follows_a_person(pages, timelines, opened):
+def test_selecting_a_cue_draws_its_walks_with_their_times_and_a_track_follows_a_person(pages, timelines, opened,
+                                                                                          staged):
     timeline = timelines["xiangyinjiu"]
-    staged = timeline.staging.cues
-    cue = next(t.cue.id for t in timeline.cues if len(staged[t.cue.id].derivation.walks) >= 2)
-    walks = staged[cue].derivation.walks
+    on_ground = staged["xiangyinjiu"].cues
+    cue = next(t.cue.id for t in timeline.cues if len(on_ground[t.cue.id].derivation.walks) >= 2)
+    walks = on_ground[cue].derivation.walks
     page = opened(pages["xiangyinjiu"])
     with page.checks("plates-walks") as p:
         p.click(f'#cues tr[data-cue="{cue}"]')
@@ -716,14 +727,15 @@ def test_selecting_a_cue_draws_its_walks_with_their_times_and_a_track_follows_a_
         assert sorted(times) == sorted(f"{round(float(w.seconds), 1):g} s" for w in walks if w.length > 0.3)
         who = walks[0].who
         p.select_option("#track-person", who)
-        every = [w for t in timeline.cues for w in staged[t.cue.id].derivation.walks if w.who == who]
+        every = [w for t in timeline.cues for w in on_ground[t.cue.id].derivation.walks if w.who == who]
         assert svg.eval_on_selector_all("polyline.track", "els => els.length") == len(every) > 1
         assert _overlapping(svg.evaluate(LABEL_BOXES)) == []
         assert page.errors == []
 
 
 @pytest.mark.parametrize("rite", ["xiangyinjiu", pytest.param("dashe", marks=pytest.mark.slow)])
-def test_print_gives_the_whole_timeline_a_page_per_plate_and_the_run_sheet(rite, pages, timelines, opened, tmp_path):
+def test_print_gives_the_whole_timeline_a_page_per_plate_and_the_run_sheet(rite, pages, timelines, opened, tmp_path,
+                                                                          staged):
     from pypdf import PdfReader
 
     page = opened(pages[rite], width=1047)
@@ -744,7 +756,7 @@ def test_print_gives_the_whole_timeline_a_page_per_plate_and_the_run_sheet(rite,
             counts.append(len(PdfReader(str(pdf)).pages))
         stages = len([s for n, s in enumerate(t.cue.section for t in timelines[rite].cues)
                       if n == 0 or timelines[rite].cues[n - 1].cue.section != s])
-        assert counts[0] - counts[1] == (stages if timelines[rite].staging else 0)  # one page for each plate
+        assert counts[0] - counts[1] == (stages if staged[rite] else 0)  # one page for each plate
         assert counts[1] <= 16, counts  # the notices and timeline, then the run sheet: 大射 in 15
 
 
@@ -758,7 +770,7 @@ def _spans(text: str) -> set[int]:
 
 
 @pytest.mark.parametrize("rite", ["xiangyinjiu", pytest.param("dashe", marks=pytest.mark.slow)])
-def test_each_printed_plate_draws_its_stages_walks_numbered_as_its_list(rite, pages, timelines, opened):
+def test_each_printed_plate_draws_its_stages_walks_numbered_as_its_list(rite, pages, timelines, opened, staged):
     timeline = timelines[rite]
     stages: list[list[str]] = []
     for n, t in enumerate(timeline.cues):
@@ -774,7 +786,7 @@ def test_each_printed_plate_draws_its_stages_walks_numbered_as_its_list(rite, pa
         assert len(figures) == len(stages)
         walked = 0
         for figure, ids in zip(figures, stages, strict=True):
-            walks = [(n, w) for n, cue in enumerate(ids, 1) for w in timeline.staging.cues[cue].derivation.walks
+            walks = [(n, w) for n, cue in enumerate(ids, 1) for w in staged[rite].cues[cue].derivation.walks
                      if round(w.length, 2) > 0.3]
             routes = {tuple((round(q.x, 2), round(q.y, 2)) for q in w.route) for _, w in walks}
             drawn = figure.eval_on_selector_all(".content > .print-walks polyline.print-walk",
@@ -797,7 +809,8 @@ def test_each_printed_plate_draws_its_stages_walks_numbered_as_its_list(rite, pa
 
 
 @pytest.mark.parametrize("rite", RITES)
-def test_every_walk_the_page_draws_keeps_off_the_walls_and_a_track_is_its_walks_joined(rite, timelines):
+def test_every_walk_the_page_draws_keeps_off_the_walls_and_a_track_is_its_walks_joined(rite, timelines, productions,
+                                                                                          staged):
     """What a plate and a track draw (plates_data, as rounded for the page) for every cue of each blocked rite:
     each segment crosses no wall and leaves the 堂 only by a stair, and each walk starts where its walker stood."""
     from yuesheng.staging.model import Point
@@ -805,10 +818,10 @@ def test_every_walk_the_page_draws_keeps_off_the_walls_and_a_track_is_its_walks_
     from yuesheng.web.plates import plates_data
 
     timeline = timelines[rite]
-    plates = plates_data(timeline, timeline.names)
+    plates = plates_data(productions[rite], timeline.names)
     assert plates is not None
     data = json.loads(plates.json)
-    hall = timeline.staging.hall
+    hall = staged[rite].hall
     stairs = {frozenset(((round(s.top.x, 2), round(s.top.y, 2)), (round(s.foot.x, 2), round(s.foot.y, 2))))
               for s in hall.stairs}
     at: dict[str, tuple[float, float]] = {}
