@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from yuesheng import build, load
 from yuesheng.check.validate import check_cuesheet
-from yuesheng.errors import InvalidValueError, ScheduleError
+from yuesheng.errors import InvalidInputError, InvalidValueError
 from yuesheng.music.repertoire import data_dir
 from yuesheng.timeline import Options
 from yuesheng.yamlload import MAX_BYTES
@@ -174,8 +174,8 @@ def test_a_cycle_of_two_variants_together_fails_validate(run, tmp_path):
 def test_a_cycle_reaching_the_timeline_is_a_clean_error(tmp_path, repertoire):
     sheet, problems = check_cuesheet(_sheet(tmp_path, CYCLE), repertoire)
     assert sheet is not None and [p.rule for p in problems if p.severity == "error"] == ["cycle"]
-    with pytest.raises(ScheduleError, match="anchors form a cycle: xa → xb → xa"):
-        build(sheet, Options(frozenset({"va", "vb"})))
+    with pytest.raises(InvalidInputError, match=r"start: anchors form a cycle \(with va, vb on\): xa → xb → xa"):
+        build(sheet, Options(frozenset({"va", "vb"})))  # located in the file, as the commands give it
     assert build(sheet, Options(frozenset({"va"}))).cues  # each alone is fine
 
 

@@ -77,7 +77,7 @@ class Ground:
 def ground(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, str], path: Path) -> Ground:
     """The ground of *sheet* under *variants* and *readings* from the blocking at *path*: kept from an earlier run,
     else staged (InvalidInputError if it does not stage) and kept."""
-    folder, name = cache_folder("staging"), entry_name(sheet, path, variants, readings)
+    folder, name = cache_folder("staging"), _digest(sheet, path, [(variants, readings)])
     cues = _read(folder / f"{name}.json") if folder is not None and name else None
     if cues is None:
         from yuesheng.staging.rite import staged_rite
@@ -103,12 +103,6 @@ def ground_of(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, 
         where = Path(exc.problems[0].file).name if exc.problems else "the blocking"
         return None, (f"{where}: {len(exc.problems)} problem(s) (yuesheng validate lists them): "
                       "the cue sheet's places and estimated durations are used")
-
-
-def entry_name(sheet: CueSheet, path: Path, variants: frozenset[str], readings: Mapping[str, str]) -> str:
-    """The name ``ground`` keeps the ground of *sheet* under *variants* and *readings* by ('' if a file cannot be
-    read): a kept build compares it with its own (``check.builds``)."""
-    return _digest(sheet, path, [(variants, readings)])
 
 
 def kept_clean(sheet: CueSheet, path: Path, configurations: Iterable[Configuration]) -> bool:
