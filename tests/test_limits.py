@@ -19,7 +19,7 @@ import pytest
 import yuesheng
 from yuesheng import build, limits
 from yuesheng.cuesheet import MusicKind, read_cuesheet, variant_configurations
-from yuesheng.errors import LimitError
+from yuesheng.errors import InvalidInputError, LimitError
 from yuesheng.music.repertoire import data_dir
 from yuesheng.timeline import Options, measure, ticks
 from yuesheng.yamlload import load
@@ -161,8 +161,8 @@ def test_the_build_refuses_before_it_allocates(repertoire, tmp_path):
     assert sheet is not None
     tracemalloc.start()
     try:
-        with deadline(), pytest.raises(LimitError, match=r"beyond the limit of events in a timeline"):
-            build(sheet)
+        with deadline(), pytest.raises(InvalidInputError, match=r"beyond the limit of events in a timeline"):
+            build(sheet)  # refused at the cue that would make them, as the commands give it
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -215,7 +215,8 @@ def test_a_rite_longer_than_the_limit_is_invalid_at_the_cue_that_ends_last(run, 
 
 
 def _assert_measure_is_exact(sheet, options: Options) -> None:
-    size, timeline = measure(sheet, options), build(sheet, options)
+    production = yuesheng.produce(sheet, options)  # measured on the same ground as built
+    size, timeline = measure(sheet, options, production.ground), production.timeline
     assert size.events == len(timeline.events)
     assert size.marks == sum(len(hold.phrase_ticks) for hold in timeline.holds.values())
     assert ticks(size.end) == max(t.end_tick for t in timeline.cues)

@@ -139,9 +139,9 @@ def test_routes_are_kept_for_the_next_process_which_needs_no_graph(tmp_path):
 
 
 def test_a_build_takes_its_durations_from_the_ground_kept_by_the_last_and_stages_only_for_drawing(tmp_path):
-    runs = _twice("from yuesheng import build; "
-                  "t = build(load(Path('cues/dashe.yaml'))); "
-                  "staged = 'yuesheng.staging.stage' in sys.modules; n = len(t.staging.cues); "
+    runs = _twice("from yuesheng import produce; "
+                  "p = produce(load(Path('cues/dashe.yaml'))); t = p.timeline; "
+                  "staged = 'yuesheng.staging.stage' in sys.modules; n = len(p.staged.cues); "
                   "print(staged, n, sum(c.end_tick - c.start_tick for c in t.cues))", tmp_path)
     assert runs[0][0] == "True" and runs[1][0] == "False"  # the second run staged nothing, to time or to draw
     assert runs[0][1:] == runs[1][1:]  # the same stands and durations
@@ -161,7 +161,7 @@ def test_a_kept_ground_is_used_only_for_the_same_blocking_and_a_damaged_one_is_s
     entry.write_text("{not json", encoding="utf-8")
     assert ground(sheet, frozenset(), {}, path).cues == first.cues
     (tmp_path / "cache" / "yuesheng" / "staging" / f"{first.entry}.rite").write_bytes(b"\x80garbage")
-    assert first.rite().cues.keys() == first.cues.keys()
+    assert first.rite(sheet).cues.keys() == first.cues.keys()
     text = path.read_text(encoding="utf-8")
     assert "gestures: [再拜, 荅再拜, 揖]" in text
     path.write_text(text.replace("gestures: [再拜, 荅再拜, 揖]", "gestures: [再拜, 荅再拜]", 1), encoding="utf-8")

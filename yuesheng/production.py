@@ -32,8 +32,6 @@ if TYPE_CHECKING:
     from yuesheng.staging.rite import StagedRite
     from yuesheng.timeline import Timeline
 
-SHIPPED = ("xiangyinjiu", "xiangshe", "yanli", "dashe")
-
 
 @dataclass(frozen=True)
 class Production:
