@@ -8,7 +8,7 @@ cue-sheet format. No rite id is written anywhere else in the package: a fifth ri
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -55,6 +55,15 @@ class Rite:
     xunuo_cite: str = ""
     lord: Lord | None = None
     listener: str = ""  # the seat a listener takes by default ('': none)
+
+    def seat_name(self, seat: str, name: str) -> str:
+        """What *seat* (usually called *name*) is called in this rite: the lord's (公席) where it is his."""
+        return f"{self.lord.name}席" if self.lord is not None and seat == self.lord.seat else name
+
+    def seat_place(self, seat: str, places: Collection[str]) -> str:
+        """The place of *seat* in a hall of *places*: the lord's mat where the hall names it apart from the seat."""
+        lord = self.lord
+        return lord.mat if lord is not None and seat == lord.seat and lord.mat in places else seat
 
 
 _KEYS = ("name", "short", "rules", "archery", "jie", "round_pieces", "zhengge", "xunuo", "lord", "listener")

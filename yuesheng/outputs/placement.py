@@ -243,12 +243,9 @@ def seats(timeline: Timeline) -> dict[str, Seat]:
     (the staged hall's places first)."""
     out = {}
     hall = timeline.staging.hall.places if timeline.staging is not None else {}
-    rite = rite_of(timeline.rite_id, timeline.rite)
-    lord = rite.lord if rite is not None else None  # 小臣設公席于阼階上西鄉 (燕禮 7-4b, 大射 9-7a)
+    rite = rite_of(timeline.rite_id, timeline.rite)  # its lord's seat is his: 公席 (燕禮 7-4b, 大射 9-7a)
     for pid, (name, facing) in SEATS.items():
-        at = pid
-        if lord is not None and pid == lord.seat:
-            name, at = f"{lord.name}席", lord.mat if lord.mat in hall else pid  # a hall may name his mat apart
+        name, at = (rite.seat_name(pid, name), rite.seat_place(pid, hall)) if rite is not None else (name, pid)
         place = Place(hall[at].point.x, hall[at].point.y, pid) if at in hall else _placed(timeline, pid)
         if place is not None:
             out[pid] = Seat(pid, name, place.x, place.y, facing)
