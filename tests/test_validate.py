@@ -181,6 +181,24 @@ def test_a_malformed_row_of_the_rite_table_is_said_by_its_rite_and_key():
     assert rite_row("pinli", {"name": "聘禮", "short": "聘"}).rules == frozenset()
 
 
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ("    calls: [宫]\n    cite: {page: 9-31b, quote: 負侯皆許諾以宫}",
+     "    calls: [不絶]\n    cite: {page: 9-31b, quote: 負侯皆許諾以宫}",
+     "大射's 許諾 is ['不絶']; expected [宫, 商] (儀禮集釋 9-31b 許諾以宫…又諾以商至乏聲止)"),
+    ("    hold: {until: fuhou-zhi-fa}\n    cite: {page: 9-31b, quote: 又諾以商至乏聲止}",
+     "    cite: {page: 9-31b, quote: 又諾以商至乏聲止}", "大射's 諾 on 商 is held until the walk it answers ends"),
+])
+def test_the_xunuo_is_on_the_sounds_of_its_rites_row(repertoire, tmp_path, old, new, message):
+    from yuesheng.music.repertoire import data_dir
+
+    text = (data_dir("cues") / "dashe.yaml").read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    path = tmp_path / "dashe.yaml"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    problems = [p for p in check_cuesheet(path, repertoire)[1] if p.rule == "calls"]
+    assert len(problems) == 1 and message in problems[0].message, problems
+
+
 def _renamed(tmp_path, rite_id: str, name: str, *, drop: str = "") -> Path:
     """The shipped 鄉飲酒禮 as a sheet of one's own named *name* (id *rite_id*), with the line *drop* taken out."""
     from yuesheng.music.repertoire import data_dir
