@@ -31,19 +31,27 @@ def _fresh_tables() -> None:
     datafiles.rites.cache_clear()
 
 
-@pytest.fixture
-def row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The shipped data tables with the fifth rite's row added to rites.json."""
+def _tables_with(added: dict[str, dict[str, object]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point ``datafiles`` at a copy of the shipped data tables whose rites.json has the rows *added*."""
     data = tmp_path / "data"
     data.mkdir()
     for table in datafiles.DATA_DIR.glob("*.json"):
         shutil.copy(table, data)
     rites = json.loads((data / "rites.json").read_text(encoding="utf-8"))
-    added = {rid: r for rid, r in json.loads((FIFTH / "rites.json").read_text(encoding="utf-8")).items()
-             if not rid.startswith("$")}
     (data / "rites.json").write_text(json.dumps(rites | added, ensure_ascii=False), encoding="utf-8")
     monkeypatch.setattr(datafiles, "DATA_DIR", data)
     _fresh_tables()
+
+
+def _fifth_row() -> dict[str, dict[str, object]]:
+    rows = json.loads((FIFTH / "rites.json").read_text(encoding="utf-8"))
+    return {rid: r for rid, r in rows.items() if not rid.startswith("$")}
+
+
+@pytest.fixture
+def row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The shipped data tables with the fifth rite's row added to rites.json."""
+    _tables_with(_fifth_row(), tmp_path, monkeypatch)
     yield
     _fresh_tables()  # the monkeypatch puts DATA_DIR back; the tables read from the copy go too
 
@@ -114,3 +122,21 @@ def test_without_its_row_there_is_no_lord_and_no_default_seat(run: Run, repertoi
     with pytest.raises(UsageError, match="納賓 has no default seat; name one of: .*zuojie-shang"):
         listener("default", timeline)
     assert listener("zuojie-shang", timeline).name == "主人席"  # the seat at the 阼階上 is no lord's
+
+
+@pytest.mark.parametrize(("key", "value", "said"), [
+    ("rules", ["zhengge-bel"], "bad data/rites.json: rite nabin: rules 'zhengge-bel': expected one of zhengge-bei"),
+    ("zhengge", {"kinds": {"升哥": 3}}, "bad data/rites.json: rite nabin: zhengge '升哥': expected one of 升歌"),
+    ("seats", {}, "bad data/rites.json: rite nabin 'seats': expected one of the keys name, short, rules"),
+])
+def test_a_row_with_a_typo_is_refused_in_one_line_not_applied_in_part(run: Run, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch, key: str,
+                                                                       value: object, said: str) -> None:
+    rows = _fifth_row()
+    rows["nabin"] = {**rows["nabin"], key: value}
+    try:
+        _tables_with(rows, tmp_path, monkeypatch)
+        code, out, err = run("validate", str(SHEET))
+    finally:
+        _fresh_tables()
+    assert code == 1 and said in err and "Traceback" not in err, (out, err)

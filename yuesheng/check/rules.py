@@ -37,7 +37,7 @@ from yuesheng.cuesheet import (
 from yuesheng.cuesheet.model import Anchor
 from yuesheng.cuesheet.zhong import zhong_count
 from yuesheng.datafiles import Rite
-from yuesheng.errors import Problem, Severity
+from yuesheng.errors import InvalidValueError, Problem, Severity
 from yuesheng.yamlload import PathKey
 
 Finding = tuple[PathKey, str]
@@ -364,7 +364,7 @@ def check_rules(sheet: CueSheet, chosen: Programme | None = None) -> list[Proble
     seen: dict[tuple[PathKey, str, str], Problem] = {}
     configurations = [(variants, readings, sheet.active_cues(variants, readings))
                       for variants, readings in ([chosen] if chosen is not None else programmes(sheet))]
-    rite = rite_of(sheet)
+    rite = _row_checked(rite_of(sheet))
     for rule in RULES:
         if rule.per_rite and (rite is None or rule.id not in rite.rules):
             continue
@@ -379,6 +379,21 @@ def check_rules(sheet: CueSheet, chosen: Programme | None = None) -> list[Proble
                                                   severity=rule.severity)
     unknown = [] if rite is not None else [unknown_rite(sheet)]
     return sorted([*unknown, *seen.values()], key=lambda p: (p.line or 0, p.col or 0, p.rule))
+
+
+def _row_checked(rite: Rite | None) -> Rite | None:
+    """*rite*, whose row names only rite-specific rules and kinds of music that exist: InvalidValueError otherwise (a
+    row with a typo would silently hold its rite to less)."""
+    if rite is None:
+        return None
+    per_rite = [rule.id for rule in RULES if rule.per_rite]
+    kinds = [kind.value for kind in MusicKind]
+    for field, names, known in (("rules", sorted(rite.rules), per_rite),
+                                ("zhengge", [kind for kind, _ in rite.zhengge], kinds)):
+        for name in names:
+            if name not in known:
+                raise InvalidValueError(f"data/rites.json: rite {rite.id}: {field}", name, f"one of {' '.join(known)}")
+    return rite
 
 
 def unknown_rite(sheet: CueSheet) -> Problem:
