@@ -367,6 +367,19 @@ def test_plan_gives_the_hall_and_places_with_their_names_and_axes(run):
     assert places["zhong-xi"]["name"] == "中西 (釋獲者)" and places["zhong-xi"]["at"] == [-5.0, 8.0]
     assert places["zhong-xi"]["facing"] == "東面" and "6-3a" in places["zhong-xi"]["source"]
     assert "people" not in data
+    whose = {s["name"]: s["whose"] for s in data["hall"]["stairs"]}
+    assert whose["阼階"] == {"of": ["主人"], "rest": False, "source": "儀禮集釋 5-4b 主人阼階上當楣北面再拜"}
+    assert whose["西階"]["of"] == ["賓", "衆賓"] and whose["西階"]["rest"] is True
+    assert data["lord"] is None and data["default_seat"] == {"id": "bin-xi", "place": "bin-xi"}
+
+
+def test_plan_of_a_lords_rite_names_the_lord_and_his_mat_as_the_default_seat(run):
+    code, out, _ = run("plan", "dashe")
+    data = json.loads(out)
+    assert code == 0 and data["lord"] == {"name": "公", "mat": "gong-xi",
+                                          "cite": "儀禮集釋 9-7a 小臣設公席于阼階上西鄉"}
+    assert data["default_seat"] == {"id": "zuojie-shang", "place": "gong-xi"}
+    assert {s["name"]: s["whose"]["of"] for s in data["hall"]["stairs"]} == {"阼階": ["公"], "西階": ["賓", "主人"]}
 
 
 def test_plan_at_a_cue_gives_everyone_there_the_walks_and_the_duration_parts(run):
@@ -486,6 +499,36 @@ def test_every_shipped_hall_reads_its_statements_hold_and_its_quotes_are_on_thei
     assert statement_problems(loaded) == []
     assert check_quotes(load(BLOCKING / hall)) == []
     assert loaded.statements and all(a.text for a in loaded.assumptions)
+
+
+@pytest.mark.parametrize(("rite", "east"), [("xiangyinjiu", "主人"), ("xiangshe", "主人"), ("yanli", "公"),
+                                            ("dashe", "公")])
+def test_each_hall_says_whose_stair_is_whose_with_a_cite(rite, east):
+    """The 阼階 is the 主人's in the 鄉 rites and the 公's in the 君's; the 西階 the 賓's and everyone else's (in the
+    君's rites the 主人's too, 7-9b 升降不由阼階與賓同由西階)."""
+    stairs = {s.name: s for s in load_hall(BLOCKING / f"{rite}.hall.yaml").stairs}
+    zuo, xi = stairs["阼階"].whose, stairs["西階"].whose
+    assert zuo is not None and zuo.of == (east,) and not zuo.rest and zuo.source.page
+    assert xi is not None and "賓" in xi.of and xi.rest and xi.source.page
+    assert ("主人" in xi.of) is (east == "公")
+
+
+@pytest.mark.parametrize(("old", "new", "at", "message"), [
+    ("whose: {of: [主人], cite:", "whose: {of: [賓], cite:", ("zuojie", 23), "賓 is already given the 西階"),
+    ("whose: {of: [主人], cite:", "whose: {of: 主人, cite:", ("zuojie", 23), "expected a list of the ranks"),
+    ("whose: {of: [主人], cite:", "whose: {rest: true, of: [主人], cite:", ("zuojie", 25),
+     "the rest already go by the 西階"),
+    ("whose: {of: [主人], cite:", "whose: {cite:", ("zuojie", 18), "whose stair? give of: [RANK, …], or rest: true"),
+    ("whose: {of: [主人], cite:", "whose: {of: [主人], owner: x, cite:", ("zuojie", 29), "unknown key 'owner'"),
+    ("whose: {of: [主人], cite: {page: 5-4b, quote: 主人阼階上當楣北面再拜}}", "whose: {of: [主人]}", ("zuojie", 18),
+     "no source: give cite"),
+])
+def test_a_stair_whose_owners_are_wrong_is_an_error_at_its_place(tmp_path, old, new, at, message):
+    path = _copy(tmp_path, "xiangshe", old, new, hall=True).with_name("xiangshe.hall.yaml")
+    with pytest.raises(InvalidInputError) as caught:
+        load_hall(path)
+    [problem] = [p for p in caught.value.problems if message in p.message]
+    assert (problem.line, problem.col) == (_line_of(path, f"  {at[0]}: {{name: ") + 1, at[1]), str(problem)
 
 
 def test_the_xiang_has_a_shi_and_fang_entered_only_by_their_doors():

@@ -147,21 +147,97 @@ def test_a_sheet_that_breaks_a_ritual_rule_is_still_refused_by_a_build(run, tmp_
         assert code == 1 and re.search(expected, err, re.M), (command, err)
 
 
-# -- the rules key on the rite's id; what differs between the rites is data ----------------------------------------
+# -- which rules hold for a rite, and what they know of it, is its row of data/rites.json --------------------------
 
 
-def test_the_rule_table_names_the_shipped_rites_and_pieces_that_exist(repertoire):
-    from yuesheng.check.rules import rites
-    from yuesheng.cuesheet import read_cuesheet
+def test_the_rite_table_names_the_shipped_rites_rules_and_pieces_that_exist(repertoire):
+    from yuesheng.check.rules import RULES
+    from yuesheng.cuesheet import MusicKind, read_cuesheet
+    from yuesheng.datafiles import rites
     from yuesheng.music.repertoire import data_dir
     from yuesheng.yamlload import load
 
     assert set(rites()) == {path.stem for path in data_dir("cues").glob("*.yaml")}
+    per_rite = {rule.id for rule in RULES if rule.per_rite}
     for rite in rites().values():
         sheet, _ = read_cuesheet(load(data_dir("cues") / f"{rite.id}.yaml"), repertoire)
         assert sheet is not None and sheet.rite_name == rite.name
         assert rite.round_pieces <= set(repertoire.pieces), rite.round_pieces
+        assert rite.rules <= per_rite, rite.rules - per_rite  # a rule for any rite is not listed
+        assert all(MusicKind(kind) for kind, _ in rite.zhengge)
+        assert rite.listener and (rite.lord is None or rite.lord.seat == rite.listener)
     assert rites()["xiangshe"].round_pieces == {"zouyu-huangzhong-yu", "zouyu-jiazhong-jue", "caipin"}
+    assert per_rite == set().union(*(r.rules for r in rites().values()))  # every rite-specific rule holds somewhere
+    assert {rid for rid, r in rites().items() if r.lord} == {"yanli", "dashe"}
+
+
+def test_a_malformed_row_of_the_rite_table_is_said_by_its_rite_and_key():
+    from yuesheng.datafiles import rite_row
+    from yuesheng.errors import InvalidValueError
+
+    with pytest.raises(InvalidValueError, match="data/rites.json: rite pinli: rules"):
+        rite_row("pinli", {"name": "聘禮", "short": "聘禮", "rules": "zhengge-bei"})
+    with pytest.raises(InvalidValueError, match="rite pinli.*'seats'.*one of the keys"):
+        rite_row("pinli", {"name": "聘禮", "short": "聘禮", "seats": {}})
+    assert rite_row("pinli", {"name": "聘禮", "short": "聘"}).rules == frozenset()
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ("    calls: [宫]\n    cite: {page: 9-31b, quote: 負侯皆許諾以宫}",
+     "    calls: [不絶]\n    cite: {page: 9-31b, quote: 負侯皆許諾以宫}",
+     "大射's 許諾 is ['不絶']; expected [宫, 商] (儀禮集釋 9-31b 許諾以宫…又諾以商至乏聲止)"),
+    ("    hold: {until: fuhou-zhi-fa}\n    cite: {page: 9-31b, quote: 又諾以商至乏聲止}",
+     "    cite: {page: 9-31b, quote: 又諾以商至乏聲止}", "大射's 諾 on 商 is held until the walk it answers ends"),
+])
+def test_the_xunuo_is_on_the_sounds_of_its_rites_row(repertoire, tmp_path, old, new, message):
+    from yuesheng.music.repertoire import data_dir
+
+    text = (data_dir("cues") / "dashe.yaml").read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    path = tmp_path / "dashe.yaml"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    problems = [p for p in check_cuesheet(path, repertoire)[1] if p.rule == "calls"]
+    assert len(problems) == 1 and message in problems[0].message, problems
+
+
+def _renamed(tmp_path, rite_id: str, name: str, *, drop: str = "") -> Path:
+    """The shipped 鄉飲酒禮 as a sheet of one's own named *name* (id *rite_id*), with the line *drop* taken out."""
+    from yuesheng.music.repertoire import data_dir
+
+    text = (data_dir("cues") / "xiangyinjiu.yaml").read_text(encoding="utf-8")
+    assert "  id: xiangyinjiu\n  name: 鄉飲酒禮\n" in text and (not drop or text.count(drop) == 1)
+    text = text.replace("  id: xiangyinjiu\n  name: 鄉飲酒禮\n", f"  id: {rite_id}\n  name: {name}\n")
+    path = tmp_path / f"{rite_id}.yaml"
+    path.write_text(text.replace(drop, ""), encoding="utf-8")
+    return path
+
+
+SHENGGE_PIECE = "      - {piece: huanghuangzhehua, zhong: 1, part: 歌}\n"  # 升歌's third ode
+
+
+def test_a_sheet_of_no_known_rite_is_told_which_rules_it_was_not_held_to(repertoire, tmp_path):
+    from yuesheng.music.repertoire import data_dir
+
+    assert SHENGGE_PIECE in (data_dir("cues") / "xiangyinjiu.yaml").read_text(encoding="utf-8")
+    sheet, problems = check_cuesheet(_renamed(tmp_path, "pinli", "聘禮", drop=SHENGGE_PIECE), repertoire)
+    assert sheet is not None and not [p for p in problems if p.severity == "error"], problems
+    [warning] = [p for p in problems if p.rule == "rite"]
+    assert warning.severity == "warning" and (warning.line, warning.col) == (3, 7)  # at rite.id
+    assert "'pinli' (聘禮) has no row in data/rites.json" in warning.message
+    assert "zhengge-bei, xiangshe-bu-ge, three-rounds, jie, music-round, gong-after-music" in warning.message
+
+
+def test_the_same_sheet_of_a_known_rite_is_held_to_its_rules(repertoire, tmp_path):
+    """The control: under its own name the sheet with an ode missing breaks 正歌備, and no warning is given."""
+    _, problems = check_cuesheet(_renamed(tmp_path, "own", "鄉飲酒禮", drop=SHENGGE_PIECE), repertoire)
+    assert not [p for p in problems if p.rule == "rite"]
+    assert any(p.rule == "zhengge-bei" and "升歌 has 2 終 before 正歌備, expected 3" in p.message for p in problems)
+
+
+def test_validate_says_so_on_the_command_line_and_stays_valid(run, tmp_path):
+    code, out, err = run("validate", str(_renamed(tmp_path, "pinli", "聘禮")))
+    assert code == 0 and re.search(r"pinli\.yaml:3:7: warning: rite\.id: .*has no row in data/rites\.json.* \[rite\]",
+                                   out + err), (out, err)
 
 
 @pytest.mark.parametrize("rite_id, name, rite", [

@@ -4,20 +4,23 @@ Every rule is checked on the programme as written and with each variant
 switched on; a broken rule is reported at the cue (or archery entry) that
 breaks it, as ``file:line:col: path: message [rule-id]``.
 
-A rule that belongs to some rites names them by id (xiangyinjiu, xiangshe, yanli,
-dashe); what differs between the rites as data — which shoot, the 節 of the drum,
-the pieces a round may sing, with their citations — is in ``data/rites.json``. A
-sheet is of the rite of its ``rite.id``; a sheet of one's own with another id, of
-the rite whose name is exactly its ``rite.name`` (``rite_of``).
+A rule holds for any rite unless it is rite-specific (``Rule.per_rite``): such a rule
+holds for the rites whose row of ``data/rites.json`` lists it. What differs between
+the rites as data — which shoot, the 節 of the drum, the pieces a round may sing, the
+music before 正歌備, the sounds of the 許諾, with their citations — is in that row
+too (``datafiles.rites``); no rite id is written here. A sheet is of the rite of its
+``rite.id``; a sheet of one's own with another id, of the rite whose name is exactly
+its ``rite.name`` (``rite_of``). A sheet of neither is checked by the rules for any
+rite, and a warning at its ``rite`` says which rite-specific rules were not applied
+(rule ``rite``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import cache
 
-from yuesheng import limits
+from yuesheng import datafiles, limits
 from yuesheng.cuesheet import (
     JIE_READING,
     Archery,
@@ -33,62 +36,28 @@ from yuesheng.cuesheet import (
 )
 from yuesheng.cuesheet.model import Anchor
 from yuesheng.cuesheet.zhong import zhong_count
-from yuesheng.datafiles import data_table
-from yuesheng.errors import Problem, Severity
+from yuesheng.datafiles import Rite
+from yuesheng.errors import InvalidValueError, Problem, Severity
 from yuesheng.yamlload import PathKey
 
 Finding = tuple[PathKey, str]
-XIANGYIN, XIANGSHE, YANLI, DASHE = "xiangyinjiu", "xiangshe", "yanli", "dashe"
 SHIHUO_OPTIONS = ("ru-chu", "drum-only")  # the options of reading shihuo the sequencer knows
 
 
-@dataclass(frozen=True, slots=True)
-class Rite:
-    """What the rules need to know of one rite (``data/rites.json``)."""
-
-    id: str
-    name: str
-    short: str  # 鄉射, as the messages say it
-    archery: bool = False  # it shoots: its sheet needs an archery section
-    jie_total: int | None = None  # the 節 of its drum, where the text gives one
-    jie_cite: str = ""
-    round_pieces: frozenset[str] = frozenset()  # the pieces a round with music may sing (empty: any)
-    round_names: str = ""
-
-
-@cache
-def rites() -> dict[str, Rite]:
-    """The rites the rules know, by id."""
-    table = data_table("rites")
-    out = {}
-    for rid, item in table.items():
-        if rid.startswith("$"):
-            continue
-        jie, pieces = item.get("jie", {}), item.get("round_pieces", {})
-        out[rid] = Rite(rid, item["name"], item["short"], item.get("archery", False), jie.get("total"),
-                        jie.get("cite", ""), frozenset(pieces.get("ids", ())), pieces.get("names", ""))
-    return out
-
-
 def rite_of(sheet: CueSheet) -> Rite | None:
-    """The rite of *sheet*: by its id, else (a sheet of one's own) by its exact name; None if neither."""
-    table = rites()
-    return table.get(sheet.rite_id) or next((r for r in table.values() if r.name == sheet.rite_name), None)
-
-
-def _is(sheet: CueSheet, rite_id: str) -> bool:
-    rite = rite_of(sheet)
-    return rite is not None and rite.id == rite_id
+    """The rite of *sheet* in ``data/rites.json``: by its id, else (a sheet of one's own) by its exact name; None if
+    neither."""
+    return datafiles.rite_of(sheet.rite_id, sheet.rite_name)
 
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """A rule: id, the passage it enforces, the rites it applies to, and its check."""
+    """A rule: id, the passage it enforces, its check, and whether it holds only for the rites that list it."""
 
     id: str
     cite: str
-    rites: tuple[str, ...]
     check: Callable[[CueSheet, tuple[Cue, ...]], Iterator[Finding]]
+    per_rite: bool = False  # holds only for the rites whose row of data/rites.json lists it
     severity: Severity = "error"
 
 
@@ -101,8 +70,8 @@ def _said(cue: Cue, text: str) -> bool:
 
 
 def zhengge_bei(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
-    """正歌備 only after the full programme: 升歌, 笙, 間歌, 合樂, three 終 each (鄉射: 合樂 alone; the 記's
-    以樂納賓: 升歌, 下管, 合樂).
+    """正歌備 only after the full programme: 升歌, 笙, 間歌, 合樂, three 終 each (the 記's 以樂納賓: 升歌, 下管, 合樂;
+    a rite's own where its row gives it: 鄉射's 合樂 alone).
 
     The 終 are counted as ``zhong.zhong_of`` counts them: an ode and its 笙 piece are one 終 of 間歌, a 周南
     ode with its 召南 ode one 終 of 合樂 (4-26a), so six odes of 合樂 are three 終, not six.
@@ -113,8 +82,9 @@ def zhengge_bei(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
         return
     before = [c for c in cues if c.index < announce.index and c.is_music]
     kinds = {c.music for c in before}
-    if _is(sheet, XIANGSHE):  # 不歌不笙不閒 (5-15b): 合樂 alone
-        wanted = {MusicKind.HEYUE: 3}
+    rite = rite_of(sheet)
+    if rite is not None and rite.zhengge:  # the rite's own (鄉射: 合樂 alone, 不歌不笙不閒 5-15b)
+        wanted = {MusicKind(kind): zhong for kind, zhong in rite.zhengge}
     elif MusicKind.XIAGUAN in kinds:  # 記: 升歌鹿鳴，下管新宮，笙入三成，遂合鄉樂
         wanted = {MusicKind.SHENGGE: 0, MusicKind.XIAGUAN: 3, MusicKind.HEYUE: 3}
     else:
@@ -133,9 +103,11 @@ def xiangshe_bu_ge(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
     """鄉射: only 合樂 before the shooting — 不歌不笙不閒."""
     rounds = {cid for r in (sheet.archery.rounds if sheet.archery else ()) for cid in r.cues}
     first_round = min((c.index for c in cues if c.id in rounds), default=len(sheet.cues))
+    short = rite.short if (rite := rite_of(sheet)) is not None else sheet.rite_name
     for cue in cues:
         if cue.index < first_round and cue.music in (MusicKind.SHENGGE, MusicKind.SHENG, MusicKind.JIANGE):
-            yield _cue_path(cue, "music"), f"{cue.music.value} before the shooting: 鄉射 has only 合樂 (不歌不笙不閒)"
+            yield _cue_path(cue, "music"), (f"{cue.music.value} before the shooting: {short} has only 合樂 "
+                                            "(不歌不笙不閒)")
 
 
 def jiange_alternation(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
@@ -270,7 +242,9 @@ def music_round(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
 
 
 def calls_on_gong_shang(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
-    """Hit calls rise on 宫 and fall on 商; 鄉射's 許諾 is one unbroken sound, 大射's on 宫 then 商."""
+    """Hit calls rise on 宫 and fall on 商; a 許諾 is on the sounds its rite's row gives (鄉射: one unbroken sound;
+    大射: on 宫 then 商, the 商 held until the 負侯者 reach the 乏)."""
+    rite = rite_of(sheet)
     for cue in cues:
         if cue.music is not MusicKind.CHANGSHENG:
             continue
@@ -279,13 +253,18 @@ def calls_on_gong_shang(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Find
             yield _cue_path(cue), "a 唱聲 cue needs its calls: [宫, 商] for a hit, [不絶] for 鄉射's 許諾"
         elif "獲" in cue.words and calls != ["宫", "商"]:
             yield _cue_path(cue, "calls"), f"the hit call is {calls}; expected [宫, 商] (舉旌以宫偃旌以商)"
-        elif "諾" in cue.words and _is(sheet, XIANGSHE) and calls != ["不絶"]:
-            yield _cue_path(cue, "calls"), f"鄉射's 許諾 is {calls}; expected [不絶] (聲不絶, 不以宫商)"
-        elif "諾" in cue.words and _is(sheet, DASHE) and "不絶" in calls:
-            yield _cue_path(cue, "calls"), "大射's 許諾 is on 宫 and 商 (許諾以宫…又諾以商), not 聲不絶"
-        elif "諾" in cue.words and _is(sheet, DASHE) and calls[-1] == "商" and not (cue.hold_until or cue.hold):
-            yield _cue_path(cue, "calls"), ("大射's 諾 on 商 is held until the 負侯者 reach the 乏 (至乏聲止): give "
-                                            "hold: {until: WALK} or hold: DURATION")
+        elif "諾" in cue.words and rite is not None and rite.xunuo:
+            yield from _xunuo_calls(cue, calls, rite)
+
+
+def _xunuo_calls(cue: Cue, calls: list[str], rite: Rite) -> Iterator[Finding]:
+    """A 許諾 on the sounds of its rite, the held one held until a walk ends or for a time."""
+    if not set(calls) <= set(rite.xunuo):
+        yield _cue_path(cue, "calls"), (f"{rite.short}'s 許諾 is {calls}; expected [{', '.join(rite.xunuo)}] "
+                                        f"({rite.xunuo_cite})")
+    elif calls[-1] == rite.xunuo_held and not (cue.hold_until or cue.hold):
+        yield _cue_path(cue, "calls"), (f"{rite.short}'s 諾 on {rite.xunuo_held} is held until the walk it answers "
+                                        f"ends ({rite.xunuo_cite}): give hold: {{until: WALK}} or hold: DURATION")
 
 
 def xunuo_sounds(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
@@ -345,22 +324,20 @@ def within_limits(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
 
 
 RULES: tuple[Rule, ...] = (
-    Rule("zhengge-bei", "儀禮集釋 4-26a 釋曰; 8-7a 鄭注 升歌及笙各三終閒歌三終合樂三終", (XIANGYIN, XIANGSHE, YANLI),
-         zhengge_bei),
-    Rule("xiangshe-bu-ge", "儀禮集釋 5-15b 鄭注 不歌不笙不閒志在射略於樂也", (XIANGSHE,), xiangshe_bu_ge),
-    Rule("jiange-alternation", "儀禮集釋 4-23b 乃間歌魚麗笙由庚…; 鄭注 一歌則一吹", (), jiange_alternation),
-    Rule("jinzou-que", "儀禮集釋 8-24a 奏肆夏…而樂闋", (), jinzou_que),
-    Rule("three-rounds", "儀禮集釋 6-31a 記 始射獲而未釋獲復釋獲復用樂行之", (XIANGSHE, DASHE, YANLI), three_rounds),
-    Rule("archery-reference", "the archery section names declared cues, pairs and performers", (), archery_references),
-    Rule("jie", "儀禮集釋 6-12b 鄭注 鄉射之鼓五節…四節四拾其一節先以聽也", (XIANGSHE, DASHE, YANLI), jie_rule),
-    Rule("music-round", "儀禮集釋 6-34b 記 歌騶虞若采蘋皆五終 鄭注 每一耦射歌五終也", (XIANGSHE, DASHE, YANLI),
-         music_round),
-    Rule("calls", "儀禮集釋 5-25a 聲不絶; 5-26a 舉旌以宫偃旌以商; 9-31b 許諾以宫…又諾以商", (), calls_on_gong_shang),
-    Rule("calls-hits", "儀禮集釋 5-26a 獲者坐而獲", (), calls_belong_to_hits),
-    Rule("xunuo-sounds", "儀禮集釋 9-31b 負侯皆許諾以宫…又諾以商至乏聲止; 5-25a 獲者執旌許諾聲不絶", (), xunuo_sounds),
-    Rule("gong-after-music", "儀禮集釋 10-23a 公樂作而後就物…不以樂志; 8-26b 樂作而后就物", (DASHE, YANLI),
-         gong_after_music),
-    Rule("limits", "yuesheng/limits.py: what one cue sheet may ask of the sequencer", (), within_limits),
+    Rule("zhengge-bei", "儀禮集釋 4-26a 釋曰; 8-7a 鄭注 升歌及笙各三終閒歌三終合樂三終", zhengge_bei, per_rite=True),
+    Rule("xiangshe-bu-ge", "儀禮集釋 5-15b 鄭注 不歌不笙不閒志在射略於樂也", xiangshe_bu_ge, per_rite=True),
+    Rule("jiange-alternation", "儀禮集釋 4-23b 乃間歌魚麗笙由庚…; 鄭注 一歌則一吹", jiange_alternation),
+    Rule("jinzou-que", "儀禮集釋 8-24a 奏肆夏…而樂闋", jinzou_que),
+    Rule("three-rounds", "儀禮集釋 6-31a 記 始射獲而未釋獲復釋獲復用樂行之", three_rounds, per_rite=True),
+    Rule("archery-reference", "the archery section names declared cues, pairs and performers", archery_references),
+    Rule("jie", "儀禮集釋 6-12b 鄭注 鄉射之鼓五節…四節四拾其一節先以聽也", jie_rule, per_rite=True),
+    Rule("music-round", "儀禮集釋 6-34b 記 歌騶虞若采蘋皆五終 鄭注 每一耦射歌五終也", music_round, per_rite=True),
+    Rule("calls", "儀禮集釋 5-25a 聲不絶; 5-26a 舉旌以宫偃旌以商; 9-31b 許諾以宫…又諾以商", calls_on_gong_shang),
+    Rule("calls-hits", "儀禮集釋 5-26a 獲者坐而獲", calls_belong_to_hits),
+    Rule("xunuo-sounds", "儀禮集釋 9-31b 負侯皆許諾以宫…又諾以商至乏聲止; 5-25a 獲者執旌許諾聲不絶", xunuo_sounds),
+    Rule("gong-after-music", "儀禮集釋 10-23a 公樂作而後就物…不以樂志; 8-26b 樂作而后就物", gong_after_music,
+         per_rite=True),
+    Rule("limits", "yuesheng/limits.py: what one cue sheet may ask of the sequencer", within_limits),
 )
 
 
@@ -387,9 +364,9 @@ def check_rules(sheet: CueSheet, chosen: Programme | None = None) -> list[Proble
     seen: dict[tuple[PathKey, str, str], Problem] = {}
     configurations = [(variants, readings, sheet.active_cues(variants, readings))
                       for variants, readings in ([chosen] if chosen is not None else programmes(sheet))]
-    rite = rite_of(sheet)
+    rite = _row_checked(rite_of(sheet))
     for rule in RULES:
-        if rule.rites and (rite is None or rite.id not in rule.rites):
+        if rule.per_rite and (rite is None or rule.id not in rite.rules):
             continue
         for variants, readings, cues in configurations:
             for path, message in rule.check(sheet, cues):
@@ -400,4 +377,30 @@ def check_rules(sheet: CueSheet, chosen: Programme | None = None) -> list[Proble
                 if key not in seen:
                     seen[key] = sheet.doc.problem(path, f"{message}{suffix} — {rule.cite}", rule=rule.id,
                                                   severity=rule.severity)
-    return sorted(seen.values(), key=lambda p: (p.line or 0, p.col or 0, p.rule))
+    unknown = [] if rite is not None else [unknown_rite(sheet)]
+    return sorted([*unknown, *seen.values()], key=lambda p: (p.line or 0, p.col or 0, p.rule))
+
+
+def _row_checked(rite: Rite | None) -> Rite | None:
+    """*rite*, whose row names only rite-specific rules and kinds of music that exist: InvalidValueError otherwise (a
+    row with a typo would silently hold its rite to less)."""
+    if rite is None:
+        return None
+    per_rite = [rule.id for rule in RULES if rule.per_rite]
+    kinds = [kind.value for kind in MusicKind]
+    for field, names, known in (("rules", sorted(rite.rules), per_rite),
+                                ("zhengge", [kind for kind, _ in rite.zhengge], kinds)):
+        for name in names:
+            if name not in known:
+                raise InvalidValueError(f"data/rites.json: rite {rite.id}: {field}", name, f"one of {' '.join(known)}")
+    return rite
+
+
+def unknown_rite(sheet: CueSheet) -> Problem:
+    """The warning for a sheet of no rite of ``data/rites.json``: which rules it was not held to."""
+    skipped = ", ".join(rule.id for rule in RULES if rule.per_rite)
+    return sheet.doc.problem(("rite", "id"), (
+        f"rite {sheet.rite_id!r} ({sheet.rite_name}) has no row in data/rites.json (nor has a rite of that name): "
+        f"checked by the rules for any rite only; not applied: the rite-specific rules {skipped}, and what a row "
+        "gives the others (archery needed, the 節, a round's pieces, the music before 正歌備, the 許諾's sounds)"),
+        rule="rite", severity="warning")

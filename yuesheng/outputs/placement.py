@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from yuesheng.datafiles import rite_of
 from yuesheng.errors import UsageError
 from yuesheng.music.instruments import PARTS, part_for
 from yuesheng.text import did_you_mean, normalize
@@ -45,15 +46,12 @@ FACING_NAMES = {(0.0, -1.0): "north", (0.0, 1.0): "south", (1.0, 0.0): "east", (
 SEATS = {
     "bin-xi": ("賓席", "south"),  # 鄭注 4-3b 賓席牖前南面
     "zhuren-xi": ("主人席", "west"),  # the 主人 at 阼階上 faces west (an assumption from the 公's, 7-4b)
-    "zuojie-shang": ("主人席", "west"),  # the 主人's place 阼階上; the 公's mat in 燕禮 and 大射 (LORD_SEAT)
+    "zuojie-shang": ("主人席", "west"),  # the 主人's place 阼階上; the lord's mat where a rite has one (rites.json)
     "huxi": ("賓席", "south"),  # 大射: 司宫設賓席于户西南面 (9-7a)
     "hu-xi": ("賓席", "south"),  # 燕禮: the 賓's mat west of the door
     "zhongting": ("中庭", "north"),
     "ting": ("庭", "north"),
 }
-LORD = frozenset({"yanli", "dashe"})  # 小臣設公席于阼階上西鄉 (燕禮 7-4b, 大射 9-7a)
-# Each rite's default seat: the 賓 where he is the guest honoured, the 公 where the lord presides.
-DEFAULT_SEATS = {"xiangyinjiu": "bin-xi", "xiangshe": "bin-xi", "yanli": "zuojie-shang", "dashe": "zuojie-shang"}
 HALL_HALF_WIDTH_BU, HALL_DEPTH_BU = 4.0, 4.0  # the 序 at 4 步 either side of the middle; the 堂 4 步 deep
 SOUNDING = (EventKind.NOTE, EventKind.DRUM, EventKind.CALL)
 MAX_BU = 200  # how far --listener x,y may sit from the 堂's edge: past every placed position of the four
@@ -246,10 +244,9 @@ def seats(timeline: Timeline, rite: StagedRite | None) -> dict[str, Seat]:
     (the staged hall's places first)."""
     out = {}
     hall = rite.hall.places if rite is not None else {}
+    row = rite_of(timeline.rite_id, timeline.rite)  # its lord's seat is his: 公席 (燕禮 7-4b, 大射 9-7a)
     for pid, (name, facing) in SEATS.items():
-        lord = pid == "zuojie-shang" and timeline.rite_id in LORD
-        name = "公席" if lord else name
-        at = "gong-xi" if lord and "gong-xi" in hall else pid  # a 君's hall names his mat apart from the stair top
+        name, at = (row.seat_name(pid, name), row.seat_place(pid, hall)) if row is not None else (name, pid)
         place = Place(hall[at].point.x, hall[at].point.y, pid) if at in hall else _placed(timeline, pid)
         if place is not None:
             out[pid] = Seat(pid, name, place.x, place.y, facing)
@@ -293,8 +290,8 @@ def _facing(text: str, what: str) -> tuple[float, float]:
 def listener(text: str, timeline: Timeline, rite: StagedRite | None) -> Listener:
     """``default``, a seat (its id or name: bin-xi, 賓席, 公席, or any placed position), or ``x,y[,FACING]`` in 步."""
     spec = text.strip()
-    if spec == "default":
-        spec = DEFAULT_SEATS.get(timeline.rite_id, "")
+    if spec == "default":  # the rite's own (rites.json): the 賓 where he is the guest honoured, the lord's mat
+        spec = row.listener if (row := rite_of(timeline.rite_id, timeline.rite)) is not None else ""
         if not spec:
             raise UsageError(f"--listener default: {timeline.rite} has no default seat; "
                              f"name one of: {' '.join(seats(timeline, rite)) or '(none placed)'}")

@@ -1,10 +1,11 @@
 """The ground plan of a rite as data and as one drawing (``yuesheng plan``): the hall and every place, and at a cue
 everyone present with his facing, the cue's walks along their routes and what its duration is made of.
 
-JSON (``plan_data``): the unit and axes, the hall (the 堂, walls, stairs, the named assumptions), the places — each
-with the hanzi name the text uses and its source — and, with a cue, the people and moves. SVG (``plan_svg``): that
-data drawn to scale, north up, with a scale bar in 步 and 尺; its labels are
-placed clear of each other, of people, mats and walls (``labels``), and the drawing grows to hold them.
+JSON (``plan_data``): the unit and axes, the hall (the 堂, walls, stairs and whose each is, the named assumptions), the
+places — each with the hanzi name the text uses and its source — the rite's lord and default seat (its row of
+``data/rites.json``), and, with a cue, the people and moves. SVG (``plan_svg``): that data drawn to scale, north up,
+with a scale bar in 步 and 尺; its labels are placed clear of each other, of people, mats and walls (``labels``), and
+the drawing grows to hold them.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from yuesheng.cuesheet import CueSheet
+from yuesheng.datafiles import rite_of
 from yuesheng.outputs.labels import ASCENT, Box, Label, Placed, place_labels, text_size
-from yuesheng.staging.model import CHI_PER_BU, Hall, Point, Stand
+from yuesheng.staging.model import CHI_PER_BU, Hall, Point, Stand, Whose
 
 if TYPE_CHECKING:
     from yuesheng.staging.rite import StagedCue
@@ -42,12 +44,19 @@ def _hall(hall: Hall) -> dict[str, Any]:
         "id": hall.id, "name": hall.name, "file": hall.file, "has_shi": hall.has_shi,
         "tang": {"north_west": _xy(hall.tang[0]), "south_east": _xy(hall.tang[1])},
         "walls": [{"name": w.name, "points": [_xy(p) for p in w.points], "source": str(w.source)} for w in hall.walls],
-        "stairs": [{"id": s.id, "name": s.name, "top": _xy(s.top), "foot": _xy(s.foot), "source": str(s.source)}
-                   for s in hall.stairs],
+        "stairs": [{"id": s.id, "name": s.name, "top": _xy(s.top), "foot": _xy(s.foot), "source": str(s.source),
+                    "whose": _whose(s.whose)} for s in hall.stairs],
         "assumptions": [{"id": a.id, "value": a.value, "text": a.text} for a in hall.assumptions],
         "targets": [{"name": name, "from": [x0, y], "to": [x1, y]} for name, x0, x1, y in targets(hall)],
         "screens": [{"name": name, "at": [x, y]} for name, x, y in screens(hall)],
     }
+
+
+def _whose(whose: Whose | None) -> dict[str, Any] | None:
+    """Whose the stair is: the ranks it names, whether the rest go by it too, and the source; None where unsaid."""
+    if whose is None:
+        return None
+    return {"of": list(whose.of), "rest": whose.rest, "source": str(whose.source)}
 
 
 _TARGET = re.compile(r"([大參干]?侯)(?: \(.*\))?")  # 侯, 大侯, 參侯, 干侯, 侯 (獸侯) — not 負侯, 侯道 (…)
@@ -89,11 +98,25 @@ def _people(stands: Mapping[str, Stand], sheet: CueSheet) -> list[dict[str, Any]
             for s in sorted(stands.values(), key=lambda s: s.who)]
 
 
+def _seats(hall: Hall, sheet: CueSheet) -> dict[str, Any]:
+    """The rite's lord (his name, the place of his mat in this hall, the cite) and the seat a listener takes by
+    default, from its row of ``data/rites.json``; None for what the row does not give or the hall does not place."""
+    rite = rite_of(sheet.rite_id, sheet.rite_name)
+    if rite is None:
+        return {"lord": None, "default_seat": None}
+    lord, seat = rite.lord, rite.listener
+    mat = rite.seat_place(lord.seat, hall.places) if lord is not None else ""
+    at = rite.seat_place(seat, hall.places)
+    return {"lord": {"name": lord.name, "mat": mat if mat in hall.places else None, "cite": lord.cite}
+            if lord is not None else None,
+            "default_seat": {"id": seat, "place": at if at in hall.places else None} if seat else None}
+
+
 def plan_data(hall: Hall, sheet: CueSheet, *, at: str | None = None, staged: StagedCue | None = None) -> dict[str, Any]:
     """The plan as plain data: the hall and places; at cue *at*, as it stands *staged*, the people, walks and
     duration."""
     out: dict[str, Any] = {"rite": sheet.rite_id, "unit": "步", "chi_per_bu": CHI_PER_BU, "axes": AXES,
-                           "hall": _hall(hall), "places": _places(hall)}
+                           "hall": _hall(hall), "places": _places(hall), **_seats(hall, sheet)}
     if at is not None and staged is not None:
         cue, derivation = sheet.cue(at), staged.derivation
         out["cue"] = {"id": cue.id, "section": cue.section, "action": cue.action, "cite": str(cue.cite)}

@@ -125,6 +125,16 @@ class Wall:
 
 
 @dataclass(frozen=True, slots=True)
+class Whose:
+    """Whose stair it is, as the text sends people up it: the ranks it names (主人; 公), and whether it is also the
+    stair of everyone no other stair names (the 西階 of the 賓 and the guests)."""
+
+    of: tuple[str, ...]
+    rest: bool
+    source: Source
+
+
+@dataclass(frozen=True, slots=True)
 class Stair:
     """A stair: its top on the 堂廉 and its foot in the court. Climbing it costs a 升 or 降 gesture."""
 
@@ -133,6 +143,7 @@ class Stair:
     top: Point
     foot: Point
     source: Source
+    whose: Whose | None = None  # whose stair it is, where the hall says (the 阼階 the 主人's, or the 公's)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,14 +6,18 @@ A hall (``blocking/RITE.hall.yaml``)::
     hall: {id: xu, name: 州序, shi: false}
     assumptions: {beam: {value: 2, text: 五架之屋: 2 步 between beams}}
     tang: {x0: -6, y0: -8, x1: 6, y1: 0}           # the raised 堂: north-west and south-east corners
-    stairs: {xijie: {name: 西階, x: -3, run: 1.5, estimate: …}}   # on the 堂廉 (y1), run southward
+    stairs:                                         # on the 堂廉 (y1), run southward; whose stair it is
+      zuojie: {name: 阼階, x: 3, run: 1.5, estimate: …, whose: {of: [主人], cite: {page: 5-4b, quote: …}}}
+      xijie: {name: 西階, x: -3, run: 1.5, estimate: …, whose: {of: [賓], rest: true, cite: …}}
     walls: [{name: 西序, points: [[-4, -8], [-4, -1]], estimate: …}]
     places:
       xi: {name: 洗, at: [7, 8], cite: {page: 5-2b, quote: 設洗于阼階東南}}
       zhong-xi: {name: 中西, of: zhong, dir: 西, dist: 1, facing: 東面, estimate: 1 步 assumed}
 
 A place is at a point (``at``) or at ``dist`` 步 from another place in a direction (``of``, ``dir``). Every place,
-wall and stair cites a page or says why it is estimated (``estimate``).
+wall and stair cites a page or says why it is estimated (``estimate``). A stair's ``whose`` says whose it is: the
+ranks the text sends up it (``of``, by the names performers have), and ``rest: true`` on the stair of everyone no
+other stair names; a rank on two stairs, or the rest on two, is an error.
 
 A blocking (``blocking/RITE.yaml``) states moves only: a person stays where the last move put him::
 
@@ -57,6 +61,7 @@ from yuesheng.staging.model import (
     Stair,
     Statement,
     Wall,
+    Whose,
 )
 from yuesheng.text import did_you_mean
 from yuesheng.yamlload import Document, PathKey, load
@@ -210,12 +215,47 @@ def _stairs(c: Checker, raw: Any, edge: float) -> tuple[Stair, ...]:
         path = ("stairs", sid)
         if (s := c.mapping(s, path, "{name, x, run}")) is None:
             continue
-        c.keys(s, path, ("name", "x", "run", "cite", "estimate"))
+        c.keys(s, path, ("name", "x", "run", "whose", "cite", "estimate"))
         x, run = _number(c, s.get("x"), path + ("x",)), _number(c, s.get("run"), path + ("run",))
+        whose = _whose(c, s["whose"], path + ("whose",)) if "whose" in s else None
         if x is not None and run is not None:
             out.append(Stair(sid, str(s.get("name", sid)), Point(x, edge - _EPS), Point(x, edge + run),
-                             _source(c, s, path)))
+                             _source(c, s, path), whose))
+    _owners_once(c, out)
     return tuple(out)
+
+
+def _whose(c: Checker, raw: Any, path: PathKey) -> Whose | None:
+    """``whose: {of: [主人], rest: false, cite: …}``: the ranks whose stair it is, each a name the text uses."""
+    if (raw := c.mapping(raw, path, "{of: [RANK, …], rest, cite}")) is None:
+        return None
+    c.keys(raw, path, ("of", "rest", "cite", "estimate"))
+    of, rest = raw.get("of", []), raw.get("rest", False)
+    if not isinstance(of, list) or not all(isinstance(r, str) and r.strip() for r in of):
+        c.error(path + ("of",), f"expected a list of the ranks whose stair it is (主人, 賓), got {of!r}", "schema")
+        of = []
+    if not isinstance(rest, bool):
+        c.error(path + ("rest",), f"expected true or false, got {rest!r}", "schema")
+        rest = False
+    if not of and not rest:
+        c.error(path, "whose stair? give of: [RANK, …], or rest: true for everyone no other stair names", "schema")
+    return Whose(tuple(of), rest, _source(c, raw, path))
+
+
+def _owners_once(c: Checker, stairs: list[Stair]) -> None:
+    """A rank on one stair, and one stair for the rest."""
+    seen: dict[str, str] = {}
+    rest = ""
+    for stair in stairs:
+        if stair.whose is None:
+            continue
+        for rank in stair.whose.of:
+            if rank in seen:
+                c.error(("stairs", stair.id, "whose", "of"), f"{rank} is already given the {seen[rank]}", "staging")
+            seen.setdefault(rank, stair.name)
+        if stair.whose.rest and rest:
+            c.error(("stairs", stair.id, "whose", "rest"), f"the rest already go by the {rest}", "staging")
+        rest = rest or (stair.name if stair.whose.rest else "")
 
 
 def _wall(c: Checker, raw: Any, path: PathKey) -> Wall | None:
