@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from yuesheng import datafiles
-from yuesheng.check.validate import check_cuesheet, load_cuesheet
+from yuesheng import datafiles, load, produce
+from yuesheng.check.validate import check_cuesheet
 from yuesheng.errors import UsageError
 from yuesheng.music.repertoire import Repertoire
 from yuesheng.outputs.placement import FACINGS, Listener, listener
-from yuesheng.timeline import TICKS_PER_SECOND, build_timeline
+from yuesheng.timeline import TICKS_PER_SECOND
 
 FIFTH = Path(__file__).parent / "data" / "fifth"
 SHEET = FIFTH / "cues" / "nabin.yaml"
@@ -90,8 +90,9 @@ def test_with_its_row_validate_holds_it_to_the_rules_the_row_lists(run: Run, rep
 
 @pytest.mark.usefixtures("row")
 def test_with_its_row_the_timeline_builds_it_on_its_ground(repertoire: Repertoire) -> None:
-    timeline = build_timeline(load_cuesheet(SHEET, repertoire))
-    assert timeline.staging is not None and timeline.staging.hall.name == "寢"
+    production = produce(load(SHEET, repertoire=repertoire))
+    timeline = production.timeline
+    assert production.staged is not None and production.staged.hall.name == "寢"
     timings = {t.cue.id: t for t in timeline.cues}
     ji_wei = timings["ji-wei"]  # the 公's walk up the 阼階 to his mat, not the sheet's 30 s
     assert ji_wei.basis.startswith("walk: jun to 公席 (阼階上)") and ji_wei.end_tick - ji_wei.start_tick < \
@@ -108,8 +109,9 @@ def test_with_its_row_plan_and_the_default_listener_take_its_lord_and_seat(run: 
     assert data["default_seat"] == {"id": "zuojie-shang", "place": "jun-xi"}
     assert {s["name"]: (s["whose"]["of"], s["whose"]["rest"]) for s in data["hall"]["stairs"]} == {
         "阼階": (["公"], False), "西階": (["賓"], True)}
-    timeline = build_timeline(load_cuesheet(SHEET, repertoire))
-    assert listener("default", timeline) == Listener(4.0, -1.5, FACINGS["west"], "公席")  # his mat, jun-xi
+    production = produce(load(SHEET, repertoire=repertoire))
+    heard = listener("default", production.timeline, production.staged)
+    assert heard == Listener(4.0, -1.5, FACINGS["west"], "公席")  # his mat, jun-xi
     code, out, _ = run("render", str(SHEET), "--listener", "default", "-o", str(tmp_path / "nabin.mid"))
     assert code == 0 and re.search(r"heard from 公席 \(4, -1\.5\) facing west", out), out
 
@@ -118,10 +120,11 @@ def test_without_its_row_there_is_no_lord_and_no_default_seat(run: Run, repertoi
     code, out, _ = run("plan", str(SHEET))
     data = json.loads(out)
     assert code == 0 and data["lord"] is None and data["default_seat"] is None
-    timeline = build_timeline(load_cuesheet(SHEET, repertoire))
+    production = produce(load(SHEET, repertoire=repertoire))
+    timeline, staged = production.timeline, production.staged
     with pytest.raises(UsageError, match="納賓 has no default seat; name one of: .*zuojie-shang"):
-        listener("default", timeline)
-    assert listener("zuojie-shang", timeline).name == "主人席"  # the seat at the 阼階上 is no lord's
+        listener("default", timeline, staged)
+    assert listener("zuojie-shang", timeline, staged).name == "主人席"  # the seat at the 阼階上 is no lord's
 
 
 @pytest.mark.parametrize(("key", "value", "said"), [

@@ -82,10 +82,10 @@ def sequencer_options(parser: argparse.ArgumentParser, *, output: bool = True, c
 
 def listener_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--listener", metavar="SEAT|X,Y[,FACING]",
-                        help="hear the rite from a seat: default (the rite's own: the 賓 in 鄉飲酒 and 鄉射, the 公 "
-                             "in 燕禮 and 大射), a seat (賓席 公席 主人席 庭) or placed position, or x,y in 步 (east, "
-                             "south of the 堂's edge) with a facing (north south east west, 北 南 東 西); "
-                             "see docs/seat.md")
+                        help="hear the rite from a seat: default (the rite's own, from its row of data/rites.json: "
+                             "the 賓 in 鄉飲酒 and 鄉射, the 公 in 燕禮 and 大射), a seat (賓席 公席 主人席 庭) or "
+                             "placed position, or x,y in 步 (east, south of the 堂's edge) with a facing "
+                             "(north south east west, 北 南 東 西); see docs/seat.md")
     parser.add_argument("--speed-of-sound", type=float, default=None, metavar="M/S",
                         help="with --listener: metres per second (default 343, air at 20 °C)")
     parser.add_argument("--chi", type=float, default=None, metavar="METRES",
