@@ -8,7 +8,8 @@ import pytest
 
 from yuesheng.check.validate import load_cuesheet
 from yuesheng.errors import UnknownNameError
-from yuesheng.live.control import Command, Control, Press
+from yuesheng.live.commands import Command
+from yuesheng.live.control import Control, Press
 from yuesheng.live.player import FADE, Player, Playing
 from yuesheng.outputs.midi import live_messages
 from yuesheng.timeline import TICKS_PER_SECOND, build_timeline

@@ -14,7 +14,8 @@ import pytest
 
 from yuesheng.check.validate import load_cuesheet
 from yuesheng.errors import InvalidInputError
-from yuesheng.live.control import Command, Press
+from yuesheng.live.commands import Command
+from yuesheng.live.control import Press
 from yuesheng.live.player import Player
 from yuesheng.live.resume import plan_digest, read_resume, session_fields
 from yuesheng.timeline import Measurement, Options, build_timeline

@@ -27,6 +27,7 @@ from yuesheng.cli.signals import STOPS, show_stopped
 from yuesheng.cli.streams import show
 from yuesheng.errors import InvalidValueError, NetworkError, PortError, UnknownNameError, UsageError
 from yuesheng.files import check_output
+from yuesheng.live.commands import osc_help
 
 if TYPE_CHECKING:  # socket and ipaddress are imported when the console runs, not by every command
     import socket
@@ -245,7 +246,7 @@ def _add_console(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-midi", action="store_true", help="run without a MIDI output (planning, tests)")
     p.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT",
                    help=f"where the web page is served (default {DEFAULT_LISTEN}; any other address needs a token)")
-    p.add_argument("--osc", metavar="HOST:PORT", help="listen for OSC /yuesheng/go, /stop, /fade, /goto CUE "
+    p.add_argument("--osc", metavar="HOST:PORT", help=f"listen for OSC {osc_help()} "
                    "(off loopback: senders put the token first, or are named by --osc-allow)")
     p.add_argument("--osc-allow", nargs="+", default=[], metavar="ADDR",
                    help="OSC senders taken without the token (IP addresses)")

@@ -55,7 +55,8 @@ from typing import Any, Protocol
 from yuesheng.cuesheet import Cue
 from yuesheng.cuesheet.zhong import programme
 from yuesheng.errors import UnknownNameError
-from yuesheng.live.control import Command, Press
+from yuesheng.live.commands import Command
+from yuesheng.live.control import Press
 from yuesheng.outputs.midi import live_messages, panic_messages, volume_messages
 from yuesheng.text import suggest
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Hold, Timeline
