@@ -21,7 +21,8 @@ from starlette.websockets import WebSocketDisconnect
 
 from yuesheng.check.validate import load_cuesheet
 from yuesheng.live.control import Control, Press
-from yuesheng.live.player import FADE, Player, RealClock
+from yuesheng.live.cueing import FADE
+from yuesheng.live.player import Player, RealClock
 from yuesheng.timeline import build_timeline
 from yuesheng.web.console import PUSH, Console
 

@@ -10,7 +10,8 @@ from yuesheng.check.validate import load_cuesheet
 from yuesheng.errors import UnknownNameError
 from yuesheng.live.commands import Command
 from yuesheng.live.control import Control, Press
-from yuesheng.live.player import FADE, Player, Playing
+from yuesheng.live.cueing import FADE, Playing
+from yuesheng.live.player import Player
 from yuesheng.outputs.midi import live_messages
 from yuesheng.timeline import TICKS_PER_SECOND, build_timeline
 

@@ -55,7 +55,7 @@ class Once:
 
     def wait_until(self, deadline):
         self.states.append(self.box[0].status())
-        self.queued = [(i.due, i.message) for i in self.box[0].heap]
+        self.queued = [(i.due, i.message) for i in self.box[0].cueing.heap]
         return Press(Command.QUIT, self.clock.t, "test", "over")
 
 

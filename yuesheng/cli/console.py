@@ -47,8 +47,9 @@ def parse_address(text: str, option: str) -> tuple[str, int]:
 def cmd_console(args: argparse.Namespace) -> str:
     from yuesheng.live.access import console_token
     from yuesheng.live.control import Control, Pedal
+    from yuesheng.live.cueing import start_tick
     from yuesheng.live.osc import Gate, OscListener, check_binding, is_loopback
-    from yuesheng.live.player import NullPort, Player, RealClock, start_tick
+    from yuesheng.live.player import NullPort, Player, RealClock
     from yuesheng.live.resume import session_fields
     from yuesheng.live.showlog import Log
     from yuesheng.outputs.midi import open_input, open_output

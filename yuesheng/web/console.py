@@ -54,7 +54,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from yuesheng.live.commands import by_web, page_table
 from yuesheng.live.control import Control
-from yuesheng.live.player import PlayerStatus, Playing, label, music_name
+from yuesheng.live.cueing import PlayerStatus, Playing, label, music_name
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Timeline
 from yuesheng.timeline import clock as show_clock
 from yuesheng.web.sheet import environment, timeline_view, with_fonts
