@@ -401,3 +401,24 @@ def test_a_jump_keeps_the_music_sounding_and_makes_the_cue_before_it_current(gol
     assert any(20.0 < t < 60.0 for t in _ons_on(sent, SUNG))  # 合樂 sings on through the jump
     after = next(s for s in states if s.now >= 20.0)
     assert after.current == "ge" and after.current_started == 20.0 and after.follow_at is None
+
+
+def test_while_playing_the_build_is_frozen_and_the_collector_stays_on(golden):
+    """The collector is never off while a rite plays (a console's web server shares the process): what was built is
+    frozen out of its reach, and it collects at Python's own thresholds; all is restored afterwards."""
+    import gc
+
+    from yuesheng.process import LIVE_THRESHOLDS
+
+    clock = FakeClock()
+    seen = []
+
+    class Watching(Script):
+        def wait_until(self, deadline):
+            seen.append((gc.isenabled(), gc.get_freeze_count() > 0, gc.get_threshold()))
+            return super().wait_until(deadline)
+
+    thresholds, frozen = gc.get_threshold(), gc.get_freeze_count()
+    Player(golden, Capture(clock), clock, control=Watching(clock, [(0.0, Command.GO, "")]), stay=True).run()
+    assert seen and set(seen) == {(True, True, LIVE_THRESHOLDS)}
+    assert (gc.get_threshold(), gc.get_freeze_count()) == (thresholds, frozen)

@@ -10,7 +10,10 @@ sounding.
 The real clock sleeps until shortly before a message is due and then spins, for sub-millisecond accuracy. While it
 plays, the sending thread asks the OS for a real-time priority (``realtime``: SCHED_FIFO where permitted, else a
 raised nice value) and the interpreter's thread switch interval is shortened, so a busy machine — a synthesizer on
-the same laptop, a web console in the same process — does not delay a message.
+the same laptop, a web console in the same process — does not delay a message. What the build left in memory is
+frozen out of the garbage collector's reach while it plays (``process.collector_frozen``), so that a collection
+scans only what was made since: short enough not to delay a message, and the collector stays on for the web
+server's cycles.
 
 On Ctrl-C, SIGTERM or a port that fails, all notes off and all sound off are sent on every channel used before the
 player stops: never a stuck note.
@@ -18,7 +21,6 @@ player stops: never a stuck note.
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 import threading
@@ -31,6 +33,7 @@ from yuesheng.live.commands import Command
 from yuesheng.live.control import Press
 from yuesheng.live.cueing import Cueing, Outcome, PlayerStatus, start_tick
 from yuesheng.outputs.midi import live_messages, panic_messages
+from yuesheng.process import collector_frozen
 from yuesheng.timeline import Timeline
 
 SPIN = 0.0015  # seconds before a message is due when the real clock stops sleeping and starts spinning
@@ -154,23 +157,16 @@ class Player:
         self.watchers: list[Callable[[], None]] = []  # called, from the playing thread, when the status changes
 
     def run(self) -> None:
-        """Play to the end; on any interruption silence every channel, then re-raise.
-
-        The garbage collector is paused while playing: a collection would delay a message.
-        """
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            with realtime() as self.priority:
-                for message in self.setup:
-                    self.port.send(message)
-                self._loop()
-        except BaseException:
-            self.panic()
-            raise
-        finally:
-            if collecting:
-                gc.enable()
+        """Play to the end; on any interruption silence every channel, then re-raise."""
+        with collector_frozen():
+            try:
+                with realtime() as self.priority:
+                    for message in self.setup:
+                        self.port.send(message)
+                    self._loop()
+            except BaseException:
+                self.panic()
+                raise
 
     def _loop(self) -> None:
         """Wait for the next command or message; change the machine under the lock, send and show outside it."""
