@@ -775,3 +775,22 @@ def test_a_console_on_every_interface_prints_an_address_a_tablet_can_open():
     finally:
         proc.kill()
         proc.wait(timeout=10)
+
+
+def test_a_row_added_to_the_table_of_commands_gets_its_button_and_key_on_the_page(served, browser, monkeypatch):
+    """The page draws its buttons and keys from the table it is given: a second name for STOP ALL, added as a row,
+    is a button and a key (acting from anywhere, as a command never refused does) with no change to the page."""
+    from yuesheng.live import commands
+    from yuesheng.live.commands import Command, Spec
+
+    hush = Spec(Command.STOP, typed=("h",), key="h", osc="/yuesheng/hush", web="hush", event="hush",
+                guarded=False, target=False, starts=False, said="HUSH")
+    monkeypatch.setattr(commands, "COMMANDS", (*commands.COMMANDS, hush))
+    page, errors = _page(browser, served.url, "laptop")
+    assert page.text_content("#hush") == "HUSH" and page.get_attribute("#hush", "title") == "h, from anywhere"
+    for press in (lambda: page.click("#hush"), lambda: page.focus("#goto") or page.keyboard.press("h")):
+        stops = len(served.port.controls(120))
+        press()
+        assert _wait(lambda stops=stops: len(served.port.controls(120)) > stops)  # STOP ALL, by its new name
+    assert not errors
+    page.close()

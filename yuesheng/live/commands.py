@@ -82,6 +82,11 @@ def guarded(command: Command) -> bool:
     return row is not None and row.guarded
 
 
+def events() -> tuple[str, ...]:
+    """The log events of the commands, in the table's order."""
+    return tuple(s.event for s in COMMANDS)
+
+
 def starting_events() -> frozenset[str]:
     """The log events of the commands that start an action."""
     return frozenset(s.event for s in COMMANDS if s.starts)

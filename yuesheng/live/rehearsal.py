@@ -36,7 +36,7 @@ from pathlib import Path
 from yuesheng.checking import Checker
 from yuesheng.cuesheet import CueSheet, parse_duration
 from yuesheng.errors import InvalidInputError, InvalidValueError, Problem
-from yuesheng.live.commands import COMMANDS, Spec, by_event
+from yuesheng.live.commands import Spec, by_event, events
 from yuesheng.live.showlog import log_object, read_log_bytes
 from yuesheng.timeline import TICKS_PER_SECOND, Measurement, Timeline
 from yuesheng.yamlload import PathKey, load
@@ -111,8 +111,8 @@ def _entry(number: int, line: str, cues: set[str], rite: str) -> tuple[Entry | N
     if data is None:
         return None, None, "not a JSON object (a log has one JSON object a line)"
     event, cue, mono = data.get("event"), data.get("cue", ""), data.get("mono")
-    if not isinstance(event, str) or event not in events():
-        return None, None, f"event {event!r}, expected one of {', '.join(events())}"
+    if not isinstance(event, str) or event not in log_events():
+        return None, None, f"event {event!r}, expected one of {', '.join(log_events())}"
     row = by_event(event)
     if isinstance(mono, bool) or not isinstance(mono, int | float) or mono != mono or abs(mono) > 1e12:
         return None, None, f"mono {mono!r}, expected the monotonic time in seconds"
@@ -135,9 +135,9 @@ def _entry(number: int, line: str, cues: set[str], rite: str) -> tuple[Entry | N
     return Entry(number, event, cue, str(data.get("source", "")), float(mono), lost), None, ""
 
 
-def events() -> list[str]:
+def log_events() -> list[str]:
     """Every event a log may hold."""
-    return [OTHER_EVENTS[0], *(s.event for s in COMMANDS), *OTHER_EVENTS[1:]]
+    return [OTHER_EVENTS[0], *events(), *OTHER_EVENTS[1:]]
 
 
 def _names_cue(row: Spec | None) -> bool:
