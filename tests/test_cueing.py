@@ -194,7 +194,7 @@ def test_the_prompt_is_given_once_for_each_next_point(golden):
 
 def test_a_restore_replays_the_logged_commands_relative_to_now(golden):
     machine = Cueing(golden, live_messages(golden)[1], manual=True)
-    line = machine.restore([Press(Command.GO, -40.0, "page", "bin-ru"), Press(Command.GO, -3.0, "page", "bai-zhi")],
+    line = machine.restore([Press(Command.GO, 460.0, "page", "bin-ru"), Press(Command.GO, 497.0, "page", "bai-zhi")],
                            500.0)
     status = machine.status(500.0)
     assert line.startswith("resumed from the log at bai-zhi") and status.resumed == line

@@ -31,6 +31,7 @@ from yuesheng.live.commands import osc_help
 
 if TYPE_CHECKING:  # socket and ipaddress are imported when the console runs, not by every command
     import socket
+    from collections.abc import Callable
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
 
@@ -74,8 +75,8 @@ def cmd_console(args: argparse.Namespace) -> str:
     gate = Gate(token, _addresses(args.osc_allow))
     if osc_address is not None and (why := check_binding(osc_address[0], gate)):
         raise UsageError(why)
-    resume = _read_resume(args.resume, timeline) if args.resume else None
     clock = RealClock()
+    resume = _read_resume(args.resume, timeline, clock.now) if args.resume else None
     control = Control(clock, guard=args.guard)
     closing: list[Any] = []
     try:
@@ -125,8 +126,9 @@ def _resume_options(args: argparse.Namespace) -> None:
     args.log = args.resume
 
 
-def _read_resume(path: str, timeline: Any) -> tuple[Any, ...]:
-    """The logged commands to replay; the log's warnings (lost lines) shown, a log of another show refused."""
+def _read_resume(path: str, timeline: Any, now: Callable[[], float]) -> tuple[Any, ...]:
+    """The logged commands to replay, at their moments on the player's clock (*now*); the log's warnings (lost
+    lines) shown, a log of another show refused."""
     from datetime import UTC, datetime
 
     from yuesheng.live.resume import read_resume
@@ -134,7 +136,7 @@ def _read_resume(path: str, timeline: Any) -> tuple[Any, ...]:
     resume = read_resume(path, timeline, datetime.now(UTC))
     for warning in resume.warnings:
         show(f"warning: {warning}")
-    return resume.presses
+    return resume.on_clock(now())
 
 
 def _bind(host: str, port: int, option: str) -> socket.socket:

@@ -350,13 +350,13 @@ class Cueing:
     # -- resuming --------------------------------------------------------------------------------------
 
     def restore(self, presses: Sequence[Press], now: float) -> str:
-        """Replay logged commands (times relative to *now*, ≤ 0), then bring back what sounded at *now*: held music
-        from its beginning, other music from its position; the line that says so."""
+        """Replay logged commands (at their moments, before *now*), then bring back what sounded at *now*: held
+        music from its beginning, other music from its position; the line that says so."""
         self.base = (self.begin, now)
         for press in presses:
             if press.command is Command.GO and press.cue in self.point_of_cue:
                 self.next_point = self.point_of_cue[press.cue]  # a lost line does not shift the rest
-            self.press(Press(press.command, now + press.at, press.source, press.cue, press.silence))
+            self.press(press)
         self.prompted, self.follow_from = -1, now
         self.heap = [i for i in self.heap if i.due >= now and i.cue not in self.looping]
         heapq.heapify(self.heap)

@@ -149,7 +149,7 @@ class Player:
         self.actions = self.cueing.actions
         self.channels = sorted({m.channel for m in self.setup if hasattr(m, "channel")} |
                                {m.channel for _, _, m in timed})
-        self.resume = resume  # logged commands to replay before playing, times relative to the start (≤ 0)
+        self.resume = resume  # logged commands to replay before playing, at their moments on *clock* (``on_clock``)
         self.lock = threading.Lock()
         self.sent: list[tuple[float, float, Any]] = []  # (due, sent at, message), for checks and benchmarks
         self.priority = ""  # what ``realtime`` obtained from the OS, once playing

@@ -14,7 +14,7 @@ in a crash) or name no cue of this timeline are skipped, with a warning each.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,10 @@ class Resume:
 
     presses: tuple[Press, ...]
     warnings: tuple[str, ...]
+
+    def on_clock(self, now: float) -> tuple[Press, ...]:
+        """The commands at their moments on a clock that read *now* when the log was read (the player's)."""
+        return tuple(replace(p, at=now + p.at) for p in self.presses)
 
 
 def read_resume(path: str | Path, timeline: Timeline, now_wall: datetime) -> Resume:
