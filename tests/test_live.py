@@ -215,8 +215,11 @@ def test_a_real_virtual_port_when_the_system_has_one():
     timeline = Timeline(rite="t", rite_id="t", events=notes, realization=Realization())
     with port, listener:
         Player(timeline, port, RealClock()).run()
-        time.sleep(0.2)
-        received = [m for m in listener.iter_pending() if m.type in ("note_on", "note_off")]
+        received: list = []
+        deadline = time.monotonic() + 5
+        while len(received) < 10 and time.monotonic() < deadline:  # the port delivers in its own time
+            received += [m for m in listener.iter_pending() if m.type in ("note_on", "note_off")]
+            time.sleep(0.01)
     assert [(m.type, m.note) for m in received] == [(t, 60 + n) for n in range(5) for t in ("note_on", "note_off")]
 
 
