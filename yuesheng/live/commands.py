@@ -41,6 +41,12 @@ class Spec:
     starts: bool  # it starts an action (at most one row)
     said: str  # what the operator calls it
 
+    @property
+    def names_cue(self) -> bool:
+        """Its log line always names a cue: the action it started, or the cue it went to (a STOP or a FADE names the
+        action current, none before the first GO)."""
+        return self.starts or self.target
+
 
 COMMANDS: tuple[Spec, ...] = (
     Spec(Command.GO, typed=("",), key="Space", osc="/yuesheng/go", web="go", event="go",

@@ -36,7 +36,7 @@ from pathlib import Path
 from yuesheng.checking import Checker
 from yuesheng.cuesheet import CueSheet, parse_duration
 from yuesheng.errors import InvalidInputError, InvalidValueError, Problem
-from yuesheng.live.commands import Spec, by_event, events
+from yuesheng.live.commands import by_event, events
 from yuesheng.live.showlog import log_object, read_log_bytes
 from yuesheng.timeline import TICKS_PER_SECOND, Measurement, Timeline
 from yuesheng.yamlload import PathKey, load
@@ -128,7 +128,7 @@ def _entry(number: int, line: str, cues: set[str], rite: str) -> tuple[Entry | N
         chosen = tuple(sorted((str(k), str(v)) for k, v in readings.items()))
         programme = Programme(tuple(sorted(map(str, variants))), chosen)
         return Entry(number, event, "", "", float(mono), lost), programme, ""
-    if not _names_cue(row) and cue == "":  # before the first GO: nothing had started
+    if (row is None or not row.names_cue) and cue == "":  # before the first GO: nothing had started
         return Entry(number, event, cue, str(data.get("source", "")), float(mono), lost), None, ""
     if not isinstance(cue, str) or cue not in cues:
         return None, None, f"unknown cue {cue!r} (the log does not fit this cue sheet)"
@@ -138,12 +138,6 @@ def _entry(number: int, line: str, cues: set[str], rite: str) -> tuple[Entry | N
 def log_events() -> list[str]:
     """Every event a log may hold."""
     return [OTHER_EVENTS[0], *events(), *OTHER_EVENTS[1:]]
-
-
-def _names_cue(row: Spec | None) -> bool:
-    """Whether a log line of *row* always names a cue: a command that starts an action or goes to a cue (not STOP,
-    FADE or a refused GO, which may come before anything has started)."""
-    return row is not None and (row.starts or row.target)
 
 
 @dataclass(frozen=True, slots=True)

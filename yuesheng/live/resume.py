@@ -119,7 +119,7 @@ def _press(data: dict[str, Any], cues: set[str], now_wall: datetime) -> tuple[Pr
     if row is None:
         return None, f"event {event!r} is not a command"
     cue = data.get("cue", "")
-    if not isinstance(cue, str) or (cue and cue not in cues) or ((row.starts or row.target) and not cue):
+    if not isinstance(cue, str) or (cue and cue not in cues) or (row.names_cue and not cue):
         return None, f"cue {cue!r} is not in this timeline"
     try:
         wall = datetime.fromisoformat(str(data.get("wall")))
