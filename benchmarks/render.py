@@ -2,8 +2,8 @@
 
 Measures (best of 3):
 
-1. each shipped rite (``cues/*.yaml``): ``load_cuesheet`` once, then
-   ``build_timeline`` and ``midi_bytes`` timed separately;
+1. each shipped rite (``cues/*.yaml``): ``yuesheng.load`` once, then
+   ``yuesheng.build`` and ``midi_bytes`` timed separately;
 2. ``midi_bytes`` on a synthetic ceremony Timeline of 10**3, 10**4 and 10**5
    events (mostly 歌/瑟/笙 notes with lyrics, some 鼓 strokes, actions, markers
    and 獲者 calls; ``random.Random(0)``), reported as µs per event: the cost
@@ -12,10 +12,10 @@ Measures (best of 3):
    of the first 3000 synthetic notes, one music21 Part per yuesheng part,
    against ``midi_bytes`` of a Timeline holding exactly those notes;
 4. one long piece (鹿鳴's stanzas repeated) sung once, 5,000 and 40,000 notes:
-   ``build_timeline`` + ``midi_bytes`` per note (it was quadratic: the notes
+   ``yuesheng.build`` + ``midi_bytes`` per note (it was quadratic: the notes
    were gathered again for every note);
 5. a million sung syllables (鹿鳴 ×9,709 終, in 98 升歌 cues, 0.15 s a syllable
-   to stay within the 48-hour limit), in a child process: ``build_timeline``
+   to stay within the 48-hour limit), in a child process: ``yuesheng.build``
    and ``midi_bytes`` timed, and the child's peak resident memory
    (``resource.getrusage``) after each.
 
@@ -70,7 +70,7 @@ def best_of(repeats: int, fn: Callable[[], object]) -> tuple[float, float]:
 
 
 def timeline_of(events: list[Event], rite: str = "synthetic") -> Timeline:
-    """A Timeline holding *events*, sorted as build_timeline sorts them."""
+    """A Timeline holding *events*, sorted as the builder sorts them."""
     return Timeline(rite=rite, rite_id=rite, events=tuple(sorted(events, key=lambda e: e.sort_key)),
                     realization=Realization())
 

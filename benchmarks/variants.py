@@ -7,7 +7,7 @@ span the variants), and is timed three ways, best of
 
 1. the baseline, in the same run: reading the same sheet's YAML, schema and references (``read_cuesheet``), the
    part whose cost is linear in the size of the file;
-2. ``load_cuesheet``: what every build pays (the ritual rules on every variant configuration);
+2. ``yuesheng.load``: what every build pays (the ritual rules on every variant configuration);
 3. ``check_cuesheet``: what ``validate`` pays (also anchors under combinations of variants, size under each).
 
 Issue 22 §5: the check of every pair of variants made loading cubic (1,000 variants 84 s). Goal: per variant, the

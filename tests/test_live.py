@@ -8,8 +8,10 @@ import pytest
 
 from yuesheng import build, load
 from yuesheng.errors import UnknownNameError
-from yuesheng.live.control import Command, Control, Press
-from yuesheng.live.player import FADE, Player, Playing
+from yuesheng.live.commands import Command
+from yuesheng.live.control import Control, Press
+from yuesheng.live.cueing import FADE, Playing
+from yuesheng.live.player import Player
 from yuesheng.outputs.midi import live_messages
 from yuesheng.timeline import TICKS_PER_SECOND
 
@@ -213,8 +215,11 @@ def test_a_real_virtual_port_when_the_system_has_one():
     timeline = Timeline(rite="t", rite_id="t", events=notes, realization=Realization())
     with port, listener:
         Player(timeline, port, RealClock()).run()
-        time.sleep(0.2)
-        received = [m for m in listener.iter_pending() if m.type in ("note_on", "note_off")]
+        received: list = []
+        deadline = time.monotonic() + 5
+        while len(received) < 10 and time.monotonic() < deadline:  # the port delivers in its own time
+            received += [m for m in listener.iter_pending() if m.type in ("note_on", "note_off")]
+            time.sleep(0.01)
     assert [(m.type, m.note) for m in received] == [(t, 60 + n) for n in range(5) for t in ("note_on", "note_off")]
 
 
@@ -399,3 +404,24 @@ def test_a_jump_keeps_the_music_sounding_and_makes_the_cue_before_it_current(gol
     assert any(20.0 < t < 60.0 for t in _ons_on(sent, SUNG))  # 合樂 sings on through the jump
     after = next(s for s in states if s.now >= 20.0)
     assert after.current == "ge" and after.current_started == 20.0 and after.follow_at is None
+
+
+def test_while_playing_the_build_is_frozen_and_the_collector_stays_on(golden):
+    """The collector is never off while a rite plays (a console's web server shares the process): what was built is
+    frozen out of its reach, and it collects at Python's own thresholds; all is restored afterwards."""
+    import gc
+
+    from yuesheng.process import LIVE_THRESHOLDS
+
+    clock = FakeClock()
+    seen = []
+
+    class Watching(Script):
+        def wait_until(self, deadline):
+            seen.append((gc.isenabled(), gc.get_freeze_count() > 0, gc.get_threshold()))
+            return super().wait_until(deadline)
+
+    thresholds, frozen = gc.get_threshold(), gc.get_freeze_count()
+    Player(golden, Capture(clock), clock, control=Watching(clock, [(0.0, Command.GO, "")]), stay=True).run()
+    assert seen and set(seen) == {(True, True, LIVE_THRESHOLDS)}
+    assert (gc.get_threshold(), gc.get_freeze_count()) == (thresholds, frozen)

@@ -12,7 +12,8 @@ from pythonosc.osc_bundle_builder import IMMEDIATELY, OscBundleBuilder
 from pythonosc.osc_message_builder import OscMessageBuilder
 from pythonosc.udp_client import SimpleUDPClient
 
-from yuesheng.live.control import Command, Control
+from yuesheng.live.commands import Command
+from yuesheng.live.control import Control
 from yuesheng.live.osc import MAX_DATAGRAM, MAX_DEPTH, Gate, OscListener
 
 DATA = Path(__file__).parent / "data"

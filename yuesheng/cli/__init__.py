@@ -96,7 +96,8 @@ def _run(argv: Sequence[str] | None) -> int:
 # The cyclic collector's thresholds for a yuesheng process, mypy's (mypy/main.py): a command makes hundreds of
 # thousands of objects (events, loaded YAML, staged stands) and next to no cycles, and at Python's default of 700 the
 # collector rescans them again and again (about 15 ms of ``timeline dashe``, 60 ms of ``sheet dashe``). A batch
-# command ends before it collects at all; ``play`` and ``console`` still collect, less often.
+# command ends before it collects at all; ``play`` and ``console`` freeze what they built and collect at Python's
+# own thresholds while they play (``process.collector_frozen``), so a console's web sessions are freed.
 GC_THRESHOLDS = (200_000, 30, 30)
 
 
