@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
-def cache(monkeypatch, tmp_path) -> Path:
+def cache(monkeypatch, tmp_path: Path) -> Path:
     """A cache folder of this test's own; its kept builds' folder."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     return tmp_path / "cache" / "yuesheng" / "builds"
@@ -36,10 +37,11 @@ def _edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
-def _timeline(run, sheet: Path, *options: str) -> dict:
+def _timeline(run, sheet: Path, *options: str) -> dict[str, Any]:
     code, out, err = run("timeline", str(sheet), "--format", "json", *options)
     assert code == 0, err
-    return json.loads(out)
+    timeline: dict[str, Any] = json.loads(out)
+    return timeline
 
 
 def test_a_second_run_reads_the_build_back_without_loading_or_building_and_gives_the_same_bytes(tmp_path):
