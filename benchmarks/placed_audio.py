@@ -18,6 +18,7 @@ import argparse
 import sys
 import tempfile
 import time
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -38,18 +39,23 @@ from yuesheng.outputs.spatial import render_placed
 from yuesheng.timeline import build_timeline, ticks
 
 RITES = ("xiangyinjiu", "xiangshe", "yanli", "dashe")
-GAP_SECONDS = 3
+GAP_SECONDS = Fraction(3)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rites", nargs="+", default=list(RITES), choices=RITES)
+    parser.add_argument("--sheet", type=Path, help="this cue sheet instead of the shipped rites (a smoke run: "
+                        "tests/data/placed.yaml)")
+    parser.add_argument("--listener", default="default", help="the seat, as yuesheng audio --listener takes it")
     args = parser.parse_args()
     repertoire = load_repertoire()
-    for rite in args.rites:
-        sheet = load_cuesheet(data_dir("cues") / f"{rite}.yaml", repertoire)
+    sheets = [args.sheet] if args.sheet else [data_dir("cues") / f"{rite}.yaml" for rite in args.rites]
+    for path in sheets:
+        rite = path.stem
+        sheet = load_cuesheet(path, repertoire)
         timeline = condense(build_timeline(sheet), gap_ticks=ticks(GAP_SECONDS)).timeline
-        seat = listener("default", timeline)
+        seat = listener(args.listener, timeline)
         with tempfile.TemporaryDirectory() as tmp:
             start = time.perf_counter()
             plain = render(timeline, Path(tmp) / "plain.flac")
