@@ -15,22 +15,16 @@ from yuesheng.music.repertoire import Repertoire, data_dir, load_repertoire
 
 # A test that uses one of these fixtures runs that program; it is marked so, for ``-m`` to choose or leave out.
 KINDS = {"browser": "browser", "has_engraver": "engraver"}
-# The live side's tests leave child processes' pipes and UDP sockets to the collector. They are being reworked (issue
-# 28 §4); until that lands their ResourceWarnings are reported, not errors. Remove this with the rework.
-LEAVE_PIPES_OPEN = {"test_console", "test_osc", "test_resume"}
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m chooses
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark each test that opens Chromium (fixture ``browser``) ``browser`` and each that runs LilyPond
-    (``has_engraver``) ``engraver``; the FluidSynth tests are marked ``synth`` by their decorator. A test of
-    ``LEAVE_PIPES_OPEN`` is let off its ResourceWarnings."""
+    (``has_engraver``) ``engraver``; the FluidSynth tests are marked ``synth`` by their decorator."""
     for item in items:
         for fixture, marker in KINDS.items():
             if fixture in getattr(item, "fixturenames", ()):
                 item.add_marker(marker)
-        if getattr(getattr(item, "module", None), "__name__", "") in LEAVE_PIPES_OPEN:
-            item.add_marker(pytest.mark.filterwarnings("default::ResourceWarning"))
 
 
 @pytest.fixture(scope="session", autouse=True)
