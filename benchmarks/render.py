@@ -226,7 +226,7 @@ def million_child(syllables: int) -> None:
 def million_syllables(syllables: int) -> dict[str, float]:
     child = subprocess.run([sys.executable, __file__, "--million-child", str(syllables)], capture_output=True,
                            text=True, check=True)
-    figures = json.loads(child.stdout.splitlines()[-1])
+    figures: dict[str, float] = json.loads(child.stdout.splitlines()[-1])
     print(f"{figures['syllables']:,} syllables, {figures['events']:,} events: build {figures['build_s']:.1f} s "
           f"({figures['build_cpu_s']:.1f} s CPU, peak {figures['build_peak_mb']:.0f} MB), MIDI "
           f"{figures['render_s']:.1f} s ({figures['render_cpu_s']:.1f} s CPU), peak {figures['peak_mb']:.0f} MB, "
@@ -261,8 +261,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"RESULT render_speedup_vs_music21={m21_s / ours_s:.2f} (CPU time: {m21_cpu / ours_cpu:.2f})")
     for x, cost in zip(exponents, costs, strict=True):
         print(f"RESULT per_event_us_1e{x}={cost:.2f}")
-    for notes, wall_us, cpu_us in long:
-        print(f"RESULT long_piece_us_per_note_{notes}={wall_us:.1f} (CPU {cpu_us:.1f})")
+    for count, wall_us, cpu_us in long:
+        print(f"RESULT long_piece_us_per_note_{count}={wall_us:.1f} (CPU {cpu_us:.1f})")
     print(f"RESULT long_piece_growth={long[-1][2] / long[0][2]:.2f} (CPU per note, {long[-1][0]} / {long[0][0]} notes)")
     tag = "million" if not args.quick else "hundred_thousand"
     print(f"RESULT {tag}_syllables_build_s={million['build_s']:.1f} (CPU {million['build_cpu_s']:.1f}, "

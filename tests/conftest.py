@@ -13,6 +13,19 @@ import pytest
 from yuesheng.cli import main
 from yuesheng.music.repertoire import Repertoire, data_dir, load_repertoire
 
+# A test that uses one of these fixtures runs that program; it is marked so, for ``-m`` to choose or leave out.
+KINDS = {"browser": "browser", "has_engraver": "engraver"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m chooses
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test that opens Chromium (fixture ``browser``) ``browser`` and each that runs LilyPond
+    (``has_engraver``) ``engraver``; the FluidSynth tests are marked ``synth`` by their decorator."""
+    for item in items:
+        for fixture, marker in KINDS.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(marker)
+
 
 @pytest.fixture(scope="session", autouse=True)
 def _caches_of_our_own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:

@@ -107,7 +107,9 @@ def _every_place_takes(row: Spec, golden: Timeline, sheet: CueSheet, tmp_path: P
     assert console.command({"command": row.web, "cue": _cue(row)}) == (True, "")
     assert _drain(control) == [(row.command, "page", _cue(row))]
     page = console._page_html()
-    table = json.loads(re.search(r"const COMMANDS = (\[.*?\]);", page)[1])
+    found = re.search(r"const COMMANDS = (\[.*?\]);", page)
+    assert found is not None
+    table = json.loads(found[1])
     assert row.web in [c["web"] for c in table]
     button = "go" if row.starts else "jump" if row.target else row.web
     assert re.search(f'<button id="{button}"[^>]* data-command="{row.web}"', page)

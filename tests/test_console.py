@@ -13,6 +13,7 @@ import time
 import urllib.request
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
@@ -39,12 +40,12 @@ class Port:
     """A MIDI port that records what it is sent, from the player's thread."""
 
     def __init__(self) -> None:
-        self.sent: list[tuple[float, object]] = []
+        self.sent: list[tuple[float, Any]] = []
 
     def send(self, message: object) -> None:
         self.sent.append((time.perf_counter(), message))
 
-    def controls(self, number: int) -> list[object]:
+    def controls(self, number: int) -> list[Any]:
         return [m for _, m in list(self.sent) if getattr(m, "type", "") == "control_change" and m.control == number]
 
 
@@ -54,7 +55,7 @@ class Entries:
     trouble = ""
 
     def __init__(self) -> None:
-        self.lines: list[tuple[str, float, dict]] = []
+        self.lines: list[tuple[str, float, dict[str, Any]]] = []
 
     def write(self, event: str, mono: float, **fields) -> None:
         self.lines.append((event, mono, fields))
@@ -91,12 +92,13 @@ class Live:
         self.thread = threading.Thread(target=self.player.run, daemon=True)
         self.thread.start()
 
-    def command(self, command: str, cue: str = "", **extra) -> bool:
-        return self.client.post("/command", json={"command": command, "cue": cue, **extra}).json()["accepted"]
+    def command(self, command: str, cue: str = "", **extra: Any) -> bool:
+        return bool(self.client.post("/command", json={"command": command, "cue": cue, **extra}).json()["accepted"])
 
-    def settle(self, predicate) -> dict:
+    def settle(self, predicate: Any) -> dict[str, Any]:
         """The state, once *predicate* holds of it (the player's thread has handled the command)."""
         deadline = time.monotonic() + 5
+        state: dict[str, Any]
         while not predicate(state := self.client.get("/state").json()):
             assert time.monotonic() < deadline, f"the state never got there: {state}"
             time.sleep(0.005)
@@ -273,11 +275,11 @@ def test_the_socket_takes_commands_and_pushes_the_state_after_a_go(live):
         assert _reply(socket) == {"accepted": False, "why": "not a command"}
 
 
-def _reply(socket) -> dict:
+def _reply(socket: Any) -> dict[str, Any]:
     """The answer to a command sent on *socket*, past the state pushes."""
     while "state" in (frame := socket.receive_json()):
         pass
-    return frame
+    return dict(frame)
 
 
 def test_every_connected_page_gets_the_state_pushed(live):
@@ -457,7 +459,7 @@ def test_a_page_of_another_origin_in_chromium_can_neither_drive_nor_read_the_con
 def test_console_without_a_token_off_loopback_gets_one(monkeypatch, run, tmp_path):
     from yuesheng.cli import console as cli_console
 
-    seen = {}
+    seen: dict[str, Any] = {}
 
     def fake_serve(timeline, player, control, listener, token):
         seen.update(host=listener.getsockname()[0], token=token)
@@ -468,7 +470,7 @@ def test_console_without_a_token_off_loopback_gets_one(monkeypatch, run, tmp_pat
     code, out, _ = run("console", str(DATA / "golden.yaml"), "--no-midi", "--listen", "0.0.0.0:0")
     assert code == 0 and seen["host"] == "0.0.0.0" and len(seen["token"]) >= 16
     code, _, _ = run("console", str(DATA / "golden.yaml"), "--no-midi", "--listen", "127.0.0.1:0")
-    assert code == 0 and seen["token"] is None
+    assert code == 0 and seen.get("token") is None
     (tmp_path / "token").write_text("from-a-file-0123456789\n")
     code, _, _ = run("console", str(DATA / "golden.yaml"), "--no-midi", "--token-file", str(tmp_path / "token"))
     assert code == 0 and seen["token"] == "from-a-file-0123456789"
@@ -524,6 +526,7 @@ def test_a_go_that_reaches_the_console_late_is_refused_said_and_logged(golden):
         console.clock.t = 20.0
         reply = console.client.post("/command", json={"command": "go", "pressed": 18.5}).json()
         assert reply == {"accepted": False, "why": "it reached the console 1.5 s after it was pressed: not run late"}
+        assert console.log is not None
         assert console.log.lines == [("refused", 20.0, {"cue": "bin-ru", "source": "page", "why": reply["why"]})]
         for never in ("NaN", "Infinity", "-Infinity", "1" + "0" * 400):  # JSON a page may send: no moment, no time
             body = f'{{"command": "go", "pressed": {never}}}'
@@ -581,7 +584,9 @@ def test_a_change_is_pushed_at_once_not_at_the_next_tick(live):
 def _rss_kib(pid: int) -> int:
     """A process's resident memory (Linux: /proc/PID/status)."""
     status = Path(f"/proc/{pid}/status").read_text(encoding="ascii")
-    return int(re.search(r"^VmRSS:\s+(\d+) kB", status, re.MULTILINE)[1])
+    found = re.search(r"^VmRSS:\s+(\d+) kB", status, re.MULTILINE)
+    assert found is not None
+    return int(found[1])
 
 
 def _sessions(url: str, count: int, deadline: float) -> None:
@@ -632,9 +637,10 @@ def _shows(page, box: str, cue: str) -> None:
     page.wait_for_function(f"document.getElementById('{box}').dataset.cue === '{cue}'")
 
 
-def _box(page, selector: str) -> dict:
-    return page.eval_on_selector(selector, "e => { const r = e.getBoundingClientRect(); "
-                                           "return {x: r.x, y: r.y, w: r.width, h: r.height}; }")
+def _box(page: Any, selector: str) -> dict[str, float]:
+    box: dict[str, float] = page.eval_on_selector(selector, "e => { const r = e.getBoundingClientRect(); "
+                                                            "return {x: r.x, y: r.y, w: r.width, h: r.height}; }")
+    return box
 
 
 @pytest.mark.parametrize("size", SIZES)

@@ -7,6 +7,7 @@ import base64
 import io
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fontTools.ttLib import TTFont
@@ -47,7 +48,7 @@ def test_wanted_is_every_character_from_u2e80_on_once_in_order():
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory) -> Path:
+def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("fonts") / "xiangyinjiu.html"
     assert main(["sheet", "xiangyinjiu", "-o", str(path)]) == 0
     return path
@@ -92,6 +93,7 @@ _BOXES = """async () => {
 }"""
 
 
+@pytest.mark.browser
 def test_no_character_of_the_page_is_drawn_as_a_missing_glyph_box_in_chromium(page, tmp_path):
     from test_sheet import _chromium
 
@@ -119,8 +121,8 @@ def test_the_pdfs_draw_xuan_from_a_hanazono_font_not_as_a_box(tmp_path):
     part = f'\\bookpart {{ \\markup {{ "有{XUAN}酒 鄭注{XUAN}端" }} }}'
     pdf = tmp_path / "xuan.pdf"
     engrave(book_source([part], font=find_cjk_font()), pdf)
-    page = PdfReader(pdf).pages[0]
-    fonts_used = {str(f.get_object()["/BaseFont"]) for f in page["/Resources"]["/Font"].values()}
+    resources: Any = PdfReader(pdf).pages[0]["/Resources"]
+    fonts_used = {str(f.get_object()["/BaseFont"]) for f in resources["/Font"].values()}
     # 𤣥 comes from a Hanazono: the shipped subset, or Debian's fonts-hanazono when fontconfig finds that first
     assert any("HanaB" in name or "HanaMinB" in name for name in fonts_used), fonts_used
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,7 +39,8 @@ class FakeGo:
 
 class Capture:
     def __init__(self, clock: FakeClock, fail_after: int | None = None, error: BaseException | None = None) -> None:
-        self.clock, self.sent, self.fail_after, self.error = clock, [], fail_after, error
+        self.sent: list[Any] = []
+        self.clock, self.fail_after, self.error = clock, fail_after, error
 
     def send(self, message) -> None:
         if self.fail_after is not None and len(self.sent) >= self.fail_after and self.error is not None:
@@ -158,6 +160,11 @@ class _CapturePort(Capture):
         self.closed = True
 
 
+def _appended(ports: list[Any], port: Any) -> Any:
+    ports.append(port)
+    return port
+
+
 def _patch(monkeypatch, port_factory):
     clock = FakeClock()
     monkeypatch.setattr("yuesheng.live.player.RealClock", lambda: clock)
@@ -166,16 +173,16 @@ def _patch(monkeypatch, port_factory):
 
 
 def test_play_command_auto(run, monkeypatch):
-    ports = []
-    _patch(monkeypatch, lambda clock: ports.append(_CapturePort(clock)) or ports[-1])
+    ports: list[Any] = []
+    _patch(monkeypatch, lambda clock: _appended(ports, _CapturePort(clock)))
     code, out, _ = run("play", str(DATA / "golden.yaml"), "--auto")
     assert code == 0 and out.startswith("played 鄉射禮") and ports[0].closed
     assert len([m for _, m in ports[0].sent if m.type == "note_on"]) > 300
 
 
 def test_play_command_interrupted_is_a_clean_stop(run, monkeypatch):
-    ports = []
-    _patch(monkeypatch, lambda clock: ports.append(_CapturePort(clock, 30, KeyboardInterrupt())) or ports[-1])
+    ports: list[Any] = []
+    _patch(monkeypatch, lambda clock: _appended(ports, _CapturePort(clock, 30, KeyboardInterrupt())))
     code, out, _ = run("play", str(DATA / "golden.yaml"))
     assert code == 0 and out.startswith("stopped: all notes off")
     assert {m.control for _, m in ports[0].sent[30:]} == {120, 123}
@@ -215,7 +222,7 @@ def test_a_real_virtual_port_when_the_system_has_one():
     timeline = Timeline(rite="t", rite_id="t", events=notes, realization=Realization())
     with port, listener:
         Player(timeline, port, RealClock()).run()
-        received: list = []
+        received: list[Any] = []
         deadline = time.monotonic() + 5
         while len(received) < 10 and time.monotonic() < deadline:  # the port delivers in its own time
             received += [m for m in listener.iter_pending() if m.type in ("note_on", "note_off")]
@@ -253,7 +260,7 @@ class Script:
 
     def wait_until(self, deadline: float | None) -> Press | None:
         if self.presses and (deadline is None or self.presses[0][0] <= deadline):
-            at, command, cue, *silence = self.presses.pop(0)
+            at, command, cue, *silence = self.presses.pop(0)  # type: ignore[var-annotated]
             self.clock.t = max(self.clock.t, at)
             return Press(command, self.clock.t, "test", cue, bool(silence))
         if deadline is None or (not self.presses and self.clock.t >= self.until):
@@ -264,7 +271,7 @@ class Script:
 
 class Entries:
     def __init__(self) -> None:
-        self.lines: list[tuple[str, float, dict]] = []
+        self.lines: list[tuple[str, float, dict[str, Any]]] = []
 
     def write(self, event: str, mono: float, **fields) -> None:
         self.lines.append((event, mono, fields))

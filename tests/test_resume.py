@@ -9,6 +9,7 @@ import subprocess
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,7 +40,7 @@ def _line(event: str, ago: float, **fields) -> str:
     return json.dumps({"event": event, **fields, "wall": wall, "mono": 1000.0 - ago}, ensure_ascii=False)
 
 
-def _log(tmp_path: Path, golden, *lines: str, session: dict | None = None) -> Path:
+def _log(tmp_path: Path, golden, *lines: str, session: dict[str, Any] | None = None) -> Path:
     path = tmp_path / "show.jsonl"
     head = json.dumps({"event": "session", **(session or session_fields(golden, resumed=False)),
                        "wall": "2026-12-01T18:00:00.000+00:00", "mono": 1.0})
@@ -50,8 +51,10 @@ def _log(tmp_path: Path, golden, *lines: str, session: dict | None = None) -> Pa
 class Once:
     """No operator: the player's status is taken at its first wait, then the control closes."""
 
-    def __init__(self, clock: FakeClock, player_box: list) -> None:
-        self.clock, self.box, self.states, self.queued = clock, player_box, [], []
+    def __init__(self, clock: FakeClock, player_box: list[Any]) -> None:
+        self.states: list[Any] = []
+        self.queued: list[Any] = []
+        self.clock, self.box = clock, player_box
 
     def wait_until(self, deadline):
         self.states.append(self.box[0].status())
@@ -67,7 +70,7 @@ class Port:
 def _resumed(golden, path: Path):
     clock = FakeClock()
     clock.t = 500.0
-    box: list = []
+    box: list[Any] = []
     control = Once(clock, box)
     port = Port()
     player = Player(golden, port, clock, control=control, show=lambda _: None,
@@ -144,8 +147,9 @@ def test_the_plan_digest_follows_the_timing(repertoire, golden):
 # -- a real console, killed and resumed ----------------------------------------------------------------
 
 
-def _start(args: list[str]) -> tuple[subprocess.Popen, str]:
-    return start_console(DATA / "golden.yaml", *args)
+def _start(args: list[str]) -> tuple[subprocess.Popen[str], str]:
+    child, url = start_console(DATA / "golden.yaml", *args)
+    return child, str(url)
 
 
 def _until(condition, what: str) -> None:

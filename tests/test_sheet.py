@@ -25,6 +25,7 @@ import pytest
 import yaml
 
 from yuesheng import Production, build, load, produce
+from yuesheng.caches import cache_folder
 from yuesheng.cli import main
 from yuesheng.cli.common import cue_path
 from yuesheng.music.repertoire import data_dir
@@ -33,7 +34,6 @@ from yuesheng.timeline import Measurement, Options
 from yuesheng.web.sheet import (
     Encoded,
     _fingerprint,
-    cache_folder,
     environment,
     json_island,
     sheet_html,
@@ -180,22 +180,28 @@ def test_the_run_sheet_escapes_its_cells_as_the_templates_do():
     assert _escaped(HOSTILE + "&amp; 樂") == str(escape(HOSTILE + "&amp; 樂"))
 
 
+def _numbers(pattern: str, svg: str) -> list[float]:
+    """The numbers *pattern*'s groups find in *svg*."""
+    found = re.search(pattern, svg)
+    assert found, f"{pattern} not in {svg}"
+    return [float(n) for n in found.groups()]
+
+
 def test_each_block_and_mark_is_drawn_at_its_time_on_its_lane(timelines):
     view = timeline_view(timelines["dashe"])
     scale, left = view["plot_width"] / view["duration"], view["label_width"]
     drawn = str(view["plot"]).split("\n")
     assert len(drawn) == len(view["blocks"]) + len(view["marks"])
     for b, svg in zip(view["blocks"], drawn, strict=False):
-        x, y, width = map(float, re.search(r'<rect x="([^"]+)" y="([^"]+)" width="([^"]+)"', svg).groups())
+        x, y, width = _numbers(r'<rect x="([^"]+)" y="([^"]+)" width="([^"]+)"', svg)
         assert x == pytest.approx(left + b.t0 * scale) and width == pytest.approx(max((b.t1 - b.t0) * scale, 1))
         assert y == b.lane * 24 + 3 and f'data-t0="{b.t0}" data-t1="{b.t1}"' in svg
     for m, svg in zip(view["marks"], drawn[len(view["blocks"]):], strict=True):
         if m.kind.startswith("arrow"):
-            x, y = map(float, re.search(r'<circle cx="([^"]+)" cy="([^"]+)"', svg).groups())
+            x, y = _numbers(r'<circle cx="([^"]+)" cy="([^"]+)"', svg)
             assert y == m.lane * 24 + 12
         else:
-            x, x2, y, y2 = map(float, re.search(r'<line x1="([^"]+)" x2="([^"]+)" y1="([^"]+)" y2="([^"]+)"',
-                                                 svg).groups())
+            x, x2, y, y2 = _numbers(r'<line x1="([^"]+)" x2="([^"]+)" y1="([^"]+)" y2="([^"]+)"', svg)
             assert x2 == x and (y, y2) == (m.lane * 24 + 3, m.lane * 24 + 21)
         assert x == pytest.approx(left + m.t * scale) and f'data-t="{m.t}"' in svg
     assert {m.kind.split()[0] for m in view["marks"]} == {"jie", "half", "arrow", "call"}
@@ -250,11 +256,13 @@ def test_a_changed_template_or_environment_is_compiled_anew(fresh_environment):
     options, version = {"autoescape": True, "trim_blocks": True}, jinja2.__version__
     assert _fingerprint(version, options) != _fingerprint(version, {**options, "trim_blocks": False})
     assert _fingerprint(version, options) != _fingerprint("0.0", options)
-    loader = jinja2.DictLoader({"t": "<b>{{ x }}</b>"})
+    templates = {"t": "<b>{{ x }}</b>"}
+    loader = jinja2.DictLoader(templates)
     cache = template_cache(fresh_environment.parent, "f")
     env = jinja2.Environment(loader=loader, autoescape=True, bytecode_cache=cache)
     assert env.get_template("t").render(x="<") == "<b>&lt;</b>"
-    loader.mapping["t"] = "<i>{{ x }}</i>"
+    templates["t"] = "<i>{{ x }}</i>"
+    assert env.cache is not None
     env.cache.clear()  # the in-memory cache: the file on disk still holds the old template
     assert env.get_template("t").render(x="<") == "<i>&lt;</i>"
 
@@ -366,13 +374,18 @@ class Page:
         self.errors: list[str] = []
         self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.on("dialog", lambda d: (self.errors.append(f"dialog: {d.message}"), d.dismiss()))
+        self.page.on("dialog", self._dismiss)
         self.page.on("request", lambda r: None if r.url.startswith(("file:", "data:", "about:")) else
                      self.errors.append(f"network request: {r.url}"))
         self.page.goto(path.as_uri())
         self.page.wait_for_selector("html[data-ready=true]", timeout=20_000)
         self.page.wait_for_selector("html:not([data-plates=drawing])", timeout=60_000)  # every plate drawn
         self.shots = shots
+
+    def _dismiss(self, dialog: Any) -> None:
+        """A dialog is an error of the page: noted, and dismissed so that the page goes on."""
+        self.errors.append(f"dialog: {dialog.message}")
+        dialog.dismiss()
 
     @contextmanager
     def checks(self, name: str) -> Iterator[Any]:
@@ -555,7 +568,7 @@ def test_zoom_goes_from_the_whole_rite_to_one_pairs_jie(pages, opened):
         def spacing() -> float:
             xs = p.eval_on_selector_all('#timeline .mark.jie[data-t] line',
                                         "els => els.map(e => +e.getAttribute('x1')).sort((a, b) => a - b)")
-            return min(b - a for a, b in zip(xs, xs[1:], strict=False))
+            return float(min(b - a for a, b in zip(xs, xs[1:], strict=False)))
         whole = spacing()
         options = p.eval_on_selector_all("#zoom option", "os => os.map(o => o.textContent)")
         p.select_option("#zoom", label=next(o for o in options if o.startswith("耦 round-3")))

@@ -9,7 +9,7 @@ import pytest
 
 from yuesheng import characters, sources
 from yuesheng.check.validate import _cites
-from yuesheng.errors import InvalidValueError
+from yuesheng.errors import InvalidValueError, UnknownPageError
 from yuesheng.music.repertoire import data_dir
 from yuesheng.music.score import Provenance
 from yuesheng.yamlload import load
@@ -56,11 +56,11 @@ def test_every_shipped_chapter_is_there():
 
 
 def test_an_unknown_page_suggests_the_nearest_shipped_pages():
-    with pytest.raises(sources.UnknownPageError) as caught:
+    with pytest.raises(UnknownPageError) as caught:
         sources.page("9-99b")
     assert caught.value.suggestions == ("9-34a", "9-34b", "10-1a")
     assert "卷9 has no leaf 99b" in str(caught.value)
-    with pytest.raises(sources.UnknownPageError, match=r"卷12 is not shipped; shipped: 卷 4, 5, 6, 7, 8, 9, 10"):
+    with pytest.raises(UnknownPageError, match=r"卷12 is not shipped; shipped: 卷 4, 5, 6, 7, 8, 9, 10"):
         sources.page("12-1a")
 
 
@@ -120,7 +120,8 @@ def test_a_quote_with_words_left_out_matches_in_order():
 def test_a_quote_may_run_on_to_the_next_page_but_must_start_on_its_own():
     match = sources.find_quote("司射猶袒決遂左執弓右執一个", sources.page("6-13b"))
     assert match is not None and match.runs_on
-    assert sources.find_quote("奏騶虞間若一…大師不興許諾", sources.page("6-12b")).runs_on
+    match = sources.find_quote("奏騶虞間若一…大師不興許諾", sources.page("6-12b"))
+    assert match is not None and match.runs_on
     assert sources.find_quote("大師不興許諾", sources.page("6-12b")) is None  # wholly on 6-13a
     assert sources.find_quote("大師不興許諾", sources.page("6-13a")) is not None
 

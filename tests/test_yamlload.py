@@ -8,6 +8,7 @@ import os
 import pytest
 
 from yuesheng import yamlload
+from yuesheng.errors import InvalidInputError
 from yuesheng.music.repertoire import data_dir
 
 
@@ -42,7 +43,7 @@ def test_libyaml_and_pure_python_give_the_same_document(monkeypatch, name):
 def test_refused_scalars_are_reported_at_their_place(monkeypatch, loader, text, where, what):
     if loader == "pure":
         monkeypatch.setattr(yamlload, "_Loader", yamlload.pure_loader())
-    with pytest.raises(yamlload.InvalidInputError) as caught:
+    with pytest.raises(InvalidInputError) as caught:
         yamlload.loads(text, "f")
     (problem,) = caught.value.problems
     assert (problem.line, problem.col) == where and what in str(problem)
@@ -57,7 +58,7 @@ def test_an_alias_bomb_is_measured_before_it_is_built():  # 1 + 11 + 111 + … +
     bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"{x}: &{x} [*{y}, *{y}, *{y}, *{y}, *{y}, *{y}, *{y}, *{y}, *{y}, *{y}]\n"
         for x, y in zip("bcdefgh", "abcdefg", strict=True))
-    with pytest.raises(yamlload.InvalidInputError,
+    with pytest.raises(InvalidInputError,
                        match="document too large: 123,456,789 values after alias expansion"):
         yamlload.loads(bomb, "f")
 
@@ -66,7 +67,7 @@ def test_only_regular_files_are_read(tmp_path):
     fifo = tmp_path / "f.yaml"
     os.mkfifo(fifo)
     for path, kind in ((fifo, "a FIFO"), (tmp_path, "a directory"), ("/dev/zero", "a device or socket")):
-        with pytest.raises(yamlload.InvalidInputError, match=rf"not a regular file \({kind}\)"):
+        with pytest.raises(InvalidInputError, match=rf"not a regular file \({kind}\)"):
             yamlload.load(path)
 
 
@@ -106,7 +107,7 @@ def test_a_changed_file_is_parsed_again(cache, tmp_path):
     path.write_text("a: 2\n", encoding="utf-8")  # same size, perhaps the same mtime
     assert yamlload.load(path).data == {"a": 2}
     path.write_text("a: [1\n", encoding="utf-8")
-    with pytest.raises(yamlload.InvalidInputError, match="YAML syntax error"):
+    with pytest.raises(InvalidInputError, match="YAML syntax error"):
         yamlload.load(path)
 
 

@@ -73,9 +73,15 @@ _NAME = re.compile(r"[0-9a-f]{32}\.css")
 
 @cache
 def _cmaps() -> tuple[frozenset[int], ...]:
+    return tuple(map(_cmap, FONT_FILES))
+
+
+def _cmap(path: Path) -> frozenset[int]:
+    """The characters the font at *path* has, read from its cmap alone (the file is closed after)."""
     from fontTools.ttLib import TTFont
 
-    return tuple(frozenset(TTFont(path, lazy=True).getBestCmap()) for path in FONT_FILES)
+    with TTFont(path, lazy=True) as font:
+        return frozenset(font.getBestCmap())
 
 
 def missing(text: str) -> list[str]:
@@ -170,15 +176,15 @@ def _subset(path: Path, points: list[int], *, flavor: str | None, family: str = 
     options = subset.Options()
     options.layout_features, options.name_IDs, options.notdef_outline = [], ["*"], True
     options.drop_tables += ["FFTM"]
-    font = TTFont(path, recalcTimestamp=False)  # the shipped font's date, not now: the same cut every run
-    cutter = subset.Subsetter(options)
-    cutter.populate(unicodes=points)
-    cutter.subset(font)
-    if family:
-        _rename(font, family)
-    font.flavor = flavor
     out = io.BytesIO()
-    font.save(out)
+    with TTFont(path, recalcTimestamp=False) as font:  # the shipped font's date, not now: the same cut every run
+        cutter = subset.Subsetter(options)
+        cutter.populate(unicodes=points)
+        cutter.subset(font)
+        if family:
+            _rename(font, family)
+        font.flavor = flavor
+        font.save(out)
     return out.getvalue()
 
 
@@ -194,13 +200,11 @@ def _rename(font: object, family: str) -> None:
 def build(sources: tuple[Path, ...] = HANAZONO) -> list[str]:
     """Write the shipped subsets from the Hanazono fonts *sources*: every character of ``shipped_text()`` each has
     (A first, B for the rest). Returns the characters neither has."""
-    from fontTools.ttLib import TTFont
-
     points = wanted(shipped_text())
     FONT_DIR.mkdir(parents=True, exist_ok=True)
     taken: set[int] = set()
     for family, source, target in zip(FAMILIES, sources, FONT_FILES, strict=True):
-        cmap = TTFont(source, lazy=True).getBestCmap()
+        cmap = _cmap(source)
         mine = [c for c in points if c in cmap and c not in taken]
         taken.update(mine)
         write_atomic(target, _subset(source, mine, flavor=None, family=family))
