@@ -15,7 +15,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("yuesheng.text", "yuesheng.lazy"),
     ("yuesheng.errors",),
     ("yuesheng.limits", "yuesheng.files", "yuesheng.process", "yuesheng.yamlload", "yuesheng.checking",
-     "yuesheng.characters", "yuesheng.sources", "yuesheng.datafiles", "yuesheng.caches", "yuesheng.fonts"),
+     "yuesheng.characters", "yuesheng.sources", "yuesheng.datafiles", "yuesheng.caches", "yuesheng.datacodec", "yuesheng.fonts"),
     ("yuesheng.music",),
     ("yuesheng.cuesheet",),
     ("yuesheng.staging",),
