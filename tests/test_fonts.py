@@ -180,10 +180,15 @@ def test_a_cut_is_the_same_bytes_whenever_it_is_made(tmp_path, monkeypatch):
 
 
 def test_the_font_cache_keeps_only_its_newest_entries(tmp_path, monkeypatch):
-    from yuesheng.caches import keep
+    import os
 
+    from yuesheng import caches
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    folder = caches.folder("fonts")
     for n in range(5):
-        keep(tmp_path, f"{n}.css", b"x", entries=3)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["2.css", "3.css", "4.css"]
-    keep(tmp_path, "5.css", b"x", entries=0)  # 0 keeps none, not all (files[:-0] is empty)
-    assert list(tmp_path.iterdir()) == []
+        folder.write(f"{n}.css", b"x", entries=3)
+        os.utime(folder.path / f"{n}.css", (n, n))  # distinct, ordered times: the file system's may tie
+    assert sorted(p.name for p in folder.path.iterdir()) == ["2.css", "3.css", "4.css"]
+    folder.write("5.css", b"x", entries=0)  # 0 keeps none, not all (files[:-0] is empty)
+    assert list(folder.path.iterdir()) == []
