@@ -241,11 +241,15 @@ def test_the_texts_parse_is_kept_for_the_next_run_and_a_damaged_entry_is_parsed_
     with monkeypatch.context() as m:
         m.setattr(sources, "_parse", no_parse)
         assert sources.pages("sepu") == parsed  # from the kept entry
-    kept = json.loads(entry.read_bytes())
+    folder = caches.folder("texts")
+    kept = json.loads(folder.read(entry.name, limit=1 << 24))
     wrong = [[*kept[0][:3], [["經", 1]]], *kept[1:]]  # a part's text that is not a string
     for damage in (b"", b"\x00garbage", entry.read_bytes()[:1000], b"{}", json.dumps(wrong).encode(),
                    pickle.dumps(kept), marshal.dumps(kept)):
-        entry.write_bytes(damage)
+        entry.write_bytes(damage)  # damaged on disk: it fails its digest
+        sources.pages.cache_clear()
+        assert sources.pages("sepu") == parsed
+        folder.write(entry.name, damage, entries=8)  # written whole, but not pages
         sources.pages.cache_clear()
         assert sources.pages("sepu") == parsed
     sources.pages.cache_clear()

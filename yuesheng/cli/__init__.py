@@ -2,8 +2,8 @@
 
 One module per command group — ``score`` (lu, score), ``rite`` (validate, timeline, render),
 ``source``, ``audio``, ``live`` (play), ``console`` (console, retime), ``engrave`` (songbook;
-``score engrave``), ``web`` (sheet), ``plan``, ``cache`` — each with its ``ARGUMENTS``; ``parsing`` (the standard library
-only) and ``common`` hold what they share. ``COMMANDS`` names each command's group and help, so that
+``score engrave``), ``web`` (sheet), ``plan``, ``cache`` — each with its ``ARGUMENTS``; ``parsing`` (the standard
+library only) and ``common`` hold what they share. ``COMMANDS`` names each command's group and help, so that
 only the group of the command that runs is imported (and asked for its arguments). Exit codes: 0 ok
 (warnings allowed), 1 invalid input (bad file, unknown name, failed check, an output that cannot be
 written), 2 usage error, 130 interrupted by Ctrl-C, 143 terminated by SIGTERM (``play`` and
