@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
+from yuesheng import caches
 from yuesheng.check.validate import load_cuesheet
 from yuesheng.cli import main
 from yuesheng.cli.common import cue_path
@@ -596,12 +597,15 @@ def test_a_damaged_or_foreign_kept_drawing_is_drawn_anew(tmp_path, monkeypatch, 
     assert fresh is not None and fresh.members and json.loads(fresh.json)["cues"]
     [entry] = (tmp_path / "yuesheng" / "plates").glob("*.json")
     assert plates_data(timeline, timeline.names) == fresh
-    kept = entry.read_text("utf-8")
-    damaged = [kept.replace('"members":[', '"members":[1,', 1), kept.replace('"box":[', '"box":["x",', 1),
-               kept.replace('"cues":{', '"cues":{"x":0,', 1)]  # the last: the drawing is not what its digest says
+    folder = caches.folder("plates")
+    kept = folder.read(entry.name, limit=1 << 24).decode("utf-8")
+    damaged = [kept.replace('"members":[', '"members":[1,', 1), kept.replace('"box":[', '"box":["x",', 1)]
     for text in ("{not json", "[]\n{}", '{"format": "yuesheng-plates-0"}\n{}', *damaged):
-        entry.write_text(text, encoding="utf-8")
+        folder.write(entry.name, text.encode("utf-8"), entries=64)  # written whole, not a drawing
         assert plates_data(timeline, timeline.names) == fresh, text[:40]
+    whole = entry.read_bytes()
+    entry.write_bytes(whole.replace(b'"cues":{', b'"cues":{"x":0,', 1))  # damaged on disk: not what it was written
+    assert plates_data(timeline, timeline.names) == fresh
 
 
 @pytest.mark.parametrize("rite", STAGED)

@@ -11,13 +11,12 @@ Only the stands that a cue changes are sent (the script replays them), in 步, x
 The drawing data are kept in ``caches.folder("plates")`` under ``caches.key`` of the ground's entry (itself a key of
 everything staging reads) and the order of the timeline's cues (the key holds the package's code too): a page drawn
 before neither loads the staged rite nor imports the staging model, which cost it more than the rest of its plates.
-The drawing is kept as the JSON the page holds, which goes into the page unparsed (``Plates.json``), under a digest
-of it; an entry that cannot be read, or whose drawing is not what its digest says, is a miss.
+The drawing is kept as the JSON the page holds, which goes into the page unparsed (``Plates.json``): it is used only
+as the cache folder wrote it (``caches.Folder``: the entry's own digest); an entry that cannot be read is a miss.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -156,25 +155,21 @@ def _entry(ground: str, cues: list[str]) -> str:
 
 
 def _text(kept: Kept) -> str:
-    """*kept* as a file: the head with the format and the drawing's digest on the first line, the drawing (JSON, which
-    holds no newline) on the second."""
+    """*kept* as a file: the head with the format on the first line, the drawing (JSON, which holds no newline) on
+    the second."""
     head, drawn = kept
-    digest = hashlib.sha256(drawn.encode("utf-8")).hexdigest()
-    return f"{_json({'format': _FORMAT, 'sha256': digest, **head})}\n{drawn}"
+    return f"{_json({'format': _FORMAT, **head})}\n{drawn}"
 
 
 def _read(entry: bytes | None) -> Kept | None:
-    """What an entry's bytes keep, or None (none, unreadable, malformed, or a drawing that is not what its digest
-    says: it goes into the page unparsed)."""
+    """What an entry's bytes keep, or None (none, or malformed)."""
     try:
         if entry is None:
             return None
         first, drawn = entry.decode("utf-8").split("\n")
         head = json.loads(first)
-        shapes = {"format": str, "sha256": str, "box": list, "inset": list, "members": list, "chi_per_bu": int}
+        shapes = {"format": str, "box": list, "inset": list, "members": list, "chi_per_bu": int}
         if any(not isinstance(head[k], t) for k, t in shapes.items()) or head.pop("format") != _FORMAT:
-            return None
-        if head.pop("sha256") != hashlib.sha256(drawn.encode("utf-8")).hexdigest():
             return None
         if not all(isinstance(v, int | float) for v in head["box"] + head["inset"]):
             return None
