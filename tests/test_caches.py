@@ -20,7 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from yuesheng import caches
-from yuesheng.datacodec import DecodeError, decode, encode
+from yuesheng.datacodec import decode, encode
+from yuesheng.errors import DecodeError
 
 ROOT = Path(__file__).resolve().parent.parent
 ROOT_USER = hasattr(os, "geteuid") and os.geteuid() == 0

@@ -278,7 +278,11 @@ def _open_base(base: Path, *, create: bool) -> int:
         for level in reversed(missing):
             with suppress(FileExistsError):
                 os.mkdir(level, 0o700)
-                os.chmod(level, 0o700, follow_symlinks=False)
+                made = os.open(level, _DIRECTORY | os.O_NOFOLLOW)
+                try:
+                    os.fchmod(made, 0o700)
+                finally:
+                    os.close(made)
     return os.open(base, _DIRECTORY)
 
 

@@ -24,13 +24,11 @@ from enum import Enum
 from fractions import Fraction
 from typing import Any, TypeVar
 
+from yuesheng.errors import DecodeError
+
 T = TypeVar("T")
 Encoder = Callable[[Any, "_Encoding"], Any]
 Decoder = Callable[[Any, "_Decoding"], Any]
-
-
-class DecodeError(ValueError):
-    """Data that is not a value of the type asked for."""
 
 
 def encode(value: Any, kind: type[Any]) -> dict[str, Any]:

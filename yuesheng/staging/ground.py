@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from yuesheng import caches
 from yuesheng.cuesheet import CueSheet
-from yuesheng.errors import InvalidInputError
+from yuesheng.errors import DecodeError, InvalidInputError
 
 if TYPE_CHECKING:
     from yuesheng.staging.rite import StagedRite
@@ -74,7 +74,7 @@ class Ground:
 def kept_rite(entry: str, path: Path) -> StagedRite | None:
     """The staged rite kept under the ground's *entry* (``entry_name``) for the blocking at *path*, or None (none, or
     not a staged rite of that file: ``datacodec`` checks every value)."""
-    from yuesheng.datacodec import DecodeError, decode
+    from yuesheng.datacodec import decode
     from yuesheng.staging.rite import StagedRite
 
     folder = caches.folder("staging") if entry else None
