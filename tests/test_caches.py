@@ -191,6 +191,22 @@ def test_a_same_size_edit_of_a_package_file_with_its_time_restored_changes_every
         caches.package_digest.cache_clear()
 
 
+def test_the_ground_and_validates_clean_verdict_follow_every_file_of_yuesheng(home, monkeypatch, repertoire):
+    """The stale-output bug: they once hashed only staging/*.py and staging.json, and missed a limit changed in
+    another module."""
+    from yuesheng.check.validate import load_cuesheet
+    from yuesheng.staging.ground import entry_name, keep_clean, kept_clean
+
+    sheet = load_cuesheet(ROOT / "cues" / "xiangshe.yaml", repertoire)
+    blocking, configurations = ROOT / "blocking" / "xiangshe.yaml", [(frozenset[str](), {})]
+    keep_clean(sheet, blocking, configurations)
+    entry = entry_name(sheet, blocking, frozenset(), {})
+    assert kept_clean(sheet, blocking, configurations)
+    monkeypatch.setattr(caches, "package_digest", lambda: b"yuesheng with timeline/calls.py changed")
+    assert not kept_clean(sheet, blocking, configurations)
+    assert entry_name(sheet, blocking, frozenset(), {}) != entry
+
+
 def test_the_package_digest_reads_every_file_but_compiled_code():
     names = [name for name, _ in caches._package_files(str(caches.PACKAGE))]
     assert "caches.py" in names and "data/staging.json" in names and "web/templates/sheet.html.j2" in names
