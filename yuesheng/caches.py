@@ -34,7 +34,6 @@ from types import MappingProxyType
 from typing import Any
 
 FORMAT = "yuesheng-cache-2"
-NAMES = ("yaml", "texts", "fonts", "font-pages", "plates", "routes", "staging")  # the folders yuesheng keeps
 PACKAGE = Path(__file__).resolve().parent
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")  # a folder's or an entry's name: never a path
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
@@ -180,7 +179,7 @@ _OPEN: dict[tuple[Path, str], Folder] = {}
 
 
 def folder(name: str) -> Folder | None:
-    """The cache folder *name* (one of ``NAMES``), opened once a process; None where caching is off or the folder
+    """The cache folder *name*, opened once a process; None where caching is off or the folder
     cannot be made or is not safe to use (not the user's, writable by others, a symlink)."""
     where = root()
     if not enabled() or where is None or not _NAME.fullmatch(name) or os.open not in os.supports_dir_fd:

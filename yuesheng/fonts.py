@@ -67,7 +67,6 @@ def _beyond_ascii(data: bytes) -> bytes:
 
 
 _ASCII = bytes(range(0x80))
-_NAME = re.compile(r"[0-9a-f]{32}\.css")
 _FORMAT = "yuesheng-fonts-1"
 MAX_RULES_BYTES = 64 << 20  # a page's rules (all the shipped characters: about 3 MB); a larger entry is not read
 _RULE = (r'@font-face \{ font-family: "(?:' + "|".join(FAMILIES) + r')"; font-display: block; '
@@ -94,29 +93,8 @@ def face_css(text: str) -> str:
 
 
 def face_css_utf8(data: bytes) -> str:
-    """``face_css`` of the text whose UTF-8 is *data* (a page encoded for its file, not encoded again here).
-
-    Where a text with the same characters beyond ASCII, in the same order, was given before, its rules are read
-    through the name kept for it in ``caches.folder("font-pages")``, without taking the set of its characters (a
-    page's 50,000 take more than the rest of finding its rules); else from ``_faces``, and the name kept."""
-    beyond = _beyond_ascii(data)
-    pages = caches.folder("font-pages")
-    page = f"{caches.key(_FORMAT, 'page', beyond)}.name"
-    if pages is not None and (rules := _kept_rules(pages.read(page, limit=64))) is not None:
-        return rules
-    points = tuple(_wanted(beyond))
-    rules = _faces(points)
-    if pages is not None:
-        pages.write(page, _name(points).encode("ascii"), entries=CACHE_ENTRIES)
-    return rules
-
-
-def _kept_rules(name: bytes | None) -> str | None:
-    """The rules that the kept *name* names in the font cache, or None (none, unreadable or malformed)."""
-    folder = caches.folder("fonts")
-    if folder is None or name is None or not _NAME.fullmatch(name.decode("ascii", "replace")):
-        return None
-    return _rules(folder.read(name.decode("ascii"), limit=MAX_RULES_BYTES))
+    """``face_css`` of the text whose UTF-8 is *data* (a page encoded for its file, not encoded again here)."""
+    return _faces(tuple(_wanted(_beyond_ascii(data))))
 
 
 def _rules(kept: bytes | None) -> str | None:
