@@ -426,7 +426,7 @@ _JSON = st.recursive(st.none() | st.booleans() | st.integers(-3, 10**6) | st.flo
                      | st.dictionaries(st.text(max_size=3), inner, max_size=3), max_leaves=8)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(where=st.integers(0, 10**6), what=st.integers(0, 10**6), value=_JSON)
 def test_a_corrupt_rite_decodes_as_a_rite_or_not_at_all(staged, where, what, value):
     """Any one value of the encoded rite replaced by any JSON value: a DecodeError, or a StagedRite; never another

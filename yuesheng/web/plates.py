@@ -11,8 +11,8 @@ Only the stands that a cue changes are sent (the script replays them), in 步, x
 The drawing data are kept in ``caches.folder("plates")`` under ``caches.key`` of the ground's entry (itself a key of
 everything staging reads) and the order of the timeline's cues (the key holds the package's code too): a page drawn
 before neither loads the staged rite nor imports the staging model, which cost it more than the rest of its plates.
-The drawing is kept as the JSON the page holds, which goes into the page unparsed (``Plates.json``): it is used only
-as the cache folder wrote it (``caches.Folder``: the entry's own digest); an entry that cannot be read is a miss.
+The drawing is kept as the JSON the page holds, which goes into the page as it is (``Plates.json``), once it is
+checked to be a whole drawing; an entry that cannot be read, or is not what it should be, is a miss.
 """
 
 from __future__ import annotations
@@ -173,6 +173,8 @@ def _read(entry: bytes | None) -> Kept | None:
             return None
         if not all(isinstance(v, int | float) for v in head["box"] + head["inset"]):
             return None
+        if not isinstance(body := json.loads(drawn), dict) or body.keys() != {"hall", "box", "inset", "cues"}:
+            return None  # the drawing goes into the page unparsed: it must at least be one, whole (about 1 ms)
         return (head, drawn) if all(isinstance(who, str) for who in head["members"]) else None
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
