@@ -118,16 +118,14 @@ class Folder:
 
     def prune(self, entries: int) -> None:
         """Remove all but the *entries* newest entries (by time of writing)."""
-        with suppress(OSError):
-            kept = sorted(self.entries(), key=lambda e: e[2], reverse=True)
-            for name, _, _ in kept[max(entries, 0):]:
-                with suppress(OSError):
-                    os.unlink(name, dir_fd=self.fd)
+        for name, _, _ in sorted(self.entries(), key=lambda e: e[2], reverse=True)[max(entries, 0):]:
+            with suppress(OSError):
+                os.unlink(name, dir_fd=self.fd)
 
     def entries(self) -> list[tuple[str, int, int]]:
         """Each entry (not the temporary files being written): its name, size in bytes and time of writing (ns)."""
         found = []
-        with os.scandir(self.fd) as listing:
+        with suppress(OSError), os.scandir(self.fd) as listing:
             for item in listing:
                 if not item.name.startswith("."):
                     with suppress(OSError):
@@ -138,7 +136,7 @@ class Folder:
     def clear(self) -> int:
         """Remove every file of the folder (symlinks themselves, never what they point to); how many bytes."""
         removed = 0
-        with os.scandir(self.fd) as listing:
+        with suppress(OSError), os.scandir(self.fd) as listing:
             for item in listing:
                 with suppress(OSError):
                     info = item.stat(follow_symlinks=False)
