@@ -251,7 +251,6 @@ def _entries(cache: Path) -> list[Path]:
     return sorted(p for p in (cache / "yuesheng").glob("*/*") if p.is_file())
 
 
-@pytest.mark.slow
 def test_a_planted_pickle_or_marshalled_code_is_never_run_and_damaged_entries_are_rebuilt_the_same(tmp_path):
     cache, out = tmp_path / "cache", tmp_path / "out"
     out.mkdir()
