@@ -1,7 +1,7 @@
 """Shared fixtures: the shipped repertoire, a temporary score writer, the CLI runner.
 
-The suite keeps its caches (parsed YAML, compiled page templates) in a folder of its own, for every test and every
-child process it starts, so that it neither reads nor fills the user's ``~/.cache/yuesheng``.
+The suite keeps its caches (parsed YAML, staged grounds, routes, fonts …) in a folder of its own, for every test and
+every child process it starts, so that it neither reads nor fills the user's ``~/.cache/yuesheng``.
 """
 
 from __future__ import annotations

@@ -149,18 +149,21 @@ def test_a_pages_font_is_cut_once_then_read_from_the_cache(tmp_path, monkeypatch
     fonts._faces.cache_clear()
 
 
-def test_a_text_given_again_takes_its_rules_by_name_without_taking_its_set_of_characters(tmp_path, monkeypatch):
+def test_kept_rules_that_are_not_font_rules_are_cut_again(tmp_path, monkeypatch):
+    """The rules go into the page as they are: an entry that is not ``@font-face`` rules of the shipped families,
+    even one written whole, is a miss."""
+    from yuesheng import caches
+
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     fonts._faces.cache_clear()
     made = fonts.face_css("<p>鹿鳴" + XUAN)
-    names = tmp_path / "cache" / "yuesheng" / "font-pages"
-    [kept] = names.glob("*.name")
-    with monkeypatch.context() as m:
-        m.setattr(fonts, "_wanted", lambda beyond: pytest.fail("the set of characters taken again"))
-        assert fonts.face_css("<div>鹿 鳴" + XUAN + "</div>") == made  # ASCII changes nothing
-    assert fonts.face_css("鳴鹿" + XUAN) == made and len(list(names.glob("*.name"))) == 2  # other order, same rules
-    for damaged in ("../" * 8 + "etc/passwd", "0" * 32 + ".css", "\udcff"):
-        kept.write_text(damaged, encoding="utf-8", errors="surrogateescape")
+    [entry] = (tmp_path / "cache" / "yuesheng" / "fonts").glob("*.css")
+    folder = caches.folder("fonts")
+    assert folder is not None
+    for damaged in ("</style><script>alert(1)</script>", made.replace("YueshengHanaA", "Evil"), made + "\n",
+                    made.replace("base64,", "base64,<", 1), "\udcff"):
+        folder.write(entry.name, damaged.encode("utf-8", "surrogateescape"), entries=64)
+        fonts._faces.cache_clear()
         assert fonts.face_css("<p>鹿鳴" + XUAN) == made
     fonts._faces.cache_clear()
 
@@ -180,10 +183,16 @@ def test_a_cut_is_the_same_bytes_whenever_it_is_made(tmp_path, monkeypatch):
 
 
 def test_the_font_cache_keeps_only_its_newest_entries(tmp_path, monkeypatch):
-    from yuesheng.caches import keep
+    import os
 
+    from yuesheng import caches
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    folder = caches.folder("fonts")
+    assert folder is not None
     for n in range(5):
-        keep(tmp_path, f"{n}.css", b"x", entries=3)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["2.css", "3.css", "4.css"]
-    keep(tmp_path, "5.css", b"x", entries=0)  # 0 keeps none, not all (files[:-0] is empty)
-    assert list(tmp_path.iterdir()) == []
+        folder.write(f"{n}.css", b"x", entries=3)
+        os.utime(folder.path / f"{n}.css", (n, n))  # distinct, ordered times: the file system's may tie
+    assert sorted(p.name for p in folder.path.iterdir()) == ["2.css", "3.css", "4.css"]
+    folder.write("5.css", b"x", entries=0)  # 0 keeps none, not all (files[:-0] is empty)
+    assert list(folder.path.iterdir()) == []

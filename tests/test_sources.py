@@ -3,11 +3,14 @@ page."""
 
 from __future__ import annotations
 
+import json
+import marshal
+import pickle
 import re
 
 import pytest
 
-from yuesheng import characters, sources
+from yuesheng import caches, characters, sources
 from yuesheng.check.validate import _cites
 from yuesheng.errors import InvalidValueError, UnknownPageError
 from yuesheng.music.repertoire import data_dir
@@ -229,7 +232,7 @@ def test_the_texts_parse_is_kept_for_the_next_run_and_a_damaged_entry_is_parsed_
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     sources.pages.cache_clear()
     parsed = sources.pages("sepu")
-    entry = tmp_path / "yuesheng" / "texts" / "sepu.marshal"
+    entry = tmp_path / "yuesheng" / "texts" / f"{caches.key(sources._KEPT_FORMAT, 'sepu')}.json"
     assert entry.is_file()
 
     def no_parse(*args):
@@ -239,8 +242,16 @@ def test_the_texts_parse_is_kept_for_the_next_run_and_a_damaged_entry_is_parsed_
     with monkeypatch.context() as m:
         m.setattr(sources, "_parse", no_parse)
         assert sources.pages("sepu") == parsed  # from the kept entry
-    for damage in (b"", b"\x00garbage", entry.read_bytes()[:1000]):
-        entry.write_bytes(damage)
+    folder = caches.folder("texts")
+    assert folder is not None
+    kept = json.loads(folder.read(entry.name, limit=1 << 24) or b"")
+    wrong = [[*kept[0][:3], [["經", 1]]], *kept[1:]]  # a part's text that is not a string
+    for damage in (b"", b"\x00garbage", entry.read_bytes()[:1000], b"{}", json.dumps(wrong).encode(),
+                   pickle.dumps(kept), marshal.dumps(kept)):
+        entry.write_bytes(damage)  # damaged on disk: it fails its digest
+        sources.pages.cache_clear()
+        assert sources.pages("sepu") == parsed
+        folder.write(entry.name, damage, entries=8)  # written whole, but not pages
         sources.pages.cache_clear()
         assert sources.pages("sepu") == parsed
     sources.pages.cache_clear()

@@ -112,16 +112,29 @@ def test_a_changed_file_is_parsed_again(cache, tmp_path):
 
 
 @pytest.mark.parametrize("content", ["", "{", "[]", '{"format": 1}', "{\"format\": \"x\", \"text\": 3}", "\udcff",
-                                     "wrong marks"])
-def test_a_broken_cache_entry_is_ignored(cache, tmp_path, content):
+                                     "wrong marks", "marks not numbers"])
+@pytest.mark.parametrize("whole", [True, False])
+def test_a_broken_cache_entry_is_ignored(cache, tmp_path, content, whole):
+    """An entry damaged on disk fails its digest (*whole* False); one written whole with the wrong content fails
+    its checks (the folder is the user's own: only a bug or the user could write it)."""
+    from yuesheng import caches
+
     path = tmp_path / "a.yaml"
     path.write_text("a: {b: 1}\n", encoding="utf-8")
     yamlload.load(path)
     (entry,) = cache.iterdir()
+    folder = caches.folder("yaml")
+    assert folder is not None
+    good = json.loads(folder.read(entry.name, limit=1 << 20) or b"")
     if content == "wrong marks":  # the right text, one mark short
-        good = json.loads(entry.read_text(encoding="utf-8"))
         content = json.dumps({**good, "marks": good["marks"][:-2]})
-    entry.write_text(content, encoding="utf-8", errors="surrogateescape")
+    elif content == "marks not numbers":
+        content = json.dumps({**good, "marks": [str(n) for n in good["marks"]]})
+    data = content.encode("utf-8", "surrogateescape")
+    if whole:
+        folder.write(entry.name, data, entries=10)
+    else:
+        entry.write_bytes(entry.read_bytes()[:80] + data)
     assert yamlload.load(path).where(("a", "b")) == (1, 8)
 
 
@@ -163,5 +176,6 @@ def test_the_cache_keeps_at_most_its_bound_and_drops_the_oldest(tmp_path, monkey
     assert oct(folder.stat().st_mode & 0o777) == "0o700"
     kept = sorted(folder.glob("*.json"))
     assert len(kept) == 3
-    assert yamlload._cache_entry(files[0]) not in kept and yamlload._cache_entry(files[4]) in kept
+    assert folder / yamlload._cache_entry(files[0].read_bytes()) not in kept
+    assert folder / yamlload._cache_entry(files[4].read_bytes()) in kept
     assert yamlload.load(files[4]).data == {"n": 4}
