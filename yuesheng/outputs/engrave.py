@@ -3,8 +3,9 @@
 Each piece is a LilyPond ``\\bookpart``: a header (title, mode, final, source;
 a lost piece's realization is titled **modern realization** with its rule),
 then one ``\\score`` per stanza headed with its number and page, the notes one
-crotchet per syllable (the sources give no durations), unmetred (``\\cadenzaOn``)
-with a bar line at the end of each line (句) of the poem and nowhere else, and under the notes three lyric
+crotchet per syllable (the sources give no durations), unmetred (each line (句) of the poem a measure of its
+length under a hidden time signature, so a sign holds to its bar line) with a bar line at the end of each line
+and nowhere else, and under the notes three lyric
 lines aligned per syllable: 詞 the syllable, 律 the 律 with 清 or 倍 marked,
 俗 the 俗字. An emended note carries a mark, and the transmitted reading is
 given in a note under its stanza. 三分損益 scores get one legend of the cents
@@ -347,15 +348,21 @@ def _free_breaks(lengths: Sequence[int], count: int) -> set[int]:
     return free
 
 
+# Cautionary signs where a reader expects them: in the bar after an altered note, and in another octave of the bar
+# (LilyPond's modern-cautionary, in parentheses); bar numbers are left out, each stanza counting from 1.
+_ACCIDENTALS = "\\accidentalStyle modern-cautionary \\omit Score.BarNumber"
+
+
 def stanza_score(piece: Piece, found: Stanza, slots: Sequence[Slot], setting: Setting, gong: int) -> list[str]:
     """One stanza as a LilyPond ``\\score`` with its heading, three lyric lines and its notes on emendations."""
     marks = _emendation_marks(piece)
     keys = [s.key for s in slots if s.key is not None]
     stanza, lengths, ends = found.number, found.line_lengths, set(found.line_ends)
     free = _free_breaks(lengths, len(found.notes))  # a system breaks only at a bar
-    metres = _metre_marks(lengths) if setting.notation is Notation.JIANPU else {}
+    # each line of the poem a measure of its length, so that a sign holds to the bar line as a reader expects
+    metres = _metre_marks(lengths or (len(found.notes),))
     # no page turn inside a stanza that fits on a page; a longer one takes the pages it needs, not all crushed onto one
-    tokens = ["\\autoPageBreaksOff \\cadenzaOn" if len(slots) <= STANZA_ON_ONE_PAGE else "\\cadenzaOn"]
+    tokens = [_ACCIDENTALS + (" \\autoPageBreaksOff" if len(slots) <= STANZA_ON_ONE_PAGE else "")]
     for n, slot in enumerate(slots):
         if n and slot.note.position - 1 in ends:
             tokens.append('\\bar "|"')
@@ -372,7 +379,7 @@ def stanza_score(piece: Piece, found: Stanza, slots: Sequence[Slot], setting: Se
     clef = "" if setting.notation is Notation.JIANPU else f"\\clef {lily_string(clef_name(keys))} "
     heading = f"第{stanza}章" + (f" · {found.page}" if found.page else "")
     tempo = tempo_mark(setting.syllable) if setting.syllable and stanza == piece.stanzas[0].number else ""
-    metre = "" if metres else "\\omit Staff.TimeSignature "
+    metre = "" if setting.notation is Notation.JIANPU else "\\omit Staff.TimeSignature "
     lines = ["\\score {", f"  \\header {{ piece = {lily_string(heading)} }}", "  <<",
              f"    {staff} \\new Voice = \"v\" {{ {metre}{tempo}{key_sig}{clef}"
              f"{' '.join(tokens)} }}"]
