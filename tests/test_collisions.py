@@ -102,3 +102,19 @@ def test_jianpu_lyrics_sit_at_one_distance_under_the_digits_and_dots_stand_clear
                     dots += 1
     assert dots > 20
     assert max(distances) - min(distances) <= 0.2, distances  # one gap, however crowded the line
+
+
+def test_shapes_are_compared_but_for_those_that_touch_by_design() -> None:
+    """The metre's digits in 簡譜 were two music-font glyphs 0.014 apart, the upper cutting into the lower, and no
+    test saw it: two drawn shapes were never compared."""
+    upper = Box("path", "", 0.0, 18.07, 31.29, 19.22, 32.70)
+    lower = Box("path", "", 0.0, 18.07, 32.71, 19.22, 34.11)
+    assert [(a, b) for a, b, _ in touching([upper, lower])] == [(upper, lower)]
+    staff_line = Box("line", "", 0.0, 10.0, 31.9, 60.0, 32.1)
+    stem = Box("rect", "", 0.0, 19.1, 28.0, 19.22, 32.0)
+    ledger = Box("rect", "", 0.0, 17.5, 32.0, 19.8, 32.2)
+    assert touching([upper, staff_line, stem, ledger]) == []  # a head on its line, its stem, a ledger line
+    bar = Box("rect", "", 0.0, 19.2, 28.0, 19.4, 36.0)
+    assert [(a, b) for a, b, _ in touching([bar, Box("text", "4", 3.0, 19.3, 30.0, 20.5, 33.0)])]  # a bar on a digit
+    flat = Box("path", "", 0.0, 21.27, 31.13, 22.18, 33.65)  # a key signature's two flats, edge to edge by design
+    assert touching([flat, Box("path", "", 0.0, 22.19, 29.63, 23.10, 32.15)]) == []

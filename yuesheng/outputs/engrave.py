@@ -304,6 +304,7 @@ def clef_name(keys: Sequence[int]) -> str:
 
 
 SYSTEM_NOTES = 16  # notes: a line of the poem up to this long is never broken (a system holds about 24)
+RAGGED_NOTES = 12  # notes: a stanza up to this long keeps its natural width rather than being stretched to the margin
 STANZA_ON_ONE_PAGE = 96  # notes: a page holds about 160 in staff notation and 200 in 簡譜, under a piece's header
 _REGISTER_MARK = {-2: "倍倍", -1: "倍", 0: "", 1: "清", 2: "清清"}
 
@@ -353,8 +354,10 @@ def _free_breaks(lengths: Sequence[int], count: int) -> set[int]:
 _ACCIDENTALS = "\\accidentalStyle modern-cautionary \\omit Score.BarNumber"
 
 
-def stanza_score(piece: Piece, found: Stanza, slots: Sequence[Slot], setting: Setting, gong: int) -> list[str]:
-    """One stanza as a LilyPond ``\\score`` with its heading, three lyric lines and its notes on emendations."""
+def stanza_score(piece: Piece, found: Stanza, slots: Sequence[Slot], setting: Setting, gong: int, *,
+                 label: str = "") -> list[str]:
+    """One stanza as a LilyPond ``\\score`` with its heading, three lyric lines and its notes on emendations;
+    *label*: a ``\\label`` at its last note, so that a book can read the page on which it ends."""
     marks = _emendation_marks(piece)
     keys = [s.key for s in slots if s.key is not None]
     stanza, lengths, ends = found.number, found.line_lengths, set(found.line_ends)
@@ -371,6 +374,7 @@ def stanza_score(piece: Piece, found: Stanza, slots: Sequence[Slot], setting: Se
         if slot.note.position - 1 in metres:
             tokens.append(metres[slot.note.position - 1])
         tokens.append(_note_token(slot, gong, setting, marks.get((stanza, slot.note.position))))
+    tokens += [f"\\label #'{label}"] if label else []
     tokens.append('\\bar "|."')
     sounding = [s.note for s in slots if s.key is not None]
     staff = "\\new RhythmicStaff \\with { \\jianpuStaff }" if setting.notation is Notation.JIANPU else "\\new Staff"
@@ -388,7 +392,8 @@ def stanza_score(piece: Piece, found: Stanza, slots: Sequence[Slot], setting: Se
     lines.append(_lyric_line("律", [lu_name(s, setting.realization) for s in slots if s.key is not None],
                              setting.notation))
     lines.append(_lyric_line("俗", [n.suzi for n in sounding], setting.notation))
-    lines += ["  >>", "  \\layout { }", "}"]
+    ragged = " ragged-right = ##t" if len(found.notes) <= RAGGED_NOTES else ""  # a short stanza, not stretched
+    lines += ["  >>", f"  \\layout {{{ragged} }}", "}"]
     lines += search_line(found)
     notes = _footnotes(piece, stanza)
     if notes:
@@ -441,13 +446,13 @@ def _run_in_heading(piece: Piece) -> list[str]:
 
 def piece_bookpart(piece: Piece, setting: Setting, *, slots: Sequence[Slot] | None = None,
                    before: Sequence[str] = (), toc: bool = False, legend: bool = True, run_in: bool = False,
-                   rule: bool = True) -> str:
+                   rule: bool = True, end_label: str = "") -> str:
     """*piece* as a LilyPond ``\\bookpart``; *slots* give a part's line (default: the piece as written).
 
     *before* are markup lines printed under the header (the songbook's cue headings). *run_in*: the piece's
     heading and music alone, set on the page after the piece before it (a songbook's lost piece, whose notice
     and rule the contents page gives once). *rule*: a realization's rule under its header (a songbook gives it
-    once, on the contents page).
+    once, on the contents page). *end_label*: a ``\\label`` at the piece's last note (the page it ends on).
     """
     slots = list(slots) if slots is not None else piece_slots(piece, setting.realization)
     # 1 of the 簡譜 in the octave of the piece as written, so that a part an octave lower keeps its dots below
@@ -462,23 +467,29 @@ def piece_bookpart(piece: Piece, setting: Setting, *, slots: Sequence[Slot] | No
     if piece.realization and not run_in:
         rule_text = f"Rule: {piece.realization.rule}" if rule else "Its rule is under Notices."
         before = [f"{piece.realization.heading}, not a transmitted score. {rule_text}", *before]
-    for text in before:
-        lines.append(f"\\markup \\wordwrap-string {lily_string(text)}")
+    for n, text in enumerate(before):  # the heading and the cue lines stay together and with the music
+        lines += ["\\noPageBreak"] * bool(n) + [f"\\markup \\wordwrap-string {lily_string(text)}"]
     if run_in or before:
-        lines.append("\\noPageBreak")  # the heading and the cue lines stay with the music
+        lines.append("\\noPageBreak")
     if legend and setting.realization.tuning is Tuning.SANFEN:
         lines.append(cents_legend([s.note.pitch.lu.index for s in slots], setting.realization))
     for stanza in piece.stanzas:
         stanza_slots = [s for s in slots if s.note.stanza == stanza.number]
         if stanza_slots:
-            lines += stanza_score(piece, stanza, stanza_slots, setting, gong)
+            last = stanza is piece.stanzas[-1]
+            lines += stanza_score(piece, stanza, stanza_slots, setting, gong, label=end_label if last else "")
     return "\n".join(lines if run_in else [*lines, "}"])
 
 
 _JIANPU_STAFF = (r"jianpuStaff = \with { \override StaffSymbol.line-count = #0 "
-                 r"\override BarLine.bar-extent = #'(-0.6 . 3.3) \override TimeSignature.style = #'numbered "
+                 r"\override BarLine.bar-extent = #'(-0.6 . 3.3) "
+                 # the metre as 簡譜 prints it, a fraction: its digits apart, a line between (LilyPond's numbered
+                 # style stacks them by staff lines, and on a staff without lines the upper digit cut the lower)
+                 r"\override TimeSignature.stencil = #(lambda (grob) (let ((f (ly:grob-property grob 'fraction))) "
+                 r"(grob-interpret-markup grob (markup #:override '(font-encoding . latin1) #:fraction "
+                 r"(number->string (car f)) (number->string (cdr f)))))) "
                  r"\override TimeSignature.break-visibility = #end-of-line-invisible "
-                 r"\override TimeSignature.font-size = #-3 \override TimeSignature.Y-offset = #1.1 "
+                 r"\override TimeSignature.font-size = #-1 \override TimeSignature.Y-offset = #1.1 "
                  r"\override BarLine.space-alist.time-signature = #'(extra-space . 1.2) "
                  r"\omit Stem \omit Clef \omit KeySignature \omit Accidental } "
                  # the lyric rows at a fixed distance under the digits, clear of two octave dots below, and a

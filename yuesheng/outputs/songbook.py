@@ -38,6 +38,7 @@ from yuesheng.outputs.report import says_que
 from yuesheng.text import suggest
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Event, EventKind, Timeline
 
+NOTICE_SIZE = -1.5  # LilyPond font-size steps of the contents page's notices
 PITCHED_PARTS = tuple(name for name, p in PARTS.items() if not p.is_drum and name not in ("獲者", "負侯者"))
 
 
@@ -257,14 +258,18 @@ def engrave_songbook(book: Songbook, setting: Setting, output: str | Path, *, fo
     laid = measure_pages(songbook_source(book, setting, font=font, log_pages=True))
     front, *counts = laid.bookparts
     starts = [1 + front + sum(counts[:n]) for n in range(len(counts))]
-    # a bookpart of one piece has no label after it (LilyPond places none at a bookpart's end): the piece is all of it
+    # the page of the label at the piece's last note, not of what is set on after it: a piece that ends on its first
+    # page takes one, however many the lost pieces after it need (one without notes has no label: all the bookpart)
     pieces = [(count, laid.labels[_end_label(n)] - first + 1 if _end_label(n) in laid.labels else count)
               for n, (count, first) in enumerate(zip(counts, starts, strict=True))]
-    return engrave(songbook_source(book, setting, font=font, blanks=facing_blanks(pieces, start=1 + front)), output)
+    # the same source as the first run (its page logger included, which draws nothing) but for the blank pages, so
+    # that LilyPond lays out every piece as it was measured
+    return engrave(songbook_source(book, setting, font=font, blanks=facing_blanks(pieces, start=1 + front),
+                                   log_pages=True), output)
 
 
 def _end_label(group: int) -> str:
-    """The label at the end of a bookpart's first piece (before the lost pieces set on after it)."""
+    """The label at the last note of a bookpart's first piece (before the lost pieces set on after it)."""
     return f"yuesheng-end-{group}"
 
 
@@ -292,9 +297,8 @@ def songbook_source(book: Songbook, setting: Setting, *, font: str, blanks: froz
     for number, group in enumerate(_groups(book.entries)):
         if number in blanks:
             parts.append(_blank_page(group[0]))
-        pieces = [_piece(entry, setting, run_in=n > 0) for n, entry in enumerate(group)]
-        if len(pieces) > 1:
-            pieces.insert(1, f"\\label #'{_end_label(number)}")
+        pieces = [_piece(entry, setting, run_in=n > 0, end_label=_end_label(number) if n == 0 else "")
+                  for n, entry in enumerate(group)]
         parts.append("\n".join(pieces) + "\n}")
     return book_source(parts, font=font, front=front, log_pages=log_pages)
 
@@ -315,14 +319,15 @@ def _groups(entries: Sequence[Entry]) -> list[list[Entry]]:
     return groups
 
 
-def _piece(entry: Entry, setting: Setting, *, run_in: bool) -> str:
-    """One piece of the book: its cues, then its music (as a bookpart's opening, or set on after the one before)."""
+def _piece(entry: Entry, setting: Setting, *, run_in: bool, end_label: str = "") -> str:
+    """One piece of the book: its cues, then its music (as a bookpart's opening, or set on after the one before),
+    with *end_label* at its last note."""
     before = [_heading(h) for h in entry.hearings] + ([entry.cue_line] if entry.cue_line else [])
     if not entry.piece.playable:
         citation = entry.piece.lost.citation() if entry.piece.lost else ": "
         before.append(f"No notation survives ({citation}).")
     text = piece_bookpart(entry.piece, replace(setting, syllable=entry.syllable), slots=entry.slots, before=before,
-                          toc=True, legend=False, run_in=run_in, rule=False)
+                          toc=True, legend=False, run_in=run_in, rule=False, end_label=end_label)
     return text if run_in else text.removesuffix("\n}")
 
 
@@ -346,12 +351,14 @@ def _notices(book: Songbook) -> list[str]:
         pieces = [p for p in lost if p.realization and p.realization.rule == rule]
         paragraph = (f"These {len(pieces)} pieces are lost, and what sounds for each is a modern realization: {rule}"
                      if len(pieces) > 1 else f"This piece is lost, and what sounds is a modern realization: {rule}")
-        lines.append(f"\\markup \\wordwrap-string {lily_string('• ' + paragraph)}")
-        lines += [f"\\markup \\concat {{ \\hspace #4 {lily_string(f'{p.title} — {_lost_here(p, book.rite_id)}')} }}"
+        lines.append(f"\\wordwrap-string {lily_string('• ' + paragraph)}")
+        lines += [f"\\concat {{ \\hspace #4 {lily_string(f'{p.title} — {_lost_here(p, book.rite_id)}')} }}"
                   for p in pieces]
-    lines += [f"\\markup \\wordwrap-string {lily_string('• ' + n)}" for n in book.notices
+    lines += [f"\\wordwrap-string {lily_string('• ' + n)}" for n in book.notices
               if not any(_says_lost(n, p) for p in lost)]
-    return [f"\\markup \\column {{ \\vspace #1 \\bold {lily_string('Notices')} }}", *lines] if lines else []
+    # in a smaller size, so that the notices stay on the contents page rather than spill onto a page of their own
+    return [f"\\markup \\column {{ \\vspace #1 \\bold {lily_string('Notices')} }}",
+            *(f"\\markup \\fontsize #{NOTICE_SIZE} {line}" for line in lines)] if lines else []
 
 
 def _programme(book: Songbook, setting: Setting) -> str:
