@@ -47,6 +47,18 @@ def part_books(has_engraver, tmp_path_factory: pytest.TempPathFactory) -> list[P
     return written
 
 
+@pytest.fixture(scope="module")
+def se_book(has_engraver, tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """The 瑟's staff book played 清中雙彈: a 弦 row of string numbers (8·20) and each 正律 note with its octave."""
+    from yuesheng.cli import build_parser
+    from yuesheng.cli.common import timeline_of
+    from yuesheng.outputs.songbook import engrave_songbook, songbook
+
+    timeline = timeline_of(build_parser().parse_args(["songbook", "xiangyinjiu", "-o", "x.pdf"]))
+    return engrave_songbook(songbook(timeline, part="瑟"), Setting(doubled=True),
+                            tmp_path_factory.mktemp("se") / "se.svg", font=find_cjk_font())
+
+
 def _describe(pair: tuple[Box, Box, float]) -> str:
     a, b, gap = pair
     return f"{a.kind} {a.text!r} and {b.kind} {b.text!r} at ({a.x0:.1f}, {a.y0:.1f}): gap {gap:.2f}"
@@ -73,6 +85,17 @@ def test_nothing_touches_in_jianpu_part_books(part_books) -> None:
     for page, boxes in zip(part_books, pages, strict=True):
         problems = [_describe(t) for t in touching(boxes, row=row)]
         assert not problems, f"{page.name}: {len(problems)} touching, e.g. {problems[:5]}"
+
+
+@pytest.mark.slow
+def test_nothing_touches_in_the_se_book_with_its_strings_and_octaves(se_book) -> None:
+    font = find_cjk_font()
+    pages = [page_boxes(page, family=font) for page in se_book]
+    row = lyric_size([b for boxes in pages for b in boxes])
+    for page, boxes in zip(se_book, pages, strict=True):
+        problems = [_describe(t) for t in touching(boxes, row=row)]
+        assert not problems, f"{page.name}: {len(problems)} touching, e.g. {problems[:5]}"
+    assert any(b.text == "8·20" for boxes in pages for b in boxes)
 
 
 def _digit_rows(boxes: list[Box]) -> dict[float, list[Box]]:

@@ -386,3 +386,25 @@ def test_a_piece_of_too_many_notes_is_refused_before_lilypond_starts(repertoire,
     with pytest.raises(LimitError, match=r"鹿鳴: an engraving of 20,600 notes, beyond the limit of notes in one "
                                          r"engraving \(at most 20,000\)"):
         score_source(huge, Setting(), font=FONT)
+
+
+@pytest.mark.parametrize("name", ["騶虞夾鍾角", "騶虞黄鍾羽"])
+def test_zouyu_shows_the_xieyin_of_each_stanza_cited(repertoire, name: str) -> None:
+    """瑟譜 003-1b 虞(一章牙二章紅), 001-12a: the same note, sung 牙 in stanza 1 and 紅 in stanza 2."""
+    piece = repertoire.find(name)
+    first, second = (engrave.xieyin_notes(piece, s) for s in piece.stanzas)
+    assert first == ["叶音 (瑟譜 003-1b, 001-12a): 虞 read 牙, rhyming with 葭 豝"]
+    assert second == ["叶音 (瑟譜 003-1b, 001-12a): 虞 read 紅, rhyming with 蓬 豵"]
+    source = score_source(piece, Setting(), font=FONT)
+    assert source.index("虞 read 牙") < source.index("第2章") < source.index("虞 read 紅")
+    assert "(瑟: 帶甲聲, the nail)" in engrave.xieyin_notes(piece, piece.stanzas[0], engrave.SE)[0]
+    assert "(瑟:" not in first[0]  # the fingering in the 瑟 book alone
+
+
+def test_luming_xieyin_hold_only_in_their_stanzas(repertoire) -> None:
+    """瑟譜 002-2a: 鳴 叶 芒 in stanzas 1 and 2, 三章如字 (as written) in the third."""
+    piece = repertoire.find("鹿鳴")
+    notes = [engrave.xieyin_notes(piece, s) for s in piece.stanzas]
+    assert "鳴 read 芒" in notes[0][0] and "苹 read 旁" in notes[0][0] and "鳴 read 芒" in notes[1][0]
+    assert "鳴" not in notes[2][0] and "湛 read 持林切" in notes[2][0] and "(瑟譜 002-2a)" in notes[2][0]
+    assert engrave.xieyin_notes(repertoire.find("關雎"), repertoire.find("關雎").stanzas[0]) == []  # none entered

@@ -157,3 +157,47 @@ def test_headings_name_cues_readings_and_variants_as_people_do() -> None:
     guanju = next(e for e in book.entries if e.piece.title == "關雎")
     headings = [line for line in source.splitlines() if "(4-" in line and "終" in line]
     assert headings and not any(f'"{h.cue}:' in line for h in guanju.hearings for line in headings)  # no cue ids
+
+
+def _row(source: str, label: str) -> list[list[str]]:
+    """The entries of every lyric row named *label* in *source*, one list a stanza."""
+    return [re.findall(r'"([^"]+)"', line)[2:] for line in source.splitlines()
+            if f'\\set stanza = "{label}"' in line]
+
+
+def test_the_se_book_numbers_its_strings_as_the_sepu_table_does() -> None:
+    """瑟譜 001-2b–3b: strings 1–12 the 中聲 黄鍾…應鍾, 13–24 the 清聲; the middle 極清 neither used nor counted."""
+    book = songbook(_timeline("xiangyinjiu"), part="瑟")
+    source = songbook_source(book, Setting(), font=FONT)
+    order = "黄大太夾姑仲蕤林夷南無應"
+    strings, lus = [s for row in _row(source, "弦") for s in row], [n for row in _row(source, "律") for n in row]
+    assert len(strings) == len(lus) > 500
+    assert all(int(s) == order.index(n[0]) + 1 + (12 if n.endswith("清") else 0)
+               for s, n in zip(strings, lus, strict=True))
+    assert "001-2b–3b" in source and "極清" in source
+    assert not _row(songbook_source(songbook(_timeline("xiangyinjiu"), part="歌"), Setting(), font=FONT), "弦")
+
+
+def test_qing_zhong_doubles_each_zheng_note_an_octave_above_and_the_four_qing_alone() -> None:
+    """清中雙彈 (瑟譜 001-12b 惟正律清中弦雙彈; the 四清 by the right hand alone)."""
+    book = songbook(_timeline("xiangyinjiu"), part="瑟")
+    source = songbook_source(book, Setting(doubled=True), font=FONT)
+    strings = [s for row in _row(source, "弦") for s in row]
+    doubled = [s for s in strings if "·" in s]
+    assert doubled and all(int(b) == int(a) + 12 for a, b in (s.split("·") for s in doubled))
+    assert all(int(s) > 12 for s in strings if "·" not in s)  # a 清 note: its own string only
+    assert len(re.findall(r"<[a-g][^>]*>4", source)) == len(doubled)  # the staff sounds the octave of each
+    assert "清中雙彈" in source
+
+
+def test_qing_zhong_is_for_the_se_alone(run, tmp_path: Path) -> None:
+    code, _, err = run("songbook", "xiangyinjiu", "--part", "笙", "--qing-zhong", "-o", str(tmp_path / "x.ly"))
+    assert code == 2 and "give it with --part 瑟" in err
+
+
+def test_a_part_in_another_octave_has_no_suzi_row_to_contradict_its_lu() -> None:
+    """The 俗字 name the written octave (六 is 黄清): under a part an octave lower they read 六 under 黄."""
+    bells = songbook_source(songbook(_timeline("dashe"), part="鑮"), Setting(), font=FONT)
+    assert _row(bells, "律") and not _row(bells, "俗")
+    voice = songbook_source(songbook(_timeline("dashe"), part="歌"), Setting(), font=FONT)
+    assert len(_row(voice, "俗")) == len(_row(voice, "律"))

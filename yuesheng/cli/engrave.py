@@ -49,16 +49,18 @@ def cmd_score_engrave(args: argparse.Namespace) -> str:
 
 
 def cmd_songbook(args: argparse.Namespace) -> str:
-    from yuesheng.outputs.engrave import KeySignature, Notation, Setting, check_notes, find_cjk_font
+    from yuesheng.outputs.engrave import SE, KeySignature, Notation, Setting, check_notes, find_cjk_font
     from yuesheng.outputs.songbook import engrave_songbook, songbook
 
     output = _output(args)
     sheet, timeline = sheet_and_timeline(args)
     labels = {**{v.id: v.name for v in sheet.variants.values()}, **{r.id: r.name for r in sheet.readings.values()}}
     book = songbook(timeline, part=args.part or "", labels=labels)
+    if args.qing_zhong and book.part != SE:
+        raise UsageError(f"--qing-zhong is how the 瑟 plays (清中雙彈): give it with --part {SE}")
     check_notes(sum(len(e.slots) for e in book.entries), f"the songbook of {timeline.rite}")
     setting = Setting(Notation(args.notation), timeline.realization, note_name(timeline.realization.huangzhong),
-                      key=KeySignature(args.key))
+                      key=KeySignature(args.key), doubled=args.qing_zhong)
     written = engrave_songbook(book, setting, output, font=find_cjk_font())
     part = f", part {book.part}" if book.part else ""
     return f"wrote {_written(written)}: {timeline.rite} songbook{part}, {len(book.entries)} pieces " \
@@ -87,7 +89,9 @@ def _add_songbook(p: argparse.ArgumentParser) -> None:
     sequencer_options(p, output=False)
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.pdf (or .svg, .png, .ly)")
     p.add_argument("--part", metavar="PART", help="only the pieces this part plays, as it plays them: "
-                   "歌 (voice, with lyrics), 瑟, 笙, 和, 鐘, 鑮, 磬, 管")
+                   "歌 (voice, with lyrics), 瑟 (with its string numbers), 笙, 和, 鐘, 鑮, 磬, 管")
+    p.add_argument("--qing-zhong", action="store_true", help="with --part 瑟: each 正律 note on its 中 and 清 "
+                   "strings together, an octave apart (清中雙彈, 瑟譜 001-12b)")
     _notation_option(p)
     p.set_defaults(func=cmd_songbook)
 

@@ -45,6 +45,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from yuesheng import limits
+from yuesheng.datafiles import data_table
 from yuesheng.errors import EngraveError, LimitError
 from yuesheng.files import atomic_path, check_output, write_atomic
 from yuesheng.fonts import FAMILIES, FONT_FILES
@@ -87,7 +88,8 @@ class Slot:
 @dataclass(frozen=True, slots=True)
 class Setting:
     """How to engrave: notation, 黄鍾 and tuning, 黄鍾's note as the user wrote it, the part (for a part's line),
-    and the seconds a syllable lasts as the sequencer sings it (the tempo mark; None: no mark)."""
+    the seconds a syllable lasts as the sequencer sings it (the tempo mark; None: no mark), the key signature, and
+    for the 瑟 whether its notes are played 清中雙彈 (``se_string``)."""
 
     notation: Notation = Notation.STAFF
     realization: Realization = Realization()
@@ -95,6 +97,7 @@ class Setting:
     part: str = ""
     syllable: Fraction | None = None
     key: KeySignature = KeySignature.GONG
+    doubled: bool = False  # the 瑟's book: each 正律 note on its 中 and 清 strings together (清中雙彈)
 
 
 # --- quoting --------------------------------------------------------------------------------------
@@ -269,6 +272,8 @@ def _note_token(slot: Slot, gong: int, setting: Setting, mark: int | None) -> st
     token = lily_pitch(slot.key, gong) + "4"
     if setting.notation is Notation.JIANPU:
         token = _jianpu_head(*jianpu_digit(slot.key, gong)) + token
+    elif setting.doubled and setting.part == SE and "·" in se_string(slot, setting.realization, doubled=True):
+        token = _doubled_token(token, slot, gong)
     if mark is not None:
         token += f"^{lily_string(f'*{mark}')}"
     return token
@@ -284,8 +289,15 @@ def lyric_syllable(text: str) -> str:
 
 
 def _lyric_line(label: str, texts: list[str], notation: Notation) -> str:
+    """A lyric row under the notes, named *label*; the singer's row, 詞, in bold so that it stands out from the
+    律 and 俗 rows under it."""
     words = " ".join(lyric_syllable(t) for t in texts)
-    spacing = " \\with { \\jianpuLyrics }" if notation is Notation.JIANPU else ""
+    context = (["\\jianpuLyrics"] if notation is Notation.JIANPU else []) + (
+        ["\\override LyricText.font-series = #'bold"] if label == "詞" else []) + (
+        # the 瑟's string numbers (8·20) are wider than a note: clear of the ledger lines and stems beside it
+        ["\\override VerticalAxisGroup.nonstaff-relatedstaff-spacing.padding = #1.5"]
+        if label == "弦" and notation is Notation.STAFF else [])
+    spacing = f" \\with {{ {' '.join(context)} }}" if context else ""
     return f"    \\new Lyrics{spacing} \\lyricsto \"v\" {{ \\set stanza = {lily_string(label)} {words} }}"
 
 
@@ -317,6 +329,45 @@ def lu_name(slot: Slot, realization: Realization) -> str:
         return pitch.name
     octaves = pitch.register.value + (slot.key - realization.midi(pitch)[0]) // 12
     return pitch.lu.short + _REGISTER_MARK.get(octaves, f"{octaves:+d}")
+
+
+SE = "瑟"
+SE_TABLE = "瑟譜 001-2b–3b"  # 瑟弦律: the strings of the 二十五弦 瑟 and how they are numbered
+SE_DOUBLING = "瑟譜 001-2b, 001-12b"  # 清中雙彈: 陳氏樂書 as quoted; 惟正律清中弦雙彈, the 四清 by the right hand alone
+
+
+def se_string(slot: Slot, realization: Realization, *, doubled: bool = False) -> str:
+    """The 瑟 string(s) of *slot* as the 瑟譜's table numbers them (001-2b–3b): the first string 黄鍾 中聲 … the
+    twelfth 應鍾 中, the thirteenth 黄鍾清 … the twenty-fourth 應鍾清; the middle string, 極清, is unused and not
+    counted. *doubled* (清中雙彈): a 正律 note on its 中 and 清 strings together (``1·13``); a 清 note on its own.
+    '—' for a note the 瑟 has no string for (an octave below 黄鍾 or above 應鍾清).
+
+    >>> from yuesheng.music.lulu import Pitch, Register, lu
+    >>> def played(name: str, register: Register, doubled: bool = False) -> str:
+    ...     pitch = Pitch(lu(name), register)
+    ...     note = Note(lyric="", lu=name, suzi="", pitch=pitch, stanza=1, position=1)
+    ...     return se_string(Slot(note, Realization().midi(pitch)[0]), Realization(), doubled=doubled)
+    >>> [played("黄", Register.ZHENG), played("應", Register.ZHENG), played("黄", Register.QING),
+    ...  played("夾", Register.QING), played("林", Register.ZHENG, True), played("太", Register.QING, True)]
+    ['1', '12', '13', '16', '8·20', '15']
+    """
+    if slot.key is None:
+        return ""
+    pitch = slot.note.pitch
+    octave = pitch.register.value + (slot.key - realization.midi(pitch)[0]) // 12
+    middle = pitch.lu.index + 1
+    if octave not in (0, 1):
+        return "—"
+    if octave == 1:
+        return str(middle + 12)
+    return f"{middle}·{middle + 12}" if doubled else str(middle)
+
+
+def _doubled_token(token: str, slot: Slot, gong: int) -> str:
+    """*token*'s pitch sounded with its octave above (清中雙彈 on a 正律 note): ``<c' c''>4``."""
+    assert slot.key is not None
+    pitch = lily_pitch(slot.key, gong)
+    return token.replace(pitch + "4", f"<{pitch} {lily_pitch(slot.key + 12, gong)}>4", 1)
 
 
 def _metre_marks(lengths: Sequence[int]) -> dict[int, str]:
@@ -387,19 +438,45 @@ def stanza_score(piece: Piece, found: Stanza, slots: Sequence[Slot], setting: Se
     lines = ["\\score {", f"  \\header {{ piece = {lily_string(heading)} }}", "  <<",
              f"    {staff} \\new Voice = \"v\" {{ {metre}{tempo}{key_sig}{clef}"
              f"{' '.join(tokens)} }}"]
+    if setting.part == SE:  # the 瑟's own notation first: the strings it plucks
+        lines.append(_lyric_line("弦", [se_string(s, setting.realization, doubled=setting.doubled) for s in slots
+                                        if s.key is not None], setting.notation))
     if any(n.lyric.strip() for n in sounding):
         lines.append(_lyric_line("詞", [n.lyric.strip() or "·" for n in sounding], setting.notation))
     lines.append(_lyric_line("律", [lu_name(s, setting.realization) for s in slots if s.key is not None],
                              setting.notation))
-    lines.append(_lyric_line("俗", [n.suzi for n in sounding], setting.notation))
+    if not _octave_shifted(slots, setting.realization):  # the 俗字 name the written octave (六 黄清, 合 黄)
+        lines.append(_lyric_line("俗", [n.suzi for n in sounding], setting.notation))
     ragged = " ragged-right = ##t" if len(found.notes) <= RAGGED_NOTES else ""  # a short stanza, not stretched
     lines += ["  >>", f"  \\layout {{{ragged} }}", "}"]
     lines += search_line(found)
-    notes = _footnotes(piece, stanza)
-    if notes:
-        lines.append("\\markup \\smaller \\column { " + " ".join(f"\\wordwrap-string {lily_string(t)}" for t in notes)
-                     + " }")
+    # the 叶音 and the emendations under the stanza, each a paragraph of its own (in one column, the last line of
+    # one touched the first of the next)
+    for text in [*xieyin_notes(piece, found, setting.part), *_footnotes(piece, stanza)]:
+        lines.append(f"\\markup \\smaller \\wordwrap-string {lily_string(text)}")
     return lines
+
+
+def xieyin_notes(piece: Piece, stanza: Stanza, part: str = "") -> list[str]:
+    """The 叶音 the 瑟譜 gives for the characters of *stanza* (``data/xieyin.json``), as a line under it: '叶音 (瑟譜
+    003-1b, 001-12a): 虞 read 牙, rhyming with 葭 豝'; in the 瑟's book with the fingering the source gives (帶甲聲)."""
+    entry = data_table("xieyin").get(piece.title)
+    if not entry or piece.source is None or not set(entry["pages"]) & set(piece.source.pages):
+        return []
+    sung = {n.lyric.strip() for n in stanza.notes}
+    found = [r for r in entry["readings"] if stanza.number in r["stanzas"] and r["character"] in sung]
+    if not found:
+        return []
+    readings = " · ".join(f"{r['character']} read {r['reading']}" + (f", rhyming with {r['rhymes']}" if "rhymes" in r
+                                                                      else "")
+                          + (f" (瑟: {r['se']})" if part == SE and "se" in r else "") for r in found)
+    return [f"叶音 ({entry['ref']}): {readings}"]
+
+
+def _octave_shifted(slots: Sequence[Slot], realization: Realization) -> bool:
+    """Whether a part plays *slots* in another octave than written, where the 俗字 (which name the written octave:
+    六 is 黄清, 合 黄) would contradict the 律 row (六 under 黄)."""
+    return any(s.key is not None and s.key != realization.midi(s.note.pitch)[0] for s in slots)
 
 
 def stanza_words(stanza: Stanza) -> str:
@@ -413,11 +490,13 @@ def stanza_words(stanza: Stanza) -> str:
 def search_line(stanza: Stanza) -> list[str]:
     """The stanza's words as a line of text under it, in white: the engraved syllables extract from a PDF one by
     one, in drawing order, so this line is what a search finds ('呦呦鹿鳴'), with the standard forms beside the
-    source's variants on a line of their own ('關關雎鳩' under '闗闗雎鳩'). [] for a stanza without words."""
+    source's variants on a line of their own ('關關雎鳩' under '闗闗雎鳩'), and each again without the spaces between
+    the lines of the poem ('呦呦鹿鳴食野之苹', as a reader may type it). [] for a stanza without words."""
     words = stanza_words(stanza)
     if not words:
         return []
-    texts = dict.fromkeys((words, standard_forms(words)))  # the standard forms on a line of their own
+    # the standard forms on a line of their own, and each typed without the spaces between the lines of the poem
+    texts = dict.fromkeys(t for form in (words, standard_forms(words)) for t in (form, form.replace(" ", "")))
     return ["\\noPageBreak", "\\markup \\with-color #white \\fontsize #-4 \\column { "
             + " ".join(lily_string(t) for t in texts) + " }"]
 
@@ -534,7 +613,9 @@ def book_source(bookparts: Sequence[str], *, font: str, title: str = "", front: 
              "tagline = ##f ragged-last = ##f markup-markup-spacing.padding = #0.8 "  # lines of prose apart
              "tocTitleMarkup = \\markup \\fill-line { \\bold \"Contents 目錄\" } }",
              "\\layout { \\context { \\Lyrics \\override LyricSpace.minimum-distance = #1.5 } "
-             "\\context { \\Voice \\override TextScript.outside-staff-padding = #1.0 } }",
+             "\\context { \\Voice \\override TextScript.outside-staff-padding = #1.0 } "
+             # the tempo clear of a stem that reaches above the staff (the 瑟's octaves: 40 sat on the stem of e'')
+             "\\context { \\Score \\override MetronomeMark.outside-staff-padding = #1.0 } }",
              "\\header { tagline = ##f }" if not title
              else f"\\header {{ tagline = ##f title = {lily_string(title)} }}"]
     if front:

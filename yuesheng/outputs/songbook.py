@@ -24,6 +24,9 @@ from yuesheng.music.instruments import PARTS, find_part
 from yuesheng.music.lulu import Tuning
 from yuesheng.music.score import Piece
 from yuesheng.outputs.engrave import (
+    SE,
+    SE_DOUBLING,
+    SE_TABLE,
     Setting,
     Slot,
     book_source,
@@ -292,6 +295,7 @@ def songbook_source(book: Songbook, setting: Setting, *, font: str, blanks: froz
     ]
     if setting.realization.tuning is Tuning.SANFEN:
         front.append(cents_legend([n.pitch.lu.index for e in book.entries for n in e.piece.notes], setting.realization))
+    front += _se_notes(setting) if book.part == SE else []
     front += _notices(book)
     parts: list[str] = []
     for number, group in enumerate(_groups(book.entries)):
@@ -359,6 +363,19 @@ def _notices(book: Songbook) -> list[str]:
     # in a smaller size, so that the notices stay on the contents page rather than spill onto a page of their own
     return [f"\\markup \\column {{ \\vspace #1 \\bold {lily_string('Notices')} }}",
             *(f"\\markup \\fontsize #{NOTICE_SIZE} {line}" for line in lines)] if lines else []
+
+
+def _se_notes(setting: Setting) -> list[str]:
+    """The 瑟 book's account of its 弦 row: the 瑟譜's string table, cited, and 清中雙彈 where chosen."""
+    notes = [f"弦: the strings the 瑟 plucks, numbered as the 瑟譜's table of the 二十五弦 瑟 numbers them (瑟弦律, "
+             f"{SE_TABLE}): 1 黄鍾 中聲 … 12 應鍾 中 (the right hand), 13 黄鍾清 … 24 應鍾清 (the left hand); the "
+             "middle string, 極清, is neither used nor counted. The 瑟譜 names its modes 清宫 and 清商 because the "
+             "瑟 has these 清 strings (以瑟有清弦清調, 002-2a)."]
+    if setting.doubled:
+        notes.append(f"清中雙彈 ({SE_DOUBLING}: 二均之聲以清中雙彈; 惟正律清中弦雙彈): each 正律 note is plucked on "
+                     "its 中 and 清 strings together (8·20: 林鍾 中 and 清), as the staff shows; the 四清 (黄清 大清 "
+                     "太清 夾清) by the right hand alone on their own string.")
+    return [f"\\markup \\fontsize #{NOTICE_SIZE} \\wordwrap-string {lily_string('• ' + n)}" for n in notes]
 
 
 def _programme(book: Songbook, setting: Setting) -> str:
