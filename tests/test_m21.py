@@ -109,15 +109,19 @@ def test_every_piece_exports_at_any_note_value_with_a_time_signature_per_line(re
         assert {n.quarterLength for n in parsed.recurse().notes} == {value}
 
 
-def test_a_note_value_no_time_signature_holds_is_refused_naming_the_measure(repertoire, run, tmp_path):
+def test_a_note_value_that_cannot_be_written_is_blamed_and_a_time_signature_never_is(repertoire, run, tmp_path):
+    """0.5 and 1.5 were blamed on the note and failed on the time signature; a note that no MusicXML note holds
+    (0.3 beats) is refused as such, before any bar is made."""
     from yuesheng.errors import ExportError
     from yuesheng.outputs.musicxml import musicxml_bytes, time_signature
 
-    assert [time_signature(7, v) for v in (0.5, 1.5, 0.25, 3.0)] == ["7/8", "21/8", "7/16", "21/4"]
-    with pytest.raises(ExportError, match=r"luming measure 1: 4 notes of 0.3 beats make 1.2 beats, which no time"):
+    assert [time_signature(7, v) for v in (0.5, 1.5, 0.25, 3.0, 1 / 64)] == ["7/8", "21/8", "7/16", "21/4", "7/256"]
+    with pytest.raises(ExportError, match=r"m\.3: 7 notes of 0.3 beats make 2.1 beats, which no time signature"):
+        time_signature(7, 0.3, where="m.3")
+    with pytest.raises(ExportError, match=r"luming: a note of 0.3 beats cannot be written in MusicXML"):
         musicxml_bytes(repertoire.find("鹿鳴"), note_value=0.3)
     code, _, err = run("score", "export", "鹿鳴", "-o", str(tmp_path / "x.musicxml"), "--note-value", "0.3")
-    assert code == 1 and "which no time signature" in err and "Traceback" not in err
+    assert code == 1 and "whole number of 1/64 beats" in err and "Traceback" not in err
 
 
 def _staff(parsed) -> list:

@@ -186,6 +186,9 @@ def musicxml_bytes(piece: Piece, *, realization: Realization = DEFAULT_REALIZATI
     from music21.exceptions21 import Music21Exception
     from music21.musicxml.m21ToXml import GeneralObjectExporter
 
+    if (Fraction(note_value) * 64).denominator != 1:  # then every line's time signature can be written too
+        raise ExportError(f"{piece.id}: a note of {note_value:g} beats cannot be written in MusicXML (a note is a "
+                          "whole number of 1/64 beats: 0.5, 1.5, 0.25 …)")
     try:
         data = GeneralObjectExporter(piece_to_score(piece, realization=realization, note_value=note_value)).parse()
     except Music21Exception as exc:
