@@ -142,6 +142,22 @@ def test_export_midi_with_lyrics(run, tmp_path):
     assert any(m.type == "sysex" for m in midi.tracks[0])
 
 
+@pytest.mark.parametrize(("value", "seconds"), [("1", 1.5), ("0.5", 0.75), ("2", 3.0)])
+def test_export_midi_sounds_at_the_engraved_tempo(run, tmp_path, value: str, seconds: float):
+    """The engraved score says ♩ = 40 (a syllable every 1.5 s); the MIDI export sounded a syllable a second."""
+    import mido
+
+    out = tmp_path / "luming.mid"
+    assert run("score", "export", "鹿鳴", "-o", str(out), "--note-value", value)[0] == 0
+    midi, now, onsets = mido.MidiFile(out, charset="utf-8"), 0.0, []
+    for message in midi:  # playback order, each message's time in seconds since the one before
+        now += message.time
+        if message.type == "note_on" and message.velocity:
+            onsets.append(now)
+    steps = {round(b - a, 3) for a, b in zip(onsets, onsets[1:], strict=False)}
+    assert len(onsets) == 103 and steps == {seconds}
+
+
 @pytest.mark.parametrize("argv", [("--help",), ("score", "--help")])
 def test_help_exits_0(run, argv):
     assert run(*argv)[0] == 0

@@ -237,10 +237,13 @@ def cmd_score_export(args: argparse.Namespace) -> str:
     if not p.playable:
         raise UsageError(f"{p.id} has no notes to export")
     if suffix in (".mid", ".midi"):
+        from yuesheng.cuesheet import DEFAULT_SYLLABLE
         from yuesheng.outputs.midi import write_midi
         from yuesheng.timeline import piece_timeline
 
-        write_midi(piece_timeline(p, realization=real, syllable=Fraction(args.note_value)), args.output)
+        # a beat is the crotchet the engraved score marks (♩ = 40: DEFAULT_SYLLABLE), not a second
+        beat = Fraction(args.note_value) * DEFAULT_SYLLABLE
+        write_midi(piece_timeline(p, realization=real, syllable=beat), args.output)
     elif suffix in (".musicxml", ".xml"):
         from yuesheng.outputs.musicxml import write_musicxml
 
@@ -276,7 +279,7 @@ def _add_score(score: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.musicxml or FILE.mid")
     p.add_argument("--note-value", type=note_value, default=1.0, metavar="BEATS",
                    help="length of each syllable's note in beats (the sources give none; default 1; a beat is "
-                        "a crotchet in MusicXML and a second in MIDI)")
+                        "a crotchet, at the engraved score's ♩ = 40 in MIDI: 1.5 s)")
     pitch_options(p)
     scores_option(p)
     p.set_defaults(func=cmd_score_export)
