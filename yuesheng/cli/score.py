@@ -225,10 +225,22 @@ def note_value(text: str) -> float:
     return value
 
 
+COUNT_IN_BEATS = 16  # --count-in: the most beats before the piece
+
+
+def count_in(text: str) -> int:
+    """An argparse type: the beats of a count-in, 0 to ``COUNT_IN_BEATS``."""
+    if not text.isdigit() or int(text) > COUNT_IN_BEATS:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number of beats from 0 to {COUNT_IN_BEATS}")
+    return int(text)
+
+
 def cmd_score_export(args: argparse.Namespace) -> str:
     suffix = Path(args.output).suffix.lower()
     if suffix not in (".mid", ".midi", ".musicxml", ".xml"):
         raise UsageError(f"-o {args.output}: expected a .musicxml, .xml or .mid file")
+    if suffix in (".musicxml", ".xml") and args.count_in:
+        raise UsageError("--count-in is for a practice MIDI file (-o FILE.mid): a score has no count-in")
     if suffix in (".musicxml", ".xml") and args.note_value > 4:
         raise UsageError(f"--note-value {args.note_value:g}: a MusicXML note is at most a bar of 4/4 (4 beats)")
     real = realization(args)
@@ -239,11 +251,14 @@ def cmd_score_export(args: argparse.Namespace) -> str:
     if suffix in (".mid", ".midi"):
         from yuesheng.cuesheet import DEFAULT_SYLLABLE
         from yuesheng.outputs.midi import write_midi
+        from yuesheng.outputs.practice import with_count_in
         from yuesheng.timeline import piece_timeline
 
         # a beat is the crotchet the engraved score marks (♩ = 40: DEFAULT_SYLLABLE), not a second
         beat = Fraction(args.note_value) * DEFAULT_SYLLABLE
-        write_midi(piece_timeline(p, realization=real, syllable=beat), args.output)
+        played = with_count_in(piece_timeline(p, realization=real, syllable=beat), p, beats=args.count_in,
+                               beat=DEFAULT_SYLLABLE)
+        write_midi(played, args.output)
     elif suffix in (".musicxml", ".xml"):
         from yuesheng.outputs.musicxml import write_musicxml
 
@@ -280,6 +295,9 @@ def _add_score(score: argparse.ArgumentParser) -> None:
     p.add_argument("--note-value", type=note_value, default=1.0, metavar="BEATS",
                    help="length of each syllable's note in beats (the sources give none; default 1; a beat is "
                         "a crotchet, at the engraved score's ♩ = 40 in MIDI: 1.5 s)")
+    p.add_argument("--count-in", type=count_in, default=0, metavar="BEATS",
+                   help="MIDI only, for practice: the mode's 宫 for a beat, then BEATS drum strokes, before the "
+                        "piece (default 0: none; at most 16)")
     pitch_options(p)
     scores_option(p)
     p.set_defaults(func=cmd_score_export)
