@@ -201,3 +201,29 @@ def test_a_part_in_another_octave_has_no_suzi_row_to_contradict_its_lu() -> None
     assert _row(bells, "律") and not _row(bells, "俗")
     voice = songbook_source(songbook(_timeline("dashe"), part="歌"), Setting(), font=FONT)
     assert len(_row(voice, "俗")) == len(_row(voice, "律"))
+
+
+def test_songbook_practice_midi_plays_each_piece_as_its_book_at_its_tempo_with_markers(run, tmp_path: Path) -> None:
+    """--midi: the 笙's pieces as its book gives them, a marker at each piece and stanza, the 宫 and two beats
+    before each piece, and each piece at the tempo where it is first heard. Read back with mido."""
+    import mido
+
+    out = tmp_path / "sheng.mid"
+    code, text, err = run("songbook", "xiangyinjiu", "--part", "笙", "-o", str(tmp_path / "b.ly"), "--midi", str(out),
+                          "--count-in", "2")
+    assert code == 0 and "practice file" in text, err
+    book = songbook(_timeline("xiangyinjiu"), part="笙")
+    now, marks, onsets = 0.0, [], []
+    for message in mido.MidiFile(out, charset="utf-8"):
+        now += message.time
+        if message.type == "marker":
+            marks.append((now, message.text))
+        elif message.type == "note_on" and message.velocity:
+            onsets.append(now)
+    assert [m for _, m in marks] == [f"{e.piece.title}: 第{s.number}章" for e in book.entries for s in e.piece.stanzas
+                                     if any(x.key is not None and x.note.stanza == s.number for x in e.slots)]
+    played = sum(1 + 2 + sum(s.key is not None for s in e.slots) for e in book.entries)  # 宫, 2 beats, the line
+    assert len(onsets) == played
+    first = book.entries[0]
+    beat = float(first.syllable)
+    assert onsets[:4] == pytest.approx([0, beat, 2 * beat, 3 * beat]) and marks[0][0] == pytest.approx(3 * beat)

@@ -14,7 +14,9 @@ from yuesheng.cli.common import (
     sequencer_options,
     sheet_and_timeline,
 )
+from yuesheng.cli.score import count_in
 from yuesheng.errors import UsageError
+from yuesheng.files import check_output
 from yuesheng.music.repertoire import load_repertoire
 
 _FORMATS = (".pdf", ".svg", ".png", ".ly")
@@ -53,6 +55,10 @@ def cmd_songbook(args: argparse.Namespace) -> str:
     from yuesheng.outputs.songbook import engrave_songbook, songbook
 
     output = _output(args)
+    if args.midi:
+        check_output(args.midi)
+    elif args.count_in:
+        raise UsageError("--count-in is for the practice file: give it with --midi FILE.mid")
     sheet, timeline = sheet_and_timeline(args)
     labels = {**{v.id: v.name for v in sheet.variants.values()}, **{r.id: r.name for r in sheet.readings.values()}}
     book = songbook(timeline, part=args.part or "", labels=labels)
@@ -63,8 +69,15 @@ def cmd_songbook(args: argparse.Namespace) -> str:
                       key=KeySignature(args.key), doubled=args.qing_zhong)
     written = engrave_songbook(book, setting, output, font=find_cjk_font())
     part = f", part {book.part}" if book.part else ""
+    practice = ""
+    if args.midi:
+        from yuesheng.outputs.midi import write_midi
+        from yuesheng.outputs.practice import songbook_timeline
+
+        write_midi(songbook_timeline(book, timeline, beats=args.count_in), args.midi)
+        practice = f"; practice file {args.midi}" + (f" (count-in of {args.count_in})" if args.count_in else "")
     return f"wrote {_written(written)}: {timeline.rite} songbook{part}, {len(book.entries)} pieces " \
-           f"({' '.join(e.piece.title for e in book.entries)}), {args.notation}\n"
+           f"({' '.join(e.piece.title for e in book.entries)}), {args.notation}{practice}\n"
 
 
 def _notation_option(parser: argparse.ArgumentParser) -> None:
@@ -90,6 +103,11 @@ def _add_songbook(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.pdf (or .svg, .png, .ly)")
     p.add_argument("--part", metavar="PART", help="only the pieces this part plays, as it plays them: "
                    "歌 (voice, with lyrics), 瑟 (with its string numbers), 笙, 和, 鐘, 鑮, 磬, 管")
+    p.add_argument("--midi", metavar="FILE.mid", help="also write a practice MIDI file: each piece as the book "
+                   "gives it (the part's line with --part), at the tempo where it is first heard, a marker at each "
+                   "piece and stanza")
+    p.add_argument("--count-in", type=count_in, default=0, metavar="BEATS", help="with --midi: before each piece "
+                   "the mode's 宫 for a beat, then BEATS drum strokes (default 0; at most 16)")
     p.add_argument("--qing-zhong", action="store_true", help="with --part 瑟: each 正律 note on its 中 and 清 "
                    "strings together, an octave apart (清中雙彈, 瑟譜 001-12b)")
     _notation_option(p)

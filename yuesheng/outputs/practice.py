@@ -1,4 +1,5 @@
-"""Practice files: a piece's Timeline with a count-in before it, so that a singer hears the 宫 and the beat first.
+"""Practice files: a piece's Timeline with a count-in before it, so that a singer hears the 宫 and the beat first;
+a songbook as one practice file, each piece as its book gives it, at the tempo where it is first heard.
 
 The count-in is the 宫 of the piece's mode (1 of the 簡譜, in the octave the piece mostly lies in), sounded by the
 part that leads the piece for one beat, then *beats* strokes of the drum a beat apart; the piece follows on the next
@@ -10,9 +11,11 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction
 
+from yuesheng.cuesheet import DEFAULT_SYLLABLE
 from yuesheng.music.instruments import PARTS
 from yuesheng.music.score import Piece
 from yuesheng.outputs.engrave import gong_key
+from yuesheng.outputs.songbook import Songbook
 from yuesheng.timeline import Event, EventKind, Timeline, ticks
 
 COUNT_IN_DRUM = "鼓"
@@ -36,3 +39,34 @@ def with_count_in(timeline: Timeline, piece: Piece, *, beats: int, beat: Fractio
               for n in range(1, beats + 1)]
     later = [e._replace(start_tick=e.start_tick + step * (beats + 1)) for e in timeline.events]
     return replace(timeline, events=(*count, *later), notices=(*timeline.notices, COUNT_IN_NOTICE.format(beats=beats)))
+
+
+def songbook_timeline(book: Songbook, timeline: Timeline, *, beats: int = 0) -> Timeline:
+    """The practice file of *book*: each piece in the book's order as its book gives it (a part's book: that part's
+    line; the whole book: the voice, or the 笙 where nothing is sung), at the tempo where it is first heard, with a
+    marker at each piece and stanza (``鹿鳴: 第1章``) and a count-in of *beats* before each piece; two beats of
+    silence between pieces."""
+    events: list[Event] = []
+    start = 0
+    for entry in book.entries:
+        slots = [s for s in entry.slots if s.key is not None]
+        if not slots:
+            continue
+        beat = entry.syllable or DEFAULT_SYLLABLE
+        step = ticks(beat)
+        part = book.part or ("歌" if any(s.note.lyric.strip() for s in slots) else "笙")
+        alone = Timeline(rite=book.rite, rite_id=book.rite_id, events=tuple(
+            Event(start_tick=step * n, length_ticks=step, kind=EventKind.NOTE, cue=entry.piece.id, part=part,
+                  key=s.key, velocity=PARTS[part].velocity, text=s.note.lyric.strip() if part == "歌" else "",
+                  piece=entry.piece.id, zhong=1)
+            for n, s in enumerate(entry.slots) if s.key is not None), realization=timeline.realization)
+        counted = with_count_in(alone, entry.piece, beats=beats, beat=beat)
+        lead = step * (beats + 1) if beats > 0 else 0
+        firsts = {s.note.stanza: n for n, s in reversed(list(enumerate(entry.slots)))}
+        events += [Event(start_tick=start + lead + step * n, length_ticks=0, kind=EventKind.MARKER,
+                         cue=entry.piece.title, text=f"第{stanza}章") for stanza, n in sorted(firsts.items())]
+        events += [e._replace(start_tick=e.start_tick + start) for e in counted.events]
+        start = max(e.start_tick + e.length_ticks for e in events) + 2 * step
+    notices = (COUNT_IN_NOTICE.format(beats=beats),) if beats > 0 else ()
+    return Timeline(rite=book.rite, rite_id=book.rite_id, events=tuple(sorted(events, key=lambda e: e.start_tick)),
+                    notices=notices, realization=timeline.realization)
