@@ -7,6 +7,7 @@ from pathlib import Path
 
 from yuesheng.cli.common import (
     check_output_arg,
+    count_in,
     note_name,
     pitch_options,
     realization,
@@ -14,7 +15,6 @@ from yuesheng.cli.common import (
     sequencer_options,
     sheet_and_timeline,
 )
-from yuesheng.cli.score import count_in
 from yuesheng.errors import UsageError
 from yuesheng.files import check_output
 from yuesheng.music.repertoire import load_repertoire

@@ -9,6 +9,7 @@ from typing import Any
 
 from yuesheng.cli.common import (
     check_output_arg,
+    count_in,
     note_name,
     pitch_options,
     realization,
@@ -223,16 +224,6 @@ def note_value(text: str) -> float:
     if not NOTE_VALUES[0] <= value <= NOTE_VALUES[1]:
         raise argparse.ArgumentTypeError(f"{text} beats: expected from 1/64 (a 256th note) to {NOTE_VALUES[1]:g}")
     return value
-
-
-COUNT_IN_BEATS = 16  # --count-in: the most beats before the piece
-
-
-def count_in(text: str) -> int:
-    """An argparse type: the beats of a count-in, 0 to ``COUNT_IN_BEATS``."""
-    if not text.isdigit() or int(text) > COUNT_IN_BEATS:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a number of beats from 0 to {COUNT_IN_BEATS}")
-    return int(text)
 
 
 def cmd_score_export(args: argparse.Namespace) -> str:
