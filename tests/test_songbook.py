@@ -227,3 +227,17 @@ def test_songbook_practice_midi_plays_each_piece_as_its_book_at_its_tempo_with_m
     first = book.entries[0]
     beat = float(first.syllable)
     assert onsets[:4] == pytest.approx([0, beat, 2 * beat, 3 * beat]) and marks[0][0] == pytest.approx(3 * beat)
+
+
+def test_jianpu_cue_lines_give_the_notes_as_digits_with_their_octave_dots() -> None:
+    """The 笙's cue for 由庚 ends 魚麗 on 應 南 太清 黄清: in 黄鍾宫, 7 6 2̇ 1̇; a 簡譜 reader read 律 names only."""
+    from yuesheng.outputs.engrave import Notation
+
+    yougeng = next(e for e in songbook(_timeline("xiangyinjiu"), part="笙").entries if e.piece.title == "由庚")
+    assert yougeng.cue_digits == (("7", 0), ("6", 0), ("2", 1), ("1", 1))
+    book = songbook(_timeline("xiangyinjiu"), part="笙")
+    jianpu = songbook_source(book, Setting(notation=Notation.JIANPU), font=FONT)
+    cue = next(line for line in jianpu.splitlines() if lily_string(yougeng.cue_line) in line)
+    assert re.findall(r'\\center-align "(\d)"', cue) == ["7", "6", "2", "1"] and cue.count("draw-circle") == 2
+    assert "簡譜" not in next(line for line in songbook_source(book, Setting(), font=FONT).splitlines()
+                            if lily_string(yougeng.cue_line) in line)  # staff books keep the 律 names alone

@@ -100,6 +100,13 @@ class Setting:
     doubled: bool = False  # the 瑟's book: each 正律 note on its 中 and 清 strings together (清中雙彈)
 
 
+@dataclass(frozen=True, slots=True)
+class Markup:
+    """A line of LilyPond markup made by yuesheng (every text in it already quoted by ``lily_string``)."""
+
+    source: str
+
+
 # --- quoting --------------------------------------------------------------------------------------
 
 
@@ -473,6 +480,22 @@ def xieyin_notes(piece: Piece, stanza: Stanza, part: str = "") -> list[str]:
     return [f"叶音 ({entry['ref']}): {readings}"]
 
 
+_CUE_DOT_ABOVE, _CUE_DOT_BELOW, _CUE_DOT_RADIUS = 2.0, -0.55, 0.16
+
+
+def jianpu_cue(text: str, digits: Sequence[tuple[str, int]]) -> Markup:
+    """A cue line for a 簡譜 book: *text* (its 律 names), then the same notes as 簡譜 digits, each with its octave
+    dots drawn above or below (``jianpu_digit``): '… (應 南 太清 黄清) · 簡譜 6 5 2̇ 1̇'."""
+    def digit(sign_digit: str, dots: int) -> str:
+        marks = " ".join(f"\\translate #'(0 . {_CUE_DOT_ABOVE + 0.4 * n if dots > 0 else _CUE_DOT_BELOW - 0.4 * n})"
+                         f" \\draw-circle #{_CUE_DOT_RADIUS} #0 ##t" for n in range(abs(dots)))
+        return f"\\overlay {{ \\center-align {lily_string(sign_digit)} {marks} }}"
+
+    notes = " ".join(digit(*d) for d in digits)  # spaced as 簡譜 notes are, wider than words (♯4 3 read as one)
+    return Markup(f"\\markup \\line {{ {lily_string(text)} \"· 簡譜\" \\override #'(word-space . 1.5) "
+                  f"\\line {{ {notes} }} }}")
+
+
 def _octave_shifted(slots: Sequence[Slot], realization: Realization) -> bool:
     """Whether a part plays *slots* in another octave than written, where the 俗字 (which name the written octave:
     六 is 黄清, 合 黄) would contradict the 律 row (六 under 黄)."""
@@ -524,12 +547,12 @@ def _run_in_heading(piece: Piece) -> list[str]:
 
 
 def piece_bookpart(piece: Piece, setting: Setting, *, slots: Sequence[Slot] | None = None,
-                   before: Sequence[str] = (), toc: bool = False, legend: bool = True, run_in: bool = False,
+                   before: Sequence[str | Markup] = (), toc: bool = False, legend: bool = True, run_in: bool = False,
                    rule: bool = True, end_label: str = "") -> str:
     """*piece* as a LilyPond ``\\bookpart``; *slots* give a part's line (default: the piece as written).
 
-    *before* are markup lines printed under the header (the songbook's cue headings). *run_in*: the piece's
-    heading and music alone, set on the page after the piece before it (a songbook's lost piece, whose notice
+    *before* are lines printed under the header (the songbook's cue headings), text or made markup. *run_in*: the
+    piece's heading and music alone, set on the page after the piece before it (a songbook's lost piece, whose notice
     and rule the contents page gives once). *rule*: a realization's rule under its header (a songbook gives it
     once, on the contents page). *end_label*: a ``\\label`` at the piece's last note (the page it ends on).
     """
@@ -547,7 +570,8 @@ def piece_bookpart(piece: Piece, setting: Setting, *, slots: Sequence[Slot] | No
         rule_text = f"Rule: {piece.realization.rule}" if rule else "Its rule is under Notices."
         before = [f"{piece.realization.heading}, not a transmitted score. {rule_text}", *before]
     for n, text in enumerate(before):  # the heading and the cue lines stay together and with the music
-        lines += ["\\noPageBreak"] * bool(n) + [f"\\markup \\wordwrap-string {lily_string(text)}"]
+        made = text.source if isinstance(text, Markup) else f"\\markup \\wordwrap-string {lily_string(text)}"
+        lines += ["\\noPageBreak"] * bool(n) + [made]
     if run_in or before:
         lines.append("\\noPageBreak")
     if legend and setting.realization.tuning is Tuning.SANFEN:

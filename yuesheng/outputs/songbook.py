@@ -27,11 +27,16 @@ from yuesheng.outputs.engrave import (
     SE,
     SE_DOUBLING,
     SE_TABLE,
+    Markup,
+    Notation,
     Setting,
     Slot,
     book_source,
     cents_legend,
     engrave,
+    gong_key,
+    jianpu_cue,
+    jianpu_digit,
     lily_string,
     measure_pages,
     piece_bookpart,
@@ -67,6 +72,7 @@ class Entry:
     slots: tuple[Slot, ...]
     syllable: Fraction | None = None  # seconds a syllable lasts where first heard (None: not sounded)
     cue_line: str = ""  # a part's book: what the other parts sound just before this part comes in
+    cue_digits: tuple[tuple[str, int], ...] = ()  # its notes as 簡譜 digits with their octave dots (jianpu_digit)
 
 
 @dataclass(frozen=True)
@@ -183,7 +189,7 @@ def songbook(timeline: Timeline, *, part: str = "", labels: Mapping[str, str] | 
         raise UnknownNameError(f"part playing in {timeline.rite}", part, playing)
     entries = tuple(Entry(pieces[pid], tuple(heard[pid]),
                           lines.get(pid) or tuple(piece_slots(pieces[pid], timeline.realization)), syllables.get(pid),
-                          _cue_line(timeline, part, entering[pid]) if pid in entering else "")
+                          *(_cue(timeline, part, entering[pid]) if pid in entering else ("", ())))
                     for pid in order)
     return Songbook(timeline.rite, timeline.rite_id, part, entries, _book_notices(timeline, part, entries),
                     tuple(labels.get(v, v) for v in sorted(timeline.variants)),
@@ -195,18 +201,19 @@ def _all_pieces(timeline: Timeline) -> dict[str, Piece]:
     return {ref.piece.id: ref.piece for timing in timeline.cues for ref in timing.cue.pieces}
 
 
-def _cue_line(timeline: Timeline, part: str, start: int) -> str:
+def _cue(timeline: Timeline, part: str, start: int) -> tuple[str, tuple[tuple[str, int], ...]]:
     """What a player hears just before *part* comes in at *start*: the other parts and the end of their piece,
-    its last line (句) in words and 律 (as an orchestral part's cue); '' if nothing sounds before, or if the part
-    played in that music itself (it goes straight on)."""
+    its last line (句) in words and 律 (as an orchestral part's cue), and those notes as 簡譜 digits in the mode of
+    that piece; ('', ()) if nothing sounds before, or if the part played in that music itself (it goes straight
+    on)."""
     before = next((e for e in reversed(timeline.events) if e.start_tick < start and e.kind is EventKind.NOTE
                    and e.piece), None)
     if before is None:
-        return ""
+        return "", ()
     playing = {e.part for e in timeline.events if e.kind is EventKind.NOTE and e.cue == before.cue
                and e.piece == before.piece}
     if part in playing:
-        return ""
+        return "", ()
     piece = _all_pieces(timeline)[before.piece]
     parts = sorted(playing, key=lambda p: PITCHED_PARTS.index(p) if p in PITCHED_PARTS else 99)
     stanza = piece.stanzas[-1]
@@ -214,7 +221,10 @@ def _cue_line(timeline: Timeline, part: str, start: int) -> str:
     words = "".join(n.lyric.strip() for n in last)
     lus = " ".join(n.pitch.name for n in last)
     ending = f"「{words}」 ({lus})" if words else f"on {lus}"
-    return f"Cue: before you come in, {' '.join(parts)} — {piece.title}, ending {ending}"
+    real = timeline.realization
+    gong = gong_key(piece.mode, [real.midi(n.pitch)[0] for n in piece.notes], real)
+    digits = tuple(jianpu_digit(real.midi(n.pitch)[0], gong) for n in last)
+    return f"Cue: before you come in, {' '.join(parts)} — {piece.title}, ending {ending}", digits
 
 
 def _book_notices(timeline: Timeline, part: str, entries: Sequence[Entry]) -> tuple[str, ...]:
@@ -326,7 +336,9 @@ def _groups(entries: Sequence[Entry]) -> list[list[Entry]]:
 def _piece(entry: Entry, setting: Setting, *, run_in: bool, end_label: str = "") -> str:
     """One piece of the book: its cues, then its music (as a bookpart's opening, or set on after the one before),
     with *end_label* at its last note."""
-    before = [_heading(h) for h in entry.hearings] + ([entry.cue_line] if entry.cue_line else [])
+    cue = jianpu_cue(entry.cue_line, entry.cue_digits) if setting.notation is Notation.JIANPU else entry.cue_line
+    before: list[str | Markup] = [_heading(h) for h in entry.hearings]
+    before += [cue] if entry.cue_line else []
     if not entry.piece.playable:
         citation = entry.piece.lost.citation() if entry.piece.lost else ": "
         before.append(f"No notation survives ({citation}).")
