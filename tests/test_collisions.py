@@ -98,6 +98,19 @@ def test_nothing_touches_in_the_se_book_with_its_strings_and_octaves(se_book) ->
     assert any(b.text == "8·20" for boxes in pages for b in boxes)
 
 
+@pytest.mark.slow
+def test_nothing_touches_with_breath_marks(repertoire, has_engraver, tmp_path: Path) -> None:
+    """The editorial breath marks (’) at the line ends, in both notations, clear of the notes and bar lines."""
+    font = find_cjk_font()
+    pieces = [p for p in _sourced(repertoire) if p.title in ("魚麗", "鹿鳴", "關雎")]
+    for notation in Notation:
+        setting = Setting(notation=notation, breath=True)
+        for page in engrave(book_source([piece_bookpart(p, setting) for p in pieces], font=font),
+                            tmp_path / f"{notation.value}.svg"):
+            problems = [_describe(t) for t in touching(page_boxes(page, family=font))]
+            assert not problems, f"{page.name}: {len(problems)} touching, e.g. {problems[:5]}"
+
+
 def _digit_rows(boxes: list[Box]) -> dict[float, list[Box]]:
     rows: dict[float, list[Box]] = defaultdict(list)
     for b in boxes:

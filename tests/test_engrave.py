@@ -408,3 +408,13 @@ def test_luming_xieyin_hold_only_in_their_stanzas(repertoire) -> None:
     assert "鳴 read 芒" in notes[0][0] and "苹 read 旁" in notes[0][0] and "鳴 read 芒" in notes[1][0]
     assert "鳴" not in notes[2][0] and "湛 read 持林切" in notes[2][0] and "(瑟譜 002-2a)" in notes[2][0]
     assert engrave.xieyin_notes(repertoire.find("關雎"), repertoire.find("關雎").stanzas[0]) == []  # none entered
+
+
+def test_breath_marks_are_optional_at_the_line_ends_and_marked_editorial(repertoire) -> None:
+    for piece in (repertoire.find("魚麗"), repertoire.find("鹿鳴")):
+        plain = score_source(piece, Setting(), font=FONT)
+        marked = score_source(piece, Setting(breath=True), font=FONT)
+        assert "\\breathe" not in plain and "editorial" not in plain
+        assert marked.count("\\breathe") == sum(len(s.line_ends) for s in piece.stanzas)  # not at a stanza's end
+        assert "breath marks (’) editorial" in marked
+        assert marked.count('\\breathe \\bar "|"') == marked.count("\\breathe")  # a line's end: before its bar

@@ -241,3 +241,25 @@ def test_jianpu_cue_lines_give_the_notes_as_digits_with_their_octave_dots() -> N
     assert re.findall(r'\\center-align "(\d)"', cue) == ["7", "6", "2", "1"] and cue.count("draw-circle") == 2
     assert "簡譜" not in next(line for line in songbook_source(book, Setting(), font=FONT).splitlines()
                             if lily_string(yougeng.cue_line) in line)  # staff books keep the 律 names alone
+
+
+def test_songbook_breath_marks_are_editorial_in_the_book_and_the_practice_file(run, tmp_path: Path) -> None:
+    import mido
+
+    out, book = tmp_path / "b.mid", tmp_path / "b.ly"
+    assert run("songbook", "xiangyinjiu", "--part", "歌", "-o", str(book), "--midi", str(out), "--breath")[0] == 0
+    source = book.read_text(encoding="utf-8")
+    assert "Breath marks (’) at the ends of the lines are editorial" in source and "\\breathe" in source
+    midi = mido.MidiFile(out, charset="utf-8")
+    held, now, on = [], 0.0, {}
+    for message in midi:
+        now += message.time
+        if message.type == "note_on" and message.velocity:
+            on[message.note] = now
+        elif message.type in ("note_off", "note_on") and message.note in on:
+            held.append(round(now - on.pop(message.note), 3))
+    sung = songbook(_timeline("xiangyinjiu"), part="歌")
+    breaths = sum(len(s.line_ends) for e in sung.entries for s in e.piece.stanzas)
+    assert held.count(0.75) == breaths and held.count(1.5) == len(held) - breaths  # half the beat, then on time
+    texts = [m.text for track in midi.tracks for m in track if m.type == "text"]
+    assert any(t.startswith("breaths (editorial; the sources give none)") for t in texts)  # marked in the file

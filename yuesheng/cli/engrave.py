@@ -43,7 +43,7 @@ def cmd_score_engrave(args: argparse.Namespace) -> str:
     if not piece.playable:
         raise UsageError(f"{piece.id} has no notes to engrave (lost: {piece.lost.cite if piece.lost else ''})")
     setting = Setting(Notation(args.notation), realization(args), args.huangzhong, syllable=DEFAULT_SYLLABLE,
-                      key=KeySignature(args.key))
+                      key=KeySignature(args.key), breath=args.breath)
     written = engrave(score_source(piece, setting), output)
     label = f", {piece.realization.label}" if piece.realization else ""
     return f"wrote {_written(written)}: {piece.title}, {len(piece.stanzas)} stanzas, {len(piece.notes)} notes, " \
@@ -66,7 +66,7 @@ def cmd_songbook(args: argparse.Namespace) -> str:
         raise UsageError(f"--qing-zhong is how the 瑟 plays (清中雙彈): give it with --part {SE}")
     check_notes(sum(len(e.slots) for e in book.entries), f"the songbook of {timeline.rite}")
     setting = Setting(Notation(args.notation), timeline.realization, note_name(timeline.realization.huangzhong),
-                      key=KeySignature(args.key), doubled=args.qing_zhong)
+                      key=KeySignature(args.key), doubled=args.qing_zhong, breath=args.breath)
     written = engrave_songbook(book, setting, output, font=find_cjk_font())
     part = f", part {book.part}" if book.part else ""
     practice = ""
@@ -74,7 +74,7 @@ def cmd_songbook(args: argparse.Namespace) -> str:
         from yuesheng.outputs.midi import write_midi
         from yuesheng.outputs.practice import songbook_timeline
 
-        write_midi(songbook_timeline(book, timeline, beats=args.count_in), args.midi)
+        write_midi(songbook_timeline(book, timeline, beats=args.count_in, breath=args.breath), args.midi)
         practice = f"; practice file {args.midi}" + (f" (count-in of {args.count_in})" if args.count_in else "")
     return f"wrote {_written(written)}: {timeline.rite} songbook{part}, {len(book.entries)} pieces " \
            f"({' '.join(e.piece.title for e in book.entries)}), {args.notation}{practice}\n"
@@ -83,6 +83,8 @@ def cmd_songbook(args: argparse.Namespace) -> str:
 def _notation_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--notation", choices=("staff", "jianpu"), default="staff",
                         help="staff notation or 簡譜 with the 宫 of the mode as 1 (default staff)")
+    parser.add_argument("--breath", action="store_true", help="editorial breath marks (’) at the ends of the lines "
+                        "(the sources give none), marked editorial; with songbook --midi, a breath there too")
     parser.add_argument("--key", choices=("gong", "used"), default="gong",
                         help="staff key signature: the major key of the mode's 宫 (default), or the one the notes "
                              "used fit best (fewest accidentals)")

@@ -89,7 +89,8 @@ class Slot:
 class Setting:
     """How to engrave: notation, 黄鍾 and tuning, 黄鍾's note as the user wrote it, the part (for a part's line),
     the seconds a syllable lasts as the sequencer sings it (the tempo mark; None: no mark), the key signature, and
-    for the 瑟 whether its notes are played 清中雙彈 (``se_string``)."""
+    for the 瑟 whether its notes are played 清中雙彈 (``se_string``), and whether to mark (editorial) breaths at
+    the ends of the lines."""
 
     notation: Notation = Notation.STAFF
     realization: Realization = Realization()
@@ -98,6 +99,7 @@ class Setting:
     syllable: Fraction | None = None
     key: KeySignature = KeySignature.GONG
     doubled: bool = False  # the 瑟's book: each 正律 note on its 中 and 清 strings together (清中雙彈)
+    breath: bool = False  # editorial breath marks at the ends of the lines of the poem
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +224,7 @@ def _header(piece: Piece, setting: Setting, gong: int) -> list[str]:
         "meter": f"黄鍾 = {setting.huangzhong_name}"
                  + (f" · {jianpu_key(gong)}" if setting.notation is Notation.JIANPU else ""),
         "arranger": tuning + (" · key of the notes used" if _key_of_notes_used(setting) else "")
-                    + (f" · {setting.part}" if setting.part else ""),
+                    + (f" · {setting.part}" if setting.part else "") + (f" · {BREATH_NOTE}" if setting.breath else ""),
     }
     return ["\\header {"] + [f"  {name} = {lily_string(value)}" for name, value in fields.items()] + ["}"]
 
@@ -338,6 +340,7 @@ def lu_name(slot: Slot, realization: Realization) -> str:
     return pitch.lu.short + _REGISTER_MARK.get(octaves, f"{octaves:+d}")
 
 
+BREATH_NOTE = "breath marks (’) editorial"  # the sources give none; the sequencer sings on without a pause
 SE = "瑟"
 SE_TABLE = "瑟譜 001-2b–3b"  # 瑟弦律: the strings of the 二十五弦 瑟 and how they are numbered
 SE_DOUBLING = "瑟譜 001-2b, 001-12b"  # 清中雙彈: 陳氏樂書 as quoted; 惟正律清中弦雙彈, the 四清 by the right hand alone
@@ -432,6 +435,8 @@ def stanza_score(piece: Piece, found: Stanza, slots: Sequence[Slot], setting: Se
         if slot.note.position - 1 in metres:
             tokens.append(metres[slot.note.position - 1])
         tokens.append(_note_token(slot, gong, setting, marks.get((stanza, slot.note.position))))
+        if setting.breath and slot.note.position in ends and slot.key is not None:  # not the stanza's last line
+            tokens.append("\\breathe")
     tokens += [f"\\label #'{label}"] if label else []
     tokens.append('\\bar "|."')
     sounding = [s.note for s in slots if s.key is not None]

@@ -395,7 +395,9 @@ def _programme(book: Songbook, setting: Setting) -> str:
     return (f"{len(book.entries)} pieces in the order first heard. Variants: {', '.join(book.variants) or 'none'}; "
             f"readings: {'; '.join(book.readings) or 'none'}; 黄鍾 = {setting.huangzhong_name}, {tuning}. "
             f"One crotchet per syllable (the sources give no durations), at the sequencer's tempo: a syllable "
-            f"every {_seconds(book)} s.")
+            f"every {_seconds(book)} s." + (" Breath marks (’) at the ends of the lines are editorial: the sources "
+                                             "give none, and the sequencer sings on without a pause."
+                                             if setting.breath else ""))
 
 
 def _seconds(book: Songbook) -> str:
