@@ -158,19 +158,43 @@ def page_boxes(svg: Path | str, *, family: str) -> list[Box]:
     return boxes
 
 
-DRAWN = ("rect", "line", "path")  # a stem on its note head, a note head on its staff line: they touch by design
+def _rule(box: Box) -> bool:
+    """A staff line or a ledger line: a line, or a rect far wider than it is thin."""
+    return box.kind == "line" or (box.kind == "rect" and box.y1 - box.y0 < 0.3 < box.x1 - box.x0)
+
+
+def _stem(box: Box) -> bool:
+    """A stem or a bar line: a rect far taller than it is thin."""
+    return box.kind == "rect" and box.x1 - box.x0 < 0.3 < box.y1 - box.y0
+
+
+def _key_signature(a: Box, b: Box) -> bool:
+    """Two signs of a key signature, which LilyPond sets edge to edge: the same glyph side by side, one higher."""
+    same = abs((a.x1 - a.x0) - (b.x1 - b.x0)) < 1e-3 and abs((a.y1 - a.y0) - (b.y1 - b.y0)) < 1e-3
+    side_by_side = max(b.x0 - a.x1, a.x0 - b.x1) >= 0
+    return a.kind == b.kind == "path" and same and side_by_side and abs(a.y0 - b.y0) > 0.2
+
+
+def by_design(a: Box, b: Box) -> bool:
+    """Two drawn shapes that touch by design: a head, a stem, a clef or a sign on its staff or ledger line, a stem
+    on its note head or ledger line, the signs of a key signature. Every other pair is compared: two glyphs of the
+    music font (the digits of a metre, a sign and its head), a bar line and a digit, two bar lines."""
+    shapes = {a.kind, b.kind} <= {"rect", "line", "path", "circle"}
+    return shapes and (_rule(a) or _rule(b) or (_stem(a) and b.kind == "path") or (_stem(b) and a.kind == "path")
+                       or _key_signature(a, b))
 
 
 def lyric_size(boxes: list[Box]) -> float:
     """The font size of the lyric rows: the commonest size of text on a page of music."""
-    return Counter(b.size for b in boxes if b.kind == "text").most_common(1)[0][0]
+    commonest = Counter(b.size for b in boxes if b.kind == "text").most_common(1)
+    return commonest[0][0] if commonest else 0.0
 
 
 def touching(boxes: list[Box], *, gap: float = 0.1, word_gap: float = 0.25,
              row: float | None = None) -> list[tuple[Box, Box, float]]:
     """Pairs of *boxes* closer than *gap* (syllables side by side in a lyric row, of size *row* — by default the
     page's commonest —: closer than *word_gap* of their size, so two neighbouring 律 names never read as one
-    run). Two drawn shapes (rect, line, path) are not compared."""
+    run). Two drawn shapes are compared too, but for those that touch by design (``by_design``)."""
     row = row if row is not None else lyric_size(boxes) if boxes else 0.0
     found = []
     ordered = sorted(boxes, key=lambda b: b.x0)
@@ -178,7 +202,7 @@ def touching(boxes: list[Box], *, gap: float = 0.1, word_gap: float = 0.25,
         for b in ordered[i + 1:]:
             if b.x0 > a.x1 + max(gap, word_gap * max(a.size, b.size)):
                 break
-            if a.kind in DRAWN and b.kind in DRAWN:
+            if by_design(a, b):
                 continue
             same_row = a.kind == b.kind == "text" and a.baseline == b.baseline and a.size == b.size == row
             need = word_gap * a.size if same_row else gap

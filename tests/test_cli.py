@@ -142,6 +142,22 @@ def test_export_midi_with_lyrics(run, tmp_path):
     assert any(m.type == "sysex" for m in midi.tracks[0])
 
 
+@pytest.mark.parametrize(("value", "seconds"), [("1", 1.5), ("0.5", 0.75), ("2", 3.0)])
+def test_export_midi_sounds_at_the_engraved_tempo(run, tmp_path, value: str, seconds: float):
+    """The engraved score says ♩ = 40 (a syllable every 1.5 s); the MIDI export sounded a syllable a second."""
+    import mido
+
+    out = tmp_path / "luming.mid"
+    assert run("score", "export", "鹿鳴", "-o", str(out), "--note-value", value)[0] == 0
+    midi, now, onsets = mido.MidiFile(out, charset="utf-8"), 0.0, []
+    for message in midi:  # playback order, each message's time in seconds since the one before
+        now += message.time
+        if message.type == "note_on" and message.velocity:
+            onsets.append(now)
+    steps = {round(b - a, 3) for a, b in zip(onsets, onsets[1:], strict=False)}
+    assert len(onsets) == 103 and steps == {seconds}
+
+
 @pytest.mark.parametrize("argv", [("--help",), ("score", "--help")])
 def test_help_exits_0(run, argv):
     assert run(*argv)[0] == 0
@@ -405,3 +421,20 @@ def test_a_batch_command_on_the_longest_rite_never_runs_the_cyclic_collector(tmp
                                   encoding="utf-8", timeout=120)
             assert done.returncode == 0, done.stderr
         assert done.stderr.splitlines()[-1] == "collections 0 (200000, 30, 30)", done.stderr
+
+
+def test_export_midi_count_in_sounds_the_gong_then_the_beats(run, tmp_path):
+    """Practice: the mode's 宫 (鹿鳴, 黄鍾宫: C4) for a beat, then four drum strokes, then the piece, ♩ = 40."""
+    import mido
+
+    out = tmp_path / "luming.mid"
+    assert run("score", "export", "鹿鳴", "-o", str(out), "--count-in", "4")[0] == 0
+    now, onsets = 0.0, []
+    for message in mido.MidiFile(out, charset="utf-8"):
+        now += message.time
+        if message.type == "note_on" and message.velocity:
+            onsets.append((round(now, 3), message.channel, message.note))
+    assert onsets[:5] == [(0.0, 0, 60), (1.5, 9, 35), (3.0, 9, 35), (4.5, 9, 35), (6.0, 9, 35)]
+    assert onsets[5] == (7.5, 0, 72) and len(onsets) == 5 + 103  # the piece on the next beat: 黄清
+    assert run("score", "export", "鹿鳴", "-o", str(tmp_path / "x.musicxml"), "--count-in", "4")[0] == 2
+    assert run("score", "export", "鹿鳴", "-o", str(out), "--count-in", "17")[0] == 2

@@ -48,6 +48,18 @@ def part_books(has_engraver, tmp_path_factory: pytest.TempPathFactory) -> list[P
     return written
 
 
+@pytest.fixture(scope="module")
+def se_book(has_engraver, tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """The 瑟's staff book played 清中雙彈: a 弦 row of string numbers (8·20) and each 正律 note with its octave."""
+    from yuesheng.cli import build_parser
+    from yuesheng.cli.common import timeline_of
+    from yuesheng.outputs.songbook import engrave_songbook, songbook
+
+    timeline = timeline_of(build_parser().parse_args(["songbook", "xiangyinjiu", "-o", "x.pdf"]))
+    return engrave_songbook(songbook(timeline, part="瑟"), Setting(doubled=True),
+                            tmp_path_factory.mktemp("se") / "se.svg", font=find_cjk_font())
+
+
 def _describe(pair: tuple[Box, Box, float]) -> str:
     a, b, gap = pair
     return f"{a.kind} {a.text!r} and {b.kind} {b.text!r} at ({a.x0:.1f}, {a.y0:.1f}): gap {gap:.2f}"
@@ -74,6 +86,30 @@ def test_nothing_touches_in_jianpu_part_books(part_books) -> None:
     for page, boxes in zip(part_books, pages, strict=True):
         problems = [_describe(t) for t in touching(boxes, row=row)]
         assert not problems, f"{page.name}: {len(problems)} touching, e.g. {problems[:5]}"
+
+
+@pytest.mark.slow
+def test_nothing_touches_in_the_se_book_with_its_strings_and_octaves(se_book) -> None:
+    font = find_cjk_font()
+    pages = [page_boxes(page, family=font) for page in se_book]
+    row = lyric_size([b for boxes in pages for b in boxes])
+    for page, boxes in zip(se_book, pages, strict=True):
+        problems = [_describe(t) for t in touching(boxes, row=row)]
+        assert not problems, f"{page.name}: {len(problems)} touching, e.g. {problems[:5]}"
+    assert any(b.text == "8·20" for boxes in pages for b in boxes)
+
+
+@pytest.mark.slow
+def test_nothing_touches_with_breath_marks(repertoire, has_engraver, tmp_path: Path) -> None:
+    """The editorial breath marks (’) at the line ends, in both notations, clear of the notes and bar lines."""
+    font = find_cjk_font()
+    pieces = [p for p in _sourced(repertoire) if p.title in ("魚麗", "鹿鳴", "關雎")]
+    for notation in Notation:
+        setting = Setting(notation=notation, breath=True)
+        for page in engrave(book_source([piece_bookpart(p, setting) for p in pieces], font=font),
+                            tmp_path / f"{notation.value}.svg"):
+            problems = [_describe(t) for t in touching(page_boxes(page, family=font))]
+            assert not problems, f"{page.name}: {len(problems)} touching, e.g. {problems[:5]}"
 
 
 def _digit_rows(boxes: list[Box]) -> dict[float, list[Box]]:
@@ -103,3 +139,19 @@ def test_jianpu_lyrics_sit_at_one_distance_under_the_digits_and_dots_stand_clear
                     dots += 1
     assert dots > 20
     assert max(distances) - min(distances) <= 0.2, distances  # one gap, however crowded the line
+
+
+def test_shapes_are_compared_but_for_those_that_touch_by_design() -> None:
+    """The metre's digits in 簡譜 were two music-font glyphs 0.014 apart, the upper cutting into the lower, and no
+    test saw it: two drawn shapes were never compared."""
+    upper = Box("path", "", 0.0, 18.07, 31.29, 19.22, 32.70)
+    lower = Box("path", "", 0.0, 18.07, 32.71, 19.22, 34.11)
+    assert [(a, b) for a, b, _ in touching([upper, lower])] == [(upper, lower)]
+    staff_line = Box("line", "", 0.0, 10.0, 31.9, 60.0, 32.1)
+    stem = Box("rect", "", 0.0, 19.1, 28.0, 19.22, 32.0)
+    ledger = Box("rect", "", 0.0, 17.5, 32.0, 19.8, 32.2)
+    assert touching([upper, staff_line, stem, ledger]) == []  # a head on its line, its stem, a ledger line
+    bar = Box("rect", "", 0.0, 19.2, 28.0, 19.4, 36.0)
+    assert [(a, b) for a, b, _ in touching([bar, Box("text", "4", 3.0, 19.3, 30.0, 20.5, 33.0)])]  # a bar on a digit
+    flat = Box("path", "", 0.0, 21.27, 31.13, 22.18, 33.65)  # a key signature's two flats, edge to edge by design
+    assert touching([flat, Box("path", "", 0.0, 22.19, 29.63, 23.10, 32.15)]) == []

@@ -121,7 +121,7 @@ def test_lyric_lines_are_the_syllables_lu_and_suzi(repertoire) -> None:
 def test_emended_note_is_marked_and_the_transmitted_reading_given(repertoire) -> None:
     piece = repertoire.find("鹿鳴")  # stanza 1, 律 31: transmitted 大, read 太
     source = score_source(piece, Setting(), font=FONT)
-    voice = _voices(source)[0]
+    voice = re.sub(r"\\time \d+/4", "", _voices(source)[0])
     tokens = re.findall(r"\S+4(?:\^\"\")?", voice)
     assert tokens[30].endswith('^""') and sum(t.endswith('^""') for t in tokens) == 1
     assert '^"*1"' in source and "*1 律 line, character 31: transmitted 大, read 太." in source
@@ -287,9 +287,11 @@ def test_bars_fall_at_the_ends_of_the_poems_lines_and_nowhere_else(repertoire, n
             continue
         source = score_source(piece, Setting(notation=notation), font=FONT).replace('\\bar "|"', "BARLINE")
         for stanza, voice in zip(piece.stanzas, _voices(source), strict=True):
-            assert "\\cadenzaOn" in voice  # unmetred: no bar but those written
+            assert "\\cadenzaOn" not in voice  # real measures: a sign holds to the bar line, not the stanza's end
             bars = voice.split("BARLINE")
             assert tuple(len(_keys(bar)) for bar in bars) == stanza.line_lengths, (piece.id, stanza.number)
+            metres = [int(n) for n in re.findall(r"\\time (\d+)/4", voice)]  # each line a measure of its length
+            assert metres == [n for k, n in enumerate(stanza.line_lengths) if not k or stanza.line_lengths[k - 1] != n]
 
 
 def test_score_engrave_marks_one_crotchet_per_syllable_at_the_sequencers_tempo(run, tmp_path: Path) -> None:
@@ -314,7 +316,7 @@ def test_a_stanza_longer_than_a_page_may_turn_the_page(repertoire) -> None:
     times = engrave.STANZA_ON_ONE_PAGE // len(first.notes) + 1
     long = replace(first, notes=first.notes * times, line_lengths=first.line_lengths * times)
     source = score_source(replace(piece, stanzas=(long,)), Setting(), font=FONT)
-    assert "\\autoPageBreaksOff" not in source and "\\cadenzaOn" in source
+    assert "\\autoPageBreaksOff" not in source and "\\accidentalStyle modern-cautionary" in source
 
 
 def test_a_line_too_long_for_a_system_may_break(repertoire) -> None:
@@ -334,8 +336,9 @@ def test_jianpu_marks_the_metre_where_the_line_length_changes(repertoire) -> Non
     piece = repertoire.find("魚麗")  # 魚麗于罶 | 鱨鯊 | 君子有酒 | 㫖且多
     jianpu = _voices(score_source(piece, Setting(notation=Notation.JIANPU), font=FONT))[0]
     assert re.findall(r"\\time (\d)/4", jianpu) == ["4", "2", "4", "3"]
-    staff = score_source(piece, Setting(), font=FONT)
-    assert "\\time" not in staff and "\\omit Staff.TimeSignature" in staff  # unmetred staff: no metre shown
+    staff = _voices(score_source(piece, Setting(), font=FONT))[0]
+    assert re.findall(r"\\time (\d)/4", staff) == ["4", "2", "4", "3"]  # measures too, but no metre shown
+    assert "\\omit Staff.TimeSignature" in staff
 
 
 def test_key_used_gives_the_signature_the_notes_fit(repertoire) -> None:
@@ -384,3 +387,35 @@ def test_a_piece_of_too_many_notes_is_refused_before_lilypond_starts(repertoire,
     with pytest.raises(LimitError, match=r"鹿鳴: an engraving of 20,600 notes, beyond the limit of notes in one "
                                          r"engraving \(at most 20,000\)"):
         score_source(huge, Setting(), font=FONT)
+
+
+@pytest.mark.parametrize("name", ["騶虞夾鍾角", "騶虞黄鍾羽"])
+def test_zouyu_shows_the_xieyin_of_each_stanza_cited(repertoire, name: str) -> None:
+    """瑟譜 003-1b 虞(一章牙二章紅), 001-12a: the same note, sung 牙 in stanza 1 and 紅 in stanza 2."""
+    piece = repertoire.find(name)
+    first, second = (engrave.xieyin_notes(piece, s) for s in piece.stanzas)
+    assert first == ["叶音 (瑟譜 003-1b, 001-12a): 虞 read 牙, rhyming with 葭 豝"]
+    assert second == ["叶音 (瑟譜 003-1b, 001-12a): 虞 read 紅, rhyming with 蓬 豵"]
+    source = score_source(piece, Setting(), font=FONT)
+    assert source.index("虞 read 牙") < source.index("第2章") < source.index("虞 read 紅")
+    assert "(瑟: 帶甲聲, the nail)" in engrave.xieyin_notes(piece, piece.stanzas[0], engrave.SE)[0]
+    assert "(瑟:" not in first[0]  # the fingering in the 瑟 book alone
+
+
+def test_luming_xieyin_hold_only_in_their_stanzas(repertoire) -> None:
+    """瑟譜 002-2a: 鳴 叶 芒 in stanzas 1 and 2, 三章如字 (as written) in the third."""
+    piece = repertoire.find("鹿鳴")
+    notes = [engrave.xieyin_notes(piece, s) for s in piece.stanzas]
+    assert "鳴 read 芒" in notes[0][0] and "苹 read 旁" in notes[0][0] and "鳴 read 芒" in notes[1][0]
+    assert "鳴" not in notes[2][0] and "湛 read 持林切" in notes[2][0] and "(瑟譜 002-2a)" in notes[2][0]
+    assert engrave.xieyin_notes(repertoire.find("關雎"), repertoire.find("關雎").stanzas[0]) == []  # none entered
+
+
+def test_breath_marks_are_optional_at_the_line_ends_and_marked_editorial(repertoire) -> None:
+    for piece in (repertoire.find("魚麗"), repertoire.find("鹿鳴")):
+        plain = score_source(piece, Setting(), font=FONT)
+        marked = score_source(piece, Setting(breath=True), font=FONT)
+        assert "\\breathe" not in plain and "editorial" not in plain
+        assert marked.count("\\breathe") == sum(len(s.line_ends) for s in piece.stanzas)  # not at a stanza's end
+        assert "breath marks (’) editorial" in marked
+        assert marked.count('\\breathe \\bar "|"') == marked.count("\\breathe")  # a line's end: before its bar

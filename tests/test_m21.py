@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
@@ -89,3 +90,72 @@ def test_a_second_reader_verovio_reads_the_same_notes_lyrics_and_measures(run, r
     assert re.search(r'<clef\b[^>]*shape="G"', mei) and 'mm="40"' in mei
     svg = toolkit.renderToSVG(1)
     assert svg.startswith("<svg") or "<svg" in svg[:200]
+
+
+def _sourced(repertoire) -> list[Any]:
+    return [p for p in repertoire if p.playable and not p.realization]
+
+
+@pytest.mark.parametrize("value", [0.25, 0.5, 1.5, 2.0, 3.0])
+def test_every_piece_exports_at_any_note_value_with_a_time_signature_per_line(repertoire, value):
+    """0.5 and 1.5 failed for 5 of 14 pieces ('Cannot create time signature from "3.5/4"'): a line of 7 notes of
+    half a beat is a bar of 7/8."""
+    from yuesheng.outputs.musicxml import musicxml_bytes
+
+    for piece in (p for p in repertoire if p.playable):
+        parsed = music21.converter.parseData(musicxml_bytes(piece, note_value=value).decode(), format="musicxml")
+        lines = [n for s in piece.stanzas for n in (s.line_lengths or (len(s.notes),))]
+        measures = list(parsed.recurse().getElementsByClass("Measure"))
+        assert [m.barDuration.quarterLength for m in measures] == [n * value for n in lines], piece.id
+        assert {n.quarterLength for n in parsed.recurse().notes} == {value}
+
+
+def test_a_note_value_that_cannot_be_written_is_blamed_and_a_time_signature_never_is(repertoire, run, tmp_path):
+    """0.5 and 1.5 were blamed on the note and failed on the time signature; a note that no MusicXML note holds
+    (0.3 beats) is refused as such, before any bar is made."""
+    from yuesheng.errors import ExportError
+    from yuesheng.outputs.musicxml import musicxml_bytes, time_signature
+
+    assert [time_signature(7, v) for v in (0.5, 1.5, 0.25, 3.0, 1 / 64)] == ["7/8", "21/8", "7/16", "21/4", "7/256"]
+    with pytest.raises(ExportError, match=r"m\.3: 7 notes of 0.3 beats make 2.1 beats, which no time signature"):
+        time_signature(7, 0.3, where="m.3")
+    with pytest.raises(ExportError, match=r"luming: a note of 0.3 beats cannot be written in MusicXML"):
+        musicxml_bytes(repertoire.find("鹿鳴"), note_value=0.3)
+    code, _, err = run("score", "export", "鹿鳴", "-o", str(tmp_path / "x.musicxml"), "--note-value", "0.3")
+    assert code == 1 and "whole number of 1/64 beats" in err and "Traceback" not in err
+
+
+def _staff(parsed) -> list[Any]:
+    """The exported notes as the accidental reader takes them: a Head per note, None at each bar line."""
+    from fractions import Fraction
+
+    from accidentals import Head
+
+    key = parsed.recurse().getElementsByClass("KeySignature")[0]
+    in_key = {p.step: int(p.alter) for p in key.alteredPitches}
+    staff: list[Any] = []
+    for measure in parsed.recurse().getElementsByClass("Measure"):
+        for n in measure.notes:
+            accidental = n.pitch.accidental
+            drawn = "none" if accidental is None or not accidental.displayStatus else (
+                "cautionary" if accidental.displayStyle == "parentheses" else "plain")
+            staff.append(Head("CDEFGAB".index(n.pitch.step), n.pitch.octave - 4, Fraction(int(n.pitch.alter)),
+                              Fraction(in_key.get(n.pitch.step, 0)), drawn))
+        staff.append(None)
+    return staff
+
+
+def test_exports_show_the_signs_a_reader_needs_and_never_repeat_one_in_a_bar(repertoire):
+    """20 of 126 shown signs were repeats of one in force (采蘩 m.2 E♮ D E♮): read back, every sign is needed or
+    a courtesy, and all 106 that the sourced pieces need in the 宫's key are there, as engraved."""
+    from accidentals import read
+
+    from yuesheng.outputs.musicxml import musicxml_bytes
+
+    needed = shown = 0
+    for piece in _sourced(repertoire):
+        parsed = music21.converter.parseData(musicxml_bytes(piece).decode(), format="musicxml")
+        reading = read(_staff(parsed), piece.id)
+        assert not reading.missing and not reading.unexplained, (reading.missing, reading.unexplained)
+        needed, shown = needed + reading.needed, shown + reading.drawn
+    assert needed == shown == 106

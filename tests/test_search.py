@@ -38,6 +38,10 @@ def _first_lines(pieces) -> list[tuple[str, str]]:
     return [(p.title, stanza_words(s).split(" ")[0]) for p in pieces for s in p.stanzas]
 
 
+def _two_lines(pieces) -> list[tuple[str, str]]:
+    return [(p.title, "".join(stanza_words(s).split(" ")[:2])) for p in pieces for s in p.stanzas]
+
+
 def _check(text: str, pieces, *, line_starts: bool = True) -> None:
     lines = set(text.splitlines())
     for title, first in _first_lines(pieces):
@@ -45,7 +49,10 @@ def _check(text: str, pieces, *, line_starts: bool = True) -> None:
             assert any(line.startswith(first) for line in lines), f"{title}: {first} not a line of the text"
         assert first in text, f"{title}: {first} not found"
         assert standard_forms(first) in text, f"{title}: {standard_forms(first)} not found"
-    for typed in ("呦呦鹿鳴", "窈窕淑女", "關關雎鳩", "旨且多", "眉壽"):
+    for title, two in _two_lines(pieces):  # typed without a space: '呦呦鹿鳴食野之苹' was not found
+        if line_starts or all(ord(c) <= 0xFFFF for c in two):  # pypdf splits at a fallback font's 𤣥 (卷耳)
+            assert two in text and standard_forms(two) in text, f"{title}: {two} not found"
+    for typed in ("呦呦鹿鳴", "窈窕淑女", "關關雎鳩", "旨且多", "眉壽", "呦呦鹿鳴食野之苹", "關關雎鳩在河之洲"):
         assert typed in text
 
 

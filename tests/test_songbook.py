@@ -158,3 +158,110 @@ def test_headings_name_cues_readings_and_variants_as_people_do() -> None:
     guanju = next(e for e in book.entries if e.piece.title == "關雎")
     headings = [line for line in source.splitlines() if "(4-" in line and "終" in line]
     assert headings and not any(f'"{h.cue}:' in line for h in guanju.hearings for line in headings)  # no cue ids
+
+
+def _row(source: str, label: str) -> list[list[str]]:
+    """The entries of every lyric row named *label* in *source*, one list a stanza."""
+    return [re.findall(r'"([^"]+)"', line)[2:] for line in source.splitlines()
+            if f'\\set stanza = "{label}"' in line]
+
+
+def test_the_se_book_numbers_its_strings_as_the_sepu_table_does() -> None:
+    """瑟譜 001-2b–3b: strings 1–12 the 中聲 黄鍾…應鍾, 13–24 the 清聲; the middle 極清 neither used nor counted."""
+    book = songbook(_timeline("xiangyinjiu"), part="瑟")
+    source = songbook_source(book, Setting(), font=FONT)
+    order = "黄大太夾姑仲蕤林夷南無應"
+    strings, lus = [s for row in _row(source, "弦") for s in row], [n for row in _row(source, "律") for n in row]
+    assert len(strings) == len(lus) > 500
+    assert all(int(s) == order.index(n[0]) + 1 + (12 if n.endswith("清") else 0)
+               for s, n in zip(strings, lus, strict=True))
+    assert "001-2b–3b" in source and "極清" in source
+    assert not _row(songbook_source(songbook(_timeline("xiangyinjiu"), part="歌"), Setting(), font=FONT), "弦")
+
+
+def test_qing_zhong_doubles_each_zheng_note_an_octave_above_and_the_four_qing_alone() -> None:
+    """清中雙彈 (瑟譜 001-12b 惟正律清中弦雙彈; the 四清 by the right hand alone)."""
+    book = songbook(_timeline("xiangyinjiu"), part="瑟")
+    source = songbook_source(book, Setting(doubled=True), font=FONT)
+    strings = [s for row in _row(source, "弦") for s in row]
+    doubled = [s for s in strings if "·" in s]
+    assert doubled and all(int(b) == int(a) + 12 for a, b in (s.split("·") for s in doubled))
+    assert all(int(s) > 12 for s in strings if "·" not in s)  # a 清 note: its own string only
+    assert len(re.findall(r"<[a-g][^>]*>4", source)) == len(doubled)  # the staff sounds the octave of each
+    assert "清中雙彈" in source
+
+
+def test_qing_zhong_is_for_the_se_alone(run, tmp_path: Path) -> None:
+    code, _, err = run("songbook", "xiangyinjiu", "--part", "笙", "--qing-zhong", "-o", str(tmp_path / "x.ly"))
+    assert code == 2 and "give it with --part 瑟" in err
+
+
+def test_a_part_in_another_octave_has_no_suzi_row_to_contradict_its_lu() -> None:
+    """The 俗字 name the written octave (六 is 黄清): under a part an octave lower they read 六 under 黄."""
+    bells = songbook_source(songbook(_timeline("dashe"), part="鑮"), Setting(), font=FONT)
+    assert _row(bells, "律") and not _row(bells, "俗")
+    voice = songbook_source(songbook(_timeline("dashe"), part="歌"), Setting(), font=FONT)
+    assert len(_row(voice, "俗")) == len(_row(voice, "律"))
+
+
+def test_songbook_practice_midi_plays_each_piece_as_its_book_at_its_tempo_with_markers(run, tmp_path: Path) -> None:
+    """--midi: the 笙's pieces as its book gives them, a marker at each piece and stanza, the 宫 and two beats
+    before each piece, and each piece at the tempo where it is first heard. Read back with mido."""
+    import mido
+
+    out = tmp_path / "sheng.mid"
+    code, text, err = run("songbook", "xiangyinjiu", "--part", "笙", "-o", str(tmp_path / "b.ly"), "--midi", str(out),
+                          "--count-in", "2")
+    assert code == 0 and "practice file" in text, err
+    book = songbook(_timeline("xiangyinjiu"), part="笙")
+    now, marks, onsets = 0.0, [], []
+    for message in mido.MidiFile(out, charset="utf-8"):
+        now += message.time
+        if message.type == "marker":
+            marks.append((now, message.text))
+        elif message.type == "note_on" and message.velocity:
+            onsets.append(now)
+    assert [m for _, m in marks] == [f"{e.piece.title}: 第{s.number}章" for e in book.entries for s in e.piece.stanzas
+                                     if any(x.key is not None and x.note.stanza == s.number for x in e.slots)]
+    played = sum(1 + 2 + sum(s.key is not None for s in e.slots) for e in book.entries)  # 宫, 2 beats, the line
+    assert len(onsets) == played
+    first = book.entries[0]
+    assert first.syllable is not None
+    beat = float(first.syllable)
+    assert onsets[:4] == pytest.approx([0, beat, 2 * beat, 3 * beat]) and marks[0][0] == pytest.approx(3 * beat)
+
+
+def test_jianpu_cue_lines_give_the_notes_as_digits_with_their_octave_dots() -> None:
+    """The 笙's cue for 由庚 ends 魚麗 on 應 南 太清 黄清: in 黄鍾宫, 7 6 2̇ 1̇; a 簡譜 reader read 律 names only."""
+    from yuesheng.outputs.engrave import Notation
+
+    yougeng = next(e for e in songbook(_timeline("xiangyinjiu"), part="笙").entries if e.piece.title == "由庚")
+    assert yougeng.cue_digits == (("7", 0), ("6", 0), ("2", 1), ("1", 1))
+    book = songbook(_timeline("xiangyinjiu"), part="笙")
+    jianpu = songbook_source(book, Setting(notation=Notation.JIANPU), font=FONT)
+    cue = next(line for line in jianpu.splitlines() if lily_string(yougeng.cue_line) in line)
+    assert re.findall(r'\\center-align "(\d)"', cue) == ["7", "6", "2", "1"] and cue.count("draw-circle") == 2
+    assert "簡譜" not in next(line for line in songbook_source(book, Setting(), font=FONT).splitlines()
+                            if lily_string(yougeng.cue_line) in line)  # staff books keep the 律 names alone
+
+
+def test_songbook_breath_marks_are_editorial_in_the_book_and_the_practice_file(run, tmp_path: Path) -> None:
+    import mido
+
+    out, book = tmp_path / "b.mid", tmp_path / "b.ly"
+    assert run("songbook", "xiangyinjiu", "--part", "歌", "-o", str(book), "--midi", str(out), "--breath")[0] == 0
+    source = book.read_text(encoding="utf-8")
+    assert "Breath marks (’) at the ends of the lines are editorial" in source and "\\breathe" in source
+    midi = mido.MidiFile(out, charset="utf-8")
+    held, now, on = [], 0.0, {}
+    for message in midi:
+        now += message.time
+        if message.type == "note_on" and message.velocity:
+            on[message.note] = now
+        elif message.type in ("note_off", "note_on") and message.note in on:
+            held.append(round(now - on.pop(message.note), 3))
+    sung = songbook(_timeline("xiangyinjiu"), part="歌")
+    breaths = sum(len(s.line_ends) for e in sung.entries for s in e.piece.stanzas)
+    assert held.count(0.75) == breaths and held.count(1.5) == len(held) - breaths  # half the beat, then on time
+    texts = [m.text for track in midi.tracks for m in track if m.type == "text"]
+    assert any(t.startswith("breaths (editorial; the sources give none)") for t in texts)  # marked in the file

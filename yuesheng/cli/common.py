@@ -226,3 +226,13 @@ def emit(args: argparse.Namespace, data: str | bytes, what: str) -> str:
         write_atomic(args.output, data)
         return wrote(args.output, what)
     return data if isinstance(data, str) else ""
+
+
+COUNT_IN_BEATS = 16  # --count-in (score export, songbook --midi): the most beats before a piece
+
+
+def count_in(text: str) -> int:
+    """An argparse type: the beats of a practice file's count-in, 0 to ``COUNT_IN_BEATS``."""
+    if not text.isdigit() or int(text) > COUNT_IN_BEATS:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number of beats from 0 to {COUNT_IN_BEATS}")
+    return int(text)

@@ -9,6 +9,7 @@ from typing import Any
 
 from yuesheng.cli.common import (
     check_output_arg,
+    count_in,
     note_name,
     pitch_options,
     realization,
@@ -229,6 +230,8 @@ def cmd_score_export(args: argparse.Namespace) -> str:
     suffix = Path(args.output).suffix.lower()
     if suffix not in (".mid", ".midi", ".musicxml", ".xml"):
         raise UsageError(f"-o {args.output}: expected a .musicxml, .xml or .mid file")
+    if suffix in (".musicxml", ".xml") and args.count_in:
+        raise UsageError("--count-in is for a practice MIDI file (-o FILE.mid): a score has no count-in")
     if suffix in (".musicxml", ".xml") and args.note_value > 4:
         raise UsageError(f"--note-value {args.note_value:g}: a MusicXML note is at most a bar of 4/4 (4 beats)")
     real = realization(args)
@@ -237,10 +240,16 @@ def cmd_score_export(args: argparse.Namespace) -> str:
     if not p.playable:
         raise UsageError(f"{p.id} has no notes to export")
     if suffix in (".mid", ".midi"):
+        from yuesheng.cuesheet import DEFAULT_SYLLABLE
         from yuesheng.outputs.midi import write_midi
+        from yuesheng.outputs.practice import with_count_in
         from yuesheng.timeline import piece_timeline
 
-        write_midi(piece_timeline(p, realization=real, syllable=Fraction(args.note_value)), args.output)
+        # a beat is the crotchet the engraved score marks (♩ = 40: DEFAULT_SYLLABLE), not a second
+        beat = Fraction(args.note_value) * DEFAULT_SYLLABLE
+        played = with_count_in(piece_timeline(p, realization=real, syllable=beat), p, beats=args.count_in,
+                               beat=DEFAULT_SYLLABLE)
+        write_midi(played, args.output)
     elif suffix in (".musicxml", ".xml"):
         from yuesheng.outputs.musicxml import write_musicxml
 
@@ -276,7 +285,10 @@ def _add_score(score: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.musicxml or FILE.mid")
     p.add_argument("--note-value", type=note_value, default=1.0, metavar="BEATS",
                    help="length of each syllable's note in beats (the sources give none; default 1; a beat is "
-                        "a crotchet in MusicXML and a second in MIDI)")
+                        "a crotchet, at the engraved score's ♩ = 40 in MIDI: 1.5 s)")
+    p.add_argument("--count-in", type=count_in, default=0, metavar="BEATS",
+                   help="MIDI only, for practice: the mode's 宫 for a beat, then BEATS drum strokes, before the "
+                        "piece (default 0: none; at most 16)")
     pitch_options(p)
     scores_option(p)
     p.set_defaults(func=cmd_score_export)

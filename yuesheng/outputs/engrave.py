@@ -3,8 +3,9 @@
 Each piece is a LilyPond ``\\bookpart``: a header (title, mode, final, source;
 a lost piece's realization is titled **modern realization** with its rule),
 then one ``\\score`` per stanza headed with its number and page, the notes one
-crotchet per syllable (the sources give no durations), unmetred (``\\cadenzaOn``)
-with a bar line at the end of each line (句) of the poem and nowhere else, and under the notes three lyric
+crotchet per syllable (the sources give no durations), unmetred (each line (句) of the poem a measure of its
+length under a hidden time signature, so a sign holds to its bar line) with a bar line at the end of each line
+and nowhere else, and under the notes three lyric
 lines aligned per syllable: 詞 the syllable, 律 the 律 with 清 or 倍 marked,
 俗 the 俗字. An emended note carries a mark, and the transmitted reading is
 given in a note under its stanza. 三分損益 scores get one legend of the cents
@@ -44,6 +45,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from yuesheng import limits
+from yuesheng.datafiles import data_table
 from yuesheng.errors import EngraveError, LimitError
 from yuesheng.files import atomic_path, check_output, write_atomic
 from yuesheng.fonts import FAMILIES, FONT_FILES
@@ -86,7 +88,9 @@ class Slot:
 @dataclass(frozen=True, slots=True)
 class Setting:
     """How to engrave: notation, 黄鍾 and tuning, 黄鍾's note as the user wrote it, the part (for a part's line),
-    and the seconds a syllable lasts as the sequencer sings it (the tempo mark; None: no mark)."""
+    the seconds a syllable lasts as the sequencer sings it (the tempo mark; None: no mark), the key signature, and
+    for the 瑟 whether its notes are played 清中雙彈 (``se_string``), and whether to mark (editorial) breaths at
+    the ends of the lines."""
 
     notation: Notation = Notation.STAFF
     realization: Realization = Realization()
@@ -94,6 +98,15 @@ class Setting:
     part: str = ""
     syllable: Fraction | None = None
     key: KeySignature = KeySignature.GONG
+    doubled: bool = False  # the 瑟's book: each 正律 note on its 中 and 清 strings together (清中雙彈)
+    breath: bool = False  # editorial breath marks at the ends of the lines of the poem
+
+
+@dataclass(frozen=True, slots=True)
+class Markup:
+    """A line of LilyPond markup made by yuesheng (every text in it already quoted by ``lily_string``)."""
+
+    source: str
 
 
 # --- quoting --------------------------------------------------------------------------------------
@@ -211,7 +224,7 @@ def _header(piece: Piece, setting: Setting, gong: int) -> list[str]:
         "meter": f"黄鍾 = {setting.huangzhong_name}"
                  + (f" · {jianpu_key(gong)}" if setting.notation is Notation.JIANPU else ""),
         "arranger": tuning + (" · key of the notes used" if _key_of_notes_used(setting) else "")
-                    + (f" · {setting.part}" if setting.part else ""),
+                    + (f" · {setting.part}" if setting.part else "") + (f" · {BREATH_NOTE}" if setting.breath else ""),
     }
     return ["\\header {"] + [f"  {name} = {lily_string(value)}" for name, value in fields.items()] + ["}"]
 
@@ -268,6 +281,8 @@ def _note_token(slot: Slot, gong: int, setting: Setting, mark: int | None) -> st
     token = lily_pitch(slot.key, gong) + "4"
     if setting.notation is Notation.JIANPU:
         token = _jianpu_head(*jianpu_digit(slot.key, gong)) + token
+    elif setting.doubled and setting.part == SE and "·" in se_string(slot, setting.realization, doubled=True):
+        token = _doubled_token(token, slot, gong)
     if mark is not None:
         token += f"^{lily_string(f'*{mark}')}"
     return token
@@ -283,8 +298,15 @@ def lyric_syllable(text: str) -> str:
 
 
 def _lyric_line(label: str, texts: list[str], notation: Notation) -> str:
+    """A lyric row under the notes, named *label*; the singer's row, 詞, in bold so that it stands out from the
+    律 and 俗 rows under it."""
     words = " ".join(lyric_syllable(t) for t in texts)
-    spacing = " \\with { \\jianpuLyrics }" if notation is Notation.JIANPU else ""
+    context = (["\\jianpuLyrics"] if notation is Notation.JIANPU else []) + (
+        ["\\override LyricText.font-series = #'bold"] if label == "詞" else []) + (
+        # the 瑟's string numbers (8·20) are wider than a note: clear of the ledger lines and stems beside it
+        ["\\override VerticalAxisGroup.nonstaff-relatedstaff-spacing.padding = #1.5"]
+        if label == "弦" and notation is Notation.STAFF else [])
+    spacing = f" \\with {{ {' '.join(context)} }}" if context else ""
     return f"    \\new Lyrics{spacing} \\lyricsto \"v\" {{ \\set stanza = {lily_string(label)} {words} }}"
 
 
@@ -303,6 +325,7 @@ def clef_name(keys: Sequence[int]) -> str:
 
 
 SYSTEM_NOTES = 16  # notes: a line of the poem up to this long is never broken (a system holds about 24)
+RAGGED_NOTES = 12  # notes: a stanza up to this long keeps its natural width rather than being stretched to the margin
 STANZA_ON_ONE_PAGE = 96  # notes: a page holds about 160 in staff notation and 200 in 簡譜, under a piece's header
 _REGISTER_MARK = {-2: "倍倍", -1: "倍", 0: "", 1: "清", 2: "清清"}
 
@@ -315,6 +338,46 @@ def lu_name(slot: Slot, realization: Realization) -> str:
         return pitch.name
     octaves = pitch.register.value + (slot.key - realization.midi(pitch)[0]) // 12
     return pitch.lu.short + _REGISTER_MARK.get(octaves, f"{octaves:+d}")
+
+
+BREATH_NOTE = "breath marks (’) editorial"  # the sources give none; the sequencer sings on without a pause
+SE = "瑟"
+SE_TABLE = "瑟譜 001-2b–3b"  # 瑟弦律: the strings of the 二十五弦 瑟 and how they are numbered
+SE_DOUBLING = "瑟譜 001-2b, 001-12b"  # 清中雙彈: 陳氏樂書 as quoted; 惟正律清中弦雙彈, the 四清 by the right hand alone
+
+
+def se_string(slot: Slot, realization: Realization, *, doubled: bool = False) -> str:
+    """The 瑟 string(s) of *slot* as the 瑟譜's table numbers them (001-2b–3b): the first string 黄鍾 中聲 … the
+    twelfth 應鍾 中, the thirteenth 黄鍾清 … the twenty-fourth 應鍾清; the middle string, 極清, is unused and not
+    counted. *doubled* (清中雙彈): a 正律 note on its 中 and 清 strings together (``1·13``); a 清 note on its own.
+    '—' for a note the 瑟 has no string for (an octave below 黄鍾 or above 應鍾清).
+
+    >>> from yuesheng.music.lulu import Pitch, Register, lu
+    >>> def played(name: str, register: Register, doubled: bool = False) -> str:
+    ...     pitch = Pitch(lu(name), register)
+    ...     note = Note(lyric="", lu=name, suzi="", pitch=pitch, stanza=1, position=1)
+    ...     return se_string(Slot(note, Realization().midi(pitch)[0]), Realization(), doubled=doubled)
+    >>> [played("黄", Register.ZHENG), played("應", Register.ZHENG), played("黄", Register.QING),
+    ...  played("夾", Register.QING), played("林", Register.ZHENG, True), played("太", Register.QING, True)]
+    ['1', '12', '13', '16', '8·20', '15']
+    """
+    if slot.key is None:
+        return ""
+    pitch = slot.note.pitch
+    octave = pitch.register.value + (slot.key - realization.midi(pitch)[0]) // 12
+    middle = pitch.lu.index + 1
+    if octave not in (0, 1):
+        return "—"
+    if octave == 1:
+        return str(middle + 12)
+    return f"{middle}·{middle + 12}" if doubled else str(middle)
+
+
+def _doubled_token(token: str, slot: Slot, gong: int) -> str:
+    """*token*'s pitch sounded with its octave above (清中雙彈 on a 正律 note): ``<c' c''>4``."""
+    assert slot.key is not None
+    pitch = lily_pitch(slot.key, gong)
+    return token.replace(pitch + "4", f"<{pitch} {lily_pitch(slot.key + 12, gong)}>4", 1)
 
 
 def _metre_marks(lengths: Sequence[int]) -> dict[int, str]:
@@ -347,15 +410,23 @@ def _free_breaks(lengths: Sequence[int], count: int) -> set[int]:
     return free
 
 
-def stanza_score(piece: Piece, found: Stanza, slots: Sequence[Slot], setting: Setting, gong: int) -> list[str]:
-    """One stanza as a LilyPond ``\\score`` with its heading, three lyric lines and its notes on emendations."""
+# Cautionary signs where a reader expects them: in the bar after an altered note, and in another octave of the bar
+# (LilyPond's modern-cautionary, in parentheses); bar numbers are left out, each stanza counting from 1.
+_ACCIDENTALS = "\\accidentalStyle modern-cautionary \\omit Score.BarNumber"
+
+
+def stanza_score(piece: Piece, found: Stanza, slots: Sequence[Slot], setting: Setting, gong: int, *,
+                 label: str = "") -> list[str]:
+    """One stanza as a LilyPond ``\\score`` with its heading, three lyric lines and its notes on emendations;
+    *label*: a ``\\label`` at its last note, so that a book can read the page on which it ends."""
     marks = _emendation_marks(piece)
     keys = [s.key for s in slots if s.key is not None]
     stanza, lengths, ends = found.number, found.line_lengths, set(found.line_ends)
     free = _free_breaks(lengths, len(found.notes))  # a system breaks only at a bar
-    metres = _metre_marks(lengths) if setting.notation is Notation.JIANPU else {}
+    # each line of the poem a measure of its length, so that a sign holds to the bar line as a reader expects
+    metres = _metre_marks(lengths or (len(found.notes),))
     # no page turn inside a stanza that fits on a page; a longer one takes the pages it needs, not all crushed onto one
-    tokens = ["\\autoPageBreaksOff \\cadenzaOn" if len(slots) <= STANZA_ON_ONE_PAGE else "\\cadenzaOn"]
+    tokens = [_ACCIDENTALS + (" \\autoPageBreaksOff" if len(slots) <= STANZA_ON_ONE_PAGE else "")]
     for n, slot in enumerate(slots):
         if n and slot.note.position - 1 in ends:
             tokens.append('\\bar "|"')
@@ -364,6 +435,9 @@ def stanza_score(piece: Piece, found: Stanza, slots: Sequence[Slot], setting: Se
         if slot.note.position - 1 in metres:
             tokens.append(metres[slot.note.position - 1])
         tokens.append(_note_token(slot, gong, setting, marks.get((stanza, slot.note.position))))
+        if setting.breath and slot.note.position in ends and slot.key is not None:  # not the stanza's last line
+            tokens.append("\\breathe")
+    tokens += [f"\\label #'{label}"] if label else []
     tokens.append('\\bar "|."')
     sounding = [s.note for s in slots if s.key is not None]
     staff = "\\new RhythmicStaff \\with { \\jianpuStaff }" if setting.notation is Notation.JIANPU else "\\new Staff"
@@ -372,22 +446,65 @@ def stanza_score(piece: Piece, found: Stanza, slots: Sequence[Slot], setting: Se
     clef = "" if setting.notation is Notation.JIANPU else f"\\clef {lily_string(clef_name(keys))} "
     heading = f"第{stanza}章" + (f" · {found.page}" if found.page else "")
     tempo = tempo_mark(setting.syllable) if setting.syllable and stanza == piece.stanzas[0].number else ""
-    metre = "" if metres else "\\omit Staff.TimeSignature "
+    metre = "" if setting.notation is Notation.JIANPU else "\\omit Staff.TimeSignature "
     lines = ["\\score {", f"  \\header {{ piece = {lily_string(heading)} }}", "  <<",
              f"    {staff} \\new Voice = \"v\" {{ {metre}{tempo}{key_sig}{clef}"
              f"{' '.join(tokens)} }}"]
+    if setting.part == SE:  # the 瑟's own notation first: the strings it plucks
+        lines.append(_lyric_line("弦", [se_string(s, setting.realization, doubled=setting.doubled) for s in slots
+                                        if s.key is not None], setting.notation))
     if any(n.lyric.strip() for n in sounding):
         lines.append(_lyric_line("詞", [n.lyric.strip() or "·" for n in sounding], setting.notation))
     lines.append(_lyric_line("律", [lu_name(s, setting.realization) for s in slots if s.key is not None],
                              setting.notation))
-    lines.append(_lyric_line("俗", [n.suzi for n in sounding], setting.notation))
-    lines += ["  >>", "  \\layout { }", "}"]
+    if not _octave_shifted(slots, setting.realization):  # the 俗字 name the written octave (六 黄清, 合 黄)
+        lines.append(_lyric_line("俗", [n.suzi for n in sounding], setting.notation))
+    ragged = " ragged-right = ##t" if len(found.notes) <= RAGGED_NOTES else ""  # a short stanza, not stretched
+    lines += ["  >>", f"  \\layout {{{ragged} }}", "}"]
     lines += search_line(found)
-    notes = _footnotes(piece, stanza)
-    if notes:
-        lines.append("\\markup \\smaller \\column { " + " ".join(f"\\wordwrap-string {lily_string(t)}" for t in notes)
-                     + " }")
+    # the 叶音 and the emendations under the stanza, each a paragraph of its own (in one column, the last line of
+    # one touched the first of the next)
+    for text in [*xieyin_notes(piece, found, setting.part), *_footnotes(piece, stanza)]:
+        lines.append(f"\\markup \\smaller \\wordwrap-string {lily_string(text)}")
     return lines
+
+
+def xieyin_notes(piece: Piece, stanza: Stanza, part: str = "") -> list[str]:
+    """The 叶音 the 瑟譜 gives for the characters of *stanza* (``data/xieyin.json``), as a line under it: '叶音 (瑟譜
+    003-1b, 001-12a): 虞 read 牙, rhyming with 葭 豝'; in the 瑟's book with the fingering the source gives (帶甲聲)."""
+    entry = data_table("xieyin").get(piece.title)
+    if not entry or piece.source is None or not set(entry["pages"]) & set(piece.source.pages):
+        return []
+    sung = {n.lyric.strip() for n in stanza.notes}
+    found = [r for r in entry["readings"] if stanza.number in r["stanzas"] and r["character"] in sung]
+    if not found:
+        return []
+    readings = " · ".join(f"{r['character']} read {r['reading']}" + (f", rhyming with {r['rhymes']}" if "rhymes" in r
+                                                                      else "")
+                          + (f" (瑟: {r['se']})" if part == SE and "se" in r else "") for r in found)
+    return [f"叶音 ({entry['ref']}): {readings}"]
+
+
+_CUE_DOT_ABOVE, _CUE_DOT_BELOW, _CUE_DOT_RADIUS = 2.0, -0.55, 0.16
+
+
+def jianpu_cue(text: str, digits: Sequence[tuple[str, int]]) -> Markup:
+    """A cue line for a 簡譜 book: *text* (its 律 names), then the same notes as 簡譜 digits, each with its octave
+    dots drawn above or below (``jianpu_digit``): '… (應 南 太清 黄清) · 簡譜 6 5 2̇ 1̇'."""
+    def digit(sign_digit: str, dots: int) -> str:
+        marks = " ".join(f"\\translate #'(0 . {_CUE_DOT_ABOVE + 0.4 * n if dots > 0 else _CUE_DOT_BELOW - 0.4 * n})"
+                         f" \\draw-circle #{_CUE_DOT_RADIUS} #0 ##t" for n in range(abs(dots)))
+        return f"\\overlay {{ \\center-align {lily_string(sign_digit)} {marks} }}"
+
+    notes = " ".join(digit(*d) for d in digits)  # spaced as 簡譜 notes are, wider than words (♯4 3 read as one)
+    return Markup(f"\\markup \\line {{ {lily_string(text)} \"· 簡譜\" \\override #'(word-space . 1.5) "
+                  f"\\line {{ {notes} }} }}")
+
+
+def _octave_shifted(slots: Sequence[Slot], realization: Realization) -> bool:
+    """Whether a part plays *slots* in another octave than written, where the 俗字 (which name the written octave:
+    六 is 黄清, 合 黄) would contradict the 律 row (六 under 黄)."""
+    return any(s.key is not None and s.key != realization.midi(s.note.pitch)[0] for s in slots)
 
 
 def stanza_words(stanza: Stanza) -> str:
@@ -401,11 +518,13 @@ def stanza_words(stanza: Stanza) -> str:
 def search_line(stanza: Stanza) -> list[str]:
     """The stanza's words as a line of text under it, in white: the engraved syllables extract from a PDF one by
     one, in drawing order, so this line is what a search finds ('呦呦鹿鳴'), with the standard forms beside the
-    source's variants on a line of their own ('關關雎鳩' under '闗闗雎鳩'). [] for a stanza without words."""
+    source's variants on a line of their own ('關關雎鳩' under '闗闗雎鳩'), and each again without the spaces between
+    the lines of the poem ('呦呦鹿鳴食野之苹', as a reader may type it). [] for a stanza without words."""
     words = stanza_words(stanza)
     if not words:
         return []
-    texts = dict.fromkeys((words, standard_forms(words)))  # the standard forms on a line of their own
+    # the standard forms on a line of their own, and each typed without the spaces between the lines of the poem
+    texts = dict.fromkeys(t for form in (words, standard_forms(words)) for t in (form, form.replace(" ", "")))
     return ["\\noPageBreak", "\\markup \\with-color #white \\fontsize #-4 \\column { "
             + " ".join(lily_string(t) for t in texts) + " }"]
 
@@ -433,14 +552,14 @@ def _run_in_heading(piece: Piece) -> list[str]:
 
 
 def piece_bookpart(piece: Piece, setting: Setting, *, slots: Sequence[Slot] | None = None,
-                   before: Sequence[str] = (), toc: bool = False, legend: bool = True, run_in: bool = False,
-                   rule: bool = True) -> str:
+                   before: Sequence[str | Markup] = (), toc: bool = False, legend: bool = True, run_in: bool = False,
+                   rule: bool = True, end_label: str = "") -> str:
     """*piece* as a LilyPond ``\\bookpart``; *slots* give a part's line (default: the piece as written).
 
-    *before* are markup lines printed under the header (the songbook's cue headings). *run_in*: the piece's
-    heading and music alone, set on the page after the piece before it (a songbook's lost piece, whose notice
+    *before* are lines printed under the header (the songbook's cue headings), text or made markup. *run_in*: the
+    piece's heading and music alone, set on the page after the piece before it (a songbook's lost piece, whose notice
     and rule the contents page gives once). *rule*: a realization's rule under its header (a songbook gives it
-    once, on the contents page).
+    once, on the contents page). *end_label*: a ``\\label`` at the piece's last note (the page it ends on).
     """
     slots = list(slots) if slots is not None else piece_slots(piece, setting.realization)
     # 1 of the 簡譜 in the octave of the piece as written, so that a part an octave lower keeps its dots below
@@ -455,23 +574,30 @@ def piece_bookpart(piece: Piece, setting: Setting, *, slots: Sequence[Slot] | No
     if piece.realization and not run_in:
         rule_text = f"Rule: {piece.realization.rule}" if rule else "Its rule is under Notices."
         before = [f"{piece.realization.heading}, not a transmitted score. {rule_text}", *before]
-    for text in before:
-        lines.append(f"\\markup \\wordwrap-string {lily_string(text)}")
+    for n, text in enumerate(before):  # the heading and the cue lines stay together and with the music
+        made = text.source if isinstance(text, Markup) else f"\\markup \\wordwrap-string {lily_string(text)}"
+        lines += ["\\noPageBreak"] * bool(n) + [made]
     if run_in or before:
-        lines.append("\\noPageBreak")  # the heading and the cue lines stay with the music
+        lines.append("\\noPageBreak")
     if legend and setting.realization.tuning is Tuning.SANFEN:
         lines.append(cents_legend([s.note.pitch.lu.index for s in slots], setting.realization))
     for stanza in piece.stanzas:
         stanza_slots = [s for s in slots if s.note.stanza == stanza.number]
         if stanza_slots:
-            lines += stanza_score(piece, stanza, stanza_slots, setting, gong)
+            last = stanza is piece.stanzas[-1]
+            lines += stanza_score(piece, stanza, stanza_slots, setting, gong, label=end_label if last else "")
     return "\n".join(lines if run_in else [*lines, "}"])
 
 
 _JIANPU_STAFF = (r"jianpuStaff = \with { \override StaffSymbol.line-count = #0 "
-                 r"\override BarLine.bar-extent = #'(-0.6 . 3.3) \override TimeSignature.style = #'numbered "
+                 r"\override BarLine.bar-extent = #'(-0.6 . 3.3) "
+                 # the metre as 簡譜 prints it, a fraction: its digits apart, a line between (LilyPond's numbered
+                 # style stacks them by staff lines, and on a staff without lines the upper digit cut the lower)
+                 r"\override TimeSignature.stencil = #(lambda (grob) (let ((f (ly:grob-property grob 'fraction))) "
+                 r"(grob-interpret-markup grob (markup #:override '(font-encoding . latin1) #:fraction "
+                 r"(number->string (car f)) (number->string (cdr f)))))) "
                  r"\override TimeSignature.break-visibility = #end-of-line-invisible "
-                 r"\override TimeSignature.font-size = #-3 \override TimeSignature.Y-offset = #1.1 "
+                 r"\override TimeSignature.font-size = #-1 \override TimeSignature.Y-offset = #1.1 "
                  r"\override BarLine.space-alist.time-signature = #'(extra-space . 1.2) "
                  r"\omit Stem \omit Clef \omit KeySignature \omit Accidental } "
                  # the lyric rows at a fixed distance under the digits, clear of two octave dots below, and a
@@ -516,7 +642,9 @@ def book_source(bookparts: Sequence[str], *, font: str, title: str = "", front: 
              "tagline = ##f ragged-last = ##f markup-markup-spacing.padding = #0.8 "  # lines of prose apart
              "tocTitleMarkup = \\markup \\fill-line { \\bold \"Contents 目錄\" } }",
              "\\layout { \\context { \\Lyrics \\override LyricSpace.minimum-distance = #1.5 } "
-             "\\context { \\Voice \\override TextScript.outside-staff-padding = #1.0 } }",
+             "\\context { \\Voice \\override TextScript.outside-staff-padding = #1.0 } "
+             # the tempo clear of a stem that reaches above the staff (the 瑟's octaves: 40 sat on the stem of e'')
+             "\\context { \\Score \\override MetronomeMark.outside-staff-padding = #1.0 } }",
              "\\header { tagline = ##f }" if not title
              else f"\\header {{ tagline = ##f title = {lily_string(title)} }}"]
     if front:

@@ -24,11 +24,19 @@ from yuesheng.music.instruments import PARTS, find_part
 from yuesheng.music.lulu import Tuning
 from yuesheng.music.score import Piece
 from yuesheng.outputs.engrave import (
+    SE,
+    SE_DOUBLING,
+    SE_TABLE,
+    Markup,
+    Notation,
     Setting,
     Slot,
     book_source,
     cents_legend,
     engrave,
+    gong_key,
+    jianpu_cue,
+    jianpu_digit,
     lily_string,
     measure_pages,
     piece_bookpart,
@@ -38,6 +46,7 @@ from yuesheng.outputs.report import says_que
 from yuesheng.text import suggest
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Event, EventKind, Timeline
 
+NOTICE_SIZE = -1.5  # LilyPond font-size steps of the contents page's notices
 PITCHED_PARTS = tuple(name for name, p in PARTS.items() if not p.is_drum and name not in ("獲者", "負侯者"))
 
 
@@ -63,6 +72,7 @@ class Entry:
     slots: tuple[Slot, ...]
     syllable: Fraction | None = None  # seconds a syllable lasts where first heard (None: not sounded)
     cue_line: str = ""  # a part's book: what the other parts sound just before this part comes in
+    cue_digits: tuple[tuple[str, int], ...] = ()  # its notes as 簡譜 digits with their octave dots (jianpu_digit)
 
 
 @dataclass(frozen=True)
@@ -179,7 +189,7 @@ def songbook(timeline: Timeline, *, part: str = "", labels: Mapping[str, str] | 
         raise UnknownNameError(f"part playing in {timeline.rite}", part, playing)
     entries = tuple(Entry(pieces[pid], tuple(heard[pid]),
                           lines.get(pid) or tuple(piece_slots(pieces[pid], timeline.realization)), syllables.get(pid),
-                          _cue_line(timeline, part, entering[pid]) if pid in entering else "")
+                          *(_cue(timeline, part, entering[pid]) if pid in entering else ("", ())))
                     for pid in order)
     return Songbook(timeline.rite, timeline.rite_id, part, entries, _book_notices(timeline, part, entries),
                     tuple(labels.get(v, v) for v in sorted(timeline.variants)),
@@ -191,18 +201,19 @@ def _all_pieces(timeline: Timeline) -> dict[str, Piece]:
     return {ref.piece.id: ref.piece for timing in timeline.cues for ref in timing.cue.pieces}
 
 
-def _cue_line(timeline: Timeline, part: str, start: int) -> str:
+def _cue(timeline: Timeline, part: str, start: int) -> tuple[str, tuple[tuple[str, int], ...]]:
     """What a player hears just before *part* comes in at *start*: the other parts and the end of their piece,
-    its last line (句) in words and 律 (as an orchestral part's cue); '' if nothing sounds before, or if the part
-    played in that music itself (it goes straight on)."""
+    its last line (句) in words and 律 (as an orchestral part's cue), and those notes as 簡譜 digits in the mode of
+    that piece; ('', ()) if nothing sounds before, or if the part played in that music itself (it goes straight
+    on)."""
     before = next((e for e in reversed(timeline.events) if e.start_tick < start and e.kind is EventKind.NOTE
                    and e.piece), None)
     if before is None:
-        return ""
+        return "", ()
     playing = {e.part for e in timeline.events if e.kind is EventKind.NOTE and e.cue == before.cue
                and e.piece == before.piece}
     if part in playing:
-        return ""
+        return "", ()
     piece = _all_pieces(timeline)[before.piece]
     parts = sorted(playing, key=lambda p: PITCHED_PARTS.index(p) if p in PITCHED_PARTS else 99)
     stanza = piece.stanzas[-1]
@@ -210,7 +221,10 @@ def _cue_line(timeline: Timeline, part: str, start: int) -> str:
     words = "".join(n.lyric.strip() for n in last)
     lus = " ".join(n.pitch.name for n in last)
     ending = f"「{words}」 ({lus})" if words else f"on {lus}"
-    return f"Cue: before you come in, {' '.join(parts)} — {piece.title}, ending {ending}"
+    real = timeline.realization
+    gong = gong_key(piece.mode, [real.midi(n.pitch)[0] for n in piece.notes], real)
+    digits = tuple(jianpu_digit(real.midi(n.pitch)[0], gong) for n in last)
+    return f"Cue: before you come in, {' '.join(parts)} — {piece.title}, ending {ending}", digits
 
 
 def _book_notices(timeline: Timeline, part: str, entries: Sequence[Entry]) -> tuple[str, ...]:
@@ -257,14 +271,18 @@ def engrave_songbook(book: Songbook, setting: Setting, output: str | Path, *, fo
     laid = measure_pages(songbook_source(book, setting, font=font, log_pages=True))
     front, *counts = laid.bookparts
     starts = [1 + front + sum(counts[:n]) for n in range(len(counts))]
-    # a bookpart of one piece has no label after it (LilyPond places none at a bookpart's end): the piece is all of it
+    # the page of the label at the piece's last note, not of what is set on after it: a piece that ends on its first
+    # page takes one, however many the lost pieces after it need (one without notes has no label: all the bookpart)
     pieces = [(count, laid.labels[_end_label(n)] - first + 1 if _end_label(n) in laid.labels else count)
               for n, (count, first) in enumerate(zip(counts, starts, strict=True))]
-    return engrave(songbook_source(book, setting, font=font, blanks=facing_blanks(pieces, start=1 + front)), output)
+    # the same source as the first run (its page logger included, which draws nothing) but for the blank pages, so
+    # that LilyPond lays out every piece as it was measured
+    return engrave(songbook_source(book, setting, font=font, blanks=facing_blanks(pieces, start=1 + front),
+                                   log_pages=True), output)
 
 
 def _end_label(group: int) -> str:
-    """The label at the end of a bookpart's first piece (before the lost pieces set on after it)."""
+    """The label at the last note of a bookpart's first piece (before the lost pieces set on after it)."""
     return f"yuesheng-end-{group}"
 
 
@@ -287,14 +305,14 @@ def songbook_source(book: Songbook, setting: Setting, *, font: str, blanks: froz
     ]
     if setting.realization.tuning is Tuning.SANFEN:
         front.append(cents_legend([n.pitch.lu.index for e in book.entries for n in e.piece.notes], setting.realization))
+    front += _se_notes(setting) if book.part == SE else []
     front += _notices(book)
     parts: list[str] = []
     for number, group in enumerate(_groups(book.entries)):
         if number in blanks:
             parts.append(_blank_page(group[0]))
-        pieces = [_piece(entry, setting, run_in=n > 0) for n, entry in enumerate(group)]
-        if len(pieces) > 1:
-            pieces.insert(1, f"\\label #'{_end_label(number)}")
+        pieces = [_piece(entry, setting, run_in=n > 0, end_label=_end_label(number) if n == 0 else "")
+                  for n, entry in enumerate(group)]
         parts.append("\n".join(pieces) + "\n}")
     return book_source(parts, font=font, front=front, log_pages=log_pages)
 
@@ -315,14 +333,17 @@ def _groups(entries: Sequence[Entry]) -> list[list[Entry]]:
     return groups
 
 
-def _piece(entry: Entry, setting: Setting, *, run_in: bool) -> str:
-    """One piece of the book: its cues, then its music (as a bookpart's opening, or set on after the one before)."""
-    before = [_heading(h) for h in entry.hearings] + ([entry.cue_line] if entry.cue_line else [])
+def _piece(entry: Entry, setting: Setting, *, run_in: bool, end_label: str = "") -> str:
+    """One piece of the book: its cues, then its music (as a bookpart's opening, or set on after the one before),
+    with *end_label* at its last note."""
+    cue = jianpu_cue(entry.cue_line, entry.cue_digits) if setting.notation is Notation.JIANPU else entry.cue_line
+    before: list[str | Markup] = [_heading(h) for h in entry.hearings]
+    before += [cue] if entry.cue_line else []
     if not entry.piece.playable:
         citation = entry.piece.lost.citation() if entry.piece.lost else ": "
         before.append(f"No notation survives ({citation}).")
     text = piece_bookpart(entry.piece, replace(setting, syllable=entry.syllable), slots=entry.slots, before=before,
-                          toc=True, legend=False, run_in=run_in, rule=False)
+                          toc=True, legend=False, run_in=run_in, rule=False, end_label=end_label)
     return text if run_in else text.removesuffix("\n}")
 
 
@@ -346,12 +367,27 @@ def _notices(book: Songbook) -> list[str]:
         pieces = [p for p in lost if p.realization and p.realization.rule == rule]
         paragraph = (f"These {len(pieces)} pieces are lost, and what sounds for each is a modern realization: {rule}"
                      if len(pieces) > 1 else f"This piece is lost, and what sounds is a modern realization: {rule}")
-        lines.append(f"\\markup \\wordwrap-string {lily_string('• ' + paragraph)}")
-        lines += [f"\\markup \\concat {{ \\hspace #4 {lily_string(f'{p.title} — {_lost_here(p, book.rite_id)}')} }}"
+        lines.append(f"\\wordwrap-string {lily_string('• ' + paragraph)}")
+        lines += [f"\\concat {{ \\hspace #4 {lily_string(f'{p.title} — {_lost_here(p, book.rite_id)}')} }}"
                   for p in pieces]
-    lines += [f"\\markup \\wordwrap-string {lily_string('• ' + n)}" for n in book.notices
+    lines += [f"\\wordwrap-string {lily_string('• ' + n)}" for n in book.notices
               if not any(_says_lost(n, p) for p in lost)]
-    return [f"\\markup \\column {{ \\vspace #1 \\bold {lily_string('Notices')} }}", *lines] if lines else []
+    # in a smaller size, so that the notices stay on the contents page rather than spill onto a page of their own
+    return [f"\\markup \\column {{ \\vspace #1 \\bold {lily_string('Notices')} }}",
+            *(f"\\markup \\fontsize #{NOTICE_SIZE} {line}" for line in lines)] if lines else []
+
+
+def _se_notes(setting: Setting) -> list[str]:
+    """The 瑟 book's account of its 弦 row: the 瑟譜's string table, cited, and 清中雙彈 where chosen."""
+    notes = [f"弦: the strings the 瑟 plucks, numbered as the 瑟譜's table of the 二十五弦 瑟 numbers them (瑟弦律, "
+             f"{SE_TABLE}): 1 黄鍾 中聲 … 12 應鍾 中 (the right hand), 13 黄鍾清 … 24 應鍾清 (the left hand); the "
+             "middle string, 極清, is neither used nor counted. The 瑟譜 names its modes 清宫 and 清商 because the "
+             "瑟 has these 清 strings (以瑟有清弦清調, 002-2a)."]
+    if setting.doubled:
+        notes.append(f"清中雙彈 ({SE_DOUBLING}: 二均之聲以清中雙彈; 惟正律清中弦雙彈): each 正律 note is plucked on "
+                     "its 中 and 清 strings together (8·20: 林鍾 中 and 清), as the staff shows; the 四清 (黄清 大清 "
+                     "太清 夾清) by the right hand alone on their own string.")
+    return [f"\\markup \\fontsize #{NOTICE_SIZE} \\wordwrap-string {lily_string('• ' + n)}" for n in notes]
 
 
 def _programme(book: Songbook, setting: Setting) -> str:
@@ -359,7 +395,9 @@ def _programme(book: Songbook, setting: Setting) -> str:
     return (f"{len(book.entries)} pieces in the order first heard. Variants: {', '.join(book.variants) or 'none'}; "
             f"readings: {'; '.join(book.readings) or 'none'}; 黄鍾 = {setting.huangzhong_name}, {tuning}. "
             f"One crotchet per syllable (the sources give no durations), at the sequencer's tempo: a syllable "
-            f"every {_seconds(book)} s.")
+            f"every {_seconds(book)} s." + (" Breath marks (’) at the ends of the lines are editorial: the sources "
+                                             "give none, and the sequencer sings on without a pause."
+                                             if setting.breath else ""))
 
 
 def _seconds(book: Songbook) -> str:
