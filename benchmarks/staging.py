@@ -79,9 +79,9 @@ def measure() -> None:
         blocking = load_blocking(path, sheet)
         staged = stage(blocking, sheet)
         t_stage = best(lambda: stage(blocking, sheet))  # noqa: B023
-        t_cold = best(lambda: [derive(blocking, c) for c in staged], before=cold)  # noqa: B023
-        t_disk = best(lambda: [derive(blocking, c) for c in staged], before=lambda: from_disk(blocking.hall))  # noqa: B023
-        t_warm = best(lambda: [derive(blocking, c) for c in staged])  # noqa: B023
+        t_cold = best(lambda: [derive(blocking, c, sheet) for c in staged], before=cold)  # noqa: B023
+        t_disk = best(lambda: [derive(blocking, c, sheet) for c in staged], before=lambda: from_disk(blocking.hall))  # noqa: B023
+        t_warm = best(lambda: [derive(blocking, c, sheet) for c in staged])  # noqa: B023
         straight = best(lambda: [m[2].distance(m[3]) for c in staged for m in c.moved])  # noqa: B023
         walks = sum(len(c.moved) for c in staged)
         print(f"{rite}: {len(staged)} cues, {walks} member moves, {len(blocking.hall.places)} places")

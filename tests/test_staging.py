@@ -101,7 +101,7 @@ def test_no_walk_crosses_a_wall_and_the_tang_is_left_only_by_a_stair(staged):
     sheet, blocking = staged
     hall = blocking.hall
     for cue_stage in (c for variants in variant_configurations(sheet) for c in stage(blocking, sheet, variants)):
-        for walk in derive(blocking, cue_stage).walks:
+        for walk in derive(blocking, cue_stage, sheet).walks:
             stair_edges = {frozenset((s.top, s.foot)) for s in hall.stairs}
             for p, q in zip(walk.route, walk.route[1:], strict=False):
                 assert frozenset((p, q)) in stair_edges or not blocked(hall, p, q), (cue_stage.cue, walk.who)
@@ -238,7 +238,7 @@ def test_a_kept_route_through_a_wall_is_not_used(tmp_path, monkeypatch):
 def test_each_duration_is_the_sum_of_its_parts_and_says_what_they_are(xiangshe):
     sheet, blocking = xiangshe
     by_id = {c.cue: c for c in stage(blocking, sheet)}
-    d = derive(blocking, by_id["ying-bin"])
+    d = derive(blocking, by_id["ying-bin"], sheet)
     assert [name for name, _ in d.parts][1:] == ["再拜", "荅再拜", "揖"]
     assert d.parts[0][0].startswith("walk: zhuren to 門外")
     walk = max(d.walks, key=lambda w: w.seconds)
@@ -352,7 +352,7 @@ def test_a_wall_with_no_way_round_is_a_route_error_at_the_move(tmp_path, xiangsh
     blocking = load_blocking(path, sheet)
     by_id = {c.cue: c for c in stage(blocking, sheet)}
     with pytest.raises(InvalidInputError, match=r"xiangshe.yaml:\d+:9: no route from .* in 州序"):
-        derive(blocking, by_id["ying-bin"])
+        derive(blocking, by_id["ying-bin"], sheet)
 
 
 # --- yuesheng plan ---------------------------------------------------------------------------------------------------
@@ -486,7 +486,7 @@ def test_the_yan_she_shoots_in_the_qins_court_at_fifty_bows_cue_by_cue(run, repe
     shooting = [c for c in stage(blocking, sheet, frozenset({"yan-she"})) if c.cue.startswith("yan-")]
     actions = [c for c in shooting if not sheet.cue(c.cue).is_music]
     assert len(shooting) == 41 and all(c.cue in blocking.cues for c in actions)  # every action blocked, none left out
-    derived = {c.cue for c in actions if not blocking.cues[c.cue].keep and derive(blocking, c).parts}
+    derived = {c.cue for c in actions if not blocking.cues[c.cue].keep and derive(blocking, c, sheet).parts}
     assert {"yan-she", "yan-fu-hou", "yan-huozhe-zou-1", "yan-shihuo-2", "yan-gong-ji-wei"} <= derived
 
 
@@ -567,7 +567,7 @@ def test_a_staged_rites_actions_last_their_derivation_unless_the_estimate_is_kep
         if t.cue.is_music:
             assert t.basis == ""
             continue
-        d = derive(blocking, by_id[t.cue.id])
+        d = derive(blocking, by_id[t.cue.id], sheet)
         reason = blocking.cues[t.cue.id].keep if t.cue.id in blocking.cues else ""
         if reason or not d.parts:
             kept += 1
