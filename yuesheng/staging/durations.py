@@ -112,7 +112,7 @@ def derive(blocking: Blocking, cue: CueStage, sheet: CueSheet) -> Derivation:
             problems.append(Problem(blocking.file, move.line, move.col, "", str(exc), "staging"))
             continue
         walks.append(w)
-        breaks += rank.breaks(blocking, texts, move, w, name, start, ranks)
+        breaks += rank.breaks(blocking, texts, move, w, name, start, ranks, cue.things)
         passed += _passes(blocking, cue, move, w, moving)
     if problems:
         raise InvalidInputError(problems)

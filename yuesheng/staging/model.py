@@ -294,7 +294,7 @@ class Derivation:
     parts: tuple[tuple[str, Fraction], ...]  # ("walk 主人 門外→門右 4.2 步 at 1.5 s/步", 6.3), ("再拜", 10)
     walks: tuple[Walk, ...] = field(default=())
     passes: tuple[str, ...] = ()  # each walk that passes within reach of someone standing, no other way being open
-    breaks: tuple[Problem, ...] = ()  # walks against rank or against the 升自/降自 their texts state (rule stair)
+    breaks: tuple[Problem, ...] = ()  # walks against rank, their texts' 升自/降自, or through a thing (rule route)
 
     @property
     def seconds(self) -> Fraction:

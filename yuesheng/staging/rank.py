@@ -1,4 +1,4 @@
-"""Whose stair: the stairs a walker may take at a cue, and the walks that break rank or the texts (rule ``stair``).
+"""Whose stair: the stairs a walker may take at a cue, and the walks that break rank or the texts (rule ``route``).
 
 Each stair of a hall says whose it is (``Stair.whose``): in the 鄉 rites the 阼階 is the 主人's and the 西階 everyone
 else's; in the 君's rites the 阼階 is the 公's. A walk goes by its walker's stair unless a text of its cue says
@@ -6,7 +6,8 @@ otherwise: a 升自 or 降自 in the move's own quote (said of him, or of no one
 quote (said of him by name: the last rank named before it, not one whose thing is meant: 膳宰徹公俎降自阼階 is the
 膳宰's),
 or a flight the move names (``via: [zuojie]``). A ``via`` names a stair's flight, never only the place at its top:
-that would let the walk climb either stair.
+that would let the walk climb either stair; nor a place within a set piece standing but its own (one goes to the
+楅, into the 次, to the ends of a 侯's 个, never through the 侯).
 """
 
 from __future__ import annotations
@@ -122,9 +123,9 @@ def allowed(blocking: Blocking, texts: Texts, move: Move, member: str, name: str
 
 
 def breaks(blocking: Blocking, texts: Texts, move: Move, walk: Walk, name: str, start: Point,
-           names: Mapping[str, str]) -> list[Problem]:
+           names: Mapping[str, str], things: frozenset[str] = frozenset()) -> list[Problem]:
     """Where *walk* breaks rank or its texts: a flight against what its texts say, a flight up or down another's
-    stair that no text gives it, a ``via`` naming only a stair's top."""
+    stair that no text gives it, a ``via`` naming only a stair's top or a place on one of *things* (set up)."""
     hall = blocking.hall
     stairs = {s.id: s for s in hall.stairs}
     told = owned(blocking, texts, move, walk.who, names)
@@ -143,7 +144,15 @@ def breaks(blocking: Blocking, texts: Texts, move: Move, walk: Walk, name: str, 
             out.append(f"{walk.who} ({name}) goes {way} the {stairs[sid].name} ({owner}'s), and no text of the cue "
                        f"says so: the {name}'s stair is the {rank.name} ({rank.whose.source if rank.whose else ''})")
     out += _tops(hall, move, start)
-    return [Problem(blocking.file, move.line, move.col, "", message, "stair") for message in out]
+    out += [f"via {v} is on the {hall.things[t].name}: no walk goes through a set piece" for v in move.via
+            if v in hall.places for t in sorted(things)
+            if hall.places[v].point != hall.things[t].at and _inside(hall.places[v].point, hall.things[t].box())]
+    return [Problem(blocking.file, move.line, move.col, "", message, "route") for message in out]
+
+
+def _inside(p: Point, box: tuple[float, float, float, float]) -> bool:
+    """Within the footprint, not on its edge (the ends of a 侯's 个 are places one goes to)."""
+    return box[0] < p.x < box[2] and box[1] < p.y < box[3]
 
 
 def _tops(hall: Hall, move: Move, start: Point) -> list[str]:
