@@ -589,7 +589,7 @@ def test_timing_still_overrides_a_derived_duration(xiangshe, tmp_path):
     timeline = build(sheet, Options(timing={"ying-bin": Measurement(Fraction(40))}))
     t = next(t for t in timeline.cues if t.cue.id == "ying-bin")
     assert t.end_tick - t.start_tick == ticks(Fraction(40))
-    assert t.estimate_ticks == ticks(Fraction(1226, 10))  # what it replaced: 66.37 步 (99.6 s, round the 侯) + 再拜 荅再拜 揖
+    assert t.estimate_ticks == ticks(Fraction(1226, 10))  # it replaced: 66.37 步 round the 侯, 再拜 荅再拜 揖
     assert t.basis.startswith("walk: zhuren to 門外")
 
 

@@ -94,15 +94,15 @@ def derive(blocking: Blocking, cue: CueStage, sheet: CueSheet) -> Derivation:
     ranks = rank.names_of(sheet)
     texts = rank.Texts.of(sheet.cue(cue.cue), blocking.hall, ranks)
     things = tuple(sorted(blocking.hall.things[t].box() for t in cue.things))
-    moving = {member for _, member, _, _ in cue.moved}
-    standing = tuple(sorted((s.point for who, s in cue.stands.items() if who not in moving),
+    walking = {member for move, member, start, end in cue.moved if start != end or move.via}
+    standing = tuple(sorted((s.point for who, s in cue.stands.items() if who not in walking),
                             key=lambda p: (p.x, p.y)))
     walks: list[Walk] = []
     problems: list[Problem] = []
     breaks: list[Problem] = []
     passed: list[str] = []
     for move, member, start, end in cue.moved:
-        if start == end and not move.via:
+        if member not in walking:
             continue
         name = _rank_name(blocking, sheet, member)
         try:
@@ -113,7 +113,7 @@ def derive(blocking: Blocking, cue: CueStage, sheet: CueSheet) -> Derivation:
             continue
         walks.append(w)
         breaks += rank.breaks(blocking, texts, move, w, name, start, ranks, cue.things)
-        passed += _passes(blocking, cue, move, w, moving)
+        passed += _passes(blocking, cue, move, w, walking)
     if problems:
         raise InvalidInputError(problems)
     parts: list[tuple[str, Fraction]] = []

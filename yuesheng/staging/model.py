@@ -159,6 +159,7 @@ class Thing:
     size: tuple[float, float]
     source: Source
     line: int | None = None
+    open: bool = False  # one goes to it or into it (the 楅, the 中, the 次): a walk may end or turn at its place
 
     def box(self, margin: float = 0.0) -> tuple[float, float, float, float]:
         """Its footprint grown by *margin* 步 on every side: x0, y0, x1, y1."""

@@ -6,8 +6,8 @@ otherwise: a 升自 or 降自 in the move's own quote (said of him, or of no one
 quote (said of him by name: the last rank named before it, not one whose thing is meant: 膳宰徹公俎降自阼階 is the
 膳宰's),
 or a flight the move names (``via: [zuojie]``). A ``via`` names a stair's flight, never only the place at its top:
-that would let the walk climb either stair; nor a place within a set piece standing but its own (one goes to the
-楅, into the 次, to the ends of a 侯's 个, never through the 侯).
+that would let the walk climb either stair; nor a place within a set piece standing, but the place of one that is
+``open`` (one goes up to the 楅, into the 次) and its edge (the ends of a 侯's 个): no walk goes through a 侯.
 """
 
 from __future__ import annotations
@@ -137,8 +137,7 @@ def breaks(blocking: Blocking, texts: Texts, move: Move, walk: Walk, name: str, 
         if same_way and sid not in {s.stair for s in same_way}:
             out.append(f"{walk.who} ({name}) goes {way} the {stairs[sid].name}, against the text: "
                        f"{'; '.join(map(str, same_way))}")
-        elif not same_way and rank is not None and sid != rank.id and sid not in {s.stair for s in told} \
-                and sid not in move.via:
+        elif not same_way and rank is not None and sid != rank.id and sid not in {s.stair for s in told}:
             whose = stairs[sid].whose
             owner = "、".join(whose.of) if whose is not None else "another rank"
             out.append(f"{walk.who} ({name}) goes {way} the {stairs[sid].name} ({owner}'s), and no text of the cue "
@@ -146,7 +145,8 @@ def breaks(blocking: Blocking, texts: Texts, move: Move, walk: Walk, name: str, 
     out += _tops(hall, move, start)
     out += [f"via {v} is on the {hall.things[t].name}: no walk goes through a set piece" for v in move.via
             if v in hall.places for t in sorted(things)
-            if hall.places[v].point != hall.things[t].at and _inside(hall.places[v].point, hall.things[t].box())]
+            if not (hall.things[t].open and hall.places[v].point == hall.things[t].at)
+            and _inside(hall.places[v].point, hall.things[t].box())]
     return [Problem(blocking.file, move.line, move.col, "", message, "route") for message in out]
 
 

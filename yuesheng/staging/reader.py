@@ -172,13 +172,14 @@ def load_hall(path: str | Path) -> Hall:
 
 
 def _things(c: Checker, raw: Any, places: dict[str, Place]) -> dict[str, Thing]:
-    """``things: {dahou: {name: 大侯, at: PLACE, size: [w, d], cite|estimate}}``: set pieces no walk goes through."""
+    """``things: {dahou: {name: 大侯, at: PLACE, size: [w, d], open, cite|estimate}}``: set pieces no walk goes
+    through (``open: true``: one goes to its place, into the 次, up to the 楅)."""
     out = {}
     for tid, t in (c.mapping(raw, ("things",), "things by id") or {}).items():
         path: PathKey = ("things", tid)
         if (t := c.mapping(t, path, "{name, at, size}")) is None:
             continue
-        c.keys(t, path, ("name", "at", "size", "cite", "estimate", "note"))
+        c.keys(t, path, ("name", "at", "size", "open", "cite", "estimate", "note"))
         if t.get("at") not in places:
             c.error(path + ("at",), f"unknown place {t.get('at')!r}{did_you_mean(str(t.get('at')), list(places), n=1)}",
                     "reference")
@@ -189,7 +190,7 @@ def _things(c: Checker, raw: Any, places: dict[str, Place]) -> dict[str, Thing]:
                     "schema")
         if size is not None:
             out[tid] = Thing(tid, str(t.get("name", tid)), places[t["at"]].point, (abs(size.x), abs(size.y)),
-                             _source(c, t, path), c.doc.where(path, key=True)[0])
+                             _source(c, t, path), c.doc.where(path, key=True)[0], t.get("open") is True)
     return out
 
 

@@ -136,7 +136,7 @@ def blocked(hall: Hall, p: Point, q: Point, things: tuple[Box, ...] = ()) -> str
 
 def distance_to_box(p: Point, q: Point, box: Box) -> float:
     """The least distance between segment pq and the box (0 where they meet)."""
-    if _first(_box_segments("", box), p, q) or _inside(p, box):
+    if _first(_box_segments("box", box), p, q) or _inside(p, box):
         return 0.0
     x0, y0, x1, y1 = box
     corners = (Point(x0, y0), Point(x1, y0), Point(x1, y1), Point(x0, y1))
