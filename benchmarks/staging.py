@@ -49,6 +49,7 @@ def cold() -> None:
     shutil.rmtree(Path(os.environ["XDG_CACHE_HOME"], "yuesheng", "routes"), ignore_errors=True)
     routes._kept.cache_clear()
     routes._graph.cache_clear()
+    routes._seen.cache_clear()
     durations._measured.cache_clear()
 
 
@@ -57,6 +58,7 @@ def from_disk(hall: Hall) -> None:
     routes._kept(hall).write()
     routes._kept.cache_clear()
     routes._graph.cache_clear()
+    routes._seen.cache_clear()
     durations._measured.cache_clear()
 
 

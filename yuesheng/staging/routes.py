@@ -167,6 +167,7 @@ def _graph(hall: Hall, things: tuple[Box, ...] = ()) -> networkx.Graph[Point]:
     nodes |= {pt.shifted(dx, dy) for w in hall.walls for pt in w.points
               for dx, dy in ((_AROUND, _AROUND), (_AROUND, -_AROUND), (-_AROUND, _AROUND), (-_AROUND, -_AROUND))}
     nodes |= {c for box in things for c in _corners(box)}
+    nodes = {n for n in nodes if not any(_inside(n, reach) for _, reach, _, _ in _zones(things))}  # never reached
     graph: networkx.Graph[Point] = networkx.Graph()
     ordered = sorted(nodes, key=lambda p: (p.x, p.y))
     graph.add_nodes_from(ordered)
@@ -189,16 +190,21 @@ def _leg(hall: Hall, p: Point, q: Point, stairs: frozenset[str] | None, things: 
     graph = _graph(hall, things)
     added = [end for end in dict.fromkeys((p, q)) if end not in graph]
     for end in added:
-        fence = _fence_at(hall, things, (end,))
         graph.add_node(end)
-        graph.add_weighted_edges_from((end, node, end.distance(node)) for node in list(graph.nodes)
-                                      if node != end and not _first(fence, end, node))
+        graph.add_weighted_edges_from((end, node, end.distance(node)) for node in _seen(hall, things, end))
     try:
         return list(networkx.shortest_path(graph, p, q, weight=_weight(stairs)))
     except networkx.NetworkXNoPath:
         raise NoRouteError(f"no route from ({p.x:g}, {p.y:g}) to ({q.x:g}, {q.y:g}) in {hall.name}") from None
     finally:
         graph.remove_nodes_from(added)
+
+
+@cache
+def _seen(hall: Hall, things: tuple[Box, ...], end: Point) -> tuple[Point, ...]:
+    """The nodes of the graph an end sees (kept: a walk's ends are the hall's places, again and again)."""
+    fence = _fence_at(hall, things, (end,))
+    return tuple(node for node in _graph(hall, things) if node != end and not _first(fence, end, node))
 
 
 def _weight(stairs: frozenset[str] | None) -> Callable[[Point, Point, dict[str, Any]], float | None]:
