@@ -180,10 +180,12 @@ def _graph(hall: Hall, things: tuple[Box, ...] = ()) -> networkx.Graph[Point]:
     return graph
 
 
-def _leg(hall: Hall, p: Point, q: Point, stairs: frozenset[str] | None, things: tuple[Box, ...]) -> list[Point]:
-    """The shortest route p → q: straight if nothing is in the way, else through the graph (each end joined to the
-    nodes it sees for the search, and taken out again); a stair only if it is one of *stairs* (None: any)."""
-    if not blocked(hall, p, q, things):
+def _leg(hall: Hall, p: Point, q: Point, stairs: frozenset[str] | None, things: tuple[Box, ...],
+         people: tuple[Box, ...] = ()) -> list[Point]:
+    """The shortest route p → q: straight if nothing is in the way, else through the graph (each end, and the
+    corners of the reach of each of *people*, joined to the nodes they see for the search, and taken out again); a
+    stair only if it is one of *stairs* (None: any)."""
+    if not blocked(hall, p, q, things + people):
         return [p, q]
     import networkx
 
@@ -192,12 +194,18 @@ def _leg(hall: Hall, p: Point, q: Point, stairs: frozenset[str] | None, things: 
     for end in added:
         graph.add_node(end)
         graph.add_weighted_edges_from((end, node, end.distance(node)) for node in _seen(hall, things, end))
+    around = [c for box in people for c in _corners(box) if c not in graph]
+    for node in around:
+        fence = _fence_at(hall, things + people, (node,))
+        graph.add_node(node)
+        graph.add_weighted_edges_from((node, other, node.distance(other)) for other in list(graph.nodes)
+                                      if other != node and not _first(fence, node, other))
     try:
-        return list(networkx.shortest_path(graph, p, q, weight=_weight(stairs)))
+        return list(networkx.shortest_path(graph, p, q, weight=_weight(stairs, people)))
     except networkx.NetworkXNoPath:
         raise NoRouteError(f"no route from ({p.x:g}, {p.y:g}) to ({q.x:g}, {q.y:g}) in {hall.name}") from None
     finally:
-        graph.remove_nodes_from(added)
+        graph.remove_nodes_from(added + around)
 
 
 @cache
@@ -207,10 +215,16 @@ def _seen(hall: Hall, things: tuple[Box, ...], end: Point) -> tuple[Point, ...]:
     return tuple(node for node in _graph(hall, things) if node != end and not _first(fence, end, node))
 
 
-def _weight(stairs: frozenset[str] | None) -> Callable[[Point, Point, dict[str, Any]], float | None]:
-    """An edge's length, or None for a stair the walker may not take."""
+def _weight(stairs: frozenset[str] | None,
+            people: tuple[Box, ...] = ()) -> Callable[[Point, Point, dict[str, Any]], float | None]:
+    """An edge's length, or None for a stair the walker may not take or a way through the reach of one of
+    *people* (tested only for the edges the search looks at)."""
+    reach = tuple(s for _, _, _, grown_segments in _zones(people) for s in grown_segments)
+
     def weight(a: Point, b: Point, data: dict[str, Any]) -> float | None:
         if data.get("stair") and stairs is not None and data["stair"] not in stairs:
+            return None
+        if reach and not data.get("stair") and _first(reach, a, b):
             return None
         return float(data["weight"])
     return weight
@@ -243,6 +257,8 @@ def route(hall: Hall, start: Point, end: Point, via: tuple[Point, ...] = (), *, 
             _sound(hall, points := tuple(Point(x, y) for x, y in found), stops, stairs, things):
         return points
     out = _around(hall, hard, stops, things, people)
+    if _near(out, people, stops):
+        out = _wide(hall, stops, stairs, things, people, out)
     kept.put(key, [(p.x, p.y) for p in out])
     return out
 
@@ -279,6 +295,27 @@ def _around(hall: Hall, points: tuple[Point, ...], stops: list[Point], things: t
     return tuple(route)
 
 
+def _wide(hall: Hall, stops: list[Point], stairs: frozenset[str] | None, things: tuple[Box, ...],
+          people: tuple[Point, ...], found: tuple[Point, ...]) -> tuple[Point, ...]:
+    """The whole search again, round the people *found* passes (and those the new route passes, ``_TRIES`` times):
+    the way round a file or through another gap that no corner near the leg gives; else *found*."""
+    avoid = [p for p in people if not any(p.distance(s) < CLEAR for s in stops)]
+    passed = {p for a, b in zip(found, found[1:], strict=False) for p in _hits(a, b, avoid)}
+    for _ in range(_TRIES):
+        reach = tuple((p.x, p.y, p.x, p.y) for p in sorted(passed, key=lambda p: (p.x, p.y)))
+        try:
+            out = [stops[0]]
+            for p, q in zip(stops, stops[1:], strict=False):
+                out += _leg(hall, p, q, stairs, things, reach)[1:]
+        except NoRouteError:
+            return found
+        more = {p for a, b in zip(out, out[1:], strict=False) for p in _hits(a, b, avoid)}
+        if not more:
+            return tuple(out)
+        passed |= more
+    return found
+
+
 def _hits(a: Point, b: Point, people: Iterable[Point]) -> list[Point]:
     """Those of *people* within ``CLEAR`` of the segment ab."""
     x0, x1 = (a.x, b.x) if a.x <= b.x else (b.x, a.x)
@@ -288,16 +325,19 @@ def _hits(a: Point, b: Point, people: Iterable[Point]) -> list[Point]:
 
 
 def _detour(hall: Hall, a: Point, b: Point, things: tuple[Box, ...], avoid: list[Point]) -> list[Point] | None:
-    """The shortest way a → b by one or two corners round the people the leg passes that is clear, or None."""
+    """The way a → b by one or two corners round the people the leg passes that passes fewest of them, the shortest
+    of those, if it crosses no wall, keeps clear of the set pieces and passes fewer than the leg did; else None."""
     hit = _hits(a, b, avoid)
     corners = [c for p in hit for c in _corners((p.x, p.y, p.x, p.y))]
-    ways = [[c] for c in corners] + [[c, d] for c in corners for d in corners if c != d]
-    ways.sort(key=lambda w: length((a, *w, b)))
-    for way in ways:
+    best: tuple[int, float, list[Point]] | None = None
+    for way in [[c] for c in corners] + [[c, d] for c in corners for d in corners if c != d]:
         legs = list(zip((a, *way), (*way, b), strict=True))
-        if all(not blocked(hall, p, q, things) and not _hits(p, q, avoid) for p, q in legs):
-            return way
-    return None
+        if any(blocked(hall, p, q, things) for p, q in legs):
+            continue
+        passed = len({p for leg in legs for p in _hits(*leg, avoid)})
+        if passed < len(hit) and (best is None or (passed, length((a, *way, b))) < best[:2]):
+            best = (passed, length((a, *way, b)), way)
+    return best[2] if best is not None else None
 
 
 def _near(points: tuple[Point, ...], people: Iterable[Point], stops: list[Point]) -> bool:
