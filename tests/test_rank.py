@@ -186,3 +186,23 @@ def test_an_unknown_thing_in_a_blocking_is_named_with_a_suggestion(repertoire, t
     told = rf"xiangshe.yaml:{line}:\d+: cues.zhang-hou.set\[0\]: unknown thing 'hu' — did you mean 'hou'"
     with pytest.raises(InvalidInputError, match=told):
         load_blocking(path, sheet)
+
+
+@pytest.mark.parametrize(("rite", "cue", "who", "stair"), [
+    ("xiangshe", "qian-yue", "gong#1", "xijie"),  # 5-21a 降自西階
+    ("xiangshe", "gong-ji-wei", "gong#4", "xijie"),  # 6-15a 升自西階反坐
+    ("xiangshe", "na-sheqi", "sishe", "xijie"),  # 5-20a 司射降自西階
+    ("yanli", "xian-shuzi", "zhuren", "xijie"),  # 8-15a 主人洗升自西階
+    ("yanli", "che-zu", "sheren", "xijie"),  # 8-8b 升自西階東楹之東請徹俎
+    ("yanli", "che-zu", "bin", "xijie"),
+    ("yanli", "che-zu", "shanzai", "zuojie"),  # 膳宰徹公俎降自阼階以東
+    ("dashe", "qing-zhimi", "zhimizhe", "xijie"),  # 9-9b 執幂者升自西階
+    ("dashe", "bin-sheng-bai-zhi", "bin", "xijie"),  # 9-10a 賓升自西階主人從之
+    ("dashe", "bin-sheng-bai-zhi", "zhuren", "xijie"),
+    ("xiangyinjiu", "qing-an", "xiang", "xijie"),  # 4-27a 司正洗觶升自西階
+])
+def test_the_moves_that_contradicted_their_quotes_climb_the_stair_the_text_names(repertoire, rite, cue, who, stair):
+    sheet = load(ROOT / "cues" / f"{rite}.yaml", repertoire=repertoire)
+    staged = _rites(sheet)[0]
+    walk = next(w for w in staged.cues[cue].derivation.walks if w.who == who)
+    assert {sid for _, sid in flights(staged.hall, walk.route)} == {stair}
