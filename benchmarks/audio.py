@@ -24,6 +24,7 @@ import resource
 import sys
 import tempfile
 import time
+from fractions import Fraction
 from pathlib import Path
 
 try:
@@ -65,12 +66,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--formats", action="store_true", help="also Ogg Vorbis and Opus of --format-rites")
     parser.add_argument("--format-rites", nargs="+", default=["xiangshe"], choices=RITES)
     parser.add_argument("--music-only", action="store_true", help="also a --music-only Ogg Vorbis of each rite")
+    parser.add_argument("--sheet", type=Path, help="this cue sheet instead of the shipped rites (a smoke run: "
+                        "tests/data/golden.yaml)")
     args = parser.parse_args(argv)
     repertoire = load_repertoire()
+    sheets = [args.sheet] if args.sheet else [data_dir("cues") / f"{rite}.yaml" for rite in args.rites]
     results: list[str] = []
     with tempfile.TemporaryDirectory(prefix="yuesheng-bench-") as tmp:
-        for rite in args.rites:
-            timeline = build(load(data_dir("cues") / f"{rite}.yaml", repertoire=repertoire))
+        for path in sheets:
+            rite = path.stem
+            timeline = build(load(path, repertoire=repertoire))
             target, _ = plan(timeline, "x.flac")
             wav = wav_bytes(timeline)
             audio_s, wall, cpu, size = timed_render(timeline, Path(tmp) / f"{rite}.flac")
@@ -93,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
                     results.append(f"RESULT size {rite} {suffix[1:]} {size / 1e6:.1f} MB ({size / wav:.2%} of wav), "
                                    f"{audio_s / wall:.0f}x real time ({ENCODINGS[suffix].name})")
             if args.music_only:
-                short = condense(timeline, gap_ticks=ticks(3)).timeline
+                short = condense(timeline, gap_ticks=ticks(Fraction(3))).timeline
                 audio_s, wall, _, size = timed_render(short, Path(tmp) / f"{rite}-music.ogg")
                 print(f"{rite} --music-only .ogg: {audio_s / 60:.1f} min of "
                       f"{expected_frames(timeline) / 44100 / 3600:.1f} h, {wall:.1f} s, {size / 1e6:.1f} MB",

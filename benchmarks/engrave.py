@@ -58,7 +58,10 @@ def book(sheet: CueSheet, path: Path) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--rites", nargs="*", default=list(RITES), choices=RITES, help="the songbooks to engrave")
     args = parser.parse_args(argv)
+    if args.repeat < 1:
+        parser.error(f"--repeat {args.repeat}: expected at least 1")
     repertoire = load_repertoire()
     luming = repertoire.find("鹿鳴")
     with tempfile.TemporaryDirectory() as tmp:
@@ -70,7 +73,7 @@ def main(argv: list[str] | None = None) -> None:
             seconds = best(partial(ode, luming, notation, out / f"o.{suffix}"), args.repeat)
             results[label] = seconds
             print(f"鹿鳴 {notation.value} {suffix}: {seconds:.2f} s")
-        for rite in RITES:
+        for rite in args.rites:
             sheet = load(data_dir("cues") / f"{rite}.yaml", repertoire=repertoire)
             seconds = best(partial(book, sheet, out / f"{rite}.pdf"), args.repeat)
             results[f"songbook_{rite}"] = seconds

@@ -17,6 +17,7 @@ Run ``python benchmarks/live_jitter.py``; the last lines are ``RESULT`` lines.
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import subprocess
@@ -40,10 +41,10 @@ STROKES = 1200
 GAP_MS = 3
 
 
-def passage() -> Timeline:
-    """Alternating 鼓 and 鐘 strokes, GAP_MS apart, each 2 ms long."""
+def passage(strokes: int) -> Timeline:
+    """*strokes* alternating 鼓 and 鐘 strokes, GAP_MS apart, each 2 ms long."""
     events = []
-    for n in range(STROKES):
+    for n in range(strokes):
         tick = round(n * GAP_MS * TICKS_PER_SECOND / 1000)
         part, key = ("鼓", 35) if n % 2 else ("鐘", 72 + n % 5)
         events.append(Event(start_tick=tick, length_ticks=2, kind=EventKind.DRUM if part == "鼓" else EventKind.NOTE,
@@ -139,10 +140,15 @@ def report(label: str, values: list[float]) -> tuple[float, float]:
 
 
 def main() -> None:
-    timeline = passage()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--strokes", type=int, default=STROKES, help="the passage's length")
+    args = parser.parse_args()
+    if args.strokes < 2:
+        parser.error(f"--strokes {args.strokes}: expected at least 2")
+    timeline = passage(args.strokes)
     port, kind = open_port()
     cores = os.cpu_count() or 1
-    print(f"passage: {STROKES} strokes {GAP_MS} ms apart; port: {kind}; {cores} cores")
+    print(f"passage: {args.strokes} strokes {GAP_MS} ms apart; port: {kind}; {cores} cores")
     values, priority = live_lateness_ms(timeline, port)
     print(f"yuesheng player priority: {priority}")
     live_p99, live_max = report("yuesheng live (idle)", values)

@@ -18,6 +18,7 @@ import argparse
 import sys
 import tempfile
 import time
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +29,7 @@ try:
 except ModuleNotFoundError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from yuesheng import build, load
+from yuesheng import load, produce
 from yuesheng.errors import AudioError
 from yuesheng.music.repertoire import data_dir, load_repertoire
 from yuesheng.outputs.audio import render
@@ -38,25 +39,30 @@ from yuesheng.outputs.spatial import render_placed
 from yuesheng.timeline import ticks
 
 RITES = ("xiangyinjiu", "xiangshe", "yanli", "dashe")
-GAP_SECONDS = 3
+GAP_SECONDS = Fraction(3)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rites", nargs="+", default=list(RITES), choices=RITES)
+    parser.add_argument("--sheet", type=Path, help="this cue sheet instead of the shipped rites (a smoke run: "
+                        "tests/data/placed.yaml)")
+    parser.add_argument("--listener", default="default", help="the seat, as yuesheng audio --listener takes it")
     args = parser.parse_args()
     repertoire = load_repertoire()
-    for rite in args.rites:
-        sheet = load(data_dir("cues") / f"{rite}.yaml", repertoire=repertoire)
-        timeline = condense(build(sheet), gap_ticks=ticks(GAP_SECONDS)).timeline
-        seat = listener("default", timeline)
+    sheets = [args.sheet] if args.sheet else [data_dir("cues") / f"{rite}.yaml" for rite in args.rites]
+    for path in sheets:
+        rite = path.stem
+        production = produce(load(path, repertoire=repertoire))
+        timeline, staged = condense(production.timeline, gap_ticks=ticks(GAP_SECONDS)).timeline, production.staged
+        seat = listener(args.listener, timeline, staged)
         with tempfile.TemporaryDirectory() as tmp:
             start = time.perf_counter()
             plain = render(timeline, Path(tmp) / "plain.flac")
             plain_s = time.perf_counter() - start
             start = time.perf_counter()
             try:
-                placed = render_placed(timeline, Path(tmp) / "placed.flac", seat)
+                placed = render_placed(timeline, staged, Path(tmp) / "placed.flac", seat)
             except AudioError as exc:
                 print(f"RESULT placed_audio {rite} not placed: {exc}", flush=True)
                 continue

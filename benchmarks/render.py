@@ -2,8 +2,8 @@
 
 Measures (best of 3):
 
-1. each shipped rite (``cues/*.yaml``): ``load_cuesheet`` once, then
-   ``build_timeline`` and ``midi_bytes`` timed separately;
+1. each shipped rite (``cues/*.yaml``): ``yuesheng.load`` once, then
+   ``yuesheng.build`` and ``midi_bytes`` timed separately;
 2. ``midi_bytes`` on a synthetic ceremony Timeline of 10**3, 10**4 and 10**5
    events (mostly 歌/瑟/笙 notes with lyrics, some 鼓 strokes, actions, markers
    and 獲者 calls; ``random.Random(0)``), reported as µs per event: the cost
@@ -12,10 +12,10 @@ Measures (best of 3):
    of the first 3000 synthetic notes, one music21 Part per yuesheng part,
    against ``midi_bytes`` of a Timeline holding exactly those notes;
 4. one long piece (鹿鳴's stanzas repeated) sung once, 5,000 and 40,000 notes:
-   ``build_timeline`` + ``midi_bytes`` per note (it was quadratic: the notes
+   ``yuesheng.build`` + ``midi_bytes`` per note (it was quadratic: the notes
    were gathered again for every note);
 5. a million sung syllables (鹿鳴 ×9,709 終, in 98 升歌 cues, 0.15 s a syllable
-   to stay within the 48-hour limit), in a child process: ``build_timeline``
+   to stay within the 48-hour limit), in a child process: ``yuesheng.build``
    and ``midi_bytes`` timed, and the child's peak resident memory
    (``resource.getrusage``) after each.
 
@@ -70,7 +70,7 @@ def best_of(repeats: int, fn: Callable[[], object]) -> tuple[float, float]:
 
 
 def timeline_of(events: list[Event], rite: str = "synthetic") -> Timeline:
-    """A Timeline holding *events*, sorted as build_timeline sorts them."""
+    """A Timeline holding *events*, sorted as the builder sorts them."""
     return Timeline(rite=rite, rite_id=rite, events=tuple(sorted(events, key=lambda e: e.sort_key)),
                     realization=Realization())
 
@@ -226,7 +226,7 @@ def million_child(syllables: int) -> None:
 def million_syllables(syllables: int) -> dict[str, float]:
     child = subprocess.run([sys.executable, __file__, "--million-child", str(syllables)], capture_output=True,
                            text=True, check=True)
-    figures = json.loads(child.stdout.splitlines()[-1])
+    figures: dict[str, float] = json.loads(child.stdout.splitlines()[-1])
     print(f"{figures['syllables']:,} syllables, {figures['events']:,} events: build {figures['build_s']:.1f} s "
           f"({figures['build_cpu_s']:.1f} s CPU, peak {figures['build_peak_mb']:.0f} MB), MIDI "
           f"{figures['render_s']:.1f} s ({figures['render_cpu_s']:.1f} s CPU), peak {figures['peak_mb']:.0f} MB, "
@@ -261,8 +261,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"RESULT render_speedup_vs_music21={m21_s / ours_s:.2f} (CPU time: {m21_cpu / ours_cpu:.2f})")
     for x, cost in zip(exponents, costs, strict=True):
         print(f"RESULT per_event_us_1e{x}={cost:.2f}")
-    for notes, wall_us, cpu_us in long:
-        print(f"RESULT long_piece_us_per_note_{notes}={wall_us:.1f} (CPU {cpu_us:.1f})")
+    for count, wall_us, cpu_us in long:
+        print(f"RESULT long_piece_us_per_note_{count}={wall_us:.1f} (CPU {cpu_us:.1f})")
     print(f"RESULT long_piece_growth={long[-1][2] / long[0][2]:.2f} (CPU per note, {long[-1][0]} / {long[0][0]} notes)")
     tag = "million" if not args.quick else "hundred_thousand"
     print(f"RESULT {tag}_syllables_build_s={million['build_s']:.1f} (CPU {million['build_cpu_s']:.1f}, "

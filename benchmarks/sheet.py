@@ -35,7 +35,7 @@ try:
 except ModuleNotFoundError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from yuesheng import build, load
+from yuesheng import load, produce
 from yuesheng.music.repertoire import data_dir, load_repertoire
 from yuesheng.outputs.report import run_sheet_text
 from yuesheng.web.sheet import sheet_html
@@ -97,13 +97,14 @@ def main() -> None:
     written = {}
     print(f"{'rite':<12} {'events':>7} {'cues':>5} {'page':>9} {'page, 1st':>11} {'page':>11} {'text sheet':>11}")
     for rite in args.rites:
-        timeline = build(load(data_dir("cues") / f"{rite}.yaml", repertoire=repertoire))
+        production = produce(load(data_dir("cues") / f"{rite}.yaml", repertoire=repertoire))
+        timeline = production.timeline
         start = time.perf_counter()
-        html = sheet_html(timeline)  # the first call also compiles the templates
+        html = sheet_html(production)  # the first call also compiles the templates
         first_s = time.perf_counter() - start
         pages[rite] = folder / f"{rite}.html"
         pages[rite].write_text(html, encoding="utf-8")
-        page_s = best_of(args.repeat, partial(sheet_html, timeline))
+        page_s = best_of(args.repeat, partial(sheet_html, production))
         text_s = best_of(args.repeat, partial(run_sheet_text, timeline))
         written[rite] = (page_s, text_s, first_s)
         print(f"{rite:<12} {len(timeline.events):>7} {len(timeline.cues):>5} {len(html.encode()) / 1e6:>7.2f}MB "

@@ -7,18 +7,21 @@ disk (the routes kept by an earlier process, ``staging/routecache``, read and ch
 (a second pass in the same process). Baseline: the same routes by straight lines (``Point.distance``, no graph),
 the floor any routing pays. Rites without a blocking are listed as such (their durations stay the cue sheet's).
 
-Times are CPU seconds (``time.process_time``, best of 3), with a cache folder of the benchmark's own. Run
-``python benchmarks/staging.py``; the last lines are ``RESULT`` lines.
+Times are CPU seconds (``time.process_time``, best of ``--repeat``, 3 by default), with a cache folder of the
+benchmark's own. Run ``python benchmarks/staging.py`` (``--rites xiangshe`` for one rite); the last lines are
+``RESULT`` lines.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's yuesheng, installed or not
@@ -63,28 +66,35 @@ def from_disk(hall: Hall) -> None:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rites", nargs="+", default=list(RITES), choices=RITES)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error(f"--repeat {args.repeat}: expected at least 1")
     with tempfile.TemporaryDirectory(prefix="yuesheng-staging-") as folder:
         os.environ["XDG_CACHE_HOME"] = folder
-        measure()
+        measure(args.rites, args.repeat)
 
 
-def measure() -> None:
+def measure(rites: list[str], repeat: int) -> None:
     repertoire = load_repertoire()
+    timed = partial(best, repeat=repeat)
     results = []
-    for rite in RITES:
+    for rite in rites:
         path = data_dir("blocking") / f"{rite}.yaml"
         if not path.is_file():
             print(f"{rite}: no blocking yet (durations stay the cue sheet's)")
             continue
         sheet = load(data_dir("cues") / f"{rite}.yaml", repertoire=repertoire)
-        read = best(lambda: load_blocking(path, sheet))  # noqa: B023 - timed at once
+        read = timed(lambda: load_blocking(path, sheet))  # noqa: B023 - timed at once
         blocking = load_blocking(path, sheet)
         staged = stage(blocking, sheet)
-        t_stage = best(lambda: stage(blocking, sheet))  # noqa: B023
-        t_cold = best(lambda: [derive(blocking, c, sheet) for c in staged], before=cold)  # noqa: B023
-        t_disk = best(lambda: [derive(blocking, c, sheet) for c in staged], before=lambda: from_disk(blocking.hall))  # noqa: B023
-        t_warm = best(lambda: [derive(blocking, c, sheet) for c in staged])  # noqa: B023
-        straight = best(lambda: [m[2].distance(m[3]) for c in staged for m in c.moved])  # noqa: B023
+        t_stage = timed(lambda: stage(blocking, sheet))  # noqa: B023
+        t_cold = timed(lambda: [derive(blocking, c, sheet) for c in staged], before=cold)  # noqa: B023
+        t_disk = timed(lambda: [derive(blocking, c, sheet) for c in staged], before=lambda: from_disk(blocking.hall))  # noqa: B023
+        t_warm = timed(lambda: [derive(blocking, c, sheet) for c in staged])  # noqa: B023
+        straight = timed(lambda: [m[2].distance(m[3]) for c in staged for m in c.moved])  # noqa: B023
         walks = sum(len(c.moved) for c in staged)
         print(f"{rite}: {len(staged)} cues, {walks} member moves, {len(blocking.hall.places)} places")
         results.append((rite, read, t_stage, t_cold, t_disk, t_warm, straight))

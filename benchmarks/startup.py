@@ -18,9 +18,10 @@ pieces and pages:
 ``--rite`` times the rite-wide commands on another rite than 大射儀.
 
 yuesheng keeps what it can make again between runs (``$XDG_CACHE_HOME/yuesheng``: loaded YAML, routes, each
-action's duration on the ground and the staged rite, compiled templates): a command is timed as a user meets it after
-the first run, with the cache that run left (in a temporary folder of this benchmark's own). ``--first`` also times
-each rite command as the first run after installing, an empty cache folder for each run (``NAME_first``, no target).
+action's duration on the ground and the staged rite, the texts' pages, plates and fonts): a command is timed as a
+user meets it after the first run, with the cache that run left (in a temporary folder of this benchmark's own).
+``--first`` also times each rite command as the first run after installing, an empty cache folder for each run
+(``NAME_first``, no target).
 
 Each is timed twice: wall-clock (what a user waits) and the CPU time of the child
 process (user + system, from ``getrusage``), which moves less with the load of a

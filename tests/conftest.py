@@ -1,7 +1,7 @@
 """Shared fixtures: the shipped repertoire, a temporary score writer, the CLI runner.
 
-The suite keeps its caches (parsed YAML, compiled page templates) in a folder of its own, for every test and every
-child process it starts, so that it neither reads nor fills the user's ``~/.cache/yuesheng``.
+The suite keeps its caches (parsed YAML, staged grounds, routes, fonts …) in a folder of its own, for every test and
+every child process it starts, so that it neither reads nor fills the user's ``~/.cache/yuesheng``.
 """
 
 from __future__ import annotations
@@ -12,6 +12,19 @@ import pytest
 
 from yuesheng.cli import main
 from yuesheng.music.repertoire import Repertoire, data_dir, load_repertoire
+
+# A test that uses one of these fixtures runs that program; it is marked so, for ``-m`` to choose or leave out.
+KINDS = {"browser": "browser", "has_engraver": "engraver"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m chooses
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test that opens Chromium (fixture ``browser``) ``browser`` and each that runs LilyPond
+    (``has_engraver``) ``engraver``; the FluidSynth tests are marked ``synth`` by their decorator."""
+    for item in items:
+        for fixture, marker in KINDS.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(marker)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from yuesheng.cuesheet import Archery, Arrow, Cite, Count, Pair, Round
+from yuesheng.cuesheet import Archery, Arrow, Cite, Count, Pair, Round, Shooter
 from yuesheng.timeline.archery import Tally, counts, shoot_with_music, shoot_without_music, tally
 
 CITE = Cite("6-12b", "不鼓不釋")
@@ -48,7 +48,7 @@ def test_exempt_and_any_hit_performers():
     assert not counts(rnd, MISS, "jun", tolerance=TOLERANCE)
 
 
-def _archery(script: tuple[Arrow, ...], first: str = "upper") -> tuple[Archery, Round, Pair]:
+def _archery(script: tuple[Arrow, ...], first: Shooter = Shooter.UPPER) -> tuple[Archery, Round, Pair]:
     pair = Pair("ou", "耦", "bin", "jun", first)
     rnd = _round(Count.DRUM, exempt=("jun",))
     return Archery(5, 1, CITE, TOLERANCE, {"ou": pair}, (rnd,), script={("r", "ou"): script}), rnd, pair
@@ -64,7 +64,7 @@ def test_with_music_the_first_archer_aims_at_the_stroke_and_the_second_at_the_ha
 
 
 def test_the_lower_archer_may_loose_first():
-    archery, rnd, pair = _archery((PIERCED,) * 8, first="lower")  # 公下射也而先發 (鄭注 10-9a)
+    archery, rnd, pair = _archery((PIERCED,) * 8, first=Shooter.LOWER)  # 公下射也而先發 (鄭注 10-9a)
     _, releases = shoot_with_music(archery, rnd, pair, Fraction(0), Fraction(20), jie_total=5, seed=0)
     assert [(r.archer, r.performer) for r in releases[:2]] == [("下射", "jun"), ("上射", "bin")]
     assert releases[0].target == 20 and releases[1].target == 30

@@ -4,6 +4,8 @@ cycle — imports inside functions and under ``TYPE_CHECKING`` count as much as 
 from __future__ import annotations
 
 import ast
+import itertools
+import re
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("yuesheng.text", "yuesheng.lazy"),
     ("yuesheng.errors",),
     ("yuesheng.limits", "yuesheng.files", "yuesheng.process", "yuesheng.yamlload", "yuesheng.checking",
-     "yuesheng.characters", "yuesheng.sources", "yuesheng.datafiles", "yuesheng.caches", "yuesheng.fonts"),
+     "yuesheng.characters", "yuesheng.sources", "yuesheng.datafiles", "yuesheng.caches", "yuesheng.datacodec",
+     "yuesheng.fonts"),
     ("yuesheng.music",),
     ("yuesheng.cuesheet",),
     ("yuesheng.staging",),
@@ -149,9 +152,82 @@ def test_a_lazy_package_exports_what_it_imports_for_the_type_checker(package: st
 
     tree = ast.parse(MODULES[package].read_text(encoding="utf-8"))
     guarded = [n for n in ast.walk(tree) if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"]
-    typed = {alias.asname or alias.name: statement.module for block in guarded for statement in block.body
+    typed = {alias.asname or alias.name: statement.module or "" for block in guarded for statement in block.body
              if isinstance(statement, ast.ImportFrom) for alias in statement.names}
     module = importlib.import_module(package)
     assert set(typed) == set(module.__all__)
     for name, home in typed.items():
         assert getattr(module, name) is getattr(importlib.import_module(home), name), name
+
+
+ARCHITECTURE = PACKAGE.parent / "ARCHITECTURE.md"
+# A name in backticks is a module of the row's package: a function has its parentheses, a file its suffix or folder.
+BARE_NAME = re.compile(r"`([a-z][a-z0-9_]*)`")
+
+
+def table_rows(text: str) -> list[tuple[str, set[str]]]:
+    """ARCHITECTURE.md's layer table, bottom up: each row's layer and the modules it names — the files and packages
+    of its *where* column, and, in a package's row, each bare name of its *what* column."""
+    lines = text.split("| layer | where | what it holds |\n", 1)[1].splitlines()
+    rows = []
+    for line in lines[1:]:  # after the |---| line
+        if not line.startswith("|"):
+            break
+        name, where, what = (cell.strip() for cell in line.strip("|").split("|"))
+        files = re.findall(r"`([^`]+)`", where)
+        modules = {module_name(PACKAGE / f) for f in files if f.endswith(".py")}
+        packages = [f"yuesheng.{f.rstrip('/')}" for f in files if f.endswith("/")]
+        modules.update(packages)
+        if len(packages) == 1:
+            modules.update(f"{packages[0]}.{bare}" for bare in BARE_NAME.findall(what))
+        rows.append((name, modules))
+    return rows
+
+
+ROWS = table_rows(ARCHITECTURE.read_text(encoding="utf-8"))
+
+
+def test_every_module_the_table_names_exists() -> None:
+    assert [(row, sorted(set(named) - set(MODULES))) for row, named in ROWS if set(named) - set(MODULES)] == []
+
+
+def test_every_module_is_named_in_the_table_once() -> None:
+    named = [m for _, modules in ROWS for m in modules]
+    assert sorted(set(MODULES) - set(named)) == []
+    assert sorted(m for m in set(named) if named.count(m) > 1) == []
+
+
+def test_the_table_rows_are_the_layers_bottom_up() -> None:
+    """Each row holds modules of its own layers only, and every row is above the row before."""
+    spans = [(row, min(map(layer, modules)), max(map(layer, modules))) for row, modules in ROWS]
+    for (below, _, top), (row, bottom, _) in itertools.pairwise(spans):
+        assert top < bottom, f"the table's row {row} holds a module of a layer not above row {below}'s"
+
+
+def test_the_table_reader_reads_a_row() -> None:
+    text = ("| layer | where | what it holds |\n|---|---|---|\n| base | `text.py` `lazy.py` | helpers |\n"
+            "| music | `music/` | `lulu` (律呂), `score` from `data/x.json` by `load_piece()` |\n\nafter\n")
+    assert table_rows(text) == [("base", {"yuesheng.text", "yuesheng.lazy"}),
+                                ("music", {"yuesheng.music", "yuesheng.music.lulu", "yuesheng.music.score"})]
+
+
+# An HTML or SVG tag in a string (not a regular expression's named group, ``(?P<title>…)``).
+HTML_TAG = re.compile(r"(?<!\?P)</?(?:html|head|body|style|script|div|span|table|tr|td|li|ul|svg|g|rect|circle|line|"
+                      r"polyline|path|text|title)[\s/>]")
+MARKUP_WRITERS = {"yuesheng.web.sheet", "yuesheng.outputs.plan"}  # as ARCHITECTURE.md's web row says
+
+
+def test_html_is_written_in_python_only_where_the_architecture_says() -> None:
+    """The pages are templates (web/templates/); the only markup made in Python is the documented, repeated kind."""
+    writers = {module for module, path in MODULES.items() if any(map(HTML_TAG.search, strings(path)))}
+    assert writers == MARKUP_WRITERS
+
+
+def strings(path: Path) -> list[str]:
+    """The string constants of a module, its docstrings left out."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body
+            and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [node.value for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs]

@@ -330,9 +330,10 @@ class Child:
             code = self.process.wait(timeout=timeout)
         finally:
             self.process.kill()
-            self.process.stdin.close()
-        for reader in self.readers:
-            reader.join(timeout=5)
+            for reader in self.readers:
+                reader.join(timeout=5)
+            with self.process:  # closes its three streams
+                pass
         return code
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from yuesheng.music.score import Piece
 from yuesheng.outputs.engrave import Notation, Setting, book_source, engrave, find_cjk_font, piece_bookpart
 
 from glyphboxes import Box, lyric_size, page_boxes, touching
@@ -17,7 +18,7 @@ from glyphboxes import Box, lyric_size, page_boxes, touching
 pytest.importorskip("fontTools")
 
 
-def _sourced(repertoire) -> list:
+def _sourced(repertoire) -> list[Piece]:
     return [p for p in repertoire if p.playable and not p.realization]
 
 

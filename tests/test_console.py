@@ -13,6 +13,7 @@ import time
 import urllib.request
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
@@ -20,8 +21,10 @@ from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 from yuesheng import build, load
+from yuesheng.live.commands import Command, Spec
 from yuesheng.live.control import Control, Press
-from yuesheng.live.player import FADE, Player, RealClock
+from yuesheng.live.cueing import FADE
+from yuesheng.live.player import Player, RealClock
 from yuesheng.web.console import PUSH, Console
 
 from fakes import FakeClock
@@ -37,12 +40,12 @@ class Port:
     """A MIDI port that records what it is sent, from the player's thread."""
 
     def __init__(self) -> None:
-        self.sent: list[tuple[float, object]] = []
+        self.sent: list[tuple[float, Any]] = []
 
     def send(self, message: object) -> None:
         self.sent.append((time.perf_counter(), message))
 
-    def controls(self, number: int) -> list[object]:
+    def controls(self, number: int) -> list[Any]:
         return [m for _, m in list(self.sent) if getattr(m, "type", "") == "control_change" and m.control == number]
 
 
@@ -52,7 +55,7 @@ class Entries:
     trouble = ""
 
     def __init__(self) -> None:
-        self.lines: list[tuple[str, float, dict]] = []
+        self.lines: list[tuple[str, float, dict[str, Any]]] = []
 
     def write(self, event: str, mono: float, **fields) -> None:
         self.lines.append((event, mono, fields))
@@ -89,12 +92,13 @@ class Live:
         self.thread = threading.Thread(target=self.player.run, daemon=True)
         self.thread.start()
 
-    def command(self, command: str, cue: str = "", **extra) -> bool:
-        return self.client.post("/command", json={"command": command, "cue": cue, **extra}).json()["accepted"]
+    def command(self, command: str, cue: str = "", **extra: Any) -> bool:
+        return bool(self.client.post("/command", json={"command": command, "cue": cue, **extra}).json()["accepted"])
 
-    def settle(self, predicate) -> dict:
+    def settle(self, predicate: Any) -> dict[str, Any]:
         """The state, once *predicate* holds of it (the player's thread has handled the command)."""
         deadline = time.monotonic() + 5
+        state: dict[str, Any]
         while not predicate(state := self.client.get("/state").json()):
             assert time.monotonic() < deadline, f"the state never got there: {state}"
             time.sleep(0.005)
@@ -271,11 +275,11 @@ def test_the_socket_takes_commands_and_pushes_the_state_after_a_go(live):
         assert _reply(socket) == {"accepted": False, "why": "not a command"}
 
 
-def _reply(socket) -> dict:
+def _reply(socket: Any) -> dict[str, Any]:
     """The answer to a command sent on *socket*, past the state pushes."""
     while "state" in (frame := socket.receive_json()):
         pass
-    return frame
+    return dict(frame)
 
 
 def test_every_connected_page_gets_the_state_pushed(live):
@@ -328,6 +332,11 @@ def _wait(predicate, timeout: float = 5.0) -> bool:
     return False
 
 
+def _past_guard(control: Control, command: Command = Command.GO) -> None:
+    """Wait until the guard takes *command* again: its last accepted press is the guard's time ago."""
+    assert _wait(lambda: command not in control.last or control.clock.now() - control.last[command] >= control.guard)
+
+
 @pytest.fixture(scope="module")
 def browser():
     if CHROMIUM is None:
@@ -362,7 +371,7 @@ def test_the_page_drives_the_rite(served, browser):
     page.click("#jump")
     page.click("#confirm-jump")
     _shows(page, "next", "zhengge-bei")
-    time.sleep(0.4)  # past the guard
+    _past_guard(served.control)
     page.keyboard.press("Space")  # GO
     _shows(page, "current", "zhengge-bei")
     now_x = float(page.get_attribute("#now", "x1"))
@@ -387,7 +396,11 @@ async function attack() {
   await fetch(CONSOLE + "/command", {method: "POST", headers: {"Content-Type": "application/json"},
                                      body: '{"command": "stop"}'}).then(note("json"), note("json"));
   await fetch(CONSOLE + "/state").then((r) => r.text()).then(note("state"), note("state"));
-  document.getElementById("form").submit();
+  await new Promise((done) => {  // the form's post answered (or refused) in the frame
+    document.querySelector("iframe").onload = done;
+    setTimeout(done, 3000);
+    document.getElementById("form").submit();
+  });
   await new Promise((done) => {
     const ws = new WebSocket(CONSOLE.replace("http", "ws") + "/ws");
     ws.onopen = () => { results.ws_open = "yes"; ws.send('{"command": "go"}'); ws.send('{"command": "fade"}'); };
@@ -435,9 +448,9 @@ def test_a_page_of_another_origin_in_chromium_can_neither_drive_nor_read_the_con
         site.shutdown()
     assert "ws_open" not in results and "ws_read" not in results  # the handshake was refused
     assert results["json"].startswith("TypeError") and results["state"].startswith("TypeError")  # nothing read
-    time.sleep(0.3)  # what might have got through has reached the player
-    status = served.player.status()
-    assert status.current is None and status.next == "bin-ru"  # no GO ran: the rite has not begun
+    assert served.control.submit(Command.GOTO, "test", "zhengge-bei")  # behind whatever might have got through
+    assert _wait(lambda: served.player.status().next == "zhengge-bei")  # the player has taken all before it
+    assert served.player.status().first_started is None  # no GO ran: the rite has not begun
     sent = [m for _, m in served.port.sent]
     assert not [m for m in sent if m.type == "note_on" or m.type == "control_change" and m.control in (7, 120, 123)]
     assert served.control.presses.empty()  # no sound, no STOP, no FADE, nothing queued
@@ -446,7 +459,7 @@ def test_a_page_of_another_origin_in_chromium_can_neither_drive_nor_read_the_con
 def test_console_without_a_token_off_loopback_gets_one(monkeypatch, run, tmp_path):
     from yuesheng.cli import console as cli_console
 
-    seen = {}
+    seen: dict[str, Any] = {}
 
     def fake_serve(timeline, player, control, listener, token):
         seen.update(host=listener.getsockname()[0], token=token)
@@ -457,7 +470,7 @@ def test_console_without_a_token_off_loopback_gets_one(monkeypatch, run, tmp_pat
     code, out, _ = run("console", str(DATA / "golden.yaml"), "--no-midi", "--listen", "0.0.0.0:0")
     assert code == 0 and seen["host"] == "0.0.0.0" and len(seen["token"]) >= 16
     code, _, _ = run("console", str(DATA / "golden.yaml"), "--no-midi", "--listen", "127.0.0.1:0")
-    assert code == 0 and seen["token"] is None
+    assert code == 0 and seen.get("token") is None
     (tmp_path / "token").write_text("from-a-file-0123456789\n")
     code, _, _ = run("console", str(DATA / "golden.yaml"), "--no-midi", "--token-file", str(tmp_path / "token"))
     assert code == 0 and seen["token"] == "from-a-file-0123456789"
@@ -513,6 +526,7 @@ def test_a_go_that_reaches_the_console_late_is_refused_said_and_logged(golden):
         console.clock.t = 20.0
         reply = console.client.post("/command", json={"command": "go", "pressed": 18.5}).json()
         assert reply == {"accepted": False, "why": "it reached the console 1.5 s after it was pressed: not run late"}
+        assert console.log is not None
         assert console.log.lines == [("refused", 20.0, {"cue": "bin-ru", "source": "page", "why": reply["why"]})]
         for never in ("NaN", "Infinity", "-Infinity", "1" + "0" * 400):  # JSON a page may send: no moment, no time
             body = f'{{"command": "go", "pressed": {never}}}'
@@ -527,20 +541,25 @@ def test_a_go_that_reaches_the_console_late_is_refused_said_and_logged(golden):
 def test_a_page_whose_font_is_being_cut_does_not_hold_up_the_open_pages(served, monkeypatch):
     import yuesheng.web.console as console_module
 
-    def slow_cut(page: str, *, more: str = "") -> str:  # a cold font cache: the subset cut takes its time
-        time.sleep(1.5)
+    cutting, release, cut = threading.Event(), threading.Event(), threading.Event()
+
+    def slow_cut(page: str, *, more: str = "") -> str:  # a cold font cache: the cut lasts until the test says
+        cutting.set()
+        release.wait(10)
+        cut.set()
         return page
 
     monkeypatch.setattr(console_module, "with_fonts", slow_cut)
-    opening = threading.Thread(target=lambda: urllib.request.urlopen(served.url + "/", timeout=10).read())
+    opening = threading.Thread(target=lambda: urllib.request.urlopen(served.url + "/", timeout=20).read())
     opening.start()
-    time.sleep(0.2)
-    asked = time.monotonic()
-    with urllib.request.urlopen(served.url + "/state", timeout=10) as answer:
-        assert answer.status == 200
-    answered = time.monotonic() - asked
-    opening.join()
-    assert answered < 0.5  # the open pages' states, heartbeats and GOs are answered meanwhile
+    try:
+        assert cutting.wait(10), "the page was never asked for"
+        with urllib.request.urlopen(served.url + "/state", timeout=20) as answer:
+            assert answer.status == 200
+        assert not cut.is_set()  # answered while the page's font was being cut: the open pages are served meanwhile
+    finally:
+        release.set()
+        opening.join()
 
 
 def test_the_heartbeat_is_answered_with_the_servers_clock(live):
@@ -562,6 +581,44 @@ def test_a_change_is_pushed_at_once_not_at_the_next_tick(live):
         assert time.monotonic() - sent < PUSH / 2  # a push on change, long before the clock's tick
 
 
+def _rss_kib(pid: int) -> int:
+    """A process's resident memory (Linux: /proc/PID/status)."""
+    status = Path(f"/proc/{pid}/status").read_text(encoding="ascii")
+    found = re.search(r"^VmRSS:\s+(\d+) kB", status, re.MULTILINE)
+    assert found is not None
+    return int(found[1])
+
+
+def _sessions(url: str, count: int, deadline: float) -> None:
+    """*count* pages, one after another, each opening the WebSocket, reading the state, a heartbeat, and leaving."""
+    from websockets.sync.client import connect
+
+    for _ in range(count):
+        assert time.monotonic() < deadline, "the console answered too slowly"
+        with connect(url.replace("http://", "ws://") + "/ws", open_timeout=5) as socket:
+            assert "state" in json.loads(socket.recv(timeout=5))
+            socket.send(json.dumps({"ping": 1.0}))
+            while "pong" not in json.loads(socket.recv(timeout=5)):
+                pass
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads resident memory from /proc")
+def test_the_consoles_memory_after_1000_reconnecting_pages_is_within_10_percent_of_after_10():
+    """The player paused the collector for the whole process, web server included, whose sessions leave cycles:
+    500 sessions and 2,000 /state requests grew a console from 38.5 to 65.7 MB (1,000 sessions here: 40 to 90 MB)."""
+    proc, url = start_console(DATA / "golden.yaml")
+    try:
+        deadline = time.monotonic() + 60
+        _sessions(url, 10, deadline)
+        after_10 = _rss_kib(proc.pid)
+        _sessions(url, 990, deadline)
+        after_1000 = _rss_kib(proc.pid)
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    assert after_1000 <= after_10 * 1.10, (after_10, after_1000)
+
+
 SIZES = {"laptop": (1366, 768), "tablet": (820, 1180), "phone": (390, 844)}
 
 
@@ -580,9 +637,10 @@ def _shows(page, box: str, cue: str) -> None:
     page.wait_for_function(f"document.getElementById('{box}').dataset.cue === '{cue}'")
 
 
-def _box(page, selector: str) -> dict:
-    return page.eval_on_selector(selector, "e => { const r = e.getBoundingClientRect(); "
-                                           "return {x: r.x, y: r.y, w: r.width, h: r.height}; }")
+def _box(page: Any, selector: str) -> dict[str, float]:
+    box: dict[str, float] = page.eval_on_selector(selector, "e => { const r = e.getBoundingClientRect(); "
+                                                            "return {x: r.x, y: r.y, w: r.width, h: r.height}; }")
+    return box
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -612,13 +670,13 @@ def test_armed_music_counts_down_and_an_early_go_brings_it_in(served, browser, s
     page, errors = _page(browser, served.url, size)
     page.keyboard.press("Space")
     _shows(page, "current", "bin-ru")
-    time.sleep(0.4)
+    _past_guard(served.control)
     page.keyboard.press("Space")
     _shows(page, "current", "bai-zhi")
     armed = page.text_content("#armed")
     assert armed.startswith("ARMED ♪ 合樂 騶虞×3 — starts by itself in 0:0") and "GO brings it in now" in armed
     assert "合樂" not in page.text_content("#playing")  # armed is not sounding
-    time.sleep(0.4)
+    _past_guard(served.control)
     page.keyboard.press("Space")  # during the 5 s pre-wait
     _shows(page, "current", "ge")
     page.wait_for_function("document.getElementById('playing').textContent.includes('合樂')")
@@ -636,8 +694,10 @@ def test_keys_are_safe_whatever_has_focus(served, browser, size):
         time.sleep(0.15)
     page.keyboard.up("Space")
     _shows(page, "current", "bin-ru")
-    time.sleep(0.3)
-    assert page.get_attribute("#current", "data-cue") == "bin-ru"  # one GO for one press, however long
+    first = served.control.last[Command.GO]
+    page.wait_for_function("pending.size === 0")  # every command the page sent has been answered
+    assert served.control.last[Command.GO] == first  # one GO for one press, however long
+    assert page.get_attribute("#current", "data-cue") == "bin-ru"
     page.focus("#goto")
     stops = len(served.port.controls(120))
     page.keyboard.press("Escape")  # STOP ALL, the jump list focused
@@ -673,7 +733,7 @@ def test_a_confirmed_jump_moves_now_and_next_and_keeps_the_music(served, browser
     assert page.get_attribute("#current", "data-cue") == "ge" and "肆夏" in page.text_content("#playing")
     assert len(served.port.controls(120)) == stops  # nothing silenced
     assert not page.text_content("#elapsed").startswith("−")
-    time.sleep(0.35)
+    _past_guard(served.control)
     page.click("#go")
     assert _wait(lambda: page.text_content("#feedback").startswith("GO refused: within the 0.3 s guard")
                  or page.get_attribute("#current", "data-cue") == "zhengge-bei")
@@ -737,3 +797,21 @@ def test_a_console_on_every_interface_prints_an_address_a_tablet_can_open():
     finally:
         proc.kill()
         proc.wait(timeout=10)
+
+
+def test_a_row_added_to_the_table_of_commands_gets_its_button_and_key_on_the_page(served, browser, monkeypatch):
+    """The page draws its buttons and keys from the table it is given: a second name for STOP ALL, added as a row,
+    is a button and a key (acting from anywhere, as a command never refused does) with no change to the page."""
+    from yuesheng.live import commands
+
+    hush = Spec(Command.STOP, typed=("h",), key="h", osc="/yuesheng/hush", web="hush", event="hush",
+                guarded=False, target=False, starts=False, said="HUSH")
+    monkeypatch.setattr(commands, "COMMANDS", (*commands.COMMANDS, hush))
+    page, errors = _page(browser, served.url, "laptop")
+    assert page.text_content("#hush") == "HUSH" and page.get_attribute("#hush", "title") == "h, from anywhere"
+    for press in (lambda: page.click("#hush"), lambda: page.focus("#goto") or page.keyboard.press("h")):
+        stops = len(served.port.controls(120))
+        press()
+        assert _wait(lambda stops=stops: len(served.port.controls(120)) > stops)  # STOP ALL, by its new name
+    assert not errors
+    page.close()

@@ -6,7 +6,8 @@ import mido
 import pytest
 
 from yuesheng.errors import InvalidValueError
-from yuesheng.live.control import Command, Control, Pedal, read_keyboard
+from yuesheng.live.commands import Command
+from yuesheng.live.control import Control, Pedal, read_keyboard
 
 
 class Clock:

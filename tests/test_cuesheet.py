@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from yuesheng import load
 from yuesheng.check.validate import check_cuesheet
 from yuesheng.cuesheet import parse_duration
+from yuesheng.datafiles import DATA_DIR
 from yuesheng.errors import InvalidInputError, InvalidValueError
 from yuesheng.music.repertoire import data_dir
 
@@ -35,7 +37,7 @@ def test_shipped_cue_sheets_match_the_json_schema(path):
     jsonschema = pytest.importorskip("jsonschema")
     import yaml
 
-    schema = json.loads((Path(__import__("yuesheng").__file__).parent / "data" / "cuesheet.schema.json").read_text())
+    schema = json.loads((DATA_DIR / "cuesheet.schema.json").read_text())
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     assert [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(data)] == []
 
@@ -378,8 +380,8 @@ SCHEMA_PLACES = {  # reader.KEYS name → the schema's objects at that level (se
 }
 
 
-def _at(schema: dict, pointer: str) -> dict:
-    node = schema
+def _at(schema: dict[str, Any], pointer: str) -> Any:
+    node: Any = schema
     for part in filter(None, pointer.split("/")):
         node = node[int(part)] if isinstance(node, list) else node[part]
     return node

@@ -13,7 +13,8 @@ from yuesheng.music.repertoire import data_dir
 
 
 def _yaml(rite: str) -> dict[str, Any]:
-    return yaml.safe_load((data_dir("cues") / f"{rite}.yaml").read_text(encoding="utf-8"))
+    data: dict[str, Any] = yaml.safe_load((data_dir("cues") / f"{rite}.yaml").read_text(encoding="utf-8"))
+    return data
 
 
 def _cue(rite: str, cue_id: str) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import base64
 import io
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fontTools.ttLib import TTFont
@@ -47,7 +48,7 @@ def test_wanted_is_every_character_from_u2e80_on_once_in_order():
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory) -> Path:
+def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("fonts") / "xiangyinjiu.html"
     assert main(["sheet", "xiangyinjiu", "-o", str(path)]) == 0
     return path
@@ -92,6 +93,7 @@ _BOXES = """async () => {
 }"""
 
 
+@pytest.mark.browser
 def test_no_character_of_the_page_is_drawn_as_a_missing_glyph_box_in_chromium(page, tmp_path):
     from test_sheet import _chromium
 
@@ -119,8 +121,8 @@ def test_the_pdfs_draw_xuan_from_a_hanazono_font_not_as_a_box(tmp_path):
     part = f'\\bookpart {{ \\markup {{ "有{XUAN}酒 鄭注{XUAN}端" }} }}'
     pdf = tmp_path / "xuan.pdf"
     engrave(book_source([part], font=find_cjk_font()), pdf)
-    page = PdfReader(pdf).pages[0]
-    fonts_used = {str(f.get_object()["/BaseFont"]) for f in page["/Resources"]["/Font"].values()}
+    resources: Any = PdfReader(pdf).pages[0]["/Resources"]
+    fonts_used = {str(f.get_object()["/BaseFont"]) for f in resources["/Font"].values()}
     # 𤣥 comes from a Hanazono: the shipped subset, or Debian's fonts-hanazono when fontconfig finds that first
     assert any("HanaB" in name or "HanaMinB" in name for name in fonts_used), fonts_used
 
@@ -147,18 +149,21 @@ def test_a_pages_font_is_cut_once_then_read_from_the_cache(tmp_path, monkeypatch
     fonts._faces.cache_clear()
 
 
-def test_a_text_given_again_takes_its_rules_by_name_without_taking_its_set_of_characters(tmp_path, monkeypatch):
+def test_kept_rules_that_are_not_font_rules_are_cut_again(tmp_path, monkeypatch):
+    """The rules go into the page as they are: an entry that is not ``@font-face`` rules of the shipped families,
+    even one written whole, is a miss."""
+    from yuesheng import caches
+
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     fonts._faces.cache_clear()
     made = fonts.face_css("<p>鹿鳴" + XUAN)
-    names = tmp_path / "cache" / "yuesheng" / "font-pages"
-    [kept] = names.glob("*.name")
-    with monkeypatch.context() as m:
-        m.setattr(fonts, "_wanted", lambda beyond: pytest.fail("the set of characters taken again"))
-        assert fonts.face_css("<div>鹿 鳴" + XUAN + "</div>") == made  # ASCII changes nothing
-    assert fonts.face_css("鳴鹿" + XUAN) == made and len(list(names.glob("*.name"))) == 2  # other order, same rules
-    for damaged in ("../" * 8 + "etc/passwd", "0" * 32 + ".css", "\udcff"):
-        kept.write_text(damaged, encoding="utf-8", errors="surrogateescape")
+    [entry] = (tmp_path / "cache" / "yuesheng" / "fonts").glob("*.css")
+    folder = caches.folder("fonts")
+    assert folder is not None
+    for damaged in ("</style><script>alert(1)</script>", made.replace("YueshengHanaA", "Evil"), made + "\n",
+                    made.replace("base64,", "base64,<", 1), "\udcff"):
+        folder.write(entry.name, damaged.encode("utf-8", "surrogateescape"), entries=64)
+        fonts._faces.cache_clear()
         assert fonts.face_css("<p>鹿鳴" + XUAN) == made
     fonts._faces.cache_clear()
 
@@ -178,10 +183,16 @@ def test_a_cut_is_the_same_bytes_whenever_it_is_made(tmp_path, monkeypatch):
 
 
 def test_the_font_cache_keeps_only_its_newest_entries(tmp_path, monkeypatch):
-    from yuesheng.caches import keep
+    import os
 
+    from yuesheng import caches
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    folder = caches.folder("fonts")
+    assert folder is not None
     for n in range(5):
-        keep(tmp_path, f"{n}.css", b"x", entries=3)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["2.css", "3.css", "4.css"]
-    keep(tmp_path, "5.css", b"x", entries=0)  # 0 keeps none, not all (files[:-0] is empty)
-    assert list(tmp_path.iterdir()) == []
+        folder.write(f"{n}.css", b"x", entries=3)
+        os.utime(folder.path / f"{n}.css", (n, n))  # distinct, ordered times: the file system's may tie
+    assert sorted(p.name for p in folder.path.iterdir()) == ["2.css", "3.css", "4.css"]
+    folder.write("5.css", b"x", entries=0)  # 0 keeps none, not all (files[:-0] is empty)
+    assert list(folder.path.iterdir()) == []

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from yuesheng import build, load
 from yuesheng.errors import UnknownNameError
-from yuesheng.live.control import Command, Control, Press
-from yuesheng.live.player import FADE, Player, Playing
+from yuesheng.live.commands import Command
+from yuesheng.live.control import Control, Press
+from yuesheng.live.cueing import FADE, Playing
+from yuesheng.live.player import Player
 from yuesheng.outputs.midi import live_messages
 from yuesheng.timeline import TICKS_PER_SECOND
 
@@ -36,7 +39,8 @@ class FakeGo:
 
 class Capture:
     def __init__(self, clock: FakeClock, fail_after: int | None = None, error: BaseException | None = None) -> None:
-        self.clock, self.sent, self.fail_after, self.error = clock, [], fail_after, error
+        self.sent: list[Any] = []
+        self.clock, self.fail_after, self.error = clock, fail_after, error
 
     def send(self, message) -> None:
         if self.fail_after is not None and len(self.sent) >= self.fail_after and self.error is not None:
@@ -156,6 +160,11 @@ class _CapturePort(Capture):
         self.closed = True
 
 
+def _appended(ports: list[Any], port: Any) -> Any:
+    ports.append(port)
+    return port
+
+
 def _patch(monkeypatch, port_factory):
     clock = FakeClock()
     monkeypatch.setattr("yuesheng.live.player.RealClock", lambda: clock)
@@ -164,16 +173,16 @@ def _patch(monkeypatch, port_factory):
 
 
 def test_play_command_auto(run, monkeypatch):
-    ports = []
-    _patch(monkeypatch, lambda clock: ports.append(_CapturePort(clock)) or ports[-1])
+    ports: list[Any] = []
+    _patch(monkeypatch, lambda clock: _appended(ports, _CapturePort(clock)))
     code, out, _ = run("play", str(DATA / "golden.yaml"), "--auto")
     assert code == 0 and out.startswith("played 鄉射禮") and ports[0].closed
     assert len([m for _, m in ports[0].sent if m.type == "note_on"]) > 300
 
 
 def test_play_command_interrupted_is_a_clean_stop(run, monkeypatch):
-    ports = []
-    _patch(monkeypatch, lambda clock: ports.append(_CapturePort(clock, 30, KeyboardInterrupt())) or ports[-1])
+    ports: list[Any] = []
+    _patch(monkeypatch, lambda clock: _appended(ports, _CapturePort(clock, 30, KeyboardInterrupt())))
     code, out, _ = run("play", str(DATA / "golden.yaml"))
     assert code == 0 and out.startswith("stopped: all notes off")
     assert {m.control for _, m in ports[0].sent[30:]} == {120, 123}
@@ -213,8 +222,11 @@ def test_a_real_virtual_port_when_the_system_has_one():
     timeline = Timeline(rite="t", rite_id="t", events=notes, realization=Realization())
     with port, listener:
         Player(timeline, port, RealClock()).run()
-        time.sleep(0.2)
-        received = [m for m in listener.iter_pending() if m.type in ("note_on", "note_off")]
+        received: list[Any] = []
+        deadline = time.monotonic() + 5
+        while len(received) < 10 and time.monotonic() < deadline:  # the port delivers in its own time
+            received += [m for m in listener.iter_pending() if m.type in ("note_on", "note_off")]
+            time.sleep(0.01)
     assert [(m.type, m.note) for m in received] == [(t, 60 + n) for n in range(5) for t in ("note_on", "note_off")]
 
 
@@ -248,7 +260,7 @@ class Script:
 
     def wait_until(self, deadline: float | None) -> Press | None:
         if self.presses and (deadline is None or self.presses[0][0] <= deadline):
-            at, command, cue, *silence = self.presses.pop(0)
+            at, command, cue, *silence = self.presses.pop(0)  # type: ignore[var-annotated]
             self.clock.t = max(self.clock.t, at)
             return Press(command, self.clock.t, "test", cue, bool(silence))
         if deadline is None or (not self.presses and self.clock.t >= self.until):
@@ -259,7 +271,7 @@ class Script:
 
 class Entries:
     def __init__(self) -> None:
-        self.lines: list[tuple[str, float, dict]] = []
+        self.lines: list[tuple[str, float, dict[str, Any]]] = []
 
     def write(self, event: str, mono: float, **fields) -> None:
         self.lines.append((event, mono, fields))
@@ -399,3 +411,24 @@ def test_a_jump_keeps_the_music_sounding_and_makes_the_cue_before_it_current(gol
     assert any(20.0 < t < 60.0 for t in _ons_on(sent, SUNG))  # 合樂 sings on through the jump
     after = next(s for s in states if s.now >= 20.0)
     assert after.current == "ge" and after.current_started == 20.0 and after.follow_at is None
+
+
+def test_while_playing_the_build_is_frozen_and_the_collector_stays_on(golden):
+    """The collector is never off while a rite plays (a console's web server shares the process): what was built is
+    frozen out of its reach, and it collects at Python's own thresholds; all is restored afterwards."""
+    import gc
+
+    from yuesheng.process import LIVE_THRESHOLDS
+
+    clock = FakeClock()
+    seen = []
+
+    class Watching(Script):
+        def wait_until(self, deadline):
+            seen.append((gc.isenabled(), gc.get_freeze_count() > 0, gc.get_threshold()))
+            return super().wait_until(deadline)
+
+    thresholds, frozen = gc.get_threshold(), gc.get_freeze_count()
+    Player(golden, Capture(clock), clock, control=Watching(clock, [(0.0, Command.GO, "")]), stay=True).run()
+    assert seen and set(seen) == {(True, True, LIVE_THRESHOLDS)}
+    assert (gc.get_threshold(), gc.get_freeze_count()) == (thresholds, frozen)

@@ -41,7 +41,7 @@ def test_round_trip_through_mido(golden):
     sounding = [e for e in golden.events if e.kind in (EventKind.NOTE, EventKind.DRUM, EventKind.CALL)]
     ons = [m for t in midi.tracks for m in t if m.type == "note_on"]
     assert len(ons) == len(sounding)
-    got = Counter()
+    got: Counter[tuple[int, int | None]] = Counter()
     for track in midi.tracks[1:]:
         now = 0
         for m in track:
@@ -176,9 +176,14 @@ def test_a_key_outside_midi_is_an_error_not_a_traceback():
 
 
 def test_writing_pauses_the_collector_and_restores_it(golden, monkeypatch):
-    seen = []
+    seen: list[bool] = []
     real = mido.Message.bytes
-    monkeypatch.setattr(mido.Message, "bytes", lambda self: seen.append(gc.isenabled()) or real(self))
+
+    def noting(self):
+        seen.append(gc.isenabled())
+        return real(self)
+
+    monkeypatch.setattr(mido.Message, "bytes", noting)
     gc.disable()
     try:
         midi_bytes(golden)

@@ -6,13 +6,15 @@ from __future__ import annotations
 import struct
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pythonosc.osc_bundle_builder import IMMEDIATELY, OscBundleBuilder
 from pythonosc.osc_message_builder import OscMessageBuilder
 from pythonosc.udp_client import SimpleUDPClient
 
-from yuesheng.live.control import Command, Control
+from yuesheng.live.commands import Command
+from yuesheng.live.control import Control
 from yuesheng.live.osc import MAX_DATAGRAM, MAX_DEPTH, Gate, OscListener
 
 DATA = Path(__file__).parent / "data"
@@ -24,7 +26,7 @@ class Clock:
         return 0.0
 
 
-def _message(address: str, *args: object) -> bytes:
+def _message(address: str, *args: Any) -> bytes:
     builder = OscMessageBuilder(address)
     for arg in args:
         builder.add_arg(arg)
@@ -53,7 +55,8 @@ class Heard:
     """A listener fed directly (the sender's address chosen by the test), its notices kept."""
 
     def __init__(self, gate: Gate | None = None) -> None:
-        self.control, self.notices = Control(Clock(), guard=0.0), []
+        self.notices: list[str] = []
+        self.control = Control(Clock(), guard=0.0)
         self.listener = OscListener(self.control, "127.0.0.1", 0, gate=gate, notify=self.notices.append)
         self.listener.notices.every = 0.0  # every notice shown: the test reads them
 
@@ -79,7 +82,7 @@ def test_osc_commands_arrive_through_a_real_udp_socket():
         client.send_message("/yuesheng/fade", [])
         client.send_message("/yuesheng/stop", [])
         client.send_message("/yuesheng/goto", [])  # no cue: dropped
-        got = []
+        got: list[Any] = []
         deadline = time.monotonic() + 5
         while len(got) < 4 and time.monotonic() < deadline:
             press = control.presses.get(timeout=5)
@@ -135,7 +138,7 @@ def test_malformed_datagrams_are_dropped_with_a_notice(heard, data, why):
 
 
 def test_notices_of_a_flood_are_one_a_second_counting_the_rest():
-    control, notices = Control(Clock(), guard=0.0), []
+    control, notices = Control(Clock(), guard=0.0), list[str]()
     listener = OscListener(control, "127.0.0.1", 0, notify=notices.append)
     try:
         for _ in range(1000):
@@ -173,7 +176,7 @@ def test_an_allowed_sender_needs_no_token_and_others_are_refused():
 
 def test_bound_to_every_interface_a_datagram_without_the_token_is_refused():
     """0.0.0.0 is off loopback; the test's datagrams still go only through 127.0.0.1."""
-    control, notices = Control(Clock(), guard=0.0), []
+    control, notices = Control(Clock(), guard=0.0), list[str]()
     listener = OscListener(control, "0.0.0.0", 0, gate=Gate(TOKEN), notify=notices.append)
     try:
         client = SimpleUDPClient("127.0.0.1", listener.address[1])

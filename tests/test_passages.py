@@ -200,7 +200,9 @@ def _check_round(row: Row, head: str, body: str) -> None:
         assert all(e.cue == cue and timing.start_tick <= e.start_tick < timing.end_tick for e in shots), \
             f"{rnd}: {pair} does not shoot in {cue}"
     strokes = _check_jie(timeline, rnd, list(where), int(jie.removesuffix("節")), releases)
-    _check_count(rnd, releases, strokes, ticks(_sheet(row.rite).archery.tolerance), count)
+    archery = _sheet(row.rite).archery
+    assert archery is not None, f"{row.rite} has no archery"
+    _check_count(rnd, releases, strokes, ticks(archery.tolerance), count)
 
 
 def _check_count(rnd: str, releases: list[Event], strokes: set[tuple[str, int]], tolerance: int, count: str) -> None:
@@ -247,7 +249,8 @@ def _check_tally(row: Row, head: str, body: str) -> None:
     match = re.fullmatch(r"\s*右 (\d+) 左 (\d+)\s*", body)
     assert match, f"bad tally {body!r}"
     assert tallies.get(rnd) == (int(match.group(1)), int(match.group(2))), f"{rnd}: tally {tallies.get(rnd)}"
-    assert tallies[rnd] == tuple(sum(e.counted for e in releases if e.archer == side) for side in ("上射", "下射"))
+    counted = [e.archer for e in releases if e.counted]
+    assert tallies[rnd] == (counted.count("上射"), counted.count("下射"))
 
 
 def _check_first(row: Row, head: str, body: str) -> None:

@@ -26,7 +26,9 @@ def _plates(rite: str, repertoire: Any) -> list[dict[str, Any]]:
     """The plan data at every cue of *rite*'s programme (no variants), busiest first, then in the rite's order."""
     sheet = load(cue_path(rite), repertoire=repertoire)
     variants, readings = sheet.programme(frozenset(), {})
-    staged = staged_rite(sheet, variants, readings, blocking_beside(sheet))
+    blocking = blocking_beside(sheet)
+    assert blocking is not None, f"{rite} has no blocking"
+    staged = staged_rite(sheet, variants, readings, blocking)
     busiest = max(staged.cues, key=lambda cid: len(staged.cues[cid].stands))
     return [plan_data(staged.hall, sheet, at=cid, staged=staged.cues[cid]) for cid in [busiest, *staged.cues]]
 
@@ -130,6 +132,7 @@ _MEASURE = """() => {
 }"""
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("rite", ["xiangshe", "dashe"])
 def test_chromium_draws_the_busiest_plate_with_no_two_labels_touching_and_all_inside(rite, run, tmp_path, repertoire):
     from test_sheet import _chromium
@@ -165,11 +168,16 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_plan_reads_each_score_file_once(run, monkeypatch, tmp_path):
-    from yuesheng.music import repertoire
+    from yuesheng.music import repertoire, score
 
     read: list[Path] = []
-    load_piece = repertoire.load_piece
-    monkeypatch.setattr(repertoire, "load_piece", lambda path: read.append(Path(path)) or load_piece(path))
+    load_piece = score.load_piece
+
+    def noting(path):
+        read.append(Path(path))
+        return load_piece(path)
+
+    monkeypatch.setattr(repertoire, "load_piece", noting)
     own = tmp_path / "scores"
     own.mkdir()
     shutil.copy(ROOT / "scores" / "luming.yaml", own / "mine.yaml")

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from yuesheng.cuesheet import read_cuesheet
+from yuesheng.datafiles import DATA_DIR
 from yuesheng.music.repertoire import data_dir
 from yuesheng.yamlload import load
 
@@ -33,14 +34,14 @@ def _problems(path: Path, repertoire) -> list[str]:
 def test_a_place_is_read_in_steps_with_its_extent_and_estimate(tmp_path, repertoire):
     path = _with_positions(tmp_path, "  tang: {name: 西階上少東, x: -2, y: -0.5, w: 1.5, h: 2, estimate: true}\n")
     sheet, problems = read_cuesheet(load(path), repertoire)
-    assert problems == []
+    assert problems == [] and sheet is not None
     tang = sheet.positions["tang"]
     assert (tang.x, tang.y, tang.w, tang.h, tang.estimate, tang.placed) == (-2.0, -0.5, 1.5, 2.0, True, True)
 
 
 def test_a_sheet_without_any_place_has_no_plan_warning(repertoire):
     sheet, problems = read_cuesheet(load(MINI), repertoire)
-    assert problems == [] and not sheet.positions["tang"].placed
+    assert problems == [] and sheet is not None and not sheet.positions["tang"].placed
 
 
 @pytest.mark.parametrize(("block", "message"), [
@@ -87,20 +88,23 @@ def test_every_shipped_position_is_placed_and_cites_or_estimates(rite, repertoir
 def test_the_archery_ground_follows_the_text(rite, repertoire):
     """侯道 from the 物 (鄉射 五十弓; 大射 干五十 參七十 大侯九十), the 乏 west and north of its 侯."""
     sheet, _ = read_cuesheet(load(data_dir("cues") / f"{rite}.yaml"), repertoire)
-    pos = sheet.positions
-    wu = pos["wu-jian" if rite == "xiangshe" else "wu"]
+    assert sheet is not None
+    at = {name: (p.x, p.y) for name, p in sheet.positions.items() if p.x is not None and p.y is not None}
+    wu_y = at["wu-jian" if rite == "xiangshe" else "wu"][1]
     if rite == "xiangshe":  # 鄭注 5-3b: 乏去侯北十丈西三丈 (10 丈 = 100 尺 = 16⅔ 步; 3 丈 = 5 步)
-        assert pos["hou"].y - wu.y == 50
-        assert pos["fa"].x == pos["hou"].x - 5 and pos["hou"].y - pos["fa"].y == pytest.approx(100 / 6, abs=0.01)
+        (hou_x, hou_y), (fa_x, fa_y) = at["hou"], at["fa"]
+        assert hou_y - wu_y == 50
+        assert fa_x == hou_x - 5 and hou_y - fa_y == pytest.approx(100 / 6, abs=0.01)
     else:  # 9-2a: 大侯九十 參七十 干五十 設乏各去其侯西十北十
         for hou, fa, way in (("ganhou", "fa", 50), ("canhou", "fa-can", 70), ("dahou", "fa-da", 90)):
-            assert pos[hou].y - wu.y == way
-            assert (pos[hou].x - pos[fa].x, pos[hou].y - pos[fa].y) == (10, 10)
+            (hou_x, hou_y), (fa_x, fa_y) = at[hou], at[fa]
+            assert hou_y - wu_y == way
+            assert (hou_x - fa_x, hou_y - fa_y) == (10, 10)
 
 
 def test_the_schema_knows_places(tmp_path):
     jsonschema = pytest.importorskip("jsonschema")
-    schema = json.loads((Path(__import__("yuesheng").__file__).parent / "data" / "cuesheet.schema.json").read_text())
+    schema = json.loads((DATA_DIR / "cuesheet.schema.json").read_text())
     data = yaml.safe_load(MINI.read_text(encoding="utf-8"))
     validator = jsonschema.Draft202012Validator(schema)
     data["positions"]["tang"] |= {"x": 1, "y": 2, "w": 3, "h": 4, "estimate": True}

@@ -16,7 +16,7 @@ from yuesheng import build, load
 from yuesheng.errors import InvalidInputError
 from yuesheng.live.rehearsal import Measured, Take, load_timing, outliers, read_log, retime, timing_yaml
 from yuesheng.live.showlog import Log
-from yuesheng.timeline import Measurement
+from yuesheng.timeline import Measurement, Timeline
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = DATA / "golden.yaml"  # actions bin-ru (10 s), bai-zhi (5 s), zhengge-bei (5 s)
@@ -61,7 +61,7 @@ def test_a_log_written_under_kill_9_has_only_whole_lines(tmp_path):
     assert monos == [float(n) for n in range(len(monos))]
 
 
-def _beyond(timeline, action: str, following: str) -> float:
+def _beyond(timeline: Timeline, action: str, following: str) -> float:
     """What the plan puts between *action*'s end and the *following* action's start (music that follows it)."""
     t = {c.cue.id: c for c in timeline.cues}
     return (t[following].start_tick - t[action].end_tick) / 960

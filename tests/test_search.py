@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from yuesheng.music.score import Piece
 from yuesheng.outputs.engrave import (
     Notation,
     Setting,
@@ -25,7 +26,7 @@ pypdf = pytest.importorskip("pypdf")
 
 
 @pytest.fixture(scope="module")
-def book(repertoire, has_engraver, tmp_path_factory: pytest.TempPathFactory) -> tuple[list, Path]:
+def book(repertoire, has_engraver, tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Piece], Path]:
     pieces = [p for p in repertoire if p.playable and not p.realization]
     out = tmp_path_factory.mktemp("search") / "all.pdf"
     engrave(book_source([piece_bookpart(p, Setting(notation=Notation.JIANPU)) for p in pieces], font=find_cjk_font()),

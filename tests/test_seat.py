@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import math
 import shutil
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 
@@ -38,7 +39,15 @@ from yuesheng.outputs.sofa import load as load_sofa
 from yuesheng.timeline import CueTiming, Event, EventKind, Timeline, ticks
 
 has_fluidsynth = shutil.which("fluidsynth") is not None and any(p.is_file() for p in SOUNDFONTS)
-needs_fluidsynth = pytest.mark.skipif(not has_fluidsynth, reason="fluidsynth and fluid-soundfont-gm not installed")
+
+
+def needs_fluidsynth(test: Callable[..., None]) -> Callable[..., None]:
+    """A test that renders through FluidSynth: marked ``synth``, and skipped where FluidSynth is not installed."""
+    skipped = pytest.mark.skipif(not has_fluidsynth, reason="fluidsynth and fluid-soundfont-gm not installed")(test)
+    marked: Callable[..., None] = pytest.mark.synth(skipped)
+    return marked
+
+
 S = ticks(Fraction(1))
 CITE = Cite("5-21a", "樂正適西方命弟子贊工遷樂于下")
 PLAN = {  # the 鄉射 plan's places (cues/xiangshe.yaml), in 步
@@ -518,7 +527,7 @@ def test_a_staged_rite_is_heard_in_its_own_halls_tang(staged_xiangshe):
     from yuesheng.outputs.placement import with_hall
 
     physics = with_hall(Physics(), staged_xiangshe.staged)
-    assert physics.hall_bu == (-4, 4, 8)  # 州序: the 序 4 步 either side, the 堂 8 步 deep (xiangshe.hall.yaml)
+    assert physics.hall_bu == (-4.0, 4.0, 8.0)  # 州序: the 序 4 步 either side, the 堂 8 步 deep (xiangshe.hall.yaml)
     placed = blocking(staged_xiangshe.timeline, staged_xiangshe.staged)
     stops, seats = placed.stops, placed.seats
     who = Listener(seats["bin-xi"].x, seats["bin-xi"].y, FACINGS["south"])

@@ -11,7 +11,6 @@ import json
 import os
 import re
 import shutil
-import stat
 import subprocess
 import sys
 import unicodedata
@@ -24,7 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
-from yuesheng import Production, build, load, produce
+from yuesheng import Production, build, caches, load, produce
 from yuesheng.cli import main
 from yuesheng.cli.common import cue_path
 from yuesheng.music.repertoire import data_dir
@@ -32,12 +31,9 @@ from yuesheng.outputs.plan import screens, targets
 from yuesheng.timeline import Measurement, Options
 from yuesheng.web.sheet import (
     Encoded,
-    _fingerprint,
-    cache_folder,
     environment,
     json_island,
     sheet_html,
-    template_cache,
     timeline_view,
 )
 
@@ -180,22 +176,28 @@ def test_the_run_sheet_escapes_its_cells_as_the_templates_do():
     assert _escaped(HOSTILE + "&amp; 樂") == str(escape(HOSTILE + "&amp; 樂"))
 
 
+def _numbers(pattern: str, svg: str) -> list[float]:
+    """The numbers *pattern*'s groups find in *svg*."""
+    found = re.search(pattern, svg)
+    assert found, f"{pattern} not in {svg}"
+    return [float(n) for n in found.groups()]
+
+
 def test_each_block_and_mark_is_drawn_at_its_time_on_its_lane(timelines):
     view = timeline_view(timelines["dashe"])
     scale, left = view["plot_width"] / view["duration"], view["label_width"]
     drawn = str(view["plot"]).split("\n")
     assert len(drawn) == len(view["blocks"]) + len(view["marks"])
     for b, svg in zip(view["blocks"], drawn, strict=False):
-        x, y, width = map(float, re.search(r'<rect x="([^"]+)" y="([^"]+)" width="([^"]+)"', svg).groups())
+        x, y, width = _numbers(r'<rect x="([^"]+)" y="([^"]+)" width="([^"]+)"', svg)
         assert x == pytest.approx(left + b.t0 * scale) and width == pytest.approx(max((b.t1 - b.t0) * scale, 1))
         assert y == b.lane * 24 + 3 and f'data-t0="{b.t0}" data-t1="{b.t1}"' in svg
     for m, svg in zip(view["marks"], drawn[len(view["blocks"]):], strict=True):
         if m.kind.startswith("arrow"):
-            x, y = map(float, re.search(r'<circle cx="([^"]+)" cy="([^"]+)"', svg).groups())
+            x, y = _numbers(r'<circle cx="([^"]+)" cy="([^"]+)"', svg)
             assert y == m.lane * 24 + 12
         else:
-            x, x2, y, y2 = map(float, re.search(r'<line x1="([^"]+)" x2="([^"]+)" y1="([^"]+)" y2="([^"]+)"',
-                                                 svg).groups())
+            x, x2, y, y2 = _numbers(r'<line x1="([^"]+)" x2="([^"]+)" y1="([^"]+)" y2="([^"]+)"', svg)
             assert x2 == x and (y, y2) == (m.lane * 24 + 3, m.lane * 24 + 21)
         assert x == pytest.approx(left + m.t * scale) and f'data-t="{m.t}"' in svg
     assert {m.kind.split()[0] for m in view["marks"]} == {"jie", "half", "arrow", "call"}
@@ -205,89 +207,24 @@ def test_same_timeline_same_page(timelines, productions):
     assert sheet_html(productions["xiangyinjiu"]) == sheet_html(productions["xiangyinjiu"])
 
 
-# --- the compiled templates' cache -----------------------------------------------------------------------
+# --- the templates: compiled in the process, never kept -----------------------------------------------
 
 
-@pytest.fixture
-def fresh_environment(monkeypatch, tmp_path) -> Iterator[Path]:
-    """``environment()`` made anew with ``$XDG_CACHE_HOME`` in *tmp_path*, and made anew again afterwards."""
+def test_no_compiled_template_is_kept_on_disk(monkeypatch, tmp_path, productions):
+    """Compiled templates are code: none is written to a cache folder, or read from one (a planted file is not)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    planted = tmp_path / "cache" / "yuesheng" / "jinja"
+    planted.mkdir(parents=True, mode=0o700)
+    (planted / "x-sheet.html.j2.cache").write_bytes(b"j2\x00garbage")
     environment.cache_clear()
-    yield tmp_path / "cache" / "yuesheng" / "jinja"
-    environment.cache_clear()
-
-
-def _compiles(monkeypatch) -> list[str]:
-    """The names of the templates Jinja2 compiles from here on."""
-    import jinja2
-
-    names: list[str] = []
-    compile_ = jinja2.Environment.compile
-
-    def counting(self: Any, source: Any, name: str | None = None, *args: Any, **kwargs: Any) -> Any:
-        names.append(name or "")
-        return compile_(self, source, name, *args, **kwargs)
-
-    monkeypatch.setattr(jinja2.Environment, "compile", counting)
-    return names
-
-
-def test_the_templates_are_compiled_once_into_a_private_cache(fresh_environment, monkeypatch, timelines, productions):
-    compiled = _compiles(monkeypatch)
-    first = sheet_html(productions["xiangyinjiu"])
-    assert sorted(compiled) == ["sheet.css.j2", "sheet.html.j2", "sheet.js.j2", "timeline.css.j2", "timeline.svg.j2"]
-    assert stat.S_IMODE(fresh_environment.stat().st_mode) == 0o700
-    assert len(list(fresh_environment.glob("*.cache"))) == 5
-    environment.cache_clear()  # as in a new process
-    compiled.clear()
-    assert sheet_html(productions["xiangyinjiu"]) == first
-    assert compiled == []
-
-
-def test_a_changed_template_or_environment_is_compiled_anew(fresh_environment):
-    import jinja2
-
-    options, version = {"autoescape": True, "trim_blocks": True}, jinja2.__version__
-    assert _fingerprint(version, options) != _fingerprint(version, {**options, "trim_blocks": False})
-    assert _fingerprint(version, options) != _fingerprint("0.0", options)
-    loader = jinja2.DictLoader({"t": "<b>{{ x }}</b>"})
-    cache = template_cache(fresh_environment.parent, "f")
-    env = jinja2.Environment(loader=loader, autoescape=True, bytecode_cache=cache)
-    assert env.get_template("t").render(x="<") == "<b>&lt;</b>"
-    loader.mapping["t"] = "<i>{{ x }}</i>"
-    env.cache.clear()  # the in-memory cache: the file on disk still holds the old template
-    assert env.get_template("t").render(x="<") == "<i>&lt;</i>"
-
-
-def test_a_broken_cache_file_is_compiled_anew(fresh_environment, timelines, productions):
-    first = sheet_html(productions["xiangyinjiu"])
-    for path in fresh_environment.glob("*.cache"):
-        path.write_bytes(path.read_bytes()[:40])
-    environment.cache_clear()
-    assert sheet_html(productions["xiangyinjiu"]) == first
-
-
-def test_a_cache_that_cannot_be_made_or_written_is_no_error(tmp_path, monkeypatch, timelines, productions):
-    first = sheet_html(productions["xiangyinjiu"])
-    (tmp_path / "file").write_text("")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))
-    assert cache_folder("jinja") is None
-    shared = tmp_path / "shared" / "yuesheng" / "jinja"
-    shared.mkdir(parents=True)
-    shared.chmod(0o777)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "shared"))
-    assert cache_folder("jinja") is None  # others could put code in it
-    import jinja2
-
-    gone = template_cache(tmp_path / "gone", "f")  # every write fails
-    env = jinja2.Environment(loader=jinja2.DictLoader({"t": "{{ x }}"}), bytecode_cache=gone)
-    assert env.get_template("t").render(x=1) == "1"
     try:
-        environment.cache_clear()
-        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))
-        assert sheet_html(productions["xiangyinjiu"]) == first
+        page = sheet_html(productions["xiangyinjiu"])
+        assert environment().bytecode_cache is None
     finally:
         environment.cache_clear()
+    assert page == sheet_html(productions["xiangyinjiu"])
+    assert [p.name for p in planted.iterdir()] == ["x-sheet.html.j2.cache"]
+    assert [p for p in (tmp_path / "cache").rglob("*.cache") if p.parent != planted] == []
 
 
 # --- the command ----------------------------------------------------------------------------------------
@@ -366,13 +303,18 @@ class Page:
         self.errors: list[str] = []
         self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.on("dialog", lambda d: (self.errors.append(f"dialog: {d.message}"), d.dismiss()))
+        self.page.on("dialog", self._dismiss)
         self.page.on("request", lambda r: None if r.url.startswith(("file:", "data:", "about:")) else
                      self.errors.append(f"network request: {r.url}"))
         self.page.goto(path.as_uri())
         self.page.wait_for_selector("html[data-ready=true]", timeout=20_000)
         self.page.wait_for_selector("html:not([data-plates=drawing])", timeout=60_000)  # every plate drawn
         self.shots = shots
+
+    def _dismiss(self, dialog: Any) -> None:
+        """A dialog is an error of the page: noted, and dismissed so that the page goes on."""
+        self.errors.append(f"dialog: {dialog.message}")
+        dialog.dismiss()
 
     @contextmanager
     def checks(self, name: str) -> Iterator[Any]:
@@ -555,7 +497,7 @@ def test_zoom_goes_from_the_whole_rite_to_one_pairs_jie(pages, opened):
         def spacing() -> float:
             xs = p.eval_on_selector_all('#timeline .mark.jie[data-t] line',
                                         "els => els.map(e => +e.getAttribute('x1')).sort((a, b) => a - b)")
-            return min(b - a for a, b in zip(xs, xs[1:], strict=False))
+            return float(min(b - a for a, b in zip(xs, xs[1:], strict=False)))
         whole = spacing()
         options = p.eval_on_selector_all("#zoom option", "os => os.map(o => o.textContent)")
         p.select_option("#zoom", label=next(o for o in options if o.startswith("耦 round-3")))
@@ -662,7 +604,7 @@ def test_a_page_drawn_again_takes_its_plates_as_kept_without_the_staging_model(t
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
     runs = [subprocess.run([sys.executable, "-c", script, str(tmp_path / f"{n}.html")], cwd=ROOT, env=env,
                            capture_output=True, text=True, check=True).stdout.split()[-2:] for n in range(2)]
-    assert runs == [["True", "True"], ["False", "False"]]  # the second neither unpickled nor staged the rite
+    assert runs == [["True", "True"], ["False", "False"]]  # the second neither decoded nor staged the rite
     assert (tmp_path / "0.html").read_bytes() == (tmp_path / "1.html").read_bytes()
 
 
@@ -675,12 +617,16 @@ def test_a_damaged_or_foreign_kept_drawing_is_drawn_anew(tmp_path, monkeypatch, 
     assert fresh is not None and fresh.members and json.loads(fresh.json)["cues"]
     [entry] = (tmp_path / "yuesheng" / "plates").glob("*.json")
     assert plates_data(productions["xiangyinjiu"], timeline.names) == fresh
-    kept = entry.read_text("utf-8")
-    damaged = [kept.replace('"members":[', '"members":[1,', 1), kept.replace('"box":[', '"box":["x",', 1),
-               kept.replace('"cues":{', '"cues":{"x":0,', 1)]  # the last: the drawing is not what its digest says
+    folder = caches.folder("plates")
+    assert folder is not None
+    kept = (folder.read(entry.name, limit=1 << 24) or b"").decode("utf-8")
+    damaged = [kept.replace('"members":[', '"members":[1,', 1), kept.replace('"box":[', '"box":["x",', 1)]
     for text in ("{not json", "[]\n{}", '{"format": "yuesheng-plates-0"}\n{}', *damaged):
-        entry.write_text(text, encoding="utf-8")
+        folder.write(entry.name, text.encode("utf-8"), entries=64)  # written whole, not a drawing
         assert plates_data(productions["xiangyinjiu"], timeline.names) == fresh, text[:40]
+    whole = entry.read_bytes()
+    entry.write_bytes(whole.replace(b'"cues":{', b'"cues":{"x":0,', 1))  # damaged on disk: not what it was written
+    assert plates_data(productions["xiangyinjiu"], timeline.names) == fresh
 
 
 @pytest.mark.parametrize("rite", STAGED)

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,7 +28,7 @@ DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).parent.parent
 
 
-def _lines(path: Path) -> list[dict]:
+def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
@@ -189,9 +190,14 @@ def test_the_rite_goes_on_when_the_log_fills_its_disk(tmp_path):
     assert lines[-1]["lost"] >= 2 and all("lost" not in e for e in lines[:-1])  # the last GOTO and the GO at least
 
 
+def _fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
+
+
 @pytest.mark.parametrize("make, message", [
     (lambda tmp: Path("/dev/full"), "--log /dev/full: it is a device or socket, not a file"),
-    (lambda tmp: (os.mkfifo(tmp / "fifo"), tmp / "fifo")[1], "it is a FIFO, not a file (a log is a regular file)"),
+    (lambda tmp: _fifo(tmp / "fifo"), "it is a FIFO, not a file (a log is a regular file)"),
 ])
 def test_a_log_that_cannot_be_a_log_is_refused_at_start_in_one_line(tmp_path, make, message):
     console = _console("--log", str(make(tmp_path)))

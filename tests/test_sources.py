@@ -3,13 +3,16 @@ page."""
 
 from __future__ import annotations
 
+import json
+import marshal
+import pickle
 import re
 
 import pytest
 
-from yuesheng import characters, sources
+from yuesheng import caches, characters, sources
 from yuesheng.check.validate import _cites
-from yuesheng.errors import InvalidValueError
+from yuesheng.errors import InvalidValueError, UnknownPageError
 from yuesheng.music.repertoire import data_dir
 from yuesheng.music.score import Provenance
 from yuesheng.yamlload import load
@@ -56,11 +59,11 @@ def test_every_shipped_chapter_is_there():
 
 
 def test_an_unknown_page_suggests_the_nearest_shipped_pages():
-    with pytest.raises(sources.UnknownPageError) as caught:
+    with pytest.raises(UnknownPageError) as caught:
         sources.page("9-99b")
     assert caught.value.suggestions == ("9-34a", "9-34b", "10-1a")
     assert "卷9 has no leaf 99b" in str(caught.value)
-    with pytest.raises(sources.UnknownPageError, match=r"卷12 is not shipped; shipped: 卷 4, 5, 6, 7, 8, 9, 10"):
+    with pytest.raises(UnknownPageError, match=r"卷12 is not shipped; shipped: 卷 4, 5, 6, 7, 8, 9, 10"):
         sources.page("12-1a")
 
 
@@ -120,7 +123,8 @@ def test_a_quote_with_words_left_out_matches_in_order():
 def test_a_quote_may_run_on_to_the_next_page_but_must_start_on_its_own():
     match = sources.find_quote("司射猶袒決遂左執弓右執一个", sources.page("6-13b"))
     assert match is not None and match.runs_on
-    assert sources.find_quote("奏騶虞間若一…大師不興許諾", sources.page("6-12b")).runs_on
+    match = sources.find_quote("奏騶虞間若一…大師不興許諾", sources.page("6-12b"))
+    assert match is not None and match.runs_on
     assert sources.find_quote("大師不興許諾", sources.page("6-12b")) is None  # wholly on 6-13a
     assert sources.find_quote("大師不興許諾", sources.page("6-13a")) is not None
 
@@ -228,7 +232,7 @@ def test_the_texts_parse_is_kept_for_the_next_run_and_a_damaged_entry_is_parsed_
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     sources.pages.cache_clear()
     parsed = sources.pages("sepu")
-    entry = tmp_path / "yuesheng" / "texts" / "sepu.marshal"
+    entry = tmp_path / "yuesheng" / "texts" / f"{caches.key(sources._KEPT_FORMAT, 'sepu')}.json"
     assert entry.is_file()
 
     def no_parse(*args):
@@ -238,8 +242,16 @@ def test_the_texts_parse_is_kept_for_the_next_run_and_a_damaged_entry_is_parsed_
     with monkeypatch.context() as m:
         m.setattr(sources, "_parse", no_parse)
         assert sources.pages("sepu") == parsed  # from the kept entry
-    for damage in (b"", b"\x00garbage", entry.read_bytes()[:1000]):
-        entry.write_bytes(damage)
+    folder = caches.folder("texts")
+    assert folder is not None
+    kept = json.loads(folder.read(entry.name, limit=1 << 24) or b"")
+    wrong = [[*kept[0][:3], [["經", 1]]], *kept[1:]]  # a part's text that is not a string
+    for damage in (b"", b"\x00garbage", entry.read_bytes()[:1000], b"{}", json.dumps(wrong).encode(),
+                   pickle.dumps(kept), marshal.dumps(kept)):
+        entry.write_bytes(damage)  # damaged on disk: it fails its digest
+        sources.pages.cache_clear()
+        assert sources.pages("sepu") == parsed
+        folder.write(entry.name, damage, entries=8)  # written whole, but not pages
         sources.pages.cache_clear()
         assert sources.pages("sepu") == parsed
     sources.pages.cache_clear()

@@ -200,7 +200,7 @@ def test_the_xunuo_is_on_the_sounds_of_its_rites_row(repertoire, tmp_path, old, 
     assert len(problems) == 1 and message in problems[0].message, problems
 
 
-def _renamed(tmp_path, rite_id: str, name: str, *, drop: str = "") -> Path:
+def _renamed(tmp_path: Path, rite_id: str, name: str, *, drop: str = "") -> Path:
     """The shipped 鄉飲酒禮 as a sheet of one's own named *name* (id *rite_id*), with the line *drop* taken out."""
     from yuesheng.music.repertoire import data_dir
 

@@ -8,6 +8,7 @@ import os
 import pytest
 
 from yuesheng import yamlload
+from yuesheng.errors import InvalidInputError
 from yuesheng.music.repertoire import data_dir
 
 
@@ -42,7 +43,7 @@ def test_libyaml_and_pure_python_give_the_same_document(monkeypatch, name):
 def test_refused_scalars_are_reported_at_their_place(monkeypatch, loader, text, where, what):
     if loader == "pure":
         monkeypatch.setattr(yamlload, "_Loader", yamlload.pure_loader())
-    with pytest.raises(yamlload.InvalidInputError) as caught:
+    with pytest.raises(InvalidInputError) as caught:
         yamlload.loads(text, "f")
     (problem,) = caught.value.problems
     assert (problem.line, problem.col) == where and what in str(problem)
@@ -57,7 +58,7 @@ def test_an_alias_bomb_is_measured_before_it_is_built():  # 1 + 11 + 111 + … +
     bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"{x}: &{x} [*{y}, *{y}, *{y}, *{y}, *{y}, *{y}, *{y}, *{y}, *{y}, *{y}]\n"
         for x, y in zip("bcdefgh", "abcdefg", strict=True))
-    with pytest.raises(yamlload.InvalidInputError,
+    with pytest.raises(InvalidInputError,
                        match="document too large: 123,456,789 values after alias expansion"):
         yamlload.loads(bomb, "f")
 
@@ -66,7 +67,7 @@ def test_only_regular_files_are_read(tmp_path):
     fifo = tmp_path / "f.yaml"
     os.mkfifo(fifo)
     for path, kind in ((fifo, "a FIFO"), (tmp_path, "a directory"), ("/dev/zero", "a device or socket")):
-        with pytest.raises(yamlload.InvalidInputError, match=rf"not a regular file \({kind}\)"):
+        with pytest.raises(InvalidInputError, match=rf"not a regular file \({kind}\)"):
             yamlload.load(path)
 
 
@@ -106,21 +107,34 @@ def test_a_changed_file_is_parsed_again(cache, tmp_path):
     path.write_text("a: 2\n", encoding="utf-8")  # same size, perhaps the same mtime
     assert yamlload.load(path).data == {"a": 2}
     path.write_text("a: [1\n", encoding="utf-8")
-    with pytest.raises(yamlload.InvalidInputError, match="YAML syntax error"):
+    with pytest.raises(InvalidInputError, match="YAML syntax error"):
         yamlload.load(path)
 
 
 @pytest.mark.parametrize("content", ["", "{", "[]", '{"format": 1}', "{\"format\": \"x\", \"text\": 3}", "\udcff",
-                                     "wrong marks"])
-def test_a_broken_cache_entry_is_ignored(cache, tmp_path, content):
+                                     "wrong marks", "marks not numbers"])
+@pytest.mark.parametrize("whole", [True, False])
+def test_a_broken_cache_entry_is_ignored(cache, tmp_path, content, whole):
+    """An entry damaged on disk fails its digest (*whole* False); one written whole with the wrong content fails
+    its checks (the folder is the user's own: only a bug or the user could write it)."""
+    from yuesheng import caches
+
     path = tmp_path / "a.yaml"
     path.write_text("a: {b: 1}\n", encoding="utf-8")
     yamlload.load(path)
     (entry,) = cache.iterdir()
+    folder = caches.folder("yaml")
+    assert folder is not None
+    good = json.loads(folder.read(entry.name, limit=1 << 20) or b"")
     if content == "wrong marks":  # the right text, one mark short
-        good = json.loads(entry.read_text(encoding="utf-8"))
         content = json.dumps({**good, "marks": good["marks"][:-2]})
-    entry.write_text(content, encoding="utf-8", errors="surrogateescape")
+    elif content == "marks not numbers":
+        content = json.dumps({**good, "marks": [str(n) for n in good["marks"]]})
+    data = content.encode("utf-8", "surrogateescape")
+    if whole:
+        folder.write(entry.name, data, entries=10)
+    else:
+        entry.write_bytes(entry.read_bytes()[:80] + data)
     assert yamlload.load(path).where(("a", "b")) == (1, 8)
 
 
@@ -162,5 +176,6 @@ def test_the_cache_keeps_at_most_its_bound_and_drops_the_oldest(tmp_path, monkey
     assert oct(folder.stat().st_mode & 0o777) == "0o700"
     kept = sorted(folder.glob("*.json"))
     assert len(kept) == 3
-    assert yamlload._cache_entry(files[0]) not in kept and yamlload._cache_entry(files[4]) in kept
+    assert folder / yamlload._cache_entry(files[0].read_bytes()) not in kept
+    assert folder / yamlload._cache_entry(files[4].read_bytes()) in kept
     assert yamlload.load(files[4]).data == {"n": 4}

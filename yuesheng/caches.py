@@ -1,114 +1,343 @@
 """The per-user cache folders: ``$XDG_CACHE_HOME/yuesheng/NAME`` (``~/.cache/yuesheng/NAME`` by default).
 
-What is kept there is only ever a copy of what yuesheng can make again (compiled templates, a page's font); every
-reader treats a missing, unreadable or foreign entry as a miss, so deleting a folder is always safe.
+What is kept there is only ever data that yuesheng can make again, read back with a check of its shape; nothing read
+from a cache folder is ever run as code (no pickle, no marshalled code). Every reader treats a missing, unreadable,
+foreign or malformed entry as a miss, so deleting a folder is always safe (``yuesheng cache clear``).
+
+- ``folder(name)`` opens a folder once: every level yuesheng creates is made 0700 whatever the umask; a level that
+  is not the user's, is writable by group or others, or is a symlink is not used (None). The folder is opened with
+  ``O_DIRECTORY|O_NOFOLLOW`` level by level below the cache root, and each entry is opened relative to it and checked
+  (``fstat``: a regular file of the user's, not writable by others, within the reader's limit) before it is read.
+  Entries are written whole: a temporary file created exclusively, then renamed over the entry; each begins with a
+  SHA-256 of the rest, so a damaged entry (cut short, a byte changed) is a miss before any reader parses it.
+- ``key(kind, *parts)`` is the one rule that names an entry: a digest of the format, the kind, the installed package
+  (every file by name and content: ``package_digest``) and the parts, which the caller makes of every input it reads
+  (the bytes of each file) and its options.
+- ``YUESHENG_NO_CACHE=1`` or ``disable()`` (the CLI's ``--no-cache``) turns every cache off: nothing read, nothing
+  written.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import re
 import stat
+import sys
 from collections.abc import Callable
 from contextlib import suppress
-from dataclasses import fields, is_dataclass
-from functools import partial
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
+FORMAT = "yuesheng-cache-2"
+PACKAGE = Path(__file__).resolve().parent
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")  # a folder's or an entry's name: never a path
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_ENTRY = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK  # a FIFO would block an open without O_NONBLOCK
+_on = [True]
 
-def cache_folder(name: str) -> Path | None:
-    """The cache folder *name*, made private to this user; None where it cannot be made, is not a folder of this
-    user's, or others could write in it (some of its files are run as code, others embedded in pages)."""
+
+def disable() -> None:
+    """Turn every cache off for this process (``--no-cache``)."""
+    _on[0] = False
+
+
+def enable() -> None:
+    """Turn the caches on again (after a command run with ``--no-cache`` in a process that goes on)."""
+    _on[0] = True
+
+
+def enabled() -> bool:
+    """Whether caches are used: not after ``disable()``, nor with ``YUESHENG_NO_CACHE`` set (to anything but 0)."""
+    return _on[0] and os.environ.get("YUESHENG_NO_CACHE", "") in ("", "0")
+
+
+def root() -> Path | None:
+    """Where yuesheng's folders are: ``$XDG_CACHE_HOME/yuesheng`` (an absolute path only), else
+    ``~/.cache/yuesheng``; None without a home folder."""
     base = os.environ.get("XDG_CACHE_HOME") or ""
     try:
-        root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
-        folder = root / "yuesheng" / name
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        st = folder.lstat()
-    except (OSError, RuntimeError):  # RuntimeError: no home folder
+        return (Path(base) if os.path.isabs(base) else Path.home() / ".cache") / "yuesheng"
+    except RuntimeError:  # no home folder
         return None
-    private = stat.S_ISDIR(st.st_mode) and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-    return folder if private and (not hasattr(os, "getuid") or st.st_uid == os.getuid()) else None
 
 
-def keep(folder: Path, name: str, data: bytes, *, entries: int) -> None:
-    """Write *data* as *name* in *folder* whole (a temporary file renamed), then keep only the *entries* newest files;
-    any failure leaves the cache as it was (it is only a cache)."""
-    temporary = folder / f".{name}.{os.getpid()}.tmp"
-    with suppress(OSError):
-        temporary.write_bytes(data)
-        os.replace(temporary, folder / name)
-        files = sorted((p for p in folder.iterdir() if not p.name.startswith(".")), key=_age)
-        for old in files[:max(len(files) - entries, 0)]:  # not files[:-entries]: entries=0 would keep them all
-            old.unlink(missing_ok=True)
-    with suppress(OSError):
-        temporary.unlink(missing_ok=True)
+@dataclass(frozen=True, slots=True)
+class Folder:
+    """A cache folder opened once (*fd*); every entry is opened, written and removed relative to it."""
+
+    fd: int
+    path: Path
+
+    def read(self, name: str, *, limit: int) -> bytes | None:
+        """The bytes of entry *name*, or None: no such entry, or not a regular file of the user's that others cannot
+        write, or larger than *limit*, or unreadable, or not what the digest written with it says (damaged)."""
+        if not _NAME.fullmatch(name):
+            return None
+        try:
+            fd = os.open(name, _ENTRY, dir_fd=self.fd)
+        except OSError:
+            return None
+        try:
+            if not _private(os.fstat(fd), stat.S_ISREG, limit + _HEAD):
+                return None
+            with open(fd, "rb", closefd=False) as handle:
+                kept = handle.read(limit + _HEAD + 1)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        data = kept[_HEAD:]
+        return data if len(data) <= limit and kept[:_HEAD] == _head(data) else None
+
+    def write(self, name: str, data: bytes, *, entries: int) -> None:
+        """Write *data* as entry *name* whole (after a digest of it: a temporary file, created exclusively, renamed over
+        it), then keep only the *entries* newest entries; any failure leaves the folder as it was (it is only a
+        cache)."""
+        if not _NAME.fullmatch(name):
+            return
+        temporary = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        try:
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                         dir_fd=self.fd)
+        except OSError:
+            return
+        try:
+            with open(fd, "wb") as handle:
+                handle.write(_head(data) + data)
+            os.replace(temporary, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+        except OSError:
+            with suppress(OSError):
+                os.unlink(temporary, dir_fd=self.fd)
+            return
+        self.prune(entries)
+
+    def prune(self, entries: int) -> None:
+        """Remove all but the *entries* newest entries (by time of writing)."""
+        for name, _, _ in sorted(self.entries(), key=lambda e: e[2], reverse=True)[max(entries, 0):]:
+            with suppress(OSError):
+                os.unlink(name, dir_fd=self.fd)
+
+    def entries(self) -> list[tuple[str, int, int]]:
+        """Each entry (not the temporary files being written): its name, size in bytes and time of writing (ns)."""
+        found = []
+        with suppress(OSError), os.scandir(self.fd) as listing:
+            for item in listing:
+                if not item.name.startswith("."):
+                    with suppress(OSError):
+                        info = item.stat(follow_symlinks=False)
+                        found.append((item.name, info.st_size, info.st_mtime_ns))
+        return found
+
+    def clear(self) -> int:
+        """Remove every file of the folder (symlinks themselves, never what they point to); how many bytes."""
+        removed = 0
+        with suppress(OSError), os.scandir(self.fd) as listing:
+            for item in listing:
+                with suppress(OSError):
+                    info = item.stat(follow_symlinks=False)
+                    if not stat.S_ISDIR(info.st_mode):
+                        os.unlink(item.name, dir_fd=self.fd)
+                        removed += info.st_size
+        return removed
+
+    def close(self) -> None:
+        """Close a folder from ``existing`` (one from ``folder`` stays open for the process)."""
+        os.close(self.fd)
+
+    def read_json(self, name: str, *, limit: int) -> Any:
+        """The JSON value of entry *name*, or None (no entry, or not JSON)."""
+        data = self.read(name, limit=limit)
+        try:
+            return json.loads(data) if data is not None else None
+        except (ValueError, RecursionError):
+            return None
+
+    def write_json(self, name: str, value: Any, *, entries: int) -> None:
+        """Keep *value* as JSON in entry *name*; a value JSON cannot hold (NaN, infinity) is not kept."""
+        try:
+            data = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        except (ValueError, TypeError, RecursionError):
+            return
+        self.write(name, data, entries=entries)
 
 
-def _age(path: Path) -> float:
+_HEAD = len(FORMAT) + 1 + 64 + 1  # each entry begins with a line of the format and the SHA-256 of the rest
+
+
+def _head(data: bytes) -> bytes:
+    return f"{FORMAT} {hashlib.sha256(data).hexdigest()}\n".encode("ascii")
+
+
+_OPEN: dict[tuple[Path, str], Folder] = {}
+
+
+def folder(name: str) -> Folder | None:
+    """The cache folder *name*, opened once a process; None where caching is off or the folder
+    cannot be made or is not safe to use (not the user's, writable by others, a symlink)."""
+    where = root()
+    if not enabled() or where is None or not _NAME.fullmatch(name) or os.open not in os.supports_dir_fd:
+        return None
+    opened = _OPEN.get((where, name))
+    if opened is not None:
+        with suppress(OSError):
+            if os.fstat(opened.fd).st_nlink:  # not removed since (``cache clear``, a test's temporary folder)
+                return opened
+        _OPEN.pop((where, name))
+        with suppress(OSError):
+            os.close(opened.fd)
     try:
-        return path.stat().st_mtime
+        fd = _open_levels(where, (name,), create=True)
     except OSError:
-        return 0.0
+        return None
+    _OPEN[where, name] = Folder(fd, where / name)
+    return _OPEN[where, name]
 
 
-def pickled(value: object) -> bytes:
-    """*value* as a pickle that loads fast (``_reduce``), for ``unpickled`` to read from a cache folder."""
-    import io
-    import pickle
-    from fractions import Fraction  # here, not at the top: it imports decimal, which most commands need not
-
-    class Pickler(pickle.Pickler):
-        def reducer_override(self, obj: Any) -> Any:
-            return _reduce(obj, Fraction)
-
-    out = io.BytesIO()
-    Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
-    return out.getvalue()
+def existing(name: str) -> Folder | None:
+    """The cache folder *name* if it is there and safe, neither made nor counted as off (``cache info``)."""
+    where = root()
+    try:
+        return Folder(_open_levels(where, (name,), create=False), where / name) if where is not None else None
+    except OSError:
+        return None
 
 
-def unpickled(entry: Path) -> object:
-    """What *entry* holds, or None if it cannot be read. Only for a file of ``cache_folder``'s (the user's alone):
-    unpickling runs code."""
-    import pickle
+def kept_folders() -> list[str]:
+    """The names of the folders in yuesheng's cache root now (those of older versions too), for ``cache info|clear``."""
+    where = root()
+    try:
+        fd = _open_levels(where, (), create=False) if where is not None else None
+    except OSError:
+        return []
+    if fd is None:
+        return []
+    try:
+        with os.scandir(fd) as listing:
+            return sorted(item.name for item in listing if item.is_dir(follow_symlinks=False)
+                          and _NAME.fullmatch(item.name))
+    finally:
+        os.close(fd)
+
+
+def remove(name: str) -> int | None:
+    """Empty the cache folder *name* and remove it, never following a symlink; the bytes removed, or None if it was not
+    there or not safe to touch."""
+    where, opened = root(), existing(name)
+    if opened is None or where is None:
+        return None
+    try:
+        removed = opened.clear()
+        parent = _open_levels(where, (), create=False)
+        try:
+            with suppress(OSError):
+                os.rmdir(name, dir_fd=parent)
+        finally:
+            os.close(parent)
+    finally:
+        opened.close()
+    return removed
+
+
+def _open_levels(where: Path, names: tuple[str, ...], *, create: bool) -> int:
+    """The fd of the folder *where*/NAMES…, each level below the cache root opened with O_NOFOLLOW and checked (the
+    user's, not writable by group or others), and made 0700 where *create* and missing; OSError where it cannot be."""
+    fd = _open_base(where.parent, create=create)
+    try:
+        for level in (where.name, *names):
+            made = False
+            if create:
+                with suppress(FileExistsError):
+                    os.mkdir(level, 0o700, dir_fd=fd)
+                    made = True
+            below = os.open(level, _DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = below
+            if made:
+                os.fchmod(fd, 0o700)
+            if not _private(os.fstat(fd), stat.S_ISDIR, None):
+                raise PermissionError(f"{level}: not a private folder of this user's")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _open_base(base: Path, *, create: bool) -> int:
+    """The fd of the cache root *base* (``$XDG_CACHE_HOME``, which may be a symlink of the user's choosing), its
+    missing levels made 0700."""
+    if create and not base.is_dir():
+        missing = [level for level in (base, *base.parents) if not level.exists()]
+        for level in reversed(missing):
+            with suppress(FileExistsError):
+                os.mkdir(level, 0o700)
+                made = os.open(level, _DIRECTORY | os.O_NOFOLLOW)
+                try:
+                    os.fchmod(made, 0o700)
+                finally:
+                    os.close(made)
+    return os.open(base, _DIRECTORY)
+
+
+def _private(info: os.stat_result, kind: Callable[[int], bool], limit: int | None) -> bool:
+    """Whether *info* is of a *kind* (regular file, folder) owned by this user, that group and others cannot write,
+    and not over *limit* bytes."""
+    return (kind(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+            and (limit is None or info.st_size <= limit))
+
+
+# --- the one key rule ------------------------------------------------------------------------------------------------
+
+def key(kind: str, *parts: bytes | str) -> str:
+    """The name of an entry of *kind* made from *parts* (the bytes of every file it reads, its options): a digest of
+    them with the format, the Python that runs and the installed package (``package_digest``)."""
+    digest = hashlib.sha256(f"{FORMAT}\0{sys.version}\0{kind}\0".encode())
+    digest.update(package_digest())
+    for part in parts:
+        data = part if isinstance(part, bytes) else part.encode("utf-8", "surrogatepass")
+        digest.update(b"b" if isinstance(part, bytes) else b"s")
+        digest.update(len(data).to_bytes(8, "big"))
+        digest.update(data)
+    return digest.hexdigest()[:40]
+
+
+@cache
+def package_digest() -> bytes:
+    """A digest of every file of the installed package (code, data, templates, fonts, texts) by its name and its
+    content, not its size or time: a change to any file of yuesheng changes every key. Once a process (about 4 ms)."""
+    digest = hashlib.sha256()
+    for name, path in _package_files(str(PACKAGE)):
+        with open(path, "rb") as handle:
+            data = handle.read()
+        digest.update(f"{name}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
+        digest.update(data)
+    return digest.digest()
+
+
+def _package_files(top: str, prefix: str = "") -> list[tuple[str, str]]:
+    """Every file below *top* but compiled byte-code: its name relative to *top* and its path, in order."""
+    found = []
+    with os.scandir(top) as listing:
+        for item in sorted(listing, key=lambda item: item.name):
+            if item.is_dir(follow_symlinks=False):
+                if item.name != "__pycache__":
+                    found += _package_files(item.path, f"{prefix}{item.name}/")
+            elif not item.name.endswith((".pyc", ".pyo")):
+                found.append((prefix + item.name, item.path))
+    return found
+
+
+@cache
+def library(name: str) -> bytes:
+    """The ``__init__.py`` of the installed library *name* (which names its version), found without importing it: a
+    part of the key of what the library makes (b'' if it is not installed). Once a process."""
+    from importlib.util import find_spec
 
     try:
-        with open(entry, "rb") as handle:
-            return pickle.load(handle)
-    except Exception:  # noqa: BLE001 - a damaged or foreign entry, whatever it raises, is a miss
-        return None
-
-
-def _reduce(obj: Any, fraction: type) -> Any:
-    """How *obj* is pickled: a dataclass as its class and its fields, remade through its ``__init__`` (a slotted
-    one's own reduction is restored through dataclasses' Python-level ``__setstate__``, which looks its fields up for
-    each of thousands of instances: twice as slow); a Fraction as its two integers (its own goes through a string); a
-    read-only mapping as the dict it copies, made read-only again. (*fraction*: the Fraction type.)"""
-    kind: Callable[..., Any] = type(obj)
-    if kind is fraction:
-        return fraction, (obj.numerator, obj.denominator)
-    if kind is MappingProxyType:
-        return _proxy, (dict(obj),)
-    if (names := _init_fields(kind)) is not None:
-        positional, by_name = names
-        if not by_name:
-            return kind, tuple(getattr(obj, name) for name in positional)
-        return partial(kind, **{name: getattr(obj, name) for name in by_name}), tuple(getattr(obj, name)
-                                                                                    for name in positional)
-    return NotImplemented
-
-
-def _proxy(mapping: dict[Any, Any]) -> MappingProxyType[Any, Any]:
-    return MappingProxyType(mapping)
-
-
-def _init_fields(kind: Callable[..., Any]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-    """The fields of the dataclass *kind* its ``__init__`` takes by position and by keyword; None if it is not one, or
-    if its ``__init__`` does not take every field."""
-    if not is_dataclass(kind):
-        return None
-    every = fields(kind)
-    if not all(f.init for f in every):
-        return None
-    return tuple(f.name for f in every if not f.kw_only), tuple(f.name for f in every if f.kw_only)
+        spec = find_spec(name)
+        return Path(spec.origin).read_bytes() if spec is not None and spec.origin else b""
+    except (OSError, ValueError, ImportError):
+        return b""

@@ -153,6 +153,10 @@ class NetworkError(YueshengError):
     """A TCP or UDP address that cannot be listened on (the console's web port, OSC): busy, unknown, not permitted."""
 
 
+class DecodeError(YueshengError):
+    """Data kept in a cache that is not a value of the type asked for (``datacodec``): read as a miss."""
+
+
 class OscMessageError(YueshengError):
     """A datagram that is not the OSC the console takes (the listener drops it with a notice)."""
 

@@ -16,7 +16,6 @@ the families are renamed ``YueshengHanaA`` and ``YueshengHanaB``. fontTools is i
 from __future__ import annotations
 
 import base64
-import hashlib
 import io
 import re
 import sys
@@ -24,7 +23,7 @@ from contextlib import suppress
 from functools import cache
 from pathlib import Path
 
-from yuesheng.caches import cache_folder, keep
+from yuesheng import caches
 from yuesheng.files import write_atomic
 
 PACKAGE = Path(__file__).resolve().parent
@@ -68,14 +67,24 @@ def _beyond_ascii(data: bytes) -> bytes:
 
 
 _ASCII = bytes(range(0x80))
-_NAME = re.compile(r"[0-9a-f]{32}\.css")
+_FORMAT = "yuesheng-fonts-1"
+MAX_RULES_BYTES = 64 << 20  # a page's rules (all the shipped characters: about 3 MB); a larger entry is not read
+_RULE = (r'@font-face \{ font-family: "(?:' + "|".join(FAMILIES) + r')"; font-display: block; '
+         r'src: url\(data:font/woff;base64,[A-Za-z0-9+/]*={0,2}\) format\("woff"\); \}')
+_RULES = re.compile(f"(?:{_RULE}(?:\n{_RULE})*)?")
 
 
 @cache
 def _cmaps() -> tuple[frozenset[int], ...]:
+    return tuple(map(_cmap, FONT_FILES))
+
+
+def _cmap(path: Path) -> frozenset[int]:
+    """The characters the font at *path* has, read from its cmap alone (the file is closed after)."""
     from fontTools.ttLib import TTFont
 
-    return tuple(frozenset(TTFont(path, lazy=True).getBestCmap()) for path in FONT_FILES)
+    with TTFont(path, lazy=True) as font:
+        return frozenset(font.getBestCmap())
 
 
 def missing(text: str) -> list[str]:
@@ -90,62 +99,36 @@ def face_css(text: str) -> str:
 
 
 def face_css_utf8(data: bytes) -> str:
-    """``face_css`` of the text whose UTF-8 is *data* (a page encoded for its file, not encoded again here).
-
-    Where a text with the same characters beyond ASCII, in the same order, was given before, its rules are read
-    through the name kept for it in ``cache_folder("font-pages")``, without taking the set of its characters (a
-    page's 50,000 take more than the rest of finding its rules); else from ``_faces``, and the name kept."""
-    beyond = _beyond_ascii(data)
-    folder = cache_folder("font-pages")
-    page = f"{_page_key(beyond)}.name"
-    if folder is not None and (rules := _kept_rules(folder / page)) is not None:
-        return rules
-    points = tuple(_wanted(beyond))
-    rules = _faces(points)
-    if folder is not None:
-        keep(folder, page, f"{_key(points)}.css".encode("ascii"), entries=CACHE_ENTRIES)
-    return rules
+    """``face_css`` of the text whose UTF-8 is *data* (a page encoded for its file, not encoded again here)."""
+    return _faces(tuple(_wanted(_beyond_ascii(data))))
 
 
-def _kept_rules(entry: Path) -> str | None:
-    """The rules that the kept name in *entry* names in the font cache, or None (none, unreadable or malformed)."""
-    folder = cache_folder("fonts")
-    with suppress(OSError, UnicodeDecodeError):
-        name = entry.read_text(encoding="ascii")
-        if folder is not None and _NAME.fullmatch(name):
-            return (folder / name).read_text(encoding="ascii")
+def _rules(kept: bytes | None) -> str | None:
+    """Kept rules, if they are rules as ``_make_faces`` writes them (they go into a page as they are)."""
+    with suppress(UnicodeDecodeError):
+        if kept is not None and _RULES.fullmatch(text := kept.decode("ascii")):
+            return text
     return None
-
-
-def _page_key(beyond: bytes) -> str:
-    """What a text's rules depend on, as ``_key`` says, with its characters beyond ASCII (*beyond*) in order."""
-    return hashlib.sha256(repr((_CUT, _fonts())).encode("ascii") + b"\0" + beyond).hexdigest()[:32]
 
 
 @cache
 def _faces(points: tuple[int, ...]) -> str:
     """The rules for *points*, from the font cache where a page of the same characters was made before (cutting the
     subset reads the whole 1.3 MB font: most of the page's time), else made and kept there."""
-    folder = cache_folder("fonts")
-    name = f"{_key(points)}.css"
-    if folder is not None:
-        with suppress(OSError, UnicodeDecodeError):
-            return (folder / name).read_text(encoding="ascii")
+    folder = caches.folder("fonts")
+    name = _name(points)
+    if folder is not None and (kept := _rules(folder.read(name, limit=MAX_RULES_BYTES))) is not None:
+        return kept
     rules = _make_faces(points)
     if folder is not None:
-        keep(folder, name, rules.encode("ascii"), entries=CACHE_ENTRIES)
+        folder.write(name, rules.encode("ascii"), entries=CACHE_ENTRIES)
     return rules
 
 
-def _key(points: tuple[int, ...]) -> str:
-    """What a page's rules depend on: the characters, the shipped fonts (by size and time of change) and how they are
-    cut (``_CUT``)."""
-    return hashlib.sha256(repr((_CUT, _fonts(), points)).encode("ascii")).hexdigest()[:32]
-
-
-def _fonts() -> list[tuple[int, int]]:
-    """The shipped fonts as a cut depends on them: their sizes and times of change."""
-    return [(info.st_size, info.st_mtime_ns) for info in (path.stat() for path in FONT_FILES)]
+def _name(points: tuple[int, ...]) -> str:
+    """The name of a page's rules in the font cache: ``caches.key`` of the characters, fontTools and the package
+    (whose shipped fonts it cuts), and how they are cut (``_CUT``)."""
+    return f"{caches.key(_FORMAT, str(_CUT), caches.library('fontTools'), ','.join(map(str, points)))[:32]}.css"
 
 
 _CUT = 2  # raised when a cut of the same characters comes out otherwise (2: the shipped font's date, not the cut's)
@@ -170,15 +153,15 @@ def _subset(path: Path, points: list[int], *, flavor: str | None, family: str = 
     options = subset.Options()
     options.layout_features, options.name_IDs, options.notdef_outline = [], ["*"], True
     options.drop_tables += ["FFTM"]
-    font = TTFont(path, recalcTimestamp=False)  # the shipped font's date, not now: the same cut every run
-    cutter = subset.Subsetter(options)
-    cutter.populate(unicodes=points)
-    cutter.subset(font)
-    if family:
-        _rename(font, family)
-    font.flavor = flavor
     out = io.BytesIO()
-    font.save(out)
+    with TTFont(path, recalcTimestamp=False) as font:  # the shipped font's date, not now: the same cut every run
+        cutter = subset.Subsetter(options)
+        cutter.populate(unicodes=points)
+        cutter.subset(font)
+        if family:
+            _rename(font, family)
+        font.flavor = flavor
+        font.save(out)
     return out.getvalue()
 
 
@@ -194,13 +177,11 @@ def _rename(font: object, family: str) -> None:
 def build(sources: tuple[Path, ...] = HANAZONO) -> list[str]:
     """Write the shipped subsets from the Hanazono fonts *sources*: every character of ``shipped_text()`` each has
     (A first, B for the rest). Returns the characters neither has."""
-    from fontTools.ttLib import TTFont
-
     points = wanted(shipped_text())
     FONT_DIR.mkdir(parents=True, exist_ok=True)
     taken: set[int] = set()
     for family, source, target in zip(FAMILIES, sources, FONT_FILES, strict=True):
-        cmap = TTFont(source, lazy=True).getBestCmap()
+        cmap = _cmap(source)
         mine = [c for c in points if c in cmap and c not in taken]
         taken.update(mine)
         write_atomic(target, _subset(source, mine, flavor=None, family=family))

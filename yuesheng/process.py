@@ -1,5 +1,6 @@
 """What every external program yuesheng starts (FluidSynth, LilyPond) shares: it dies with yuesheng, and it may be
-given a bound on its memory; and ``collector_paused``, for this process's work that makes many objects at once."""
+given a bound on its memory; and the cyclic garbage collector: ``collector_paused`` for this process's work that makes
+many objects at once, ``collector_frozen`` for a long run (live playback) that must not wait on a full collection."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+
+LIVE_THRESHOLDS = (700, 10, 10)  # Python's own: cheap once what was built is frozen
 
 
 def die_with_parent(parent: int) -> None:  # pragma: no cover - runs in the child before exec
@@ -55,3 +58,26 @@ def collector_paused() -> Iterator[None]:
     finally:
         if was_on:
             gc.enable()
+
+
+@contextmanager
+def collector_frozen() -> Iterator[None]:
+    """Collect once, then move every object there is out of the collector's reach (``gc.freeze``) and collect at
+    Python's default thresholds (``LIVE_THRESHOLDS``) for the duration.
+
+    A collection then scans only what was made since (a web server's requests and sessions, not a rite's events),
+    so it is short, and frequent enough that their cycles are freed: under the CLI's high thresholds
+    (``cli.GC_THRESHOLDS``) a console went 200,000 allocations between collections and grew by 50 kB a WebSocket
+    session. All is restored at the end (the objects unfrozen unless something else had frozen some before).
+    """
+    thresholds = gc.get_threshold()
+    gc.collect()
+    frozen_before = gc.get_freeze_count()
+    gc.freeze()
+    gc.set_threshold(*LIVE_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        if not frozen_before:
+            gc.unfreeze()

@@ -34,13 +34,12 @@ from __future__ import annotations
 
 import bisect
 import re
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from yuesheng.caches import cache_folder, keep
+from yuesheng import caches
 from yuesheng.characters import display
 from yuesheng.errors import InvalidValueError, UnknownPageError
 
@@ -240,15 +239,14 @@ class _Builder:
 @cache
 def pages(text: str) -> dict[PageId, Page]:
     """Every shipped page of a text (``yili``, ``zhouli``, ``sepu``), in order. Loaded once a process; parsed once
-    for its files as they are (the parse kept in ``caches.cache_folder("texts")``, see ``_kept``)."""
+    for its files as they are (the parse kept in ``caches.folder("texts")``, see ``_kept``)."""
     info = TEXTS[text]
-    files = {path: path.read_bytes() for path in sorted((TEXTS_DIR / info.folder).glob(f"{info.kr_id}_*.txt"))}
-    key = f"{_KEPT_FORMAT} {zlib.crc32(Path(__file__).read_bytes())} " + " ".join(
-        f"{path.name}:{len(data)}:{zlib.crc32(data)}" for path, data in files.items())
-    found = _kept(text, key)
+    found = _kept(text)
     if found is None:
-        found = [(pid.juan, pid.leaf, pid.side, parts) for data in files.values() for pid, parts in _parse(text, data)]
-        _keep(text, key, found)
+        files = sorted((TEXTS_DIR / info.folder).glob(f"{info.kr_id}_*.txt"))
+        found = [(pid.juan, pid.leaf, pid.side, parts)
+                 for path in files for pid, parts in _parse(text, path.read_bytes())]
+        _keep(text, found)
     out: dict[PageId, Page] = {}
     for juan, leaf, side, parts in found:
         pid = PageId(text, juan, leaf, side)
@@ -271,34 +269,32 @@ def _parse(text: str, data: bytes) -> list[tuple[PageId, list[list[str]]]]:
 
 # --- the parse kept between runs ------------------------------------------------------------------------------------
 
-_KEPT_FORMAT = "yuesheng-pages-1"
+_KEPT_FORMAT = "yuesheng-pages-2"
+MAX_KEPT_BYTES = 16 << 20  # a text's pages (儀禮集釋's: 0.2 MB); a larger entry is not read
 Kept = list[tuple[int, int, str, list[list[str]]]]  # juan, leaf, side, parts
 
 
-def _kept(text: str, key: str) -> Kept | None:
-    """The pages of *text* parsed by an earlier run from the same files with the same code (*key*), or None.
-
-    Kept with ``marshal`` (plain lists and strings) in the user's private cache folder; an entry that cannot be read,
-    or is of other files, is a miss."""
-    import marshal
-
-    folder = cache_folder("texts")
-    try:
-        if folder is None:
-            return None
-        with open(folder / f"{text}.marshal", "rb") as handle:
-            kept = marshal.load(handle)
-        return kept["pages"] if kept.get("key") == key else None
-    except (OSError, EOFError, ValueError, TypeError, KeyError, AttributeError):
-        return None
+def _kept(text: str) -> Kept | None:
+    """The pages of *text* parsed by an earlier run, or None. Kept as JSON under ``caches.key``, whose digest of the
+    package holds the texts' files and this code; an entry that cannot be read, or holds anything but pages
+    (``_pages``), is a miss."""
+    folder = caches.folder("texts")
+    kept = folder.read_json(f"{caches.key(_KEPT_FORMAT, text)}.json", limit=MAX_KEPT_BYTES) if folder else None
+    return kept if _pages(kept) else None
 
 
-def _keep(text: str, key: str, found: Kept) -> None:
-    import marshal
+def _pages(kept: object) -> bool:
+    """Whether *kept* is a list of pages as ``_parse`` gives them: [juan, leaf, side, [[kind, text], …]]."""
+    return isinstance(kept, list) and all(
+        type(p) is list and len(p) == 4 and type(p[0]) is int and type(p[1]) is int and type(p[2]) is str
+        and type(p[3]) is list and all(type(q) is list and len(q) == 2 and type(q[0]) is str and type(q[1]) is str
+                                       for q in p[3]) for p in kept)
 
-    folder = cache_folder("texts")
+
+def _keep(text: str, found: Kept) -> None:
+    folder = caches.folder("texts")
     if folder is not None:
-        keep(folder, f"{text}.marshal", marshal.dumps({"key": key, "pages": found}), entries=8)
+        folder.write_json(f"{caches.key(_KEPT_FORMAT, text)}.json", found, entries=8)
 
 
 def page(name: str | PageId, *, text: str = "yili") -> Page:

@@ -15,31 +15,28 @@ Scores and cue sheets are YAML written by people. This loader
 - keeps the line and column of every value, so that a problem can be reported
   as ``file:line:col: path: message``.
 
-``load`` keeps what it built from a file in a per-user cache (``$XDG_CACHE_HOME/yuesheng``,
-JSON, one entry per file path) together with the file's whole text: a file read again
-unchanged is not parsed again, and PyYAML is not even imported. The file itself is still
-read and checked (regular, size, UTF-8) every time, and an entry is used only if its text is
-the file's text, character for character; one that is not, or that cannot be read or
-written, is ignored without a word. The folder is the user's alone (0700) and holds at most
-``CACHE_ENTRIES`` files: writing one more removes those written longest ago.
+``load`` keeps what it built from a file in a per-user cache (``caches.folder("yaml")``,
+JSON, one entry per text, named by ``caches.key`` of the file's bytes, PyYAML and yuesheng's
+own code): a file read again unchanged is not parsed again, and PyYAML is not even imported.
+The file itself is still read and checked (regular, size, UTF-8) every time; an entry that is
+not the JSON it should be, or that cannot be read or written, is ignored without a word. The
+folder holds at most ``CACHE_ENTRIES`` files: writing one more removes those written longest ago.
 """
 
 from __future__ import annotations
 
 import codecs
-import json
 import math
 import os
 import re
 import stat
-import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from yuesheng.caches import cache_folder, keep
+from yuesheng import caches
 from yuesheng.errors import InvalidInputError, Problem, Severity
 
 if TYPE_CHECKING:
@@ -334,48 +331,46 @@ def load(path: str | Path) -> Document:
     if len(raw) > MAX_BYTES:
         raise InvalidInputError([Problem(name, None, None, "", f"file larger than {MAX_BYTES} bytes", "yaml")])
     text = _decode(raw, name)
-    entry = _cache_entry(path)
-    if entry is not None and (cached := _read_cache(entry, text, name)) is not None:
+    folder = caches.folder("yaml")
+    entry = _cache_entry(raw) if folder is not None else ""
+    cached = _read_cache(folder.read_json(entry, limit=MAX_ENTRY_BYTES), text, name) if folder is not None else None
+    if cached is not None:
         return cached
     doc = loads(text, name)
-    if entry is not None:
-        _write_cache(entry, text, doc)
+    if folder is not None:
+        _write_cache(folder, entry, doc)
     return doc
 
 
 # --- the cache of loaded files ---------------------------------------------------------------------------------------
 
-_CACHE_FORMAT = f"yuesheng-yaml-2 {MAX_BYTES} {MAX_NODES} {MAX_DEPTH} {MAX_NUMBER_CHARS}"  # change it with the builder
+_CACHE_FORMAT = "yuesheng-yaml-3"
 CACHE_ENTRIES = 256  # the most files kept: writing one more removes the entries written longest ago
+MAX_ENTRY_BYTES = 64 * MAX_BYTES  # an entry of a file within MAX_BYTES is well below this; a larger one is not read
 
 
-def _cache_entry(path: str | Path) -> Path | None:
-    """The cache file for the file at *path* (one per absolute path), or None where there is no cache folder.
+def _cache_entry(raw: bytes) -> str:
+    """The name of the cache entry of a file whose bytes are *raw* (``caches.key``: PyYAML and yuesheng included)."""
+    return f"{caches.key(_CACHE_FORMAT, caches.library('yaml'), raw)}.json"
 
-    Two paths that share a name only take each other's place: an entry is used only for its own text.
-    """
-    folder = cache_folder("yaml")
+
+def _read_cache(cached: Any, text: str, name: str) -> Document | None:
+    """The Document kept in an entry (its JSON value, *cached*) for *text*, or None (no entry, another format,
+    malformed). Its marks are paired with their paths only when first read (``_Kept``)."""
     try:
-        where = os.fsencode(os.path.abspath(path))
-    except (OSError, ValueError):
-        return None
-    return folder / f"{zlib.crc32(where):08x}{zlib.adler32(where):08x}.json" if folder is not None else None
-
-
-def _read_cache(entry: Path, text: str, name: str) -> Document | None:
-    """The Document kept in *entry* for *text*, or None (no entry, another text or format, unreadable or malformed).
-
-    Its marks are paired with their paths only when first read (``_Kept``).
-    """
-    try:
-        with open(entry, encoding="utf-8") as handle:
-            cached = json.load(handle)
-        if cached["format"] != _CACHE_FORMAT or cached["text"] != text:
+        marks, key_marks = cached["marks"], cached["key_marks"]
+        if cached["format"] != _CACHE_FORMAT or not _numbers(marks) or not _numbers(key_marks):
             return None
-        kept = _Kept(name, text, cached["data"], cached["marks"], cached["key_marks"])
+        kept = _Kept(name, text, cached["data"], marks, key_marks)
         return Document(name, cached["data"], _KeptMarks(kept, 0), _KeptMarks(kept, 1))
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+    except (ValueError, KeyError, TypeError):
         return None
+
+
+def _numbers(flat: Any) -> bool:
+    """Whether *flat* is a list of integers (line and column numbers): ``map(type)`` runs in C, a genexpr would take
+    the 33,000 of a 大射 build one by one in Python."""
+    return isinstance(flat, list) and set(map(type, flat)) <= {int}
 
 
 class _Kept:
@@ -435,19 +430,15 @@ def _pairs(flat: list[int]) -> list[Mark]:
     return list(zip(numbers, numbers, strict=True))
 
 
-def _write_cache(entry: Path, text: str, doc: Document) -> None:
-    """Keep *doc*, loaded from *text*, in *entry*, whole (``caches.keep``, which also keeps the folder to
-    ``CACHE_ENTRIES``); any failure is ignored (the cache is only a shortcut)."""
+def _write_cache(folder: caches.Folder, entry: str, doc: Document) -> None:
+    """Keep *doc* in *entry*, whole (``Folder.write``, which also keeps the folder to ``CACHE_ENTRIES``); any failure
+    is ignored (the cache is only a shortcut)."""
     paths: list[PathKey] = []
     key_paths: list[PathKey] = []
     _visit(doc.data, (), paths, key_paths)
     if paths != list(doc.marks) or key_paths != list(doc.key_marks):  # what _read_cache could not rebuild
         return
-    content = {"format": _CACHE_FORMAT, "text": text, "data": doc.data,
+    content = {"format": _CACHE_FORMAT, "data": doc.data,
                "marks": [n for mark in doc.marks.values() for n in mark],  # in the order of _visit's paths
                "key_marks": [n for mark in doc.key_marks.values() for n in mark]}
-    try:
-        data = json.dumps(content, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-    except (ValueError, TypeError):  # a value JSON cannot hold (.nan): not kept
-        return
-    keep(entry.parent, entry.name, data, entries=CACHE_ENTRIES)
+    folder.write_json(entry, content, entries=CACHE_ENTRIES)  # not a value JSON cannot hold (.nan): not kept

@@ -39,7 +39,8 @@ def staging_problems(sheet: CueSheet, path: Path | None = None) -> list[Problem]
         problems = statement_problems(loaded(path, sheet).hall)
         for variants, chosen in configurations:
             rite = staged_rite(sheet, variants, chosen, path)
-            problems += [b for cue in rite.cues.values() for b in cue.derivation.breaks]
+            problems += [Problem(rite.file, b.line, b.col, "", b.message, "route")
+                         for cue in rite.cues.values() for b in cue.derivation.breaks]
     except InvalidInputError as exc:
         return list(exc.problems)
     if not problems:

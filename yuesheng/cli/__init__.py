@@ -2,8 +2,8 @@
 
 One module per command group — ``score`` (lu, score), ``rite`` (validate, timeline, render),
 ``source``, ``audio``, ``live`` (play), ``console`` (console, retime), ``engrave`` (songbook;
-``score engrave``), ``web`` (sheet), ``plan`` — each with its ``ARGUMENTS``; ``parsing`` (the standard library
-only) and ``common`` hold what they share. ``COMMANDS`` names each command's group and help, so that
+``score engrave``), ``web`` (sheet), ``plan``, ``cache`` — each with its ``ARGUMENTS``; ``parsing`` (the standard
+library only) and ``common`` hold what they share. ``COMMANDS`` names each command's group and help, so that
 only the group of the command that runs is imported (and asked for its arguments). Exit codes: 0 ok
 (warnings allowed), 1 invalid input (bad file, unknown name, failed check, an output that cannot be
 written), 2 usage error, 130 interrupted by Ctrl-C, 143 terminated by SIGTERM (``play`` and
@@ -41,15 +41,19 @@ COMMANDS = {
     "sheet": ("web", "the director's page: timeline, ground plan and run sheet in one HTML file"),
     "plan": ("plan", "the ground plan (儀禮圖): the hall and its places; --at CUE_ID everyone there, the walks, why "
              "the cue lasts as long as it does (JSON or SVG)"),
+    "cache": ("cache", "what yuesheng keeps between runs: info (each folder, its entries and bytes) or clear"),
 }
+NO_CACHE_HELP = "read and write no cache (also YUESHENG_NO_CACHE=1): every result made anew"
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser of every command; a command's arguments are added, its group imported, when it is parsed."""
     parser = Parser(prog="yuesheng", description="樂聲: the music of the 儀禮 rites — scores, cue sheets, sequencer.")
+    parser.add_argument("--no-cache", action="store_true", help=NO_CACHE_HELP)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for command, (group, text) in COMMANDS.items():
-        sub.add_parser(command, help=text, fill=_arguments(command, group))
+        command_parser = sub.add_parser(command, help=text, fill=_arguments(command, group))
+        command_parser.add_argument("--no-cache", action="store_true", default=argparse.SUPPRESS, help=NO_CACHE_HELP)
     return parser
 
 
@@ -77,7 +81,7 @@ def _run(argv: Sequence[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
         func: Callable[[argparse.Namespace], str | tuple[str, int]] = args.func
-        result = func(args)
+        result = _without_cache(func, args) if args.no_cache else func(args)
     except UsageError as exc:
         say(f"usage error: {exc}")
         return EXIT_USAGE
@@ -93,10 +97,23 @@ def _run(argv: Sequence[str] | None) -> int:
     return write_stdout(text) or code
 
 
+def _without_cache(func: Callable[[argparse.Namespace], str | tuple[str, int]],
+                   args: argparse.Namespace) -> str | tuple[str, int]:
+    """*func* run with every cache off (``--no-cache``), on again after it (the process may run other commands)."""
+    from yuesheng import caches
+
+    caches.disable()
+    try:
+        return func(args)
+    finally:
+        caches.enable()
+
+
 # The cyclic collector's thresholds for a yuesheng process, mypy's (mypy/main.py): a command makes hundreds of
 # thousands of objects (events, loaded YAML, staged stands) and next to no cycles, and at Python's default of 700 the
 # collector rescans them again and again (about 15 ms of ``timeline dashe``, 60 ms of ``sheet dashe``). A batch
-# command ends before it collects at all; ``play`` and ``console`` still collect, less often.
+# command ends before it collects at all; ``play`` and ``console`` freeze what they built and collect at Python's
+# own thresholds while they play (``process.collector_frozen``), so a console's web sessions are freed.
 GC_THRESHOLDS = (200_000, 30, 30)
 
 

@@ -27,9 +27,11 @@ from yuesheng.cli.signals import STOPS, show_stopped
 from yuesheng.cli.streams import show
 from yuesheng.errors import InvalidValueError, NetworkError, PortError, UnknownNameError, UsageError
 from yuesheng.files import check_output
+from yuesheng.live.commands import osc_help
 
 if TYPE_CHECKING:  # socket and ipaddress are imported when the console runs, not by every command
     import socket
+    from collections.abc import Callable
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
 
@@ -46,8 +48,9 @@ def parse_address(text: str, option: str) -> tuple[str, int]:
 def cmd_console(args: argparse.Namespace) -> str:
     from yuesheng.live.access import console_token
     from yuesheng.live.control import Control, Pedal
+    from yuesheng.live.cueing import start_tick
     from yuesheng.live.osc import Gate, OscListener, check_binding, is_loopback
-    from yuesheng.live.player import NullPort, Player, RealClock, start_tick
+    from yuesheng.live.player import NullPort, Player, RealClock
     from yuesheng.live.resume import session_fields
     from yuesheng.live.showlog import Log
     from yuesheng.outputs.midi import open_input, open_output
@@ -72,8 +75,8 @@ def cmd_console(args: argparse.Namespace) -> str:
     gate = Gate(token, _addresses(args.osc_allow))
     if osc_address is not None and (why := check_binding(osc_address[0], gate)):
         raise UsageError(why)
-    resume = _read_resume(args.resume, timeline) if args.resume else None
     clock = RealClock()
+    resume = _read_resume(args.resume, timeline, clock.now) if args.resume else None
     control = Control(clock, guard=args.guard)
     closing: list[Any] = []
     try:
@@ -123,8 +126,9 @@ def _resume_options(args: argparse.Namespace) -> None:
     args.log = args.resume
 
 
-def _read_resume(path: str, timeline: Any) -> tuple[Any, ...]:
-    """The logged commands to replay; the log's warnings (lost lines) shown, a log of another show refused."""
+def _read_resume(path: str, timeline: Any, now: Callable[[], float]) -> tuple[Any, ...]:
+    """The logged commands to replay, at their moments on the player's clock (*now*); the log's warnings (lost
+    lines) shown, a log of another show refused."""
     from datetime import UTC, datetime
 
     from yuesheng.live.resume import read_resume
@@ -132,7 +136,7 @@ def _read_resume(path: str, timeline: Any) -> tuple[Any, ...]:
     resume = read_resume(path, timeline, datetime.now(UTC))
     for warning in resume.warnings:
         show(f"warning: {warning}")
-    return resume.presses
+    return resume.on_clock(now())
 
 
 def _bind(host: str, port: int, option: str) -> socket.socket:
@@ -244,7 +248,7 @@ def _add_console(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-midi", action="store_true", help="run without a MIDI output (planning, tests)")
     p.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT",
                    help=f"where the web page is served (default {DEFAULT_LISTEN}; any other address needs a token)")
-    p.add_argument("--osc", metavar="HOST:PORT", help="listen for OSC /yuesheng/go, /stop, /fade, /goto CUE "
+    p.add_argument("--osc", metavar="HOST:PORT", help=f"listen for OSC {osc_help()} "
                    "(off loopback: senders put the token first, or are named by --osc-allow)")
     p.add_argument("--osc-allow", nargs="+", default=[], metavar="ADDR",
                    help="OSC senders taken without the token (IP addresses)")

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 
 def cmd_play(args: argparse.Namespace) -> str:
     from yuesheng.live.control import Control, read_keyboard
-    from yuesheng.live.player import Player, RealClock, start_tick
+    from yuesheng.live.cueing import start_tick
+    from yuesheng.live.player import Player, RealClock
     from yuesheng.outputs.midi import open_output, output_names
 
     if args.list_ports:

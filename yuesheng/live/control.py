@@ -2,12 +2,14 @@
 
 A command is GO (start the next action), STOP (all notes and sound off at
 once), FADE (the held music fades out, then stops), GOTO a cue (jump back or
-forward; the next GO plays from there) or QUIT (the console is closing).
+forward; the next GO plays from there) or QUIT (the console is closing); each
+is a row of ``commands.COMMANDS``, which names it for every source.
 Sources: the console page, the terminal (Enter = GO; ``s`` STOP, ``f`` FADE,
 ``g CUE`` GOTO), OSC (``osc``) and a MIDI foot pedal. One guard serves them all: a GO
 within ``guard`` seconds of the last accepted GO, from whatever source, is
 ignored as a double press; so is a FADE or a GOTO within ``guard`` seconds of the
-last of its kind (a flood of them is at most two a second). STOP is never refused.
+last of its kind (a flood of them is at most two a second): the rows ``guarded``.
+STOP is never refused.
 """
 
 from __future__ import annotations
@@ -17,25 +19,14 @@ import re
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any, Protocol
 
 from yuesheng.errors import InvalidValueError
+from yuesheng.live.commands import Command, by_typed, guarded, typed_help
 
 
 class Clock(Protocol):
     def now(self) -> float: ...
-
-
-class Command(Enum):
-    GO = "go"
-    STOP = "stop"
-    FADE = "fade"
-    GOTO = "goto"
-    QUIT = "quit"
-
-
-GUARDED = frozenset({Command.GO, Command.FADE, Command.GOTO})
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +54,7 @@ class Control:
         """Queue a command; False if it is a GO, FADE or GOTO inside the guard (ignored)."""
         with self.lock:
             at = self.clock.now()
-            if command in GUARDED:
+            if guarded(command):
                 if command in self.last and at - self.last[command] < self.guard:
                     return False
                 self.last[command] = at
@@ -84,12 +75,9 @@ class Control:
             return None
 
 
-_TYPED = {"": Command.GO, "s": Command.STOP, "stop": Command.STOP, "f": Command.FADE, "fade": Command.FADE}
-
-
 def read_keyboard(control: Control, lines: Iterable[str], *, notify: Callable[[str], None] = print,
                   close_at_end: bool = True) -> threading.Thread:
-    """Terminal lines as commands, read in a daemon thread: Enter GO, s STOP, f FADE, g CUE GOTO.
+    """Terminal lines as commands (the words of ``commands.COMMANDS``), read in a daemon thread.
 
     At the end of input the control is closed (unless other sources remain: *close_at_end*
     false), so a player waiting for GO stops with a message instead of waiting forever.
@@ -98,12 +86,11 @@ def read_keyboard(control: Control, lines: Iterable[str], *, notify: Callable[[s
     def read() -> None:
         for line in lines:
             word, _, rest = line.strip().partition(" ")
-            if word in ("g", "goto") and rest.strip():
-                control.submit(Command.GOTO, "key", rest.strip())
-            elif word in _TYPED:
-                control.submit(_TYPED[word], "key")
+            row = by_typed(word)
+            if row is not None and (rest.strip() or not row.target):
+                control.submit(row.command, "key", rest.strip() if row.target else "")
             else:
-                notify(f"keys: Enter GO, s STOP, f FADE, g CUE jump — not {line.strip()!r}")
+                notify(f"keys: {typed_help()} — not {line.strip()!r}")
         if close_at_end:
             control.close("the terminal's input ended (no more GO can come from it)")
 

@@ -1,11 +1,12 @@
 """OSC over UDP: the console's remote control, bounded and guarded.
 
-The address space (exact addresses only; an OSC pattern such as ``/yuesheng/*`` is refused, never fanned out)::
+The address space is the ``osc`` column of ``commands.COMMANDS`` (exact addresses only; an OSC pattern such as
+``/yuesheng/*`` is refused, never fanned out)::
 
     /yuesheng/go            GO
     /yuesheng/stop          STOP ALL
     /yuesheng/fade          FADE the held music
-    /yuesheng/goto CUE      jump: CUE (a string) is the next GO's cue
+    /yuesheng/goto CUE      jump: CUE (a string) is the next GO's cue (a command that names a cue takes it)
 
 When the console has a token, a sender not named by ``--osc-allow`` puts it first:
 ``/yuesheng/go TOKEN``, ``/yuesheng/goto TOKEN CUE``. A datagram is at most ``MAX_DATAGRAM`` bytes; a
@@ -29,10 +30,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from yuesheng.errors import OscMessageError
-from yuesheng.live.control import Command, Control
+from yuesheng.live.commands import by_osc
+from yuesheng.live.control import Control
 
-ADDRESSES = {"/yuesheng/go": Command.GO, "/yuesheng/stop": Command.STOP, "/yuesheng/fade": Command.FADE,
-             "/yuesheng/goto": Command.GOTO}
 MAX_DATAGRAM = 2048  # bytes: a GOTO with a token and a cue id is under 200
 MAX_DEPTH = 4  # bundles within bundles
 MAX_MESSAGES = 16  # per datagram
@@ -209,19 +209,19 @@ class OscListener:
         if PATTERN_CHARACTERS & set(message.address):
             self.notices.drop(sender, f"{message.address[:40]!r} is a pattern; send an exact address")
             return
-        command = ADDRESSES.get(message.address)
-        if command is None:
+        row = by_osc(message.address)
+        if row is None:
             self.notices.drop(sender, f"unknown address {message.address[:40]!r}")
             return
         args = self.gate.admit(sender, message.args)
         if args is None:
             self.notices.drop(sender, "no token first (or the sender is not in --osc-allow)")
             return
-        cue = args[0] if command is Command.GOTO and args else ""
-        if command is Command.GOTO and not (isinstance(cue, str) and cue):
-            self.notices.drop(sender, "/yuesheng/goto needs a cue id (a string)")
+        cue = args[0] if row.target and args else ""
+        if row.target and not (isinstance(cue, str) and cue):
+            self.notices.drop(sender, f"{row.osc} needs a cue id (a string)")
             return
-        self.control.submit(command, "osc", str(cue))
+        self.control.submit(row.command, "osc", str(cue))
 
     def close(self) -> None:
         self.closed.set()

@@ -36,12 +36,13 @@ from pathlib import Path
 from yuesheng.checking import Checker
 from yuesheng.cuesheet import CueSheet, parse_duration
 from yuesheng.errors import InvalidInputError, InvalidValueError, Problem
+from yuesheng.live.commands import by_event, events
 from yuesheng.live.showlog import log_object, read_log_bytes
 from yuesheng.timeline import TICKS_PER_SECOND, Measurement, Timeline
 from yuesheng.yamlload import PathKey, load
 
 TIMING_FORMAT = "yuesheng-timing/1"
-EVENTS = ("session", "go", "stop", "fade", "goto", "refused")
+OTHER_EVENTS = ("session", "refused")  # a log's events besides the commands': a console started, a GO refused
 OUTLIER_MADS = 3  # how many scaled MADs from the median a take may lie
 OUTLIER_SHARE = Fraction(1, 10)  # a take this close to the median (a share of it) is never an outlier
 SCALE = Fraction(14826, 10000)  # MAD × SCALE estimates the standard deviation of normal scatter
@@ -110,8 +111,9 @@ def _entry(number: int, line: str, cues: set[str], rite: str) -> tuple[Entry | N
     if data is None:
         return None, None, "not a JSON object (a log has one JSON object a line)"
     event, cue, mono = data.get("event"), data.get("cue", ""), data.get("mono")
-    if event not in EVENTS:
-        return None, None, f"event {event!r}, expected one of {', '.join(EVENTS)}"
+    if not isinstance(event, str) or event not in log_events():
+        return None, None, f"event {event!r}, expected one of {', '.join(log_events())}"
+    row = by_event(event)
     if isinstance(mono, bool) or not isinstance(mono, int | float) or mono != mono or abs(mono) > 1e12:
         return None, None, f"mono {mono!r}, expected the monotonic time in seconds"
     lost = data.get("lost", 0)
@@ -126,11 +128,16 @@ def _entry(number: int, line: str, cues: set[str], rite: str) -> tuple[Entry | N
         chosen = tuple(sorted((str(k), str(v)) for k, v in readings.items()))
         programme = Programme(tuple(sorted(map(str, variants))), chosen)
         return Entry(number, event, "", "", float(mono), lost), programme, ""
-    if event in ("stop", "fade", "refused") and cue == "":  # before the first GO: nothing had started
+    if (row is None or not row.names_cue) and cue == "":  # before the first GO: nothing had started
         return Entry(number, event, cue, str(data.get("source", "")), float(mono), lost), None, ""
     if not isinstance(cue, str) or cue not in cues:
         return None, None, f"unknown cue {cue!r} (the log does not fit this cue sheet)"
     return Entry(number, event, cue, str(data.get("source", "")), float(mono), lost), None, ""
+
+
+def log_events() -> list[str]:
+    """Every event a log may hold."""
+    return [OTHER_EVENTS[0], *events(), *OTHER_EVENTS[1:]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,9 +170,10 @@ def measure(timeline: Timeline, entries: list[Entry], log: str = "") -> dict[str
     session = 0
     for entry in entries:
         session += entry.event == "session"
-        if entry.event in ("goto", "session") or entry.lost:
+        row = by_event(entry.event)
+        if entry.event == "session" or entry.lost or (row is not None and row.target):
             last = None
-        if entry.event != "go" or entry.cue not in place:
+        if row is None or not row.starts or entry.cue not in place:
             continue
         if last is not None and place[entry.cue] == place[last.cue] + 1:
             before = actions[place[last.cue]]

@@ -2,8 +2,8 @@
 
 The show a log holds is its last session that was not itself a resume, with the
 resumes that followed it (``"resumed": true`` on their ``session`` line). Its
-``go``, ``stop``, ``fade`` and ``goto`` lines become the commands the player
-replays, timed by their wall clock relative to the moment of resuming (so the
+command lines (``go``, ``stop``, ``fade``, ``goto``: the events of ``commands.COMMANDS``) become the commands
+the player replays, timed by their wall clock relative to the moment of resuming (so the
 time the laptop was down counts, as it did in the hall). Each session line must
 name this rite, these variants and readings and this plan (``plan``: a digest
 of every cue's start and end, which ``--timing`` changes); else the log is
@@ -14,17 +14,16 @@ in a crash) or name no cue of this timeline are skipped, with a warning each.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from yuesheng.errors import InvalidInputError, Problem
-from yuesheng.live.control import Command, Press
+from yuesheng.live.commands import by_event
+from yuesheng.live.control import Press
 from yuesheng.live.showlog import log_object, read_log_bytes
 from yuesheng.timeline import Timeline
-
-_COMMANDS = {"go": Command.GO, "stop": Command.STOP, "fade": Command.FADE, "goto": Command.GOTO}
 
 
 def plan_digest(timeline: Timeline) -> str:
@@ -45,6 +44,10 @@ class Resume:
 
     presses: tuple[Press, ...]
     warnings: tuple[str, ...]
+
+    def on_clock(self, now: float) -> tuple[Press, ...]:
+        """The commands at their moments on a clock that read *now* when the log was read (the player's)."""
+        return tuple(replace(p, at=now + p.at) for p in self.presses)
 
 
 def read_resume(path: str | Path, timeline: Timeline, now_wall: datetime) -> Resume:
@@ -112,11 +115,11 @@ def _press(data: dict[str, Any], cues: set[str], now_wall: datetime) -> tuple[Pr
     event = data.get("event")
     if event in ("session", "refused"):  # a refused GO changed nothing
         return None, ""
-    command = _COMMANDS.get(str(event))
-    if command is None:
+    row = by_event(str(event))
+    if row is None:
         return None, f"event {event!r} is not a command"
     cue = data.get("cue", "")
-    if not isinstance(cue, str) or (cue and cue not in cues) or (command in (Command.GO, Command.GOTO) and not cue):
+    if not isinstance(cue, str) or (cue and cue not in cues) or (row.names_cue and not cue):
         return None, f"cue {cue!r} is not in this timeline"
     try:
         wall = datetime.fromisoformat(str(data.get("wall")))
@@ -126,4 +129,4 @@ def _press(data: dict[str, Any], cues: set[str], now_wall: datetime) -> tuple[Pr
         return None, f"wall {data.get('wall')!r} has no time zone"
     ago = (now_wall - wall).total_seconds()
     source = str(data.get("source", ""))
-    return Press(command, -max(0.0, ago), source, cue, bool(data.get("silence", False))), ""
+    return Press(row.command, -max(0.0, ago), source, cue, bool(data.get("silence", False))), ""

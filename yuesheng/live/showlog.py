@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.errors import InvalidInputError, OutputError, Problem
+from yuesheng.live.commands import starting_events
 from yuesheng.yamlload import read_bytes
 
 MAX_LOG_BYTES = 64 << 20  # the largest log read back (resume, retime)
@@ -71,7 +72,7 @@ class Log:
                 return
             self._end_burst()
             self._emit(event, mono, fields)
-            self.burst = key if event != "go" else None
+            self.burst = key if event not in starting_events() else None  # each GO is a take of its own
             self.burst_fields, self.burst_first, self.burst_last = fields, mono, mono
 
     def _end_burst(self) -> None:

@@ -17,7 +17,7 @@ from yuesheng.cuesheet.model import CueSheet
 from yuesheng.datafiles import data_table
 from yuesheng.errors import InvalidInputError, NoRouteError, Problem, UnknownNameError
 from yuesheng.staging import rank
-from yuesheng.staging.model import Blocking, Derivation, Hall, Move, Point, Walk
+from yuesheng.staging.model import Blocking, Break, Derivation, Hall, Move, Point, Walk
 from yuesheng.staging.routes import CLEAR, Box, length, passes, route, stairs_on
 from yuesheng.staging.stage import CueStage
 
@@ -99,7 +99,7 @@ def derive(blocking: Blocking, cue: CueStage, sheet: CueSheet) -> Derivation:
                             key=lambda p: (p.x, p.y)))
     walks: list[Walk] = []
     problems: list[Problem] = []
-    breaks: list[Problem] = []
+    breaks: list[Break] = []
     passed: list[str] = []
     for move, member, start, end in cue.moved:
         if member not in walking:

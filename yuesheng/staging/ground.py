@@ -3,13 +3,13 @@ stands only when an output asks for them.
 
 Scheduling needs of the blocking only each cue's duration and its basis; staging the rite to learn them (reading the
 blocking and hall, placing everyone at every cue, routing every walk) costs a build more than the rest of it. So the
-durations staged once are kept in ``caches.cache_folder("staging")`` (JSON, one small file per configuration; the
-whole staged rite beside it as a pickle, for the outputs that draw it), under a
-digest of everything staging reads: the blocking file and the hall file it names, the staging code and its table
-(``data/staging.json``), and what the cue sheet gives it (its performers and counts, its cue ids, and who acts in each
-cue of the programme). A change to any of them is another digest, so an entry is never used for other inputs; an
-entry that cannot be read is a miss. Only a rite that staged without a problem is kept: a broken blocking is staged
-(and refused) every time.
+durations staged once are kept in ``caches.folder("staging")`` (JSON, one small file per configuration; the whole
+staged rite beside it as JSON data, ``datacodec``, for the outputs that draw it: ``kept_rite``, ``keep_rite``), under
+``caches.key`` of everything staging reads: the blocking file and the hall file it names, what the cue sheet gives it
+(its performers and counts, its cue ids, and who acts in each cue of the programme), and yuesheng itself (every file
+of the package by content: a limit changed in any module is another key). A change to any of them is another key, so
+an entry is never used for other inputs; an entry that cannot be read, or is not what its format says, is a miss.
+Only a rite that staged without a problem is kept: a broken blocking is staged (and refused) every time.
 
 The staging rule of ``validate`` keeps its clean verdict the same way (``kept_clean``, ``keep_clean``).
 """
@@ -25,15 +25,16 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from yuesheng.caches import cache_folder, keep, pickled, unpickled
+from yuesheng import caches
 from yuesheng.cuesheet import CueSheet
-from yuesheng.errors import InvalidInputError
+from yuesheng.errors import DecodeError, InvalidInputError
 
 if TYPE_CHECKING:
     from yuesheng.staging.rite import StagedRite
 
 CACHE_ENTRIES = 64
-_FORMAT = "yuesheng-ground-1"
+MAX_ENTRY_BYTES = 32 << 20  # a kept staged rite (大射: 0.5 MB) or its durations; a larger file is not read
+_FORMAT = "yuesheng-ground-2"
 Configuration = tuple[frozenset[str], Mapping[str, str]]  # variants, readings
 
 
@@ -62,30 +63,55 @@ class Ground:
 
         The digest is of the files' contents: a rite kept from another copy of them names that copy's files, so it is
         used only where it names this blocking."""
-        from yuesheng.staging.rite import StagedRite, staged_rite
+        from yuesheng.staging.rite import staged_rite
 
-        folder = cache_folder("staging") if self.entry else None
-        kept = unpickled(folder / f"{self.entry}.rite") if folder is not None else None
-        if isinstance(kept, StagedRite) and kept.file == str(self.path):
+        if (kept := kept_rite(self.entry, self.path)) is not None:
             return kept
         rite = staged_rite(sheet, self.variants, dict(self.readings), self.path)
-        if folder is not None:
-            keep(folder, f"{self.entry}.rite", pickled(rite), entries=CACHE_ENTRIES)
+        keep_rite(self.entry, rite)
         return rite
+
+
+def kept_rite(entry: str, path: Path) -> StagedRite | None:
+    """The staged rite kept under the ground's *entry* (``Ground.entry``) for the blocking at *path*, or None (none, or
+    not a staged rite of that file: ``datacodec`` checks every value)."""
+    from yuesheng.datacodec import decode
+    from yuesheng.staging.rite import StagedRite
+
+    folder = caches.folder("staging") if entry else None
+    data = folder.read_json(f"{entry}.rite.json", limit=MAX_ENTRY_BYTES) if folder is not None else None
+    if not isinstance(data, dict) or data.get("format") != _FORMAT:
+        return None
+    try:
+        rite = decode(data.get("rite"), StagedRite)
+    except DecodeError:
+        return None
+    return rite if rite.file == str(path) else None
+
+
+def keep_rite(entry: str, rite: StagedRite) -> None:
+    """Keep *rite* under the ground's *entry* (nothing if it has none)."""
+    from yuesheng.datacodec import encode
+    from yuesheng.staging.rite import StagedRite
+
+    folder = caches.folder("staging") if entry else None
+    if folder is not None:
+        folder.write_json(f"{entry}.rite.json", {"format": _FORMAT, "rite": encode(rite, StagedRite)},
+                          entries=CACHE_ENTRIES)
 
 
 def ground(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, str], path: Path) -> Ground:
     """The ground of *sheet* under *variants* and *readings* from the blocking at *path*: kept from an earlier run,
     else staged (InvalidInputError if it does not stage) and kept."""
-    folder, name = cache_folder("staging"), _digest(sheet, path, [(variants, readings)])
-    cues = _read(folder / f"{name}.json") if folder is not None and name else None
+    folder, name = caches.folder("staging"), _digest(sheet, path, [(variants, readings)])
+    cues = _read(folder, f"{name}.json") if folder is not None and name else None
     if cues is None:
         from yuesheng.staging.rite import staged_rite
 
         rite = staged_rite(sheet, variants, readings, path)
         cues = {cid: CueTime(c.duration, c.basis) for cid, c in rite.cues.items()}
         if folder is not None and name:
-            keep(folder, f"{name}.json", _text(cues).encode(), entries=CACHE_ENTRIES)
+            folder.write(f"{name}.json", _text(cues).encode(), entries=CACHE_ENTRIES)
     return Ground(path, cues, variants, tuple(sorted(readings.items())), name)
 
 
@@ -108,15 +134,15 @@ def ground_of(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, 
 def kept_clean(sheet: CueSheet, path: Path, configurations: Iterable[Configuration]) -> bool:
     """Whether the blocking at *path* staged without a problem under every one of *configurations* before, with the
     same inputs (``keep_clean``)."""
-    folder, name = cache_folder("staging"), _digest(sheet, path, configurations, "clean")
-    return folder is not None and bool(name) and (folder / f"{name}.clean").is_file()
+    folder, name = caches.folder("staging"), _digest(sheet, path, configurations, "clean")
+    return folder is not None and bool(name) and folder.read(f"{name}.clean", limit=5) == b"clean"
 
 
 def keep_clean(sheet: CueSheet, path: Path, configurations: Iterable[Configuration]) -> None:
     """Record that the blocking at *path* stages without a problem under every one of *configurations*."""
-    folder, name = cache_folder("staging"), _digest(sheet, path, configurations, "clean")
+    folder, name = caches.folder("staging"), _digest(sheet, path, configurations, "clean")
     if folder is not None and name:
-        keep(folder, f"{name}.clean", b"clean", entries=CACHE_ENTRIES)
+        folder.write(f"{name}.clean", b"clean", entries=CACHE_ENTRIES)
 
 
 def _text(cues: Mapping[str, CueTime]) -> str:
@@ -125,30 +151,39 @@ def _text(cues: Mapping[str, CueTime]) -> str:
     return json.dumps({"format": _FORMAT, "cues": kept}, ensure_ascii=False, separators=(",", ":"))
 
 
-def _read(entry: Path) -> dict[str, CueTime] | None:
+def _read(folder: caches.Folder, entry: str) -> dict[str, CueTime] | None:
     """The CueTimes kept in *entry*, or None (none, unreadable or malformed)."""
+    kept = folder.read_json(entry, limit=MAX_ENTRY_BYTES)
     try:
-        with open(entry, encoding="utf-8") as handle:
-            kept = json.load(handle)
         if kept["format"] != _FORMAT:
             return None
-        return {str(cid): CueTime(None if d is None else Fraction(int(d[0]), int(d[1])), str(basis))
-                for cid, (d, basis) in kept["cues"].items()}
-    except (OSError, ValueError, KeyError, TypeError, ZeroDivisionError):
+        return {cid: _cue_time(time) for cid, time in kept["cues"].items()}
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None
+
+
+def _cue_time(kept: object) -> CueTime:
+    """A CueTime as kept: [duration, basis], the duration None or [numerator, denominator] (integers, the
+    denominator positive); ValueError for anything else."""
+    if not (isinstance(kept, list) and len(kept) == 2 and isinstance(kept[1], str)):
+        raise ValueError("not a cue's time")
+    duration = kept[0]
+    if duration is None:
+        return CueTime(None, kept[1])
+    if isinstance(duration, list) and len(duration) == 2 and all(type(n) is int for n in duration) and duration[1] > 0:
+        return CueTime(Fraction(duration[0], duration[1]), kept[1])
+    raise ValueError("not a duration")
 
 
 def _digest(sheet: CueSheet, path: Path, configurations: Iterable[Configuration], kind: str = "ground") -> str:
     """The name of the entry for these inputs ('' if a file cannot be read: nothing is kept)."""
     try:
-        files = [_file_digest(path, *_stat(path))]
+        files: list[bytes | str] = [_file_digest(path, *_stat(path))]
         if (hall := _hall_of(path, *_stat(path))) is not None:
-            files.append(hall.encode() + _file_digest(path.parent / hall, *_stat(path.parent / hall)))
+            files += [hall, _file_digest(path.parent / hall, *_stat(path.parent / hall))]
     except (OSError, InvalidInputError):
         return ""
-    digest = hashlib.sha256(f"{_FORMAT} {kind}".encode() + _code() + b"\0".join(files))
-    digest.update(repr(_shape(sheet, configurations)).encode())
-    return digest.hexdigest()[:40]
+    return caches.key(f"{_FORMAT} {kind}", *files, repr(_shape(sheet, configurations)))
 
 
 def _stat(path: Path) -> tuple[int, int]:
@@ -185,11 +220,3 @@ def _shape(sheet: CueSheet, configurations: Iterable[Configuration]) -> tuple[An
     return (sheet.rite_id, tuple((p, v.count) for p, v in sheet.performers.items()), tuple(c.id for c in sheet.cues),
             tuple(tuple((c.id, c.who, c.performers) for c in sheet.active_cues(variants, dict(readings)))
                   for variants, readings in configurations))
-
-
-@cache
-def _code() -> bytes:
-    """The staging code and its table, whose change changes every duration."""
-    here = Path(__file__).parent
-    files = [*sorted(here.glob("*.py")), here.parent / "data" / "staging.json"]
-    return hashlib.sha256(b"".join(f.read_bytes() for f in files)).digest()

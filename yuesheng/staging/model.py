@@ -15,8 +15,6 @@ from enum import Enum
 from fractions import Fraction
 from types import MappingProxyType
 
-from yuesheng.errors import Problem
-
 CHI_PER_BU = 6  # 一步六尺 (the 弓 and 貍步 are 6 尺 too: 6-29b, 9-2b)
 
 
@@ -288,6 +286,15 @@ class Walk:
 
 
 @dataclass(frozen=True, slots=True)
+class Break:
+    """A walk against rank or its texts, at its move's line and column of the blocking (rule ``route``)."""
+
+    line: int | None
+    col: int | None
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class Derivation:
     """What an action's duration is made of: the longest walk and the formulas, each with its seconds."""
 
@@ -295,7 +302,7 @@ class Derivation:
     parts: tuple[tuple[str, Fraction], ...]  # ("walk 主人 門外→門右 4.2 步 at 1.5 s/步", 6.3), ("再拜", 10)
     walks: tuple[Walk, ...] = field(default=())
     passes: tuple[str, ...] = ()  # each walk that passes within reach of someone standing, no other way being open
-    breaks: tuple[Problem, ...] = ()  # walks against rank, their texts' 升自/降自, or through a thing (rule route)
+    breaks: tuple[Break, ...] = ()  # walks against rank, their texts' 升自/降自, or through a thing (rule route)
 
     @property
     def seconds(self) -> Fraction:

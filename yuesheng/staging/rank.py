@@ -17,8 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from yuesheng.cuesheet.model import Cue, CueSheet
-from yuesheng.errors import Problem
-from yuesheng.staging.model import Blocking, Hall, Move, Point, Stair, Walk
+from yuesheng.staging.model import Blocking, Break, Hall, Move, Point, Stair, Walk
 from yuesheng.staging.routes import flights
 
 _SAID = re.compile(r"([升降])自(.)階")
@@ -123,7 +122,7 @@ def allowed(blocking: Blocking, texts: Texts, move: Move, member: str, name: str
 
 
 def breaks(blocking: Blocking, texts: Texts, move: Move, walk: Walk, name: str, start: Point,
-           names: Mapping[str, str], things: frozenset[str] = frozenset()) -> list[Problem]:
+           names: Mapping[str, str], things: tuple[str, ...] = ()) -> list[Break]:
     """Where *walk* breaks rank or its texts: a flight against what its texts say, a flight up or down another's
     stair that no text gives it, a ``via`` naming only a stair's top or a place on one of *things* (set up)."""
     hall = blocking.hall
@@ -147,7 +146,7 @@ def breaks(blocking: Blocking, texts: Texts, move: Move, walk: Walk, name: str, 
             if v in hall.places for t in sorted(things)
             if not (hall.things[t].open and hall.places[v].point == hall.things[t].at)
             and _inside(hall.places[v].point, hall.things[t].box())]
-    return [Problem(blocking.file, move.line, move.col, "", message, "route") for message in out]
+    return [Break(move.line, move.col, message) for message in out]
 
 
 def _inside(p: Point, box: tuple[float, float, float, float]) -> bool:

@@ -26,7 +26,7 @@ class StagedCue:
     derivation: Derivation
     duration: Fraction | None
     basis: str  # "walk: … 12.3 s + 再拜 10 s = 22.3 s", or "estimate: why"
-    things: frozenset[str] = frozenset()  # the hall's set pieces standing while its walks are made
+    things: tuple[str, ...] = ()  # the hall's set pieces standing while its walks are made
 
 
 def _timed(derivation: Derivation, keep: str) -> tuple[Fraction | None, str]:

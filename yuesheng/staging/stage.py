@@ -27,7 +27,7 @@ class CueStage:
     cue: str
     stands: dict[str, Stand]  # member id → where he stands after the cue
     moved: tuple[tuple[Move, str, Point, Point], ...]  # (move, member, from, to) in the order of the moves
-    things: frozenset[str] = frozenset()  # the hall's things set up during the cue (those it sets: from the next)
+    things: tuple[str, ...] = ()  # the hall's things set up during the cue (those it sets: from the next), sorted
 
 
 def members(person: str, sheet: CueSheet, same: Mapping[str, str]) -> list[str]:
@@ -110,7 +110,7 @@ def stage(blocking: Blocking, sheet: CueSheet, variants: frozenset[str] = frozen
         # only where someone has just stepped can two newly share a point (the first cue: everyone from the start)
         touched = {_cell(now[who].point) for _, who, _, _ in moved} if out else set(cells)
         problems.extend(_collisions(blocking, now, by, cells, touched, cue.id, reported))
-        out.append(CueStage(cue.id, dict(now), tuple(moved), during))
+        out.append(CueStage(cue.id, dict(now), tuple(moved), tuple(sorted(during))))
     if problems:
         raise InvalidInputError(list(dict.fromkeys(problems)))
     return out

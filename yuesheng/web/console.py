@@ -8,7 +8,8 @@ Routes (one table, ``routes``):
   (space, whatever has focus but a text field; a held key never repeats it), STOP ALL (Esc, from anywhere),
   FADE (f), and a jump confirmed in a dialog that silences only if asked.
 - ``GET /state`` — the state as JSON.
-- ``POST /command`` — ``{"command": "go"|"stop"|"fade"|"goto", "cue": …}``.
+- ``POST /command`` — ``{"command": "go"|"stop"|"fade"|"goto", "cue": …}`` (the ``web`` names of
+  ``commands.COMMANDS``; the page's buttons and keys are drawn from that table, given it as JSON).
 - ``WS /ws`` — the state, pushed whenever it changes (and every ``PUSH`` seconds for the clocks); commands as
   JSON text frames, answered ``{"accepted": …, "why": …}`` (with the frame's integer ``id``, if it had one); a
   heartbeat ``{"ping": T}`` answered at once ``{"pong": T, "server": NOW}``, from which the page reckons the
@@ -51,8 +52,9 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from yuesheng.live.control import Command, Control
-from yuesheng.live.player import PlayerStatus, Playing, label, music_name
+from yuesheng.live.commands import by_web, page_table
+from yuesheng.live.control import Control
+from yuesheng.live.cueing import PlayerStatus, Playing, label, music_name
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Timeline
 from yuesheng.timeline import clock as show_clock
 from yuesheng.web.sheet import environment, timeline_view, with_fonts
@@ -61,8 +63,8 @@ PUSH = 0.5  # seconds between state pushes when nothing changes (the page moves 
 LATE = 1.0  # seconds: a page's GO that reaches the console later than this after it was pressed is refused
 STALE = 1.0  # seconds without a word from the console after which the page shows the connection as stale
 COOKIE = "yuesheng-token"
-COMMANDS = {c.value: c for c in (Command.GO, Command.STOP, Command.FADE, Command.GOTO)}
 MAX_BODY = 16 * 1024  # bytes: a command body or WebSocket frame is a few dozen
+KEY_NAMES = {"Space": "space", "Escape": "Esc"}  # a command's key as its button's title says it
 
 
 def _host_name(host_header: str) -> str:
@@ -238,26 +240,32 @@ class Console:
     def command(self, data: Any) -> tuple[bool, str]:
         """A command from the page: whether it was accepted, and if not, why (said to the operator)."""
         name = data.get("command") if isinstance(data, dict) else None
-        if not isinstance(name, str) or name not in COMMANDS:
+        row = by_web(name) if isinstance(name, str) else None
+        if row is None:
             return False, "not a command"
-        command = COMMANDS[name]
         cue = data.get("cue", "")
-        if command is Command.GOTO and (not isinstance(cue, str) or cue not in self.by_id):
+        if row.target and (not isinstance(cue, str) or cue not in self.by_id):
             return False, "no such cue to jump to"
+        if row.starts and (why := self._late(data)):
+            return False, self._refuse(why)
+        if self.control.submit(row.command, "page", cue if row.target else "",
+                               silence=row.target and data.get("silence") is True):
+            return True, ""
+        return False, f"within the {self.control.guard:g} s guard of the last {row.said} (a double press?)"
+
+    def _late(self, data: dict[str, Any]) -> str:
+        """Why a GO would run late ('' if it would not): pressed while the page was not connected, or longer ago
+        than ``LATE``."""
         pressed = data.get("pressed")
-        if command is Command.GO and data.get("offline") is True:
-            return False, self._refuse("it was pressed while the page was not connected: not run late")
-        if command is Command.GO and isinstance(pressed, int | float) and not isinstance(pressed, bool):
+        if data.get("offline") is True:
+            return "it was pressed while the page was not connected: not run late"
+        if isinstance(pressed, int | float) and not isinstance(pressed, bool):
             if (moment := _seconds(pressed)) is None:  # no moment at all, so it cannot be shown on time
-                return False, self._refuse("its press time is not a time a clock shows "
-                                           "(NaN, Infinity or beyond any float): not run")
+                return "its press time is not a time a clock shows (NaN, Infinity or beyond any float): not run"
             late = self.control.clock.now() - moment
             if late > LATE:
-                return False, self._refuse(f"it reached the console {late:.1f} s after it was pressed: not run late")
-        if self.control.submit(command, "page", cue if command is Command.GOTO else "",
-                               silence=command is Command.GOTO and data.get("silence") is True):
-            return True, ""
-        return False, f"within the {self.control.guard:g} s guard of the last {name.upper()} (a double press?)"
+                return f"it reached the console {late:.1f} s after it was pressed: not run late"
+        return ""
 
     def _refuse(self, why: str) -> str:
         """Log a refused GO (against the cue it would have started) and return *why*."""
@@ -304,7 +312,7 @@ class Console:
         actions = [{"id": t.cue.id, "label": f"{show_clock(t.start_tick)} {t.cue.id} {label(t)}"}
                    for t in (self.by_id[cue_id] for cue_id in status.actions)]
         html = self.template.render(rite=self.timeline.rite, actions=actions, late_s=LATE, stale_s=STALE,
-                                    guard_s=self.control.guard,
+                                    guard_s=self.control.guard, commands=page_table(), key_names=KEY_NAMES,
                                     begin_s=status.begin_tick / TICKS_PER_SECOND,
                                     **timeline_view(self.timeline), now_line=True)
         return with_fonts(html, more=self.shown)

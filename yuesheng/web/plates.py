@@ -8,24 +8,21 @@ stands after it and the cue's walks along their routes with their times; for a p
 
 Only the stands that a cue changes are sent (the script replays them), in 步, x east and y south.
 
-The drawing data are kept in ``caches.cache_folder("plates")`` under the ground's entry (a digest of everything
-staging reads), the order of the timeline's cues and this code: a page drawn before neither loads the staged rite nor
-imports the staging model, which cost it more than the rest of its plates. The drawing is kept as the JSON the page
-holds, which goes into the page unparsed (``Plates.json``), under a digest of it; an entry that cannot be read, or
-whose drawing is not what its digest says, is a miss.
+The drawing data are kept in ``caches.folder("plates")`` under ``caches.key`` of the ground's entry (itself a key of
+everything staging reads) and the order of the timeline's cues (the key holds the package's code too): a page drawn
+before neither loads the staged rite nor imports the staging model, which cost it more than the rest of its plates.
+The drawing is kept as the JSON the page holds, which goes into the page as it is (``Plates.json``), once it is
+checked to be a whole drawing; an entry that cannot be read, or is not what it should be, is a miss.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from yuesheng.caches import cache_folder, keep
+from yuesheng import caches
 from yuesheng.timeline import Timeline
 
 if TYPE_CHECKING:
@@ -89,15 +86,15 @@ def plates_data(production: Production, names: Mapping[str, str]) -> Plates | No
     timeline, ground = production.timeline, production.ground
     if ground is None:
         return None
-    folder = cache_folder("plates") if ground.entry else None
+    folder = caches.folder("plates") if ground.entry else None
     name = _entry(ground.entry, [t.cue.id for t in timeline.cues])
-    kept = _read(folder / name) if folder is not None else None
+    kept = _read(folder.read(name, limit=MAX_ENTRY_BYTES)) if folder is not None else None
     if kept is None:
         staged = production.staged
         assert staged is not None  # a production with a ground has a staged rite
         kept = _kept(_drawing(timeline, staged))
         if folder is not None:
-            keep(folder, name, _text(kept).encode("utf-8"), entries=CACHE_ENTRIES)
+            folder.write(name, _text(kept).encode("utf-8"), entries=CACHE_ENTRIES)
     head, drawn = kept
     members = {who: _label(who, names) for who in head["members"]}
     rest = {"members": members, "chi_per_bu": head["chi_per_bu"], "chi_cm": CHI_CM}
@@ -149,45 +146,36 @@ def _drawing(timeline: Timeline, staged: StagedRite) -> dict[str, Any]:
 
 
 CACHE_ENTRIES = 64
-_FORMAT = "yuesheng-plates-2"
+MAX_ENTRY_BYTES = 32 << 20  # a kept drawing (大射: about 0.3 MB); a larger file is not read
+_FORMAT = "yuesheng-plates-3"
 
 
 def _entry(ground: str, cues: list[str]) -> str:
     """The name of the kept drawing of the ground entry *ground* with the timeline's *cues* in this order."""
-    digest = hashlib.sha256(f"{_FORMAT} {ground} {' '.join(cues)}".encode() + _code())
-    return f"{digest.hexdigest()[:40]}.json"
-
-
-@cache
-def _code() -> bytes:
-    """This module and the plan's (its mats, 侯 and 乏), whose change changes the drawing."""
-    here = Path(__file__).parent
-    return hashlib.sha256(b"".join(f.read_bytes() for f in (here / "plates.py", here.parent / "outputs" / "plan.py")))\
-        .digest()
+    return f"{caches.key(_FORMAT, ground, *cues)}.json"
 
 
 def _text(kept: Kept) -> str:
-    """*kept* as a file: the head with the format and the drawing's digest on the first line, the drawing (JSON, which
-    holds no newline) on the second."""
+    """*kept* as a file: the head with the format on the first line, the drawing (JSON, which holds no newline) on
+    the second."""
     head, drawn = kept
-    digest = hashlib.sha256(drawn.encode("utf-8")).hexdigest()
-    return f"{_json({'format': _FORMAT, 'sha256': digest, **head})}\n{drawn}"
+    return f"{_json({'format': _FORMAT, **head})}\n{drawn}"
 
 
-def _read(entry: Path) -> Kept | None:
-    """What *entry* keeps, or None (none, unreadable, malformed, or a drawing that is not what its digest says: it
-    goes into the page unparsed)."""
+def _read(entry: bytes | None) -> Kept | None:
+    """What an entry's bytes keep, or None (none, or malformed)."""
     try:
-        with open(entry, encoding="utf-8") as handle:
-            first, drawn = handle.read().split("\n")
-        head = json.loads(first)
-        shapes = {"format": str, "sha256": str, "box": list, "inset": list, "members": list, "chi_per_bu": int}
-        if any(not isinstance(head[k], t) for k, t in shapes.items()) or head.pop("format") != _FORMAT:
+        if entry is None:
             return None
-        if head.pop("sha256") != hashlib.sha256(drawn.encode("utf-8")).hexdigest():
+        first, drawn = entry.decode("utf-8").split("\n")
+        head = json.loads(first)
+        shapes = {"format": str, "box": list, "inset": list, "members": list, "chi_per_bu": int}
+        if any(not isinstance(head[k], t) for k, t in shapes.items()) or head.pop("format") != _FORMAT:
             return None
         if not all(isinstance(v, int | float) for v in head["box"] + head["inset"]):
             return None
+        if not isinstance(body := json.loads(drawn), dict) or body.keys() != {"hall", "box", "inset", "cues"}:
+            return None  # the drawing goes into the page unparsed: it must at least be one, whole (about 1 ms)
         return (head, drawn) if all(isinstance(who, str) for who in head["members"]) else None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None

@@ -18,20 +18,15 @@ and y south (see docs/cuesheet.md), ``PLAN_SCALE`` SVG units to the 步.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
-import sys
 from collections.abc import Mapping
-from contextlib import suppress
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from html import escape
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from yuesheng import fonts
-from yuesheng.caches import cache_folder
 from yuesheng.cuesheet import Cue, Member, MusicKind
 from yuesheng.music.instruments import PARTS
 from yuesheng.outputs.report import cues_by_id, says_que, sections, takes, what_of
@@ -477,44 +472,12 @@ def json_island(data: Mapping[str, Any]) -> str:
 
 @lru_cache(maxsize=1)
 def environment() -> Any:
-    """The Jinja2 environment of the web templates (autoescaped, strict), made once.
-
-    Compiled templates are kept in the user's cache folder (see ``template_cache``), so that
-    only the first page after a change of template, Jinja2 or Python pays for compiling them.
-    """
+    """The Jinja2 environment of the web templates (autoescaped, strict), made once. Templates are compiled in each
+    process that draws a page (no compiled template is kept on disk: it would be code read back)."""
     import jinja2
 
-    options: dict[str, Any] = {"autoescape": True, "undefined": jinja2.StrictUndefined, "trim_blocks": True,
-                               "lstrip_blocks": True}
-    folder = cache_folder("jinja")
-    cache = template_cache(folder, _fingerprint(jinja2.__version__, options)) if folder else None
-    return jinja2.Environment(loader=jinja2.PackageLoader("yuesheng.web", "templates"), bytecode_cache=cache,
-                              **options)
-
-
-def _fingerprint(version: str, options: dict[str, Any]) -> str:
-    """What compiled code depends on besides the template's text (which Jinja2 checks itself)."""
-    text = repr((version, sys.implementation.cache_tag, sorted((k, repr(v)) for k, v in options.items())))
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
-
-
-def template_cache(folder: Path, fingerprint: str) -> Any:
-    """A Jinja2 bytecode cache in *folder* for templates compiled as *fingerprint* says; a file that cannot be read
-    or written is compiled anew, never an error."""
-    import jinja2
-
-    class Cache(jinja2.FileSystemBytecodeCache):
-        def load_bytecode(self, bucket: Any) -> None:
-            try:
-                super().load_bytecode(bucket)
-            except Exception:  # a truncated or foreign file: unpickling it can raise nearly anything
-                bucket.reset()
-
-        def dump_bytecode(self, bucket: Any) -> None:
-            with suppress(OSError):
-                super().dump_bytecode(bucket)
-
-    return Cache(str(folder), f"{fingerprint}-%s.cache")
+    return jinja2.Environment(loader=jinja2.PackageLoader("yuesheng.web", "templates"), autoescape=True,
+                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 
 
 def timeline_view(timeline: Timeline) -> dict[str, Any]:

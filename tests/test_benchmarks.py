@@ -1,0 +1,81 @@
+"""Each benchmark runs to its end at a tiny size and prints its RESULT lines, its ratios to its baseline among them:
+a benchmark the code has left behind is found here, not when someone next measures. A smoke run measures nothing,
+so the figures are only read as numbers."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data"
+NUMBER = r"\d+(?:\.\d+)?"
+
+# name: (its arguments for a tiny run, the RESULT lines it must print), cheapest first
+SMOKE: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "variants": (("--repeat", "1", "--counts", "2", "4"),
+                 (rf"variants_4_load_s={NUMBER} \({NUMBER}x baseline read\)",
+                  rf"variants_4_validate_s={NUMBER} \({NUMBER}x baseline read\)")),
+    "staging": (("--rites", "xiangyinjiu", "--repeat", "1"),
+                (rf"staging xiangyinjiu: load \d+ ms, .* cold \d+ ms, .*\(baseline straight lines {NUMBER} ms\)",
+                 r"staging all rites with a blocking: \d+ ms cold")),
+    "live_jitter": (("--strokes", "40"), (rf"live_p99_ms={NUMBER}", rf"mido_play_p99_ms={NUMBER}")),
+    "console_latency": (("--gos", "3", "--warm", "1"),
+                        (rf"console_go_to_client_median_ms={NUMBER}", rf"console_go_to_client_max_ms={NUMBER}")),
+    "startup": (("--repeat", "1", "--only", "timeline", "--rite", "xiangyinjiu"),
+                (rf"timeline={NUMBER}", rf"import_yuesheng_vs_python_pass={NUMBER}",
+                 rf"timeline_vs_python_pass={NUMBER}")),
+    "render": (("--quick",), (rf"render_speedup_vs_music21={NUMBER} \(CPU time: {NUMBER}\)",
+                              rf"per_event_us_1e4={NUMBER}", rf"long_piece_growth={NUMBER} .*")),
+    "audio": (("--sheet", str(DATA / "golden.yaml")),
+              (r"rtf flac golden \d+x \(.*\) (ok|BELOW GOAL) \(goal >= 100x\)",
+               rf"size golden wav {NUMBER} MB \(computed\) flac {NUMBER} MB \({NUMBER}% of wav\)")),
+    "placed_audio": (("--sheet", str(DATA / "placed.yaml"), "--listener", "0,-3.5,south"),
+                     (rf"placed_audio placed audio=\d+s seat=.* plain={NUMBER}s \(\d+x real time\) "
+                      rf"placed={NUMBER}s \(\d+x real time\) peak={NUMBER}",)),
+    "engrave": (("--repeat", "1", "--rites", "xiangyinjiu"),
+                (rf"engrave_ode_pdf_staff_s={NUMBER}", rf"engrave_songbook_xiangyinjiu_s={NUMBER}")),
+    "sheet": (("--rites", "xiangyinjiu", "--repeat", "1"),
+              (rf"sheet_write_s\[xiangyinjiu\]={NUMBER}", rf"chromium_load_draw_warm_s\[xiangyinjiu\]={NUMBER}")),
+}
+# What a benchmark runs besides Python, as the tests' markers name it; a smoke run over ten seconds is slow too.
+KIND = {"audio": "synth", "placed_audio": "synth", "engrave": "engraver", "sheet": "browser"}
+SLOW = {"render", "audio", "placed_audio", "engrave", "sheet"}
+PROGRAMS = {"synth": ("fluidsynth",), "browser": ("chromium", "chromium-browser")}
+
+
+def _case(name: str) -> pytest.ParameterSet:
+    marks = [getattr(pytest.mark, KIND[name])] if name in KIND else []
+    return pytest.param(name, marks=marks + ([pytest.mark.slow] if name in SLOW else []), id=name)
+
+
+def test_every_benchmark_has_a_smoke_run() -> None:
+    scripts = {p.stem for p in (ROOT / "benchmarks").glob("*.py") if p.stem != "__init__"}
+    assert scripts == set(SMOKE)
+
+
+@pytest.mark.parametrize("name", [_case(name) for name in SMOKE])
+def test_a_benchmark_runs_at_a_tiny_size_and_prints_its_results(name: str, request: pytest.FixtureRequest) -> None:
+    if name in KIND:
+        _needs(KIND[name], request)
+    argv, expected = SMOKE[name]
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / f"{name}.py"), *argv], cwd=ROOT, text=True,
+                          capture_output=True, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr[-4000:]
+    results = [line.removeprefix("RESULT ") for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    missing = [pattern for pattern in expected if not any(re.fullmatch(pattern, line) for line in results)]
+    assert not missing, f"no RESULT line matches {missing}: {results}"
+
+
+def _needs(kind: str, request: pytest.FixtureRequest) -> None:
+    """Skip, saying why, where the program of *kind* is not installed."""
+    if kind == "engraver":
+        request.getfixturevalue("has_engraver")
+    elif not any(map(shutil.which, PROGRAMS[kind])):
+        pytest.skip(f"{' or '.join(PROGRAMS[kind])} is not installed")

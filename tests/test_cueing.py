@@ -1,0 +1,202 @@
+"""The cueing state machine without a clock, a thread or a port: every transition given its moment, the queue read
+by taking its messages in order (the golden rite: bin-ru, then 肆夏 held on the bells until bai-zhi; 合樂 5 s after
+bai-zhi's GO; zhengge-bei; 射節 5 s after its GO)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from yuesheng import build, load
+from yuesheng.live.commands import Command
+from yuesheng.live.control import Press
+from yuesheng.live.cueing import FADE, Cueing, Item, Outcome, Playing
+from yuesheng.outputs.midi import live_messages
+from yuesheng.timeline import Timeline
+
+DATA = Path(__file__).parent / "data"
+BELLS, SUNG, DRUMS = 4, 0, 9
+
+
+@pytest.fixture(scope="module")
+def golden(repertoire) -> Timeline:
+    return build(load(DATA / "golden.yaml", repertoire=repertoire))
+
+
+def _machine(golden: Timeline, *, manual: bool = True, follow: bool = True, start: float = 0.0) -> Cueing:
+    machine = Cueing(golden, live_messages(golden)[1], manual=manual, follow=follow)
+    machine.start(start)
+    return machine
+
+
+def _press(machine: Cueing, at: float, command: Command = Command.GO, cue: str = "", *,
+           silence: bool = False) -> Outcome:
+    return machine.press(Press(command, at, "test", cue, silence))
+
+
+def _take_until(machine: Cueing, until: float) -> list[Item]:
+    """The messages the machine gives, in order, up to *until* (those it drops left out): what a pump would send."""
+    taken = []
+    while (due := machine.due()) is not None and due < until:
+        if (item := machine.take()) is not None:
+            taken.append(item)
+    return taken
+
+
+def _ons(items: list[Item], channel: int) -> list[float]:
+    return [i.due for i in items if i.message.type == "note_on" and i.message.channel == channel]
+
+
+def test_before_the_first_go_nothing_sounds_and_the_next_point_is_the_first_action(golden):
+    machine = _machine(golden)
+    status = machine.status(0.0)
+    assert (status.current, status.next, status.playing, status.armed) == (None, "bin-ru", (), ())
+    assert machine.actions == ("bin-ru", "bai-zhi", "ge", "zhengge-bei", "she")
+    assert machine.due() is None and machine.auto_go(None) is None  # manual: nothing fires by itself
+
+
+def test_go_starts_the_action_and_its_held_music_from_the_moment_pressed(golden):
+    machine = _machine(golden)
+    outcome = _press(machine, 2.0)
+    assert outcome == Outcome(outcome.line, False, ("go", "bin-ru"))
+    assert outcome.line.startswith("▶ bin-ru: 賓入  |  next GO 2/5")
+    assert machine.due() == 2.0  # the first stroke of 肆夏, at the GO
+    status = machine.status(2.0)
+    assert status.current == "bin-ru" and status.current_started == 2.0 and status.first_started == 2.0
+    assert Playing("sixia", "bai-zhi") in status.playing and status.next == "bai-zhi"
+
+
+def test_the_held_music_repeats_until_its_action_then_ends_at_its_phrase(golden):
+    machine = _machine(golden)
+    _press(machine, 0.0)
+    early = _take_until(machine, 30.0)
+    assert len(_ons(early, BELLS)) == 30  # repeating, one stroke a second, until its action's GO
+    _press(machine, 30.0)  # bai-zhi: the phrase in progress ends at 32 s
+    bells = _ons(early + _take_until(machine, 40.0), BELLS)
+    assert max(bells) == pytest.approx(31.0) and len(bells) == 32
+
+
+def test_music_after_an_action_is_armed_and_follows_its_pre_wait_unless_a_message_comes_first(golden):
+    machine = _machine(golden)
+    _press(machine, 0.0)
+    _press(machine, 3.0)  # bai-zhi: 合樂 follows 5 s after
+    status = machine.status(3.0)
+    assert status.armed == ("ge",) and status.follow_at == 8.0 and status.next == "ge"
+    assert "ge" not in {p.cue for p in status.playing}
+    assert machine.auto_go(None) == 8.0 and machine.auto_go(8.0) == 8.0
+    assert machine.auto_go(7.0) is None  # a message due at 7 s is sent first
+
+
+def test_the_next_go_during_the_pre_wait_brings_the_armed_music_in_at_once(golden):
+    machine = _machine(golden)
+    for at in (0.0, 3.0):
+        _press(machine, at)
+    assert _press(machine, 4.5).log == ("go", "ge")
+    assert min(_ons(_take_until(machine, 20.0), SUNG)) == 4.5
+    assert machine.status(4.5).follow_at is None  # zhengge-bei is an action: it waits for its GO
+
+
+def test_without_follow_armed_music_waits_for_its_own_go(golden):
+    machine = _machine(golden, follow=False)
+    for at in (0.0, 3.0):
+        _press(machine, at)
+    assert machine.follow_at() is None and machine.auto_go(None) is None
+
+
+def test_stop_silences_forgets_the_queue_and_keeps_held_music_silent_until_a_jump(golden):
+    machine = _machine(golden)
+    _press(machine, 0.0)
+    _take_until(machine, 10.0)
+    assert _press(machine, 10.0, Command.STOP) == Outcome("", True, ("stop", "bin-ru"))
+    assert machine.due() is None and machine.status(10.0).playing == ()
+    _press(machine, 30.0)  # bai-zhi: the next GO goes on, and the stopped 肆夏 does not come back
+    assert _ons(_take_until(machine, 100.0), BELLS) == []
+    assert machine.status(30.0).current == "bai-zhi"
+
+
+def test_fade_steps_the_held_music_down_and_cuts_it_at_its_end(golden):
+    machine = _machine(golden)
+    _press(machine, 0.0)
+    _take_until(machine, 10.0)
+    assert _press(machine, 10.0, Command.FADE) == Outcome("", False, ("fade", "bin-ru"))
+    assert Playing("sixia", "bai-zhi") in machine.status(10.0 + FADE - 0.1).playing
+    assert machine.status(10.0 + FADE).playing == ()  # what remains queued of it is past its cut
+    items = _take_until(machine, 30.0)
+    volume = [(i.due, i.message.value) for i in items
+              if i.message.type == "control_change" and i.message.control == 7 and i.message.channel == BELLS]
+    assert [v for _, v in volume[:-2]] == sorted((v for _, v in volume[:-2]), reverse=True) and len(volume) > 10
+    assert volume[-2:] == [(10.0 + FADE, 0), (10.0 + FADE, 100)]
+    assert max(_ons(items, BELLS)) < 10.0 + FADE
+
+
+def test_a_jump_makes_the_cue_before_current_and_the_next_go_plays_the_target(golden):
+    machine = _machine(golden)
+    _press(machine, 0.0)
+    assert _press(machine, 5.0, Command.GOTO, "zhengge-bei") == Outcome("", False, ("goto", "zhengge-bei"))
+    status = machine.status(5.0)
+    assert (status.current, status.current_started, status.next, status.follow_at) == ("ge", 5.0, "zhengge-bei", None)
+    bells = _ons(_take_until(machine, 20.0), BELLS)  # 肆夏's action was jumped over: it ends at its phrase
+    assert max(bells) == pytest.approx(7.0)
+    _press(machine, 20.0)
+    assert machine.auto_go(None) == 25.0  # 射節 armed again after the target's own GO, and follows it
+    assert _press(machine, 25.0).log == ("go", "she")
+    assert min(_ons(_take_until(machine, 40.0), DRUMS)) == pytest.approx(25.0)
+
+
+def test_a_silencing_jump_forgets_everything_and_says_so(golden):
+    machine = _machine(golden)
+    _press(machine, 0.0)
+    assert _press(machine, 5.0, Command.GOTO, "bai-zhi", silence=True).silence
+    assert machine.due() is None and machine.status(5.0).playing == ()
+
+
+def test_a_jump_to_an_unknown_cue_is_a_line_and_nothing_else(golden):
+    machine = _machine(golden)
+    assert _press(machine, 1.0, Command.GOTO, "nosuch") == Outcome("no cue 'nosuch' to jump to")
+    assert machine.status(1.0).next == "bin-ru"
+
+
+def test_a_go_past_the_last_point_changes_nothing(golden):
+    machine = _machine(golden)
+    for at in (0.0, 1.0, 2.0, 3.0, 4.0):
+        _press(machine, at)
+    assert machine.finished and _press(machine, 5.0) == Outcome()
+
+
+def test_auto_mode_gives_itself_each_action_at_its_planned_time_from_the_start(golden):
+    machine = _machine(golden, manual=False, start=100.0)
+    assert machine.actions == ("bin-ru", "bai-zhi", "zhengge-bei")  # music is no point of its own
+    assert machine.auto_go(None) == 100.0
+    _press(machine, 100.0)
+    assert machine.auto_go(None) == 110.0 and machine.auto_go(105.0) is None
+    assert _press(machine, 110.0).line == ""  # no prompts in auto mode
+
+
+def test_when_no_command_can_come_held_music_ends_at_its_phrase(golden):
+    machine = _machine(golden)
+    _press(machine, 0.0)
+    machine.play_out(2.0)
+    bells = _ons(_take_until(machine, 60.0), BELLS)
+    assert machine.closed and max(bells) == pytest.approx(3.0)
+
+
+def test_the_prompt_is_given_once_for_each_next_point(golden):
+    machine = _machine(golden)
+    assert machine.prompt_once(0.0).startswith("next GO 1/5")
+    assert machine.prompt_once(0.0) == ""
+    _press(machine, 0.0)
+    assert machine.prompt_once(1.0) == ""  # the GO's own line said it
+    _press(machine, 3.0)
+    _press(machine, 4.0, Command.GOTO, "bai-zhi")
+    assert "next GO 2/5" in machine.prompt_once(4.0)
+
+
+def test_a_restore_replays_the_logged_commands_relative_to_now(golden):
+    machine = Cueing(golden, live_messages(golden)[1], manual=True)
+    line = machine.restore([Press(Command.GO, 460.0, "page", "bin-ru"), Press(Command.GO, 497.0, "page", "bai-zhi")],
+                           500.0)
+    status = machine.status(500.0)
+    assert line.startswith("resumed from the log at bai-zhi") and status.resumed == line
+    assert (status.current, status.current_started, status.first_started) == ("bai-zhi", 497.0, 460.0)
+    assert status.follow_at == 502.0 and machine.due() is None  # nothing sounds: 合樂 is armed, 肆夏 has ended
