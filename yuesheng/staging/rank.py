@@ -135,7 +135,7 @@ def breaks(blocking: Blocking, texts: Texts, move: Move, walk: Walk, name: str, 
         same_way = [s for s in told if s.verb == verb]
         if same_way and sid not in {s.stair for s in same_way}:
             out.append(f"{walk.who} ({name}) goes {way} the {stairs[sid].name}, against the text: "
-                       f"{'; '.join(map(str, same_way))}")
+                       f"{'; '.join(dict.fromkeys(map(str, same_way)))}")
         elif not same_way and rank is not None and sid != rank.id and sid not in {s.stair for s in told}:
             whose = stairs[sid].whose
             owner = "、".join(whose.of) if whose is not None else "another rank"
