@@ -54,6 +54,7 @@ def cold() -> None:
     routes._graph.cache_clear()
     routes._seen.cache_clear()
     durations._measured.cache_clear()
+    durations._way.cache_clear()
 
 
 def from_disk(hall: Hall) -> None:
@@ -63,6 +64,7 @@ def from_disk(hall: Hall) -> None:
     routes._graph.cache_clear()
     routes._seen.cache_clear()
     durations._measured.cache_clear()
+    durations._way.cache_clear()
 
 
 def main() -> None:

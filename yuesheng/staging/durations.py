@@ -18,7 +18,7 @@ from yuesheng.datafiles import data_table
 from yuesheng.errors import InvalidInputError, NoRouteError, Problem, UnknownNameError
 from yuesheng.staging import rank
 from yuesheng.staging.model import Blocking, Break, Derivation, Hall, Move, Point, Walk
-from yuesheng.staging.routes import CLEAR, Box, length, passes, route, stairs_on
+from yuesheng.staging.routes import CLEAR, Box, length, near_way, passes, route, stairs_on
 from yuesheng.staging.stage import CueStage
 
 
@@ -58,8 +58,17 @@ def walk(blocking: Blocking, who: str, start: Point, end: Point, via: tuple[str,
          stairs: frozenset[str] | None = None, things: tuple[Box, ...] = (), people: tuple[Point, ...] = ()) -> Walk:
     """A person's walk from *start* to *end* through *via* (places, or a stair's id: its flight, taken the way the walk
     goes), up and down only *stairs* (None: any), clear of *things* and, where it can, of *people*."""
-    return Walk(who, *_measured(blocking.hall, start, end, _stops(blocking.hall, start, via), run, stairs, things,
-                                people), run)
+    hall = blocking.hall
+    stops = _stops(hall, start, via)
+    near = near_way(_way(hall, start, end, stops, stairs, things), people)
+    return Walk(who, *_measured(hall, start, end, stops, run, stairs, things, near), run)
+
+
+@cache
+def _way(hall: Hall, start: Point, end: Point, via: tuple[Point, ...], stairs: frozenset[str] | None,
+         things: tuple[Box, ...]) -> tuple[Point, ...]:
+    """A walk's route as if no one stood in the way (kept: the same walk recurs in a rite)."""
+    return route(hall, start, end, via, stairs=stairs, things=things)
 
 
 def _stops(hall: Hall, start: Point, via: tuple[str, ...]) -> tuple[Point, ...]:

@@ -329,15 +329,17 @@ def _detour(hall: Hall, a: Point, b: Point, things: tuple[Box, ...], avoid: list
     of those, if it crosses no wall, keeps clear of the set pieces and passes fewer than the leg did; else None."""
     hit = _hits(a, b, avoid)
     corners = [c for p in hit for c in _corners((p.x, p.y, p.x, p.y))]
-    best: tuple[int, float, list[Point]] | None = None
-    for way in [[c] for c in corners] + [[c, d] for c in corners for d in corners if c != d]:
+    ways = [[c] for c in corners] + [[c, d] for c in corners for d in corners if c != d]
+    best: tuple[int, list[Point]] | None = None
+    for way in sorted(ways, key=lambda w: length((a, *w, b))):  # the shortest of those that pass fewest
         legs = list(zip((a, *way), (*way, b), strict=True))
-        if any(blocked(hall, p, q, things) for p, q in legs):
-            continue
         passed = len({p for leg in legs for p in _hits(*leg, avoid)})
-        if passed < len(hit) and (best is None or (passed, length((a, *way, b))) < best[:2]):
-            best = (passed, length((a, *way, b)), way)
-    return best[2] if best is not None else None
+        if passed >= (best[0] if best is not None else len(hit)) or any(blocked(hall, p, q, things) for p, q in legs):
+            continue
+        best = (passed, way)
+        if not passed:
+            break
+    return best[1] if best is not None else None
 
 
 def _near(points: tuple[Point, ...], people: Iterable[Point], stops: list[Point]) -> bool:
@@ -345,6 +347,14 @@ def _near(points: tuple[Point, ...], people: Iterable[Point], stops: list[Point]
     cannot be avoided)."""
     return any(not any(p.distance(s) < CLEAR for s in stops) for a, b in zip(points, points[1:], strict=False)
                for p in _hits(a, b, people))
+
+
+def near_way(points: tuple[Point, ...], people: Iterable[Point], margin: float = 3.0) -> tuple[Point, ...]:
+    """Those of *people* within *margin* 步 of the box round the route: the ones a way round could meet (the rest
+    left out, so that a walk is the same walk whoever stands far off)."""
+    x0, x1 = min(p.x for p in points) - margin, max(p.x for p in points) + margin
+    y0, y1 = min(p.y for p in points) - margin, max(p.y for p in points) + margin
+    return tuple(p for p in people if x0 <= p.x <= x1 and y0 <= p.y <= y1)
 
 
 def passes(points: tuple[Point, ...], people: Iterable[Point]) -> list[Point]:
