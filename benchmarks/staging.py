@@ -52,7 +52,9 @@ def cold() -> None:
     shutil.rmtree(Path(os.environ["XDG_CACHE_HOME"], "yuesheng", "routes"), ignore_errors=True)
     routes._kept.cache_clear()
     routes._graph.cache_clear()
+    routes._seen.cache_clear()
     durations._measured.cache_clear()
+    durations._way.cache_clear()
 
 
 def from_disk(hall: Hall) -> None:
@@ -60,7 +62,9 @@ def from_disk(hall: Hall) -> None:
     routes._kept(hall).write()
     routes._kept.cache_clear()
     routes._graph.cache_clear()
+    routes._seen.cache_clear()
     durations._measured.cache_clear()
+    durations._way.cache_clear()
 
 
 def main() -> None:
@@ -89,9 +93,9 @@ def measure(rites: list[str], repeat: int) -> None:
         blocking = load_blocking(path, sheet)
         staged = stage(blocking, sheet)
         t_stage = timed(lambda: stage(blocking, sheet))  # noqa: B023
-        t_cold = timed(lambda: [derive(blocking, c) for c in staged], before=cold)  # noqa: B023
-        t_disk = timed(lambda: [derive(blocking, c) for c in staged], before=lambda: from_disk(blocking.hall))  # noqa: B023
-        t_warm = timed(lambda: [derive(blocking, c) for c in staged])  # noqa: B023
+        t_cold = timed(lambda: [derive(blocking, c, sheet) for c in staged], before=cold)  # noqa: B023
+        t_disk = timed(lambda: [derive(blocking, c, sheet) for c in staged], before=lambda: from_disk(blocking.hall))  # noqa: B023
+        t_warm = timed(lambda: [derive(blocking, c, sheet) for c in staged])  # noqa: B023
         straight = timed(lambda: [m[2].distance(m[3]) for c in staged for m in c.moved])  # noqa: B023
         walks = sum(len(c.moved) for c in staged)
         print(f"{rite}: {len(staged)} cues, {walks} member moves, {len(blocking.hall.places)} places")

@@ -2,6 +2,11 @@
 with its page), the blocking (everyone of every cue placed, no two on one point, no facing against the text, a
 route for every walk); ``validate`` also holds every quote of the two files (``staging_files``) to its page.
 
+Rule ``route`` (``staging.rank``): every walk by its walker's stair (the hall's ``whose``) unless a text of its cue
+says otherwise, every 升自/降自 of a cue's action and quote and of a move's quote walked as it says, every ``via``
+naming a stair's flight, not only its top, and none on a set piece standing (a 侯): each at the move's
+file:line:col with what the text says.
+
 The blocking of a cue sheet is ``../blocking/RITE.yaml`` beside its folder (the shipped sheets': ``blocking/``); a
 sheet without one is not checked here.
 """
@@ -33,7 +38,9 @@ def staging_problems(sheet: CueSheet, path: Path | None = None) -> list[Problem]
     try:
         problems = statement_problems(loaded(path, sheet).hall)
         for variants, chosen in configurations:
-            staged_rite(sheet, variants, chosen, path)
+            rite = staged_rite(sheet, variants, chosen, path)
+            problems += [Problem(rite.file, b.line, b.col, "", b.message, "route")
+                         for cue in rite.cues.values() for b in cue.derivation.breaks]
     except InvalidInputError as exc:
         return list(exc.problems)
     if not problems:

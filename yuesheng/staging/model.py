@@ -147,6 +147,25 @@ class Stair:
 
 
 @dataclass(frozen=True, slots=True)
+class Thing:
+    """A set piece no walk goes through (a 侯 with its 个, a 乏, an instrument of the 縣, the 次, the 楅, the 中): its
+    footprint, *size* 步 east–west and north–south about the point of its place."""
+
+    id: str
+    name: str
+    at: Point
+    size: tuple[float, float]
+    source: Source
+    line: int | None = None
+    open: bool = False  # one goes to it or into it (the 楅, the 中, the 次): a walk may end or turn at its place
+
+    def box(self, margin: float = 0.0) -> tuple[float, float, float, float]:
+        """Its footprint grown by *margin* 步 on every side: x0, y0, x1, y1."""
+        w, d = self.size[0] / 2 + margin, self.size[1] / 2 + margin
+        return self.at.x - w, self.at.y - d, self.at.x + w, self.at.y + d
+
+
+@dataclass(frozen=True, slots=True)
 class Assumption:
     """A named parameter of the hall that the texts do not give."""
 
@@ -185,9 +204,11 @@ class Hall:
     stairs: tuple[Stair, ...]
     assumptions: tuple[Assumption, ...]
     statements: tuple[Statement, ...] = ()
+    things: Mapping[str, Thing] = field(default_factory=dict)  # set pieces routes keep clear of
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "places", MappingProxyType(dict(self.places)))
+        object.__setattr__(self, "things", MappingProxyType(dict(self.things)))
 
     def on_tang(self, p: Point) -> bool:
         """Whether *p* is on the raised 堂 (its edge included)."""
@@ -203,7 +224,7 @@ class Move:
     to: str
     facing: Facing | None
     source: Source
-    via: tuple[str, ...] = ()  # places the route passes (由楹內, 由上射之後, 出于司馬之南)
+    via: tuple[str, ...] = ()  # places the route passes (由楹內, 由上射之後, 出于司馬之南), or a stair's id: its flight
     head: FileHead | None = None  # a file's head (北上); None: the place's, else the people stand as one
     spacing: float = 1.0  # 步 between the members of a file
     run: bool = False  # 趨, at a run
@@ -221,6 +242,8 @@ class CueBlocking:
     gestures: tuple[str, ...] = ()
     line: int | None = None
     keep: str = ""  # why the cue sheet's estimate is kept over the derived duration ('' = derived)
+    sets: tuple[str, ...] = ()  # things set up at this cue (in the way from the next cue on)
+    clears: tuple[str, ...] = ()  # things taken away at this cue (out of the way from the next cue on)
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,6 +256,7 @@ class Blocking:
     start: tuple[Move, ...]
     cues: Mapping[str, CueBlocking]
     same: Mapping[str, str] = field(default_factory=dict)  # one person under several ids: 司馬 → the 相 (xiang)
+    absent: frozenset[str] = frozenset()  # things of the hall not set up before the first cue
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "cues", MappingProxyType(dict(self.cues)))
@@ -262,12 +286,23 @@ class Walk:
 
 
 @dataclass(frozen=True, slots=True)
+class Break:
+    """A walk against rank or its texts, at its move's line and column of the blocking (rule ``route``)."""
+
+    line: int | None
+    col: int | None
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class Derivation:
     """What an action's duration is made of: the longest walk and the formulas, each with its seconds."""
 
     cue: str
     parts: tuple[tuple[str, Fraction], ...]  # ("walk 主人 門外→門右 4.2 步 at 1.5 s/步", 6.3), ("再拜", 10)
     walks: tuple[Walk, ...] = field(default=())
+    passes: tuple[str, ...] = ()  # each walk that passes within reach of someone standing, no other way being open
+    breaks: tuple[Break, ...] = ()  # walks against rank, their texts' 升自/降自, or through a thing (rule route)
 
     @property
     def seconds(self) -> Fraction:

@@ -60,6 +60,7 @@ from yuesheng.staging.model import (
     Source,
     Stair,
     Statement,
+    Thing,
     Wall,
     Whose,
 )
@@ -140,7 +141,7 @@ def load_hall(path: str | Path) -> Hall:
     """The hall in the file at *path*; InvalidInputError with every problem."""
     doc = load(path)
     c, data = _checked(doc, HALL_FORMAT)
-    c.keys(data, (), ("format", "hall", "assumptions", "tang", "stairs", "walls", "places", "statements"))
+    c.keys(data, (), ("format", "hall", "assumptions", "tang", "stairs", "walls", "places", "things", "statements"))
     head = c.mapping(data.get("hall", {}), ("hall",), "hall: {id, name, shi}") or {}
     assumptions = tuple(
         Assumption(aid, value, str(raw.get("text", "")))
@@ -162,11 +163,35 @@ def load_hall(path: str | Path) -> Hall:
     _distinct(c, places)
     statements = tuple(st for n, raw in enumerate(data.get("statements", []) or [])
                        if (st := _statement(c, raw, ("statements", n), places)) is not None)
+    things = _things(c, data.get("things", {}), places)
     if c.problems:
         raise InvalidInputError(c.problems)
     return Hall(str(path), str(head.get("id", "")), str(head.get("name", "")), bool(head.get("shi", False)),
                 (Point(x0, y0), Point(x1, y1)), places, tuple(w for w in walls if w is not None), stairs, assumptions,
-                statements)
+                statements, things)
+
+
+def _things(c: Checker, raw: Any, places: dict[str, Place]) -> dict[str, Thing]:
+    """``things: {dahou: {name: 大侯, at: PLACE, size: [w, d], open, cite|estimate}}``: set pieces no walk goes
+    through (``open: true``: one goes to its place, into the 次, up to the 楅)."""
+    out = {}
+    for tid, t in (c.mapping(raw, ("things",), "things by id") or {}).items():
+        path: PathKey = ("things", tid)
+        if (t := c.mapping(t, path, "{name, at, size}")) is None:
+            continue
+        c.keys(t, path, ("name", "at", "size", "open", "cite", "estimate", "note"))
+        if t.get("at") not in places:
+            c.error(path + ("at",), f"unknown place {t.get('at')!r}{did_you_mean(str(t.get('at')), list(places), n=1)}",
+                    "reference")
+            continue
+        size = _pair(c, t.get("size"), path + ("size",))
+        if size is not None and (size.x < 0 or size.y < 0):
+            c.error(path + ("size",), f"expected its size in 步 east–west and north–south, got {t.get('size')!r}",
+                    "schema")
+        if size is not None:
+            out[tid] = Thing(tid, str(t.get("name", tid)), places[t["at"]].point, (abs(size.x), abs(size.y)),
+                             _source(c, t, path), c.doc.where(path, key=True)[0], t.get("open") is True)
+    return out
 
 
 def _distinct(c: Checker, places: dict[str, Place]) -> None:
@@ -327,7 +352,7 @@ def load_blocking(path: str | Path, sheet: CueSheet) -> Blocking:
     it). Every performer, place and cue is checked against the sheet and the hall; InvalidInputError lists all."""
     doc = load(path)
     c, data = _checked(doc, BLOCKING_FORMAT)
-    c.keys(data, (), ("format", "rite", "hall", "same", "start", "cues"))
+    c.keys(data, (), ("format", "rite", "hall", "same", "absent", "start", "cues"))
     if data.get("rite") != sheet.rite_id:
         c.error(("rite",), f"rite {data.get('rite')!r}, but the cue sheet is {sheet.rite_id!r}", "reference")
     hall_name = data.get("hall")
@@ -336,6 +361,7 @@ def load_blocking(path: str | Path, sheet: CueSheet) -> Blocking:
         raise InvalidInputError(c.problems)
     hall = load_hall(Path(path).parent / hall_name)
     same = _same(c, data.get("same", {}), sheet)
+    absent = _thing_ids(c, data.get("absent", []), ("absent",), hall)
     start = tuple(m for n, raw in enumerate(data.get("start", []) or [])
                   if (m := _move(c, raw, ("start", n), sheet, hall)) is not None)
     cues: dict[str, CueBlocking] = {}
@@ -348,7 +374,7 @@ def load_blocking(path: str | Path, sheet: CueSheet) -> Blocking:
             continue
         if (raw := c.mapping(raw, at, "{moves, gestures}")) is None:
             continue
-        c.keys(raw, at, ("moves", "gestures", "keep", "note"))
+        c.keys(raw, at, ("moves", "gestures", "keep", "set", "clear", "note"))
         keep = raw.get("keep", "")
         if not isinstance(keep, str) or ("keep" in raw and not keep.strip()):
             c.error(at + ("keep",), "expected why the cue sheet's estimate is kept, e.g. keep: the 衆賓 drink in turn",
@@ -356,10 +382,22 @@ def load_blocking(path: str | Path, sheet: CueSheet) -> Blocking:
         moves = tuple(m for n, m_raw in enumerate(raw.get("moves", []) or [])
                       if (m := _move(c, m_raw, at + ("moves", n), sheet, hall)) is not None)
         cues[cid] = CueBlocking(cid, moves, _gestures(c, raw.get("gestures", []) or [], at), doc.where(at, key=True)[0],
-                                str(keep or ""))
+                                str(keep or ""), _thing_ids(c, raw.get("set", []), at + ("set",), hall),
+                                _thing_ids(c, raw.get("clear", []), at + ("clear",), hall))
     if c.problems:
         raise InvalidInputError(c.problems)
-    return Blocking(str(path), sheet.rite_id, hall, start, cues, same)
+    return Blocking(str(path), sheet.rite_id, hall, start, cues, same, frozenset(absent))
+
+
+def _thing_ids(c: Checker, raw: Any, path: PathKey, hall: Hall) -> tuple[str, ...]:
+    """A list of the hall's things (``absent``, a cue's ``set`` and ``clear``)."""
+    if not isinstance(raw, list) or not all(isinstance(t, str) for t in raw):
+        c.error(path, "expected a list of the hall's things, e.g. [fu, zhong]", "schema")
+        return ()
+    for n, tid in enumerate(raw):
+        if tid not in hall.things:
+            c.error(path + (n,), f"unknown thing {tid!r}{did_you_mean(tid, list(hall.things), n=1)}", "reference")
+    return tuple(raw)
 
 
 def _gestures(c: Checker, raw: Any, at: PathKey) -> tuple[str, ...]:
@@ -418,8 +456,9 @@ def _move(c: Checker, raw: Any, path: PathKey, sheet: CueSheet, hall: Hall) -> M
             c.error(where, f"unknown performer {person!r}{did_you_mean(person, list(sheet.performers), n=1)}",
                     "reference")
     places = [raw.get("to")] + list(raw.get("via", []) or [])
+    flights = {s.id for s in hall.stairs}
     for n, place in enumerate(places):
-        if place not in hall.places:
+        if place not in hall.places and (n == 0 or place not in flights):
             where = path + (("to",) if n == 0 else ("via", n - 1))
             c.error(where, f"unknown place {place!r}{did_you_mean(str(place), list(hall.places), n=1)}", "reference")
     offset = _pair(c, raw["offset"], path + ("offset",)) if "offset" in raw else Point(0, 0)

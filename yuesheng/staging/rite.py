@@ -26,6 +26,7 @@ class StagedCue:
     derivation: Derivation
     duration: Fraction | None
     basis: str  # "walk: … 12.3 s + 再拜 10 s = 22.3 s", or "estimate: why"
+    things: tuple[str, ...] = ()  # the hall's set pieces standing while its walks are made
 
 
 def _timed(derivation: Derivation, keep: str) -> tuple[Fraction | None, str]:
@@ -64,7 +65,7 @@ class _Read:
     sheet: CueSheet
     blocking: Blocking
     staged: dict[tuple[frozenset[str], tuple[tuple[str, str], ...]], StagedRite]
-    timed: dict[tuple[str, tuple[object, ...]], StagedCue] = field(default_factory=dict)  # a cue's moves → it timed
+    timed: dict[tuple[object, ...], StagedCue] = field(default_factory=dict)  # a cue as made → it timed
 
 
 _LAST: list[_Read] = []
@@ -97,11 +98,12 @@ def staged_rite(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str
         blocking = read.blocking
         cues = {}
         for c in stage(blocking, sheet, variants, dict(readings)):
-            timed = read.timed.get((c.cue, c.moved))  # the same cue made the same way under another variant
+            made = (c.cue, c.moved, c.things, frozenset(c.stands.items()))  # what its walks go by and round
+            timed = read.timed.get(made)  # the same cue made the same way under another variant
             if timed is None:
-                derivation = derive(blocking, c)
+                derivation = derive(blocking, c, sheet)
                 keep = blocking.cues[c.cue].keep if c.cue in blocking.cues else ""
-                timed = read.timed[c.cue, c.moved] = StagedCue(c.stands, derivation, *_timed(derivation, keep))
-            cues[c.cue] = StagedCue(c.stands, timed.derivation, timed.duration, timed.basis)
+                timed = read.timed[made] = StagedCue(c.stands, derivation, *_timed(derivation, keep), c.things)
+            cues[c.cue] = StagedCue(c.stands, timed.derivation, timed.duration, timed.basis, c.things)
         read.staged[key] = StagedRite(str(path), blocking.hall, cues, blocking.same)
     return read.staged[key]

@@ -1,20 +1,32 @@
-"""Routes through the hall: the shortest walk from one point to another that crosses no wall, and leaves or
-reaches the 堂 only by a stair, through the places a move names (``via``: 由楹內, 出于司馬之南).
+"""Routes through the hall: the shortest walk from one point to another that crosses no wall, leaves or reaches the
+堂 only by a stair the walker may take, keeps ``CLEAR`` 步 from every set piece standing (``Thing``: a 侯 with its 个,
+a 乏, an instrument of the 縣, the 次, the 楅, the 中), and passes through the places a move names (``via``: 由楹內,
+出于司馬之南).
 
 A shortest walk among walls turns only at their ends and corners, so the graph (networkx, imported only when a
-route is searched) has just those — points just off each end and corner of a wall — and the stairs' tops and feet;
-two nodes are joined when they see each other: the segment between them meets no wall (touching counts: no slipping
-through a corner). A stair is an edge of its own, from its top to its foot. A walk's two ends join the graph for its
-search only. A wall test looks only at the wall segments whose bounding box meets the walk's.
+route is searched) has just those — points just off each end and corner of a wall, and just off each corner of a
+set piece's footprint grown by ``CLEAR`` (in the graph it is a wall) — and the stairs' tops and feet; two nodes are
+joined when they see each other: the segment between them meets no wall (touching counts: no slipping through a
+corner). A stair is an edge of its own, from its top to its foot, taken only by those whose stair it is (``stairs``:
+rank, or the stair the text names). A walk's two ends join the graph for its search only; an end within ``CLEAR`` of
+a set piece (its player, the one who sets it) may come as near as that, but never through it. A wall test looks only
+at the segments whose bounding box meets the walk's.
 
-A route, once found, is kept on disk (``routecache``: keyed by the hall's walls and stairs and this code), so a
-process that finds every walk of a rite there neither builds the graph nor imports networkx.
+People standing still are a soft cost (``people``): a route that passes within ``CLEAR`` of one is searched again
+around him (and around whoever the new route passes), and kept only if a way round exists; a person within ``CLEAR``
+of the walk's own stops cannot be avoided and is not tried.
+
+A route, once found, is kept on disk (``routecache``: keyed by the hall's walls and stairs and this code, each walk
+by its stops and a digest of what it kept clear of), so a process that finds every walk of a rite there neither
+builds the graph nor imports networkx.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable, Iterable
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from yuesheng.errors import NoRouteError
 from yuesheng.staging import routecache
@@ -25,8 +37,30 @@ if TYPE_CHECKING:
 
 _EPS = 1e-9
 _AROUND = 0.05  # 步: a walk turns this far off the end or corner of a wall, never on it
+CLEAR = 0.3  # 步: how far a walk keeps from a set piece, and (where it can) from someone standing
+_TRIES = 4  # detours round people standing, for each leg of a route
 
+Box = tuple[float, float, float, float]  # a footprint: x0, y0, x1, y1
 _Segment = tuple[str, float, float, float, float, float, float, float, float]  # name, a, b, bounding box
+
+
+def _box_segments(name: str, box: Box) -> tuple[_Segment, ...]:
+    x0, y0, x1, y1 = box
+    corners = ((x0, y0), (x1, y0), (x1, y1), (x0, y1), (x0, y0))
+    return tuple((name, ax, ay, bx, by, min(ax, bx), max(ax, bx), min(ay, by), max(ay, by))
+                 for (ax, ay), (bx, by) in zip(corners, corners[1:], strict=False))
+
+
+def grown(box: Box, margin: float = CLEAR) -> Box:
+    return box[0] - margin, box[1] - margin, box[2] + margin, box[3] + margin
+
+
+def _inside(p: Point, box: Box) -> bool:
+    return box[0] < p.x < box[2] and box[1] < p.y < box[3]
+
+
+def _on(p: Point, box: Box) -> bool:
+    return box[0] <= p.x <= box[2] and box[1] <= p.y <= box[3]
 
 
 @cache
@@ -34,6 +68,32 @@ def _segments(hall: Hall) -> tuple[_Segment, ...]:
     """Every wall segment of *hall*: its wall's name, its ends and its bounding box (x0, x1, y0, y1)."""
     return tuple((wall.name, a.x, a.y, b.x, b.y, min(a.x, b.x), max(a.x, b.x), min(a.y, b.y), max(a.y, b.y))
                  for wall in hall.walls for a, b in wall.segments())
+
+
+@cache
+def _fence(hall: Hall, things: tuple[Box, ...]) -> tuple[_Segment, ...]:
+    """The walls and every set piece grown by ``CLEAR``: what the graph's edges may not meet."""
+    return _segments(hall) + tuple(s for _, _, _, grown_segments in _zones(things) for s in grown_segments)
+
+
+@cache
+def _zones(things: tuple[Box, ...]) -> tuple[tuple[Box, Box, tuple[_Segment, ...], tuple[_Segment, ...]], ...]:
+    """Each of *things*: its footprint, the footprint grown by ``CLEAR``, and the segments of each."""
+    return tuple((box, grown(box), _box_segments("a set piece", box), _box_segments("a set piece", grown(box)))
+                 for box in things)
+
+
+def _fence_at(hall: Hall, things: tuple[Box, ...], ends: tuple[Point, ...]) -> tuple[_Segment, ...]:
+    """The fence for a segment from *ends*: a set piece whose reach holds an end is only itself to that segment
+    (its player comes up to it), and nothing where the end is on it (the one who sets it)."""
+    zones = _zones(things)
+    if not any(_inside(e, reach) for _, reach, _, _ in zones for e in ends):
+        return _fence(hall, things)
+    out = list(_segments(hall))
+    for box, reach, bare, grown_segments in zones:
+        if not any(_on(e, box) for e in ends):
+            out += bare if any(_inside(e, reach) for e in ends) else grown_segments
+    return tuple(out)
 
 
 def _meets(px: float, py: float, qx: float, qy: float, ax: float, ay: float, bx: float, by: float) -> bool:
@@ -57,12 +117,11 @@ def crosses(p: Point, q: Point, a: Point, b: Point) -> bool:
     return _meets(p.x, p.y, q.x, q.y, a.x, a.y, b.x, b.y)
 
 
-def blocked(hall: Hall, p: Point, q: Point) -> str:
-    """The name of the first wall the segment pq crosses, or ''."""
+def _first(segments: Iterable[_Segment], p: Point, q: Point) -> str:
     px, py, qx, qy = p.x, p.y, q.x, q.y
     x0, x1 = (px, qx) if px <= qx else (qx, px)
     y0, y1 = (py, qy) if py <= qy else (qy, py)
-    for name, ax, ay, bx, by, sx0, sx1, sy0, sy1 in _segments(hall):
+    for name, ax, ay, bx, by, sx0, sx1, sy0, sy1 in segments:
         if sx1 < x0 - _EPS or sx0 > x1 + _EPS or sy1 < y0 - _EPS or sy0 > y1 + _EPS:
             continue
         if _meets(px, py, qx, qy, ax, ay, bx, by):
@@ -70,44 +129,105 @@ def blocked(hall: Hall, p: Point, q: Point) -> str:
     return ""
 
 
+def blocked(hall: Hall, p: Point, q: Point, things: tuple[Box, ...] = ()) -> str:
+    """The name of the first wall (or 'a set piece', kept ``CLEAR`` of) the segment pq meets, or ''."""
+    return _first(_fence_at(hall, things, (p, q)) if things else _segments(hall), p, q)
+
+
+def distance_to_box(p: Point, q: Point, box: Box) -> float:
+    """The least distance between segment pq and the box (0 where they meet)."""
+    if _first(_box_segments("box", box), p, q) or _inside(p, box):
+        return 0.0
+    x0, y0, x1, y1 = box
+    corners = (Point(x0, y0), Point(x1, y0), Point(x1, y1), Point(x0, y1))
+    edges = list(zip(corners, corners[1:] + corners[:1], strict=True))
+    return min(min(_to_segment(c, p, q) for c in corners), min(_to_segment(e, a, b) for e in (p, q) for a, b in edges))
+
+
+def _to_segment(c: Point, a: Point, b: Point) -> float:
+    """The distance from *c* to segment ab."""
+    dx, dy = b.x - a.x, b.y - a.y
+    span = dx * dx + dy * dy
+    t = 0.0 if span == 0 else max(0.0, min(1.0, ((c.x - a.x) * dx + (c.y - a.y) * dy) / span))
+    return c.distance(Point(a.x + t * dx, a.y + t * dy))
+
+
+def _corners(box: Box) -> list[Point]:
+    """The points just off the corners of *box* grown by ``CLEAR``, where a walk round it turns."""
+    x0, y0, x1, y1 = grown(box, CLEAR + _AROUND)
+    return [Point(round(x, 4), round(y, 4)) for x, y in ((x0, y0), (x1, y0), (x1, y1), (x0, y1))]
+
+
 @cache
-def _graph(hall: Hall) -> networkx.Graph[Point]:
+def _graph(hall: Hall, things: tuple[Box, ...] = ()) -> networkx.Graph[Point]:
     import networkx
 
+    fence = _fence(hall, things)
     nodes = {s.top for s in hall.stairs} | {s.foot for s in hall.stairs}
     nodes |= {pt.shifted(dx, dy) for w in hall.walls for pt in w.points
               for dx, dy in ((_AROUND, _AROUND), (_AROUND, -_AROUND), (-_AROUND, _AROUND), (-_AROUND, -_AROUND))}
+    nodes |= {c for box in things for c in _corners(box)}
+    nodes = {n for n in nodes if not any(_inside(n, reach) for _, reach, _, _ in _zones(things))}  # never reached
     graph: networkx.Graph[Point] = networkx.Graph()
     ordered = sorted(nodes, key=lambda p: (p.x, p.y))
     graph.add_nodes_from(ordered)
     for i, p in enumerate(ordered):
         for q in ordered[i + 1:]:
-            if not blocked(hall, p, q):
+            if not _first(fence, p, q):
                 graph.add_edge(p, q, weight=p.distance(q), stair="")
     for s in hall.stairs:
         graph.add_edge(s.top, s.foot, weight=s.top.distance(s.foot), stair=s.id)
     return graph
 
 
-def _leg(hall: Hall, p: Point, q: Point) -> list[Point]:
-    """The shortest route p → q: straight if nothing is in the way, else through the graph (each end joined to the
-    nodes it sees for the search, and taken out again)."""
-    if not blocked(hall, p, q):
+def _leg(hall: Hall, p: Point, q: Point, stairs: frozenset[str] | None, things: tuple[Box, ...],
+         people: tuple[Box, ...] = ()) -> list[Point]:
+    """The shortest route p → q: straight if nothing is in the way, else through the graph (each end, and the
+    corners of the reach of each of *people*, joined to the nodes they see for the search, and taken out again); a
+    stair only if it is one of *stairs* (None: any)."""
+    if not blocked(hall, p, q, things + people):
         return [p, q]
     import networkx
 
-    graph = _graph(hall)
-    added = [end for end in (p, q) if end not in graph]
+    graph = _graph(hall, things)
+    added = [end for end in dict.fromkeys((p, q)) if end not in graph]
     for end in added:
         graph.add_node(end)
-        graph.add_weighted_edges_from((end, node, end.distance(node)) for node in list(graph.nodes)
-                                      if node != end and not blocked(hall, end, node))
+        graph.add_weighted_edges_from((end, node, end.distance(node)) for node in _seen(hall, things, end))
+    around = [c for box in people for c in _corners(box) if c not in graph]
+    for node in around:
+        fence = _fence_at(hall, things + people, (node,))
+        graph.add_node(node)
+        graph.add_weighted_edges_from((node, other, node.distance(other)) for other in list(graph.nodes)
+                                      if other != node and not _first(fence, node, other))
     try:
-        return list(networkx.shortest_path(graph, p, q, weight="weight"))
+        return list(networkx.shortest_path(graph, p, q, weight=_weight(stairs, people)))
     except networkx.NetworkXNoPath:
         raise NoRouteError(f"no route from ({p.x:g}, {p.y:g}) to ({q.x:g}, {q.y:g}) in {hall.name}") from None
     finally:
-        graph.remove_nodes_from(added)
+        graph.remove_nodes_from(added + around)
+
+
+@cache
+def _seen(hall: Hall, things: tuple[Box, ...], end: Point) -> tuple[Point, ...]:
+    """The nodes of the graph an end sees (kept: a walk's ends are the hall's places, again and again)."""
+    fence = _fence_at(hall, things, (end,))
+    return tuple(node for node in _graph(hall, things) if node != end and not _first(fence, end, node))
+
+
+def _weight(stairs: frozenset[str] | None,
+            people: tuple[Box, ...] = ()) -> Callable[[Point, Point, dict[str, Any]], float | None]:
+    """An edge's length, or None for a stair the walker may not take or a way through the reach of one of
+    *people* (tested only for the edges the search looks at)."""
+    reach = tuple(s for _, _, _, grown_segments in _zones(people) for s in grown_segments)
+
+    def weight(a: Point, b: Point, data: dict[str, Any]) -> float | None:
+        if data.get("stair") and stairs is not None and data["stair"] not in stairs:
+            return None
+        if reach and not data.get("stair") and _first(reach, a, b):
+            return None
+        return float(data["weight"])
+    return weight
 
 
 @cache
@@ -117,36 +237,158 @@ def _kept(hall: Hall) -> routecache.Routes:
                                   [(s.top.x, s.top.y, s.foot.x, s.foot.y) for s in hall.stairs])
 
 
-def route(hall: Hall, start: Point, end: Point, via: tuple[Point, ...] = ()) -> tuple[Point, ...]:
-    """The route start → via… → end, as the points where it turns (kept: the same walk recurs in a rite)."""
-    kept = _kept(hall)
+def _tag(stairs: frozenset[str] | None, things: tuple[Box, ...], people: tuple[Point, ...]) -> tuple[float, float]:
+    """What a route kept clear of, as a last 'stop' of its key: a digest that a float holds exactly."""
+    text = repr((sorted(stairs) if stairs is not None else None, things, [(p.x, p.y) for p in people]))
+    return float(int(hashlib.sha256(text.encode()).hexdigest()[:13], 16)), -1.0
+
+
+def route(hall: Hall, start: Point, end: Point, via: tuple[Point, ...] = (), *, stairs: frozenset[str] | None = None,
+          things: tuple[Box, ...] = (), people: tuple[Point, ...] = ()) -> tuple[Point, ...]:
+    """The route start → via… → end, as the points where it turns, up and down only *stairs* (None: any), keeping
+    ``CLEAR`` of *things* and, where a way round exists, of *people* (kept: the same walk recurs in a rite)."""
     stops = [start, *via, end]
-    key = tuple((p.x, p.y) for p in stops)
-    if (found := kept.get(key)) is not None and _sound(hall, points := tuple(Point(x, y) for x, y in found), stops):
+    kept = _kept(hall)
+    hard = _kept_route(kept, hall, stops, stairs, things, ())
+    if not _near(hard, people, stops):
+        return hard
+    key = (*((p.x, p.y) for p in stops), _tag(stairs, things, people))
+    if (found := kept.get(key)) is not None and \
+            _sound(hall, points := tuple(Point(x, y) for x, y in found), stops, stairs, things):
         return points
-    out = [start]
+    out = _around(hall, hard, stops, things, people)
+    if _near(out, people, stops):
+        out = _wide(hall, stops, stairs, things, people, out)
+    kept.put(key, [(p.x, p.y) for p in out])
+    return out
+
+
+def _kept_route(kept: routecache.Routes, hall: Hall, stops: list[Point], stairs: frozenset[str] | None,
+                things: tuple[Box, ...], people: tuple[Point, ...]) -> tuple[Point, ...]:
+    key = (*((p.x, p.y) for p in stops), _tag(stairs, things, people))
+    if (found := kept.get(key)) is not None and \
+            _sound(hall, points := tuple(Point(x, y) for x, y in found), stops, stairs, things):
+        return points
+    out = [stops[0]]
     for p, q in zip(stops, stops[1:], strict=False):
-        out += _leg(hall, p, q)[1:]
+        out += _leg(hall, p, q, stairs, things)[1:]
     kept.put(key, [(p.x, p.y) for p in out])
     return tuple(out)
 
 
-def _sound(hall: Hall, points: tuple[Point, ...], stops: list[Point]) -> bool:
-    """Whether a kept route still goes from the first stop to the last and crosses no wall but by a stair."""
-    stairs = _stair_edges(hall)
+def _around(hall: Hall, points: tuple[Point, ...], stops: list[Point], things: tuple[Box, ...],
+            people: tuple[Point, ...]) -> tuple[Point, ...]:
+    """*points* turned round the people standing in their way, one leg at a time, where a way round them (by the
+    corners of their reach) crosses no wall, keeps clear of the set pieces and passes no one else; the legs that
+    have none are left as they are."""
+    avoid = [p for p in people if not any(p.distance(s) < CLEAR for s in stops)]
+    route = list(points)
+    stair_edges = _stair_edges(hall)
+    for _ in range(_TRIES * len(points)):
+        legs = [(i, a, b) for i, (a, b) in enumerate(zip(route, route[1:], strict=False))
+                if frozenset((a, b)) not in stair_edges and _hits(a, b, avoid)]
+        turned = next(((i, d) for i, a, b in legs if (d := _detour(hall, a, b, things, avoid)) is not None),
+                      None)
+        if turned is None:
+            break
+        route[turned[0] + 1:turned[0] + 1] = turned[1]
+    return tuple(route)
+
+
+def _wide(hall: Hall, stops: list[Point], stairs: frozenset[str] | None, things: tuple[Box, ...],
+          people: tuple[Point, ...], found: tuple[Point, ...]) -> tuple[Point, ...]:
+    """The whole search again, round the people *found* passes (and those the new route passes, ``_TRIES`` times):
+    the way round a file or through another gap that no corner near the leg gives; else *found*."""
+    avoid = [p for p in people if not any(p.distance(s) < CLEAR for s in stops)]
+    passed = {p for a, b in zip(found, found[1:], strict=False) for p in _hits(a, b, avoid)}
+    for _ in range(_TRIES):
+        reach = tuple((p.x, p.y, p.x, p.y) for p in sorted(passed, key=lambda p: (p.x, p.y)))
+        try:
+            out = [stops[0]]
+            for p, q in zip(stops, stops[1:], strict=False):
+                out += _leg(hall, p, q, stairs, things, reach)[1:]
+        except NoRouteError:
+            return found
+        more = {p for a, b in zip(out, out[1:], strict=False) for p in _hits(a, b, avoid)}
+        if not more:
+            return tuple(out)
+        passed |= more
+    return found
+
+
+def _hits(a: Point, b: Point, people: Iterable[Point]) -> list[Point]:
+    """Those of *people* within ``CLEAR`` of the segment ab."""
+    x0, x1 = (a.x, b.x) if a.x <= b.x else (b.x, a.x)
+    y0, y1 = (a.y, b.y) if a.y <= b.y else (b.y, a.y)
+    return [p for p in people if x0 - CLEAR < p.x < x1 + CLEAR and y0 - CLEAR < p.y < y1 + CLEAR
+            and _to_segment(p, a, b) < CLEAR - _EPS]
+
+
+def _detour(hall: Hall, a: Point, b: Point, things: tuple[Box, ...], avoid: list[Point]) -> list[Point] | None:
+    """The way a → b by one or two corners round the people the leg passes that passes fewest of them, the shortest
+    of those, if it crosses no wall, keeps clear of the set pieces and passes fewer than the leg did; else None."""
+    hit = _hits(a, b, avoid)
+    corners = [c for p in hit for c in _corners((p.x, p.y, p.x, p.y))]
+    ways = [[c] for c in corners] + [[c, d] for c in corners for d in corners if c != d]
+    best: tuple[int, list[Point]] | None = None
+    for way in sorted(ways, key=lambda w: length((a, *w, b))):  # the shortest of those that pass fewest
+        legs = list(zip((a, *way), (*way, b), strict=True))
+        passed = len({p for leg in legs for p in _hits(*leg, avoid)})
+        if passed >= (best[0] if best is not None else len(hit)) or any(blocked(hall, p, q, things) for p, q in legs):
+            continue
+        best = (passed, way)
+        if not passed:
+            break
+    return best[1] if best is not None else None
+
+
+def _near(points: tuple[Point, ...], people: Iterable[Point], stops: list[Point]) -> bool:
+    """Whether the route passes within ``CLEAR`` of one of *people* who is not within it of one of its stops (he
+    cannot be avoided)."""
+    return any(not any(p.distance(s) < CLEAR for s in stops) for a, b in zip(points, points[1:], strict=False)
+               for p in _hits(a, b, people))
+
+
+def near_way(points: tuple[Point, ...], people: Iterable[Point], margin: float = 3.0) -> tuple[Point, ...]:
+    """Those of *people* within *margin* 步 of the box round the route: the ones a way round could meet (the rest
+    left out, so that a walk is the same walk whoever stands far off)."""
+    x0, x1 = min(p.x for p in points) - margin, max(p.x for p in points) + margin
+    y0, y1 = min(p.y for p in points) - margin, max(p.y for p in points) + margin
+    return tuple(p for p in people if x0 <= p.x <= x1 and y0 <= p.y <= y1)
+
+
+def passes(points: tuple[Point, ...], people: Iterable[Point]) -> list[Point]:
+    """Those of *people* the route passes within ``CLEAR`` of."""
+    near = {p for a, b in zip(points, points[1:], strict=False) for p in _hits(a, b, people)}
+    return [p for p in people if p in near]
+
+
+def _sound(hall: Hall, points: tuple[Point, ...], stops: list[Point], stairs: frozenset[str] | None,
+           things: tuple[Box, ...]) -> bool:
+    """Whether a kept route still goes from the first stop to the last, crosses no wall but by a stair the walker may
+    take, and keeps clear of the set pieces."""
+    edges = _stair_edges(hall)
     return bool(points) and points[0] == stops[0] and points[-1] == stops[-1] and \
-        all(frozenset(pair) in stairs or not blocked(hall, *pair) for pair in zip(points, points[1:], strict=False))
+        all((s := edges.get(frozenset(pair))) is not None and (stairs is None or s in stairs)
+            or not blocked(hall, *pair, things) for pair in zip(points, points[1:], strict=False))
 
 
 @cache
-def _stair_edges(hall: Hall) -> frozenset[frozenset[Point]]:
-    return frozenset(frozenset((s.top, s.foot)) for s in hall.stairs)
+def _stair_edges(hall: Hall) -> dict[frozenset[Point], str]:
+    return {frozenset((s.top, s.foot)): s.id for s in hall.stairs}
 
 
 def stairs_on(hall: Hall, points: tuple[Point, ...]) -> int:
     """How many stairs the route climbs or descends."""
+    return len(flights(hall, points))
+
+
+def flights(hall: Hall, points: tuple[Point, ...]) -> list[tuple[str, str]]:
+    """Each flight the route takes, in order: (升 or 降, the stair's id)."""
     edges = _stair_edges(hall)
-    return sum(frozenset(pair) in edges for pair in zip(points, points[1:], strict=False))
+    tops = {s.top for s in hall.stairs}
+    return [("降" if a in tops else "升", edges[frozenset((a, b))]) for a, b in zip(points, points[1:], strict=False)
+            if frozenset((a, b)) in edges]
 
 
 def length(points: tuple[Point, ...]) -> float:

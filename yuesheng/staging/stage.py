@@ -21,11 +21,13 @@ _SAME = 0.05  # 步: two people closer than this stand on one point
 
 @dataclass(frozen=True, slots=True)
 class CueStage:
-    """One cue on the ground: who stands where after it, and each person's (from, to) for the walks."""
+    """One cue on the ground: who stands where after it, each person's (from, to) for the walks, and the set pieces
+    standing while they walk."""
 
     cue: str
     stands: dict[str, Stand]  # member id → where he stands after the cue
     moved: tuple[tuple[Move, str, Point, Point], ...]  # (move, member, from, to) in the order of the moves
+    things: tuple[str, ...] = ()  # the hall's things set up during the cue (those it sets: from the next), sorted
 
 
 def members(person: str, sheet: CueSheet, same: Mapping[str, str]) -> list[str]:
@@ -88,9 +90,13 @@ def stage(blocking: Blocking, sheet: CueSheet, variants: frozenset[str] = frozen
             now[s.who], by[s.who] = s, move
     out: list[CueStage] = []
     reported: set[tuple[str, str, str]] = set()
+    things = frozenset(blocking.hall.things) - blocking.absent
     for cue in sheet.active_cues(variants, readings):
         moved = []
         cb = blocking.cues.get(cue.id)
+        during = things
+        if cb:
+            things = (things - frozenset(cb.clears)) | frozenset(cb.sets)
         for move in cb.moves if cb else ():
             for s in _placed(move, blocking, sheet, problems, now):
                 before = now[s.who].point if s.who in now else s.point
@@ -104,7 +110,7 @@ def stage(blocking: Blocking, sheet: CueSheet, variants: frozenset[str] = frozen
         # only where someone has just stepped can two newly share a point (the first cue: everyone from the start)
         touched = {_cell(now[who].point) for _, who, _, _ in moved} if out else set(cells)
         problems.extend(_collisions(blocking, now, by, cells, touched, cue.id, reported))
-        out.append(CueStage(cue.id, dict(now), tuple(moved)))
+        out.append(CueStage(cue.id, dict(now), tuple(moved), tuple(sorted(during))))
     if problems:
         raise InvalidInputError(list(dict.fromkeys(problems)))
     return out
