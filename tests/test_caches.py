@@ -341,6 +341,18 @@ def test_cache_info_says_where_what_and_how_much(home, run):
                                           "bytes": 2 * caches._HEAD + 5} in report["folders"]
 
 
+def test_cache_info_says_when_the_root_itself_is_not_used(home, run):
+    (home / "yuesheng" / "yaml").mkdir(parents=True)
+    (home / "yuesheng").chmod(0o777)  # others could plant entries: yuesheng runs without a cache
+    code, out, _ = run("cache", "info")
+    assert code == 0 and "not used: not a private folder of this user's" in out and "(empty)" not in out
+    code, out, _ = run("cache", "info", "--format", "json")
+    assert json.loads(out)["root_safe"] is False
+    (home / "yuesheng").chmod(0o700)
+    code, out, _ = run("cache", "info", "--format", "json")
+    assert json.loads(out)["root_safe"] is True
+
+
 def test_cache_info_says_when_caching_is_off(home, run, monkeypatch):
     monkeypatch.setenv("YUESHENG_NO_CACHE", "1")
     code, out, _ = run("cache", "info")

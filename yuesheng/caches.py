@@ -206,6 +206,19 @@ def existing(name: str) -> Folder | None:
         return None
 
 
+def root_safe() -> bool | None:
+    """Whether yuesheng's cache root may be used (the user's, a folder, not writable by others); None if it is not
+    there (``cache info``)."""
+    where = root()
+    if where is None or not os.path.lexists(where):
+        return None
+    try:
+        os.close(_open_levels(where, (), create=False))
+    except OSError:
+        return False
+    return True
+
+
 def kept_folders() -> list[str]:
     """The names of the folders in yuesheng's cache root now (those of older versions too), for ``cache info|clear``."""
     where = root()

@@ -17,15 +17,20 @@ def _info(form: str) -> str:
     """Where the cache folders are, and each one's entries and bytes; whether caching is on."""
     where = caches.root()
     folders = [_folder(name) for name in caches.kept_folders()]
+    safe = caches.root_safe()
     if form == "json":
-        return dump_json({"root": str(where) if where else None, "enabled": caches.enabled(), "folders": folders})
+        return dump_json({"root": str(where) if where else None, "enabled": caches.enabled(), "root_safe": safe,
+                          "folders": folders})
     lines = [f"cache folder: {where if where else '(none: no home folder)'}"]
+    if safe is False:
+        lines.append("  not used: not a private folder of this user's (another's, or writable by others): "
+                     "yuesheng runs without a cache until it is")
     if not caches.enabled():
         lines.append("caching is off (--no-cache or YUESHENG_NO_CACHE): nothing is read or written")
     for f in folders:
         lines.append(f"  {f['name']:<12} {f['entries']:>5} entries {f['bytes']:>12,} bytes" if f["safe"] else
                      f"  {f['name']:<12} not used: not a private folder of this user's")
-    if not folders:
+    if not folders and safe is not False:
         lines.append("  (empty)")
     return "\n".join(lines) + "\n"
 
