@@ -265,3 +265,23 @@ def test_songbook_breath_marks_are_editorial_in_the_book_and_the_practice_file(r
     assert held.count(0.75) == breaths and held.count(1.5) == len(held) - breaths  # half the beat, then on time
     texts = [m.text for track in midi.tracks for m in track if m.type == "text"]
     assert any(t.startswith("breaths (editorial; the sources give none)") for t in texts)  # marked in the file
+
+
+@pytest.mark.parametrize("midi, code, said", [("SHEET", 2, "expected a .mid file"), ("BOOK", 2, "expected a .mid file"),
+                                              ("SHEET.mid", 1, "it is one of this command's inputs")])
+def test_the_practice_file_never_overwrites_an_input_or_the_book(run, tmp_path, midi, code, said):
+    sheet = tmp_path / "rite.yaml"
+    sheet.write_bytes((Path(__file__).parent / "data" / "golden.yaml").read_bytes())
+    (tmp_path / "rite.yaml.mid").symlink_to(sheet)  # a .mid name that is the cue sheet itself
+    target = {"SHEET": str(sheet), "BOOK": str(tmp_path / "b.pdf"), "SHEET.mid": str(tmp_path / "rite.yaml.mid")}
+    exit_code, _, err = run("songbook", str(sheet), "-o", str(tmp_path / "b.pdf"), "--midi", target[midi])
+    assert exit_code == code and said in err
+    assert sheet.read_bytes() == (Path(__file__).parent / "data" / "golden.yaml").read_bytes()
+    assert not (tmp_path / "b.pdf").exists()
+
+
+@pytest.mark.parametrize("beats", ["²", "１２", "17", "-1", ""])
+def test_a_count_in_is_ascii_beats_from_0_to_16(run, tmp_path, beats):
+    code, _, err = run("songbook", "xiangshe", "-o", str(tmp_path / "b.pdf"), "--midi", str(tmp_path / "p.mid"),
+                       "--count-in", beats)
+    assert code == 2 and "--count-in" in err

@@ -233,6 +233,6 @@ COUNT_IN_BEATS = 16  # --count-in (score export, songbook --midi): the most beat
 
 def count_in(text: str) -> int:
     """An argparse type: the beats of a practice file's count-in, 0 to ``COUNT_IN_BEATS``."""
-    if not text.isdigit() or int(text) > COUNT_IN_BEATS:
+    if not (text.isascii() and text.isdigit()) or int(text) > COUNT_IN_BEATS:
         raise argparse.ArgumentTypeError(f"{text!r}: expected a number of beats from 0 to {COUNT_IN_BEATS}")
     return int(text)

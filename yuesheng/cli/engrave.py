@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from yuesheng.cli.common import (
@@ -16,7 +17,7 @@ from yuesheng.cli.common import (
     sequencer_options,
 )
 from yuesheng.errors import UsageError
-from yuesheng.files import check_output
+from yuesheng.files import writes_directly
 from yuesheng.music.repertoire import load_repertoire
 
 _FORMATS = (".pdf", ".svg", ".png", ".ly")
@@ -28,6 +29,15 @@ def _output(args: argparse.Namespace) -> str:
         raise UsageError(f"-o {args.output}: expected a .pdf, .svg, .png or .ly file")
     check_output_arg(args)
     return str(args.output)
+
+
+def _practice_output(args: argparse.Namespace, book: str) -> None:
+    """--midi, checked before any work as -o is: a MIDI file (or a device or FIFO), none of the inputs, not the book."""
+    if Path(args.midi).suffix.lower() not in (".mid", ".midi") and not writes_directly(args.midi):
+        raise UsageError(f"--midi {args.midi}: expected a .mid file")
+    if os.path.abspath(args.midi) == os.path.abspath(book):
+        raise UsageError(f"--midi {args.midi}: the book itself (-o)")
+    check_output_arg(args, args.midi)
 
 
 def _written(paths: list[Path]) -> str:
@@ -56,7 +66,7 @@ def cmd_songbook(args: argparse.Namespace) -> str:
 
     output = _output(args)
     if args.midi:
-        check_output(args.midi)
+        _practice_output(args, output)
     elif args.count_in:
         raise UsageError("--count-in is for the practice file: give it with --midi FILE.mid")
     production = production_of(args)
