@@ -104,10 +104,10 @@ class UnknownNameError(YueshengError):
 
 
 class AmbiguousNameError(UnknownNameError):
-    """A title shared by several pieces (騶虞 has two settings)."""
+    """A title shared by several pieces (騶虞 has two settings), or a name several roles share."""
 
-    def __init__(self, name: str, ids: Sequence[str]) -> None:
-        super().__init__("piece", name, ids, message=f"{name!r} names {len(ids)} pieces: {', '.join(ids)}; give the id")
+    def __init__(self, name: str, ids: Sequence[str], kind: str = "piece") -> None:
+        super().__init__(kind, name, ids, message=f"{name!r} names {len(ids)} {kind}s: {', '.join(ids)}; give the id")
 
 
 class UnknownPageError(UnknownNameError):
