@@ -22,6 +22,10 @@ SMOKE: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "variants": (("--repeat", "1", "--counts", "2", "4"),
                  (rf"variants_4_load_s={NUMBER} \({NUMBER}x baseline read\)",
                   rf"variants_4_validate_s={NUMBER} \({NUMBER}x baseline read\)")),
+    "hall_bounds": (("--repeat", "1", "--places", "40", "80", "--stairs", "0", "10"),
+                    (rf"places_80_load_hall_ms={NUMBER} \({NUMBER}x baseline YAML parse; per place {NUMBER}x the "
+                     r"first count's\)",
+                     rf"via_16_route_ms={NUMBER}", rf"stairs_10_load_and_route_ms={NUMBER}")),
     "staging": (("--rites", "xiangyinjiu", "--repeat", "1"),
                 (rf"staging xiangyinjiu: load \d+ ms, .* cold \d+ ms, .*\(baseline straight lines {NUMBER} ms\)",
                  r"staging all rites with a blocking: \d+ ms cold")),

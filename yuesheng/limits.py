@@ -18,7 +18,11 @@ Each limit is far beyond anything the texts ask for (docs/limits.md):
 - notes in one engraving ≤ 20,000: twenty times a shipped songbook (about 1,000);
   LilyPond took 38 s and 2.5 GB for 30,000;
 - corners of a hall's walls ≤ 100: the shipped halls have at most 25; a route is searched on a graph of every
-  corner that sees every other, so the work grows with the cube of the corners (600 took minutes);
+  corner that sees every other, so the work grows with the cube of the corners (600 took minutes); and the points a
+  route may turn at, 4 a wall corner, 2 a stair, 4 a set piece, ≤ 600 (the shipped halls: at most 184);
+- places of a hall ≤ 2,000 (the shipped: at most 132), a chain of places each given from the next ≤ 32, places one
+  walk passes (``via``) ≤ 16; every point of a hall within 1,000 步 of the 堂's south edge (the 大射's 侯 stand 98
+  步 south), the 堂 2–60 步 wide and 2–40 步 deep (the shipped: 12–14 by 8–10);
 - LilyPond's address space ≤ 4 GiB (``resource.RLIMIT_AS`` on the child): 鹿鳴
   engraves in 0.5 GiB; beyond, LilyPond stops with an error that says so.
 """
@@ -65,4 +69,13 @@ SYLLABLE = Limit("the shortest syllable", Fraction(1, 20), seconds=True, at_leas
 EVENTS = Limit("events in a timeline", 3_000_000)
 ENGRAVED_NOTES = Limit("notes in one engraving", 20_000)
 WALL_CORNERS = Limit("corners of a hall's walls", 100)
+ROUTE_NODES = Limit("points a route may turn at in a hall (4 a wall corner, 2 a stair, 4 a set piece)", 600)
+PLACES = Limit("places of a hall", 2_000)
+PLACE_CHAIN = Limit("places in a chain given each relative to the next (of:)", 32)
+VIA = Limit("places one walk passes (via)", 16)
+REACH = 1_000  # 步: no place, wall, stair, offset or file of a hall reaches further from the 堂's south edge
+LONG_ACTION = Fraction(30 * 60)  # seconds: an action on the ground longer is warned of (the shipped: under 5 min)
+LONG_GROUND = Fraction(12 * 3600)  # seconds: a blocking's actions together, warned of (大射's: about 4 h)
+TANG_WIDTH = (2, 60)  # 步, east–west: the shipped halls' 堂 are 12 and 14; a 天子's is within this
+TANG_DEPTH = (2, 40)  # 步, north–south: the shipped 8 and 10
 LILYPOND_MEMORY = 4 * 2**30  # bytes of address space for one LilyPond run

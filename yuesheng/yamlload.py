@@ -321,15 +321,21 @@ def _decode(raw: bytes, name: str) -> str:
     return text
 
 
-def load(path: str | Path) -> Document:
+def load(path: str | Path, fmt: str = "") -> Document:
     """Read and load a YAML file; unreadable, oversized, non-regular or non-UTF-8 files are InvalidInputError.
 
-    What a file's text gave before is taken from the cache (see the module's docstring).
+    With *fmt* the file must have a top-level line ``format: FMT``, or it is refused before it is parsed, with a
+    message that quotes nothing of it: a file named by another (a blocking's ``hall:``) may be anyone's, and an
+    error must not print a line of ``/etc/shadow``. What a file's text gave before is taken from the cache (see the
+    module's docstring).
     """
     name = str(path)
     raw = read_bytes(path)
     if len(raw) > MAX_BYTES:
         raise InvalidInputError([Problem(name, None, None, "", f"file larger than {MAX_BYTES} bytes", "yaml")])
+    if fmt and not re.search(rb"(?m)^format:[ \t]*(['\"]?)" + re.escape(fmt.encode()) + rb"\1[ \t]*(#.*)?\r?$", raw):
+        raise InvalidInputError([Problem(name, None, None, "", f"not a {fmt} file: it has no line 'format: {fmt}' "
+                                         "(nothing of it is shown)", "schema")])
     text = _decode(raw, name)
     folder = caches.folder("yaml")
     entry = _cache_entry(raw) if folder is not None else ""

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from yuesheng.check.rules import Programme, check_rules
-from yuesheng.check.staging import staging_files, staging_problems
+from yuesheng.check.staging import staging_documents, staging_problems
 from yuesheng.cuesheet import CueSheet, read_cuesheet, variant_configurations
 from yuesheng.cuesheet.references import cycle_classes, programme_cycle
 from yuesheng.errors import (
@@ -84,7 +84,7 @@ def check_cuesheet(path: str | Path, repertoire: Repertoire) -> tuple[CueSheet |
         if not any(p.severity == "error" for p in problems):
             problems += size_problems(sheet)
             staging = staging_problems(sheet)
-            staging += [q for file in staging_files(sheet) for q in check_quotes(load(file))]
+            staging += [q for doc in staging_documents(sheet) for q in check_quotes(doc)]
     return sheet, _in_file_order(problems) + staging
 
 

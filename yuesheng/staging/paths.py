@@ -23,3 +23,19 @@ def hall_beside(sheet: CueSheet) -> Path | None:
 def _beside(sheet: CueSheet, name: str) -> Path | None:
     path = Path(sheet.file).resolve().parent.parent / "blocking" / name
     return path if path.is_file() else None
+
+
+def hall_named(blocking: Path, name: object) -> Path | str:
+    """The hall file a blocking's ``hall: NAME`` names, or why it names none: a plain name of a ``.yaml`` file in the
+    blocking's own folder, never a folder, a path or a link that leads out of it (a cue sheet someone sends must not
+    make yuesheng read another file)."""
+    plain = isinstance(name, str) and name == Path(name).name and name.endswith(".yaml") and \
+        not name.startswith(".") and "\\" not in name and name.isprintable()
+    if not plain:
+        return ("expected the name of a hall file beside the blocking, e.g. xiangshe.hall.yaml (a plain name ending "
+                ".yaml: no folder, no path)")
+    folder = blocking.resolve().parent
+    path = folder / str(name)
+    if path.resolve().parent != folder:
+        return f"{name} is a link that leads out of the blocking's folder {folder}: the hall file must lie beside it"
+    return path

@@ -46,7 +46,7 @@ from typing import Any
 from yuesheng.checking import Checker
 from yuesheng.cuesheet.model import CueSheet
 from yuesheng.errors import InvalidInputError
-from yuesheng.limits import WALL_CORNERS
+from yuesheng.limits import PLACE_CHAIN, PLACES, REACH, ROUTE_NODES, TANG_DEPTH, TANG_WIDTH, VIA, WALL_CORNERS
 from yuesheng.staging.model import (
     Assumption,
     Blocking,
@@ -64,12 +64,12 @@ from yuesheng.staging.model import (
     Wall,
     Whose,
 )
+from yuesheng.staging.paths import hall_named
 from yuesheng.text import did_you_mean
 from yuesheng.yamlload import Document, PathKey, load
 
 HALL_FORMAT = "yuesheng-hall/1"
 BLOCKING_FORMAT = "yuesheng-blocking/1"
-_FAR = 10_000  # 步: no hall, place or file reaches this far (a 步 is 6 尺); past it positions overflow
 _EPS = 0.01  # 步: a stair's top lies this far inside the 堂, so that only the stair leads onto it
 
 
@@ -77,8 +77,8 @@ def _number(c: Checker, value: Any, path: PathKey) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         c.error(path, f"expected a number of 步, got {value!r}", "schema")
         return None
-    if not abs(value) <= _FAR:
-        c.error(path, f"{value!r} 步 is beyond any hall (at most {_FAR} either way)", "schema")
+    if not abs(value) <= REACH:
+        c.error(path, f"{value:.6g} 步 is beyond any hall (at most {REACH:,} either way; docs/limits.md)", "limits")
         return None
     return float(value)
 
@@ -139,7 +139,7 @@ def _checked(doc: Document, fmt: str) -> tuple[Checker, dict[str, Any]]:
 
 def load_hall(path: str | Path) -> Hall:
     """The hall in the file at *path*; InvalidInputError with every problem."""
-    doc = load(path)
+    doc = load(path, HALL_FORMAT)
     c, data = _checked(doc, HALL_FORMAT)
     c.keys(data, (), ("format", "hall", "assumptions", "tang", "stairs", "walls", "places", "things", "statements"))
     head = c.mapping(data.get("hall", {}), ("hall",), "hall: {id, name, shi}") or {}
@@ -157,6 +157,8 @@ def load_hall(path: str | Path) -> Hall:
                                      " corners"):
         c.error(("walls",), message, "limits", key=True)
         raise InvalidInputError(c.problems)
+    if None not in corners:
+        _tang_size(c, x1 - x0, y1 - y0)
     outline = (Point(x0, y0), Point(x1, y0), Point(x1, y1), Point(x0, y1), Point(x0, y0))
     walls.append(Wall("堂 (its edge)", outline, Source(estimate="the 堂's measures (tang) are the hall's assumptions")))
     places = _places(c, data.get("places", {}))
@@ -164,11 +166,31 @@ def load_hall(path: str | Path) -> Hall:
     statements = tuple(st for n, raw in enumerate(data.get("statements", []) or [])
                        if (st := _statement(c, raw, ("statements", n), places)) is not None)
     things = _things(c, data.get("things", {}), places)
+    _route_nodes(c, walls, stairs, things)
     if c.problems:
         raise InvalidInputError(c.problems)
     return Hall(str(path), str(head.get("id", "")), str(head.get("name", "")), bool(head.get("shi", False)),
                 (Point(x0, y0), Point(x1, y1)), places, tuple(w for w in walls if w is not None), stairs, assumptions,
                 statements, things)
+
+
+def _tang_size(c: Checker, width: float, depth: float) -> None:
+    """The 堂 within plausible sizes (``limits.TANG_WIDTH``, ``TANG_DEPTH``): x0 west of x1, y0 north of y1."""
+    for key, size, (least, most), what in (("x1", width, TANG_WIDTH, "wide (x1 − x0)"),
+                                           ("y1", depth, TANG_DEPTH, "deep (y1 − y0)")):
+        if not least <= size <= most:
+            c.error(("tang", key), f"a 堂 {size:g} 步 {what}: expected {least} to {most} 步, x0 west of x1 and y0 "
+                    "north of y1 (docs/limits.md)", "limits")
+
+
+def _route_nodes(c: Checker, walls: list[Wall | None], stairs: tuple[Stair, ...], things: dict[str, Thing]) -> None:
+    """The points a route may turn at (``limits.ROUTE_NODES``), an error at the kind that brings the most."""
+    counts = {"walls": 4 * sum(len(w.points) for w in walls if w is not None), "stairs": 2 * len(stairs),
+              "things": 4 * len(things)}
+    total = sum(counts.values())
+    if message := ROUTE_NODES.check("the hall has", total, f" points a route may turn at ({counts['walls']} at wall "
+                                    f"corners, {counts['stairs']} at stairs, {counts['things']} round set pieces)"):
+        c.error((max(counts, key=lambda k: counts[k]),), message, "limits", key=True)
 
 
 def _things(c: Checker, raw: Any, places: dict[str, Place]) -> dict[str, Thing]:
@@ -298,20 +320,40 @@ _PLACE_KEYS = ("name", "at", "of", "dir", "dist", "facing", "file", "cite", "est
 
 
 def _places(c: Checker, raw: Any) -> dict[str, Place]:
-    """Every place, those given relative to another (``of``) once that one is known, in any order."""
+    """Every place, those given relative to another (``of``) once that one is known, in any order: one pass over
+    the places in the order their ``of`` allows (linear in their number), a chain at most ``PLACE_CHAIN`` long."""
     todo = dict(c.mapping(raw, ("places",), "places by id") or {})
+    if message := PLACES.check("the hall has", len(todo), " places"):
+        c.error(("places",), message, "limits", key=True)
+        raise InvalidInputError(c.problems)
+    waiting: dict[str, list[str]] = {}
+    for pid, p in todo.items():
+        if isinstance(p, dict) and "of" in p:
+            waiting.setdefault(str(p["of"]), []).append(pid)
+    stack = [(pid, 1) for pid, p in todo.items() if not (isinstance(p, dict) and "of" in p)]
     out: dict[str, Place] = {}
-    while todo:
-        ready = [pid for pid, p in todo.items() if not isinstance(p, dict) or p.get("of") in out or "of" not in p]
-        if not ready:
-            for pid, p in todo.items():
-                c.error(("places", pid, "of"), f"place {p.get('of')!r} is unknown or in a cycle of 'of'"
-                        f"{did_you_mean(str(p.get('of')), list(out) + list(todo), n=1)}", "reference")
-            break
-        for pid in ready:
-            if (place := _place(c, pid, todo.pop(pid), out)) is not None:
-                out[pid] = place
+    failed: list[str] = []
+    while stack:
+        pid, depth = stack.pop()
+        if depth > PLACE_CHAIN.value:
+            c.error(("places", pid, "of"), f"{PLACE_CHAIN.check('a chain of', depth, ' places')}", "limits")
+            failed.append(pid)
+        elif (place := _place(c, pid, todo[pid], out)) is None:
+            failed.append(pid)
+        else:
+            out[pid] = place
+            stack += [(nxt, depth + 1) for nxt in waiting.get(pid, ())]
+    while failed:  # what hangs from a place in error is not reported again
+        failed += waiting.pop(failed.pop(), [])
+    for pid in (pid for of, pids in waiting.items() if of not in out for pid in pids):
+        c.error(("places", pid, "of"), f"place {of_name(todo[pid])!r} is unknown or in a cycle of 'of'"
+                f"{did_you_mean(of_name(todo[pid]), list(todo), n=1)}", "reference")
     return out
+
+
+def of_name(raw: Any) -> str:
+    """The place a relative place's ``of`` names, as text."""
+    return str(raw.get("of")) if isinstance(raw, dict) else ""
 
 
 def _place(c: Checker, pid: str, raw: Any, known: dict[str, Place]) -> Place | None:
@@ -350,16 +392,12 @@ def shipped_blocking(rite: str) -> Path | None:
 def load_blocking(path: str | Path, sheet: CueSheet) -> Blocking:
     """The blocking in the file at *path*, for the rite of *sheet*; its hall is read from the file it names (beside
     it). Every performer, place and cue is checked against the sheet and the hall; InvalidInputError lists all."""
-    doc = load(path)
+    doc = load(path, BLOCKING_FORMAT)
     c, data = _checked(doc, BLOCKING_FORMAT)
     c.keys(data, (), ("format", "rite", "hall", "same", "absent", "start", "cues"))
     if data.get("rite") != sheet.rite_id:
         c.error(("rite",), f"rite {data.get('rite')!r}, but the cue sheet is {sheet.rite_id!r}", "reference")
-    hall_name = data.get("hall")
-    if not isinstance(hall_name, str):
-        c.error(("hall",), "expected the hall file's name, e.g. xiangshe.hall.yaml", "schema")
-        raise InvalidInputError(c.problems)
-    hall = load_hall(Path(path).parent / hall_name)
+    hall = load_hall(_hall_path(c, Path(path), data.get("hall")))
     same = _same(c, data.get("same", {}), sheet)
     absent = _thing_ids(c, data.get("absent", []), ("absent",), hall)
     start = tuple(m for n, raw in enumerate(data.get("start", []) or [])
@@ -387,6 +425,15 @@ def load_blocking(path: str | Path, sheet: CueSheet) -> Blocking:
     if c.problems:
         raise InvalidInputError(c.problems)
     return Blocking(str(path), sheet.rite_id, hall, start, cues, same, frozenset(absent))
+
+
+def _hall_path(c: Checker, blocking: Path, name: Any) -> Path:
+    """The hall file the blocking names (``paths.hall_named``), else an error at its ``hall:``."""
+    found = hall_named(blocking, name)
+    if isinstance(found, str):
+        c.error(("hall",), found, "schema")
+        raise InvalidInputError(c.problems)
+    return found
 
 
 def _thing_ids(c: Checker, raw: Any, path: PathKey, hall: Hall) -> tuple[str, ...]:
@@ -455,7 +502,14 @@ def _move(c: Checker, raw: Any, path: PathKey, sheet: CueSheet, hall: Hall) -> M
             where = path + ("who",) + ((n,) if isinstance(who, list) else ())
             c.error(where, f"unknown performer {person!r}{did_you_mean(person, list(sheet.performers), n=1)}",
                     "reference")
-    places = [raw.get("to")] + list(raw.get("via", []) or [])
+    via = raw.get("via", []) or []
+    if not isinstance(via, list):
+        c.error(path + ("via",), f"expected a list of places the walk passes, got {via!r}", "schema")
+        via = []
+    if message := VIA.check("the walk passes", len(via), " places"):
+        c.error(path + ("via",), message, "limits")
+        return None
+    places = [raw.get("to")] + list(via)
     flights = {s.id for s in hall.stairs}
     for n, place in enumerate(places):
         if place not in hall.places and (n == 0 or place not in flights):
@@ -468,6 +522,6 @@ def _move(c: Checker, raw: Any, path: PathKey, sheet: CueSheet, hall: Hall) -> M
                 "schema")
     line, col = c.doc.where(path)
     return Move(tuple(people), str(raw.get("to")), _facing(c, raw.get("facing"), path + ("facing",)),
-                _source(c, raw, path), tuple(str(v) for v in raw.get("via", []) or []),
+                _source(c, raw, path), tuple(str(v) for v in via),
                 _head(c, raw.get("file"), path + ("file",)), spacing or 1.0, raw.get("run") is True,
                 (offset.x, offset.y) if offset else (0.0, 0.0), line, col)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from yuesheng.cuesheet.model import CueSheet
 from yuesheng.errors import InvalidInputError, Problem
+from yuesheng.limits import REACH
 from yuesheng.staging.model import Blocking, Move, Point, Stand
 from yuesheng.staging.routes import blocked
 
@@ -66,7 +67,11 @@ def _placed(move: Move, blocking: Blocking, sheet: CueSheet, problems: list[Prob
     stands = [Stand(m, move.to, base.shifted(dx * move.spacing * n, dy * move.spacing * n),
                     facing or (now[m].facing if m in now else None)) for n, m in enumerate(who)]
     for s in stands:
-        if wall := blocked(blocking.hall, s.point, s.point):
+        if not (abs(s.point.x) <= REACH and abs(s.point.y) <= REACH):
+            problems.append(_problem(blocking, move, f"{s.who} would stand at ({s.point.x:,.0f}, {s.point.y:,.0f}), "
+                                     f"beyond any hall (at most {REACH:,} 步 either way): the file from {place.name} "
+                                     "runs too far"))
+        elif wall := blocked(blocking.hall, s.point, s.point):
             problems.append(_problem(blocking, move, f"{s.who} would stand in the wall {wall} at ({s.point.x:g}, "
                                      f"{s.point.y:g}): the file from {place.name} runs into it"))
     return stands
