@@ -480,13 +480,13 @@ def test_console_without_a_token_off_loopback_gets_one(monkeypatch, run, tmp_pat
 
 
 def test_a_token_is_never_on_the_command_line_and_never_short(monkeypatch, run, tmp_path):
-    """--token VALUE shows in ps: refused; a token from the environment or a file has at least 16 characters."""
+    """--token VALUE shows in ps: refused; a token from the environment or a file has at least 22 characters."""
     golden = str(DATA / "golden.yaml")
     code, _, err = run("console", golden, "--no-midi", "--token", "abcdefghijklmnopqrstuvwxyz")
     assert code == 2 and "a token on the command line shows in ps" in err and "abcdefghij" not in err
     monkeypatch.setenv("YUESHENG_TOKEN", "abc")
     code, _, err = run("console", golden, "--no-midi")
-    assert code == 2 and "YUESHENG_TOKEN: a token of 3 characters; at least 16 are needed" in err
+    assert code == 2 and "YUESHENG_TOKEN: a token of 3 characters; at least 22 are needed" in err
     monkeypatch.delenv("YUESHENG_TOKEN")
     (tmp_path / "token").write_text("has spaces in it, and more\n")
     code, _, err = run("console", golden, "--no-midi", "--token-file", str(tmp_path / "token"))
