@@ -9,13 +9,18 @@ name this rite, these variants and readings and this plan (``plan``: a digest
 of every cue's start and end, which ``--timing`` changes); else the log is
 refused with the difference named. Lines that are not whole JSON objects (lost
 in a crash) or name no cue of this timeline are skipped, with a warning each.
+
+The log's clock is trusted only where it can be: a log whose lines lie in the future (beyond ``SKEW``) or whose show
+began more than ``STALE`` ago (a log of another day, or a machine whose clock was wrong) is resumed with a warning
+(``Resume.clock``, for the terminal and the page), and its elapsed time is counted from its own first and last lines:
+the time since its last line is not counted, since nothing says how long it was.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +29,9 @@ from yuesheng.live.commands import by_event
 from yuesheng.live.control import Press
 from yuesheng.live.showlog import log_object, read_log_bytes
 from yuesheng.timeline import Timeline
+
+SKEW = timedelta(seconds=5)  # a log line this far in the future is another clock's
+STALE = timedelta(days=1)  # a show begun longer ago than this is not the one the laptop went down in
 
 
 def plan_digest(timeline: Timeline) -> str:
@@ -44,6 +52,7 @@ class Resume:
 
     presses: tuple[Press, ...]
     warnings: tuple[str, ...]
+    clock: str = ""  # why the log's own clock was not trusted (a warning for the page as well), or ''
 
     def on_clock(self, now: float) -> tuple[Press, ...]:
         """The commands at their moments on a clock that read *now* when the log was read (the player's)."""
@@ -76,14 +85,60 @@ def read_resume(path: str | Path, timeline: Timeline, now_wall: datetime) -> Res
         warnings.append(f"{file}:{show[0][0]}: the log does not record its plan (an older console): "
                         "its timing is taken to be this one")
     cues = {t.cue.id for t in timeline.cues}
+    clock, reference = _clock(show, now_wall)
+    if clock:
+        warnings.append(f"{file}: {clock}")
     presses = []
     for number, data in show:
-        press, why = _press(data, cues, now_wall)
+        press, why = _press(data, cues, reference)
         if why:
             warnings.append(f"{file}:{number}: {why}: skipped")
         elif press is not None:
             presses.append(press)
-    return Resume(tuple(presses), tuple(warnings))
+    return Resume(tuple(presses), tuple(warnings), clock)
+
+
+def _clock(show: list[tuple[int, dict[str, Any]]], now_wall: datetime) -> tuple[str, datetime]:
+    """The moment the log's times are measured back from: now, or, where the log's clock cannot be trusted, its own
+    last line (with why)."""
+    walls = [w for _, d in show if (w := _wall(d)) is not None]
+    if not walls:
+        return "", now_wall
+    first, last = min(walls), max(walls)
+    if last > now_wall + SKEW:
+        why = f"its lines run to {_stamp(last)}, {_span(last - now_wall)} ahead of this machine's clock"
+    elif now_wall - first > STALE:
+        why = f"its show began at {_stamp(first)}, {_span(now_wall - first)} ago"
+    else:
+        return "", now_wall
+    return (f"the log's clock cannot be trusted ({why}): its elapsed time is counted from its own first and last "
+            f"lines ({_span(last - first)}), and the time since its last line is not counted"), last
+
+
+def _wall(data: dict[str, Any]) -> datetime | None:
+    """A line's wall-clock time with its time zone, or None."""
+    try:
+        wall = datetime.fromisoformat(str(data.get("wall")))
+    except ValueError:
+        return None
+    return wall if wall.tzinfo is not None else None
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S %Z").strip()
+
+
+def _span(span: timedelta) -> str:
+    """'57 years', '3 days', '2 h 5 min', '1 min 40 s': a span rounded as a message shows it."""
+    seconds = abs(span.total_seconds())
+    if seconds >= 365 * 86400:
+        return f"{seconds / (365.25 * 86400):,.0f} years"
+    if seconds >= 2 * 86400:
+        return f"{seconds / 86400:,.0f} days"
+    if seconds >= 3600:
+        return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60)} min"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
 
 
 def _last_show(parsed: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict[str, Any]]]:
@@ -121,12 +176,9 @@ def _press(data: dict[str, Any], cues: set[str], now_wall: datetime) -> tuple[Pr
     cue = data.get("cue", "")
     if not isinstance(cue, str) or (cue and cue not in cues) or (row.names_cue and not cue):
         return None, f"cue {cue!r} is not in this timeline"
-    try:
-        wall = datetime.fromisoformat(str(data.get("wall")))
-    except ValueError:
-        return None, f"wall {data.get('wall')!r} is not a time"
-    if wall.tzinfo is None:
-        return None, f"wall {data.get('wall')!r} has no time zone"
+    wall = _wall(data)
+    if wall is None:
+        return None, f"wall {str(data.get('wall'))[:40]!r} is not a time with its time zone"
     ago = (now_wall - wall).total_seconds()
     source = str(data.get("source", ""))
     return Press(row.command, -max(0.0, ago), source, cue, bool(data.get("silence", False))), ""
