@@ -538,6 +538,26 @@ def test_a_go_that_reaches_the_console_late_is_refused_said_and_logged(golden):
         console.close()
 
 
+def test_a_go_pressed_in_the_future_is_refused_beyond_the_clocks_uncertainty_and_huge_times_shown_rounded(golden):
+    console = Live(golden, log=True)
+    try:
+        console.clock.t = 20.0
+        reply = console.client.post("/command", json={"command": "go", "pressed": 21.0}).json()
+        assert reply == {"accepted": False, "why": "its press time lies 1.0 s in the console's future, beyond the "
+                         "page's clock uncertainty (0.25 s): not run"}
+        reply = console.client.post("/command", json={"command": "go", "pressed": 20.6, "uncertainty": 0.5}).json()
+        assert reply["accepted"] is False and "(0.50 s)" in reply["why"]
+        reply = console.client.post("/command", json={"command": "go", "pressed": -1e308}).json()
+        assert reply == {"accepted": False, "why": "it reached the console more than a day after it was pressed: "
+                         "not run late"}
+        reply = console.client.post("/command", json={"command": "go", "pressed": 1e308, "uncertainty": 1e308}).json()
+        assert reply["accepted"] is False and "more than a day in the console's future" in reply["why"]
+        assert len(console.log.lines) == 4 if console.log is not None else False
+        assert console.command("go", pressed=20.2)  # 0.2 s ahead: within the least uncertainty
+    finally:
+        console.close()
+
+
 def test_a_page_whose_font_is_being_cut_does_not_hold_up_the_open_pages(served, monkeypatch):
     import yuesheng.web.console as console_module
 

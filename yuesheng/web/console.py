@@ -15,9 +15,10 @@ Routes (one table, ``routes``):
   heartbeat ``{"ping": T}`` answered at once ``{"pong": T, "server": NOW}``, from which the page reckons the
   server's clock and shows a connection that has gone quiet for ``STALE`` seconds as stale.
 
-A GO from the page carries ``pressed``, the moment it was pressed on the server's clock; one that arrives more
-than ``LATE`` seconds after it (a frozen server, a stalled network) is refused, said to the page and logged as
-``refused``: a GO never runs late.
+A GO from the page carries ``pressed``, the moment it was pressed on the server's clock, and ``uncertainty``, how far
+its reckoning of that clock may be off (half its round trip); one that arrives more than ``LATE`` seconds after it (a
+frozen server, a stalled network), or whose press time lies in the future by more than its uncertainty (at least
+``AHEAD``), is refused, said to the page and logged as ``refused``: a GO never runs late, nor from a forged clock.
 
 Security: a token, when set, is required on every request and WebSocket —
 ``?token=`` (the page then keeps it in a cookie), the cookie, or
@@ -62,6 +63,7 @@ from yuesheng.web.sheet import environment, timeline_view, with_fonts
 PUSH = 0.5  # seconds between state pushes when nothing changes (the page moves its clocks between them)
 LATE = 1.0  # seconds: a page's GO that reaches the console later than this after it was pressed is refused
 STALE = 1.0  # seconds without a word from the console after which the page shows the connection as stale
+AHEAD = 0.25  # seconds: a GO pressed further than this (or the page's clock uncertainty) in the future is refused
 COOKIE = "yuesheng-token"
 MAX_BODY = 16 * 1024  # bytes: a command body or WebSocket frame is a few dozen
 KEY_NAMES = {"Space": "space", "Escape": "Esc"}  # a command's key as its button's title says it
@@ -78,6 +80,24 @@ def _is_address(name: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _uncertainty(value: Any) -> float:
+    """How far a page's reckoning of the console's clock may be off: half its round trip, as it says (at most
+    ``STALE``), and at least ``AHEAD``."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
+        return max(AHEAD, min(float(value), STALE))
+    return AHEAD
+
+
+def _said(seconds: float) -> str:
+    """Seconds as a message shows them, rounded: '1.2 s', '3 min 20 s', 'more than a day'."""
+    if seconds < 60:
+        return f"{seconds:.2f} s" if seconds < 1 else f"{seconds:.1f} s"
+    if seconds < 86400:
+        hours, rest = divmod(round(seconds), 3600)
+        return (f"{hours} h " if hours else "") + f"{rest // 60} min {rest % 60} s"
+    return "more than a day"
 
 
 def _seconds(value: int | float) -> float | None:
@@ -264,7 +284,10 @@ class Console:
                 return "its press time is not a time a clock shows (NaN, Infinity or beyond any float): not run"
             late = self.control.clock.now() - moment
             if late > LATE:
-                return f"it reached the console {late:.1f} s after it was pressed: not run late"
+                return f"it reached the console {_said(late)} after it was pressed: not run late"
+            if -late > (ahead := _uncertainty(data.get("uncertainty"))):
+                return (f"its press time lies {_said(-late)} in the console's future, beyond the page's clock "
+                        f"uncertainty ({_said(ahead)}): not run")
         return ""
 
     def _refuse(self, why: str) -> str:
