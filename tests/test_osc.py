@@ -1,5 +1,6 @@
 """OSC: exact addresses through a real UDP socket on loopback; patterns, oversize, deep and malformed datagrams
-dropped with a notice, never raised; the token or --osc-allow off loopback, else the console refuses to start."""
+dropped with a notice, never raised; the token off loopback, else the console refuses to start; --osc-allow narrows
+who may send, never replacing the token (a forged source address is not one)."""
 
 from __future__ import annotations
 
@@ -163,13 +164,23 @@ def test_with_a_token_a_sender_puts_it_first():
         heard.listener.close()
 
 
-def test_an_allowed_sender_needs_no_token_and_others_are_refused():
-    heard = Heard(Gate(None, ["192.168.1.20"]))
+def test_the_allow_list_narrows_who_may_send_and_never_replaces_the_token():
+    """A UDP source address is forged in one line: with the token set, an allowed sender without it is refused."""
+    heard = Heard(Gate(TOKEN, ["10.9.8.7"]))
     try:
-        assert heard(_message("/yuesheng/go"), "192.168.1.20") == [(Command.GO, "")]
-        assert heard(_message("/yuesheng/go"), "::ffff:192.168.1.20") == [(Command.GO, "")]
-        assert heard(_message("/yuesheng/stop"), "192.168.1.99") == []
-        assert heard(_message("/yuesheng/stop"), "127.0.0.1") == []  # not named: this machine too puts no token
+        assert heard(_message("/yuesheng/stop"), "10.9.8.7") == []  # the forged source of issue 34: not obeyed
+        assert heard(_message("/yuesheng/go", TOKEN), "10.9.8.7") == [(Command.GO, "")]
+        assert heard(_message("/yuesheng/go", TOKEN), "::ffff:10.9.8.7") == [(Command.GO, "")]
+        assert heard(_message("/yuesheng/go", TOKEN), "192.168.1.99") == []  # the token, but not from the list
+    finally:
+        heard.listener.close()
+
+
+def test_on_loopback_without_a_token_the_allow_list_still_narrows():
+    heard = Heard(Gate(None, ["127.0.0.1"]))
+    try:
+        assert heard(_message("/yuesheng/go"), "127.0.0.1") == [(Command.GO, "")]
+        assert heard(_message("/yuesheng/go"), "127.0.0.2") == []
     finally:
         heard.listener.close()
 
@@ -205,13 +216,15 @@ def served(monkeypatch):
     return seen
 
 
-def test_osc_off_loopback_without_token_or_allow_list_refuses_to_start(run, served, monkeypatch):
+def test_osc_off_loopback_without_the_token_refuses_to_start_even_with_an_allow_list(run, served, monkeypatch):
     golden = str(DATA / "golden.yaml")
     code, out, err = run("console", golden, "--no-midi", "--osc", "0.0.0.0:0")
     assert code == 2 and out == "" and "--osc 0.0.0.0: OSC off loopback would take GO and STOP from anyone" in err
+    assert "give the console a token: YUESHENG_TOKEN=" in err
     assert served == {}
     code, _, err = run("console", golden, "--no-midi", "--osc", "0.0.0.0:0", "--osc-allow", "192.168.1.20")
-    assert code == 0, err
+    assert code == 2 and "--osc-allow narrows who may send" in err and "never replaces the token" in err
+    assert served == {}
     code, _, err = run("console", golden, "--no-midi", "--osc", "0.0.0.0:0", "--osc-allow", "tablet")
     assert code == 2 and "--osc-allow 'tablet': expected an IP address" in err
     monkeypatch.setenv("YUESHENG_TOKEN", TOKEN)

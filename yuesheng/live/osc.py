@@ -8,13 +8,13 @@ The address space is the ``osc`` column of ``commands.COMMANDS`` (exact addresse
     /yuesheng/fade          FADE the held music
     /yuesheng/goto CUE      jump: CUE (a string) is the next GO's cue (a command that names a cue takes it)
 
-When the console has a token, a sender not named by ``--osc-allow`` puts it first:
-``/yuesheng/go TOKEN``, ``/yuesheng/goto TOKEN CUE``. A datagram is at most ``MAX_DATAGRAM`` bytes; a
-bundle nests at most ``MAX_DEPTH`` deep and holds at most ``MAX_MESSAGES`` messages. Argument types taken:
-``s i f h d T F N``. Messages are parsed by python-osc; bundles are opened here, without recursion
-(python-osc's bundle parser recurses, so 2,000 nested bundles were a RecursionError), to bound their depth and
-count. Anything else (too long, too deep, malformed, an unknown address or type, a wrong or missing token, a sender
-not allowed) is dropped with a notice, at most one a second, counting what was dropped meanwhile.
+When the console has a token, every sender puts it first: ``/yuesheng/go TOKEN``, ``/yuesheng/goto TOKEN CUE`` (off
+loopback the console has one, always); ``--osc-allow`` narrows who may send, never replacing the token. A datagram
+is at most ``MAX_DATAGRAM`` bytes; a bundle nests at most ``MAX_DEPTH`` deep and holds at most ``MAX_MESSAGES``
+messages. Argument types taken: ``s i f h d T F N``. Messages are parsed by python-osc; bundles are opened here,
+without recursion (python-osc's bundle parser recurses, so 2,000 nested bundles were a RecursionError), to bound
+their depth and count. Anything else (too long, too deep, malformed, an unknown address or type, a wrong or missing
+token, a sender not allowed) is dropped with a notice, at most one a second, counting what was dropped meanwhile.
 Nothing a datagram holds can raise out of the listener.
 """
 
@@ -111,9 +111,12 @@ def is_loopback(host: str) -> bool:
 
 
 class Gate:
-    """Who may command the console by OSC: the senders *allowed*, and anyone who puts the *token* first.
+    """Who may command the console by OSC: whoever puts the *token* first, and, with an allow list, only the senders
+    it names. A UDP source address is not a credential (it is forged in one line), so an allow list narrows who may
+    send and never stands in for the token.
 
-    With neither, every sender is taken: only right when the socket is bound to loopback (``check_binding``).
+    With no token, every sender (of the allow list, if one is given) is taken: only right when the socket is bound
+    to loopback (``check_binding``).
     """
 
     def __init__(self, token: str | None = None, allowed: Iterable[str] = ()) -> None:
@@ -122,13 +125,13 @@ class Gate:
 
     def admit(self, sender: str, args: tuple[Argument, ...]) -> tuple[Argument, ...] | None:
         """The arguments past the token, if *sender* may command; None if not."""
-        carries = bool(self.token and args and isinstance(args[0], str)
-                       and hmac.compare_digest(args[0].encode(), self.token.encode()))
-        if carries:
-            return args[1:]
-        if self.token is None and not self.allowed:
+        if self.allowed and not self._allowed(sender):
+            return None
+        if self.token is None:
             return args
-        return args if self._allowed(sender) else None
+        carries = bool(args and isinstance(args[0], str)
+                       and hmac.compare_digest(args[0].encode(), self.token.encode()))
+        return args[1:] if carries else None
 
     def _allowed(self, sender: str) -> bool:
         try:
@@ -140,11 +143,14 @@ class Gate:
 
 
 def check_binding(host: str, gate: Gate) -> str:
-    """Why OSC may not listen on *host* with *gate* ('' if it may): off loopback it needs a token or an allow list."""
-    if is_loopback(host) or gate.token or gate.allowed:
+    """Why OSC may not listen on *host* with *gate* ('' if it may): off loopback it needs the token."""
+    if is_loopback(host) or gate.token:
         return ""
-    return (f"--osc {host}: OSC off loopback would take GO and STOP from anyone on the network; give the console a "
-            "token (YUESHENG_TOKEN or --token-file; senders put it first) or --osc-allow ADDR…")
+    narrowed = " (--osc-allow narrows who may send; a UDP source address is forged in one line, so it never " \
+        "replaces the token)" if gate.allowed else ""
+    return (f"--osc {host}: OSC off loopback would take GO and STOP from anyone on the network{narrowed}; give the "
+            "console a token: YUESHENG_TOKEN=$(python3 -c 'import secrets; print(secrets.token_urlsafe(16))') or "
+            "--token-file FILE; senders put it first (/yuesheng/go TOKEN)")
 
 
 class Notices:
