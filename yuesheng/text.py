@@ -78,6 +78,28 @@ _CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0b, 0x20), *
 }  # and the bidirectional controls, which reorder what a terminal shows (U+202E RIGHT-TO-LEFT OVERRIDE)
 
 
+_DECIMAL = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
+
+
+def decimal(text: str) -> float | None:
+    """*text* as a number if it is one in ASCII digits (``-4``, ``0.5``, ``1e3``), else None: Python's ``float`` also
+    reads full-width and other scripts' digits (``１０``), which a user never means as a number here.
+
+    >>> decimal("-4.5"), decimal("１０"), decimal("nan"), decimal("²")
+    (-4.5, None, None, None)
+    """
+    return float(text) if _DECIMAL.fullmatch(text) else None
+
+
+def whole(text: str) -> int | None:
+    """*text* as a whole number if it is ASCII digits only (``42``), else None (``４２``, ``²`` and ``-1`` are not).
+
+    >>> whole("42"), whole("４２"), whole("²"), whole("")
+    (42, None, None, None)
+    """
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
 def visible(text: str) -> str:
     """*text* with every control character but tab and newline, and every bidirectional control, escaped
     (ESC → ``\\x1b``, U+202E → ``\\u202e``): safe for a terminal."""

@@ -11,6 +11,7 @@ from yuesheng.errors import InvalidValueError, UnknownNameError, UsageError
 from yuesheng.files import check_output, write_atomic, writes_directly
 from yuesheng.music.lulu import DEFAULT_HUANGZHONG, Realization, Tuning, lu, parse_huangzhong
 from yuesheng.music.repertoire import score_paths
+from yuesheng.text import decimal, whole
 
 if TYPE_CHECKING:  # the timeline is imported by the commands that build, not by score or source
     from yuesheng.cuesheet import CueSheet
@@ -50,10 +51,9 @@ def scores_option(parser: argparse.ArgumentParser) -> None:
 
 def positive(text: str) -> float:
     """An argparse type: a finite number greater than 0 (and at most MAX_SECONDS)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    value = decimal(text)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (ASCII digits: 0.5, 2, 1e3)")
     if not 0 < value <= MAX_SECONDS:
         raise argparse.ArgumentTypeError(f"{text} must be greater than 0 and at most {MAX_SECONDS:g}")
     return value
@@ -233,6 +233,6 @@ COUNT_IN_BEATS = 16  # --count-in (score export, songbook --midi): the most beat
 
 def count_in(text: str) -> int:
     """An argparse type: the beats of a practice file's count-in, 0 to ``COUNT_IN_BEATS``."""
-    if not (text.isascii() and text.isdigit()) or int(text) > COUNT_IN_BEATS:
+    if (beats := whole(text)) is None or beats > COUNT_IN_BEATS:
         raise argparse.ArgumentTypeError(f"{text!r}: expected a number of beats from 0 to {COUNT_IN_BEATS}")
     return int(text)

@@ -28,6 +28,7 @@ from yuesheng.cli.streams import show
 from yuesheng.errors import InvalidValueError, NetworkError, PortError, UnknownNameError, UsageError
 from yuesheng.files import check_output
 from yuesheng.live.commands import osc_help
+from yuesheng.text import whole
 
 if TYPE_CHECKING:  # socket and ipaddress are imported when the console runs, not by every command
     import socket
@@ -40,9 +41,10 @@ def parse_address(text: str, option: str) -> tuple[str, int]:
     """'HOST:PORT' (or '[::1]:PORT') → (host, port); UsageError naming the option."""
     host, sep, port = text.rpartition(":")
     host = host.strip("[]")
-    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+    number = whole(port)
+    if not sep or not host or number is None or not 0 <= number <= 65535:
         raise UsageError(f"{option} {text!r}: expected HOST:PORT, e.g. 127.0.0.1:8765")
-    return host, int(port)
+    return host, number
 
 
 def cmd_console(args: argparse.Namespace) -> str:
@@ -237,9 +239,11 @@ def _exclusion(text: str, logs: list[Path]) -> tuple[str, str, int]:
     file, _, where = text.rpartition(":")
     kind, number = ("session", where[7:]) if where.startswith("session") else ("line", where)
     log = next((str(p) for p in logs if file and (str(p) == file or Path(file).resolve() == p.resolve())), None)
-    if log is None or not number.isdigit() or int(number) < 1:
-        raise UsageError(f"--exclude {text!r}: expected LOG:LINE or LOG:sessionN, LOG one of the --log files")
-    return log, kind, int(number)
+    n = whole(number)
+    if log is None or n is None or n < 1:
+        raise UsageError(f"--exclude {text!r}: expected LOG:LINE or LOG:sessionN (ASCII digits), LOG one of the --log "
+                         "files")
+    return log, kind, n
 
 
 def _add_console(p: argparse.ArgumentParser) -> None:

@@ -22,7 +22,7 @@ from yuesheng.errors import InvalidInputError, Problem, UsageError
 from yuesheng.music.lulu import LU, Pitch, Realization, Register, Tuning, suzi_of
 from yuesheng.music.repertoire import Repertoire, data_dir, duplicate_ids, load_repertoire, score_paths
 from yuesheng.music.score import Piece, check_source, load_piece, read_piece
-from yuesheng.text import pad
+from yuesheng.text import decimal, pad
 from yuesheng.yamlload import load as load_yaml
 
 NOTE_VALUES = (1 / 64, 64.0)  # --note-value: the shortest and longest, in beats
@@ -217,10 +217,9 @@ def _duplicates(extra: list[str]) -> dict[str, list[Problem]]:
 
 def note_value(text: str) -> float:
     """An argparse type: a number of beats from 1/64 to 64."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    value = decimal(text)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (ASCII digits: 0.5, 1, 1.5)")
     if not NOTE_VALUES[0] <= value <= NOTE_VALUES[1]:
         raise argparse.ArgumentTypeError(f"{text} beats: expected from 1/64 (a 256th note) to {NOTE_VALUES[1]:g}")
     return value
