@@ -83,18 +83,20 @@ _DECIMAL = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
 
 def decimal(text: str) -> float | None:
     """*text* as a number if it is one in ASCII digits (``-4``, ``0.5``, ``1e3``), else None: Python's ``float`` also
-    reads full-width and other scripts' digits (``１０``), which a user never means as a number here.
+    reads full-width and other scripts' digits (U+FF11 U+FF10, a full-width 10), which a user never means as a
+    number here.
 
-    >>> decimal("-4.5"), decimal("１０"), decimal("nan"), decimal("²")
+    >>> decimal("-4.5"), decimal("\\uff11\\uff10"), decimal("nan"), decimal("\\u00b2")
     (-4.5, None, None, None)
     """
     return float(text) if _DECIMAL.fullmatch(text) else None
 
 
 def whole(text: str) -> int | None:
-    """*text* as a whole number if it is ASCII digits only (``42``), else None (``４２``, ``²`` and ``-1`` are not).
+    """*text* as a whole number if it is ASCII digits only (``42``), else None (full-width digits, a superscript
+    two and ``-1`` are not).
 
-    >>> whole("42"), whole("４２"), whole("²"), whole("")
+    >>> whole("42"), whole("\\uff14\\uff12"), whole("\\u00b2"), whole("")
     (42, None, None, None)
     """
     return int(text) if text.isascii() and text.isdigit() else None
