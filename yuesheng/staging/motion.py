@@ -143,6 +143,13 @@ class Motion:
         """*cue*'s start and end in seconds (KeyError for a cue not played)."""
         return self._spans[cue]
 
+    def entrance(self, member: str) -> float:
+        """When *member* comes on the ground: -inf for one there from the start (KeyError for one never on it)."""
+        first = self._tracks[member][0]
+        if isinstance(first, _Going):
+            return -math.inf if self._spans and first.leg.cue == next(iter(self._spans)) else first.start
+        return first.start
+
     def cue_at(self, t: float) -> str | None:
         """The cue in play at *t*: the last in the programme's order begun by then (None before the first)."""
         begun = [c for c, (start, _) in self._spans.items() if start <= t]
@@ -152,12 +159,12 @@ class Motion:
         """Where *member* is at *t* seconds; None before he comes on the ground (KeyError for one never on it)."""
         track = self._tracks[member]
         i = bisect.bisect_right(self._starts[member], t) - 1
-        if i < 0:  # before his first step: on the ground from the start only if that step is at the first cue
+        if i < 0:  # before his first step: on the ground from the start only if that step is a walk at the first cue
             first = track[0]
-            if isinstance(first, _Going) and self._spans and first.leg.cue == next(iter(self._spans)):
-                leg = first.leg
-                return Position(member, leg.route[0], _way(leg.route[:2]), leg.origin, None, None)
-            return None
+            if not isinstance(first, _Going) or self.entrance(member) > t:
+                return None
+            leg = first.leg
+            return Position(member, leg.route[0], _way(leg.route[:2]), leg.origin, None, None)
         step = track[i]
         if isinstance(step, _Still):
             return _standing(member, step, t)
