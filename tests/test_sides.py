@@ -101,3 +101,15 @@ def test_the_pdf_reads_back_every_cue_in_order_none_split_by_a_page_turn(book, t
     for page in pages:  # a cue's header, its warning and its text's page are on one page
         headers = re.findall(r"^\s*\d+\. [a-z0-9-]+ ", page, flags=re.M)
         assert len(headers) == page.count("Warning:") == len(re.findall(r"儀禮集釋 \d+-\d+[ab]", page)), page
+
+
+@pytest.mark.parametrize(("action", "things"), [
+    ("司射適堂西袒決遂取弓于階西兼挾乘矢", [("takes up", "弓"), ("carries", "乘矢")]),
+    ("司馬正袒決遂執弓", [("carries", "弓")]),
+    ("大夫奠觶于豐上", [("sets down", "觶")]),  # not the 豐: 于 brings in a place
+    ("司正適洗洗角觶南面坐奠于中庭", []),
+])
+def test_the_things_an_action_names_carried_or_handed(action, things):
+    from yuesheng.web.sides import named_things
+
+    assert [(t["how"], t["what"]) for t in named_things(action)] == things
