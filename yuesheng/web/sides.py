@@ -39,7 +39,7 @@ SMALLEST = (14.0, 9.0)  # 步: a move's plate shows at least this much
 _CARRY = {"執": "carries", "奉": "carries", "挾": "carries", "搢": "carries", "取": "takes up", "受": "receives",
           "授": "hands", "賜": "hands", "奠": "sets down", "反": "returns"}
 _THINGS = ("虚爵", "乘矢", "角觶", "弓", "矢", "爵", "觶", "觚", "散", "旌", "算", "扑", "瑟", "笙", "脯", "醢", "俎",
-           "幂", "巾", "豐", "楅", "籌", "鼓", "磬", "決", "拾", "觴")
+           "幂", "巾", "豐", "楅", "籌", "鼓", "磬", "決", "拾")
 # a verb, at most two characters and no 于 or 於 (which bring in a place: 奠于中庭), then a thing
 _NAMED = re.compile(f"([{''.join(_CARRY)}])(?:(?![于於])[^，。、\\s]){{0,2}}?({'|'.join(_THINGS)})")
 
