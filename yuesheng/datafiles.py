@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,20 @@ class Lord:
 
 
 @dataclass(frozen=True, slots=True)
+class Identity:
+    """Roles (or members of groups: ``huozhe#1``) that are one person: where the text says so (*page*, *quote*),
+    else the project's estimate and why. The first is the one he is counted as."""
+
+    same: tuple[str, ...]
+    page: str = ""
+    quote: str = ""
+    estimate: str = ""  # why ('' where the text says so)
+
+    def __str__(self) -> str:
+        return f"儀禮集釋 {self.page} {self.quote}" if self.page else f"estimate: {self.estimate}"
+
+
+@dataclass(frozen=True, slots=True)
 class Rite:
     """What the code knows of one rite (a row of ``data/rites.json``)."""
 
@@ -55,6 +69,8 @@ class Rite:
     xunuo_cite: str = ""
     lord: Lord | None = None
     listener: str = ""  # the seat a listener takes by default ('': none)
+    identities: tuple[Identity, ...] = ()  # roles that are one person (the cast)
+    groups: Mapping[str, str] = field(default_factory=dict)  # a role of one mark that is many, and its number
 
     def seat_name(self, seat: str, name: str) -> str:
         """What *seat* (usually called *name*) is called in this rite: the lord's (公席) where it is his."""
@@ -66,7 +82,8 @@ class Rite:
         return lord.mat if lord is not None and seat == lord.seat and lord.mat in places else seat
 
 
-_KEYS = ("name", "short", "rules", "archery", "jie", "round_pieces", "zhengge", "xunuo", "lord", "listener")
+_KEYS = ("name", "short", "rules", "archery", "jie", "round_pieces", "zhengge", "xunuo", "lord", "listener",
+         "identities", "groups")
 
 
 def _strings(value: Any, where: str) -> tuple[str, ...]:
@@ -90,6 +107,30 @@ def _lord(raw: dict[str, Any], where: str) -> Lord | None:
     return Lord(name=raw["name"], seat=raw["seat"], mat=str(raw.get("mat", "")), cite=raw["cite"])
 
 
+def _identities(raw: Any, where: str) -> tuple[Identity, ...]:
+    """The rows of ``identities``: ``same`` (two or more ids), then ``page`` and ``quote``, or ``estimate``."""
+    if not isinstance(raw, list):
+        raise InvalidValueError(f"{where}: identities", raw, "a list")
+    out = []
+    for item in raw:
+        same = item.get("same") if isinstance(item, dict) else None
+        texts = {k: item.get(k, "") for k in ("page", "quote", "estimate")} if isinstance(item, dict) else {}
+        if (not isinstance(same, list) or len(same) < 2 or not all(isinstance(s, str) for s in same)
+                or not all(isinstance(v, str) for v in texts.values())
+                or not ((texts["page"] and texts["quote"]) or texts["estimate"])):
+            raise InvalidValueError(f"{where}: identities", item, "{same: [two or more ids], page and quote, or "
+                                    "estimate}")
+        out.append(Identity(tuple(same), **texts))
+    return tuple(out)
+
+
+def _groups(row: Mapping[str, Any], where: str) -> dict[str, str]:
+    groups = _mapping(row, "groups", where)
+    if not all(isinstance(v, str) and v for v in groups.values()):
+        raise InvalidValueError(f"{where}: groups", groups, "a role id → what the texts say of its number")
+    return groups
+
+
 def rite_row(rid: str, row: Any) -> Rite:
     """One row of ``rites.json`` as a Rite; InvalidValueError naming the row and the key if it is malformed."""
     where = f"data/rites.json: rite {rid}"
@@ -111,7 +152,8 @@ def rite_row(rid: str, row: Any) -> Rite:
                 round_names=str(pieces.get("names", "")), zhengge=tuple(kinds.items()),
                 zhengge_cite=str(zhengge.get("cite", "")), xunuo=_strings(xunuo.get("calls", []), f"{where}: xunuo"),
                 xunuo_held=str(xunuo.get("held", "")), xunuo_cite=str(xunuo.get("cite", "")),
-                lord=_lord(_mapping(row, "lord", where), where), listener=str(listener.get("seat", "")))
+                lord=_lord(_mapping(row, "lord", where), where), listener=str(listener.get("seat", "")),
+                identities=_identities(row.get("identities", []), where), groups=_groups(row, where))
 
 
 @cache

@@ -142,6 +142,10 @@ class EngraveError(YueshengError):
     """LilyPond or a CJK font is missing, or the engraving failed."""
 
 
+class PrintError(YueshengError):
+    """Chromium, which prints the sides to PDF, is missing, or the printing failed."""
+
+
 # -- live playback, the console and the command line's signals ------------------------------------
 
 

@@ -2,13 +2,13 @@
 
 One module per command group — ``score`` (lu, score), ``rite`` (validate, timeline, render),
 ``source``, ``audio``, ``live`` (play), ``console`` (console, retime), ``engrave`` (songbook;
-``score engrave``), ``web`` (sheet), ``plan``, ``cache`` — each with its ``ARGUMENTS``; ``parsing`` (the standard
-library only) and ``common`` hold what they share. ``COMMANDS`` names each command's group and help, so that
-only the group of the command that runs is imported (and asked for its arguments). Exit codes: 0 ok
-(warnings allowed), 1 invalid input (bad file, unknown name, failed check, an output that cannot be
-written), 2 usage error, 130 interrupted by Ctrl-C, 143 terminated by SIGTERM (``play`` and
-``console`` stop cleanly and exit 0: ``signals``). Errors and warnings go to stderr; results to
-stdout (``streams``).
+``score engrave``), ``web`` (sheet), ``plan``, ``cast`` (sides, cast), ``cache`` — each with its
+``ARGUMENTS``; ``parsing`` (the standard library only) and ``common`` hold what they share. ``COMMANDS``
+names each command's group and help, so that only the group of the command that runs is imported (and
+asked for its arguments). Exit codes: 0 ok (warnings allowed), 1 invalid input (bad file, unknown name,
+failed check, an output that cannot be written), 2 usage error, 130 interrupted by Ctrl-C, 143 terminated
+by SIGTERM (``play`` and ``console`` stop cleanly and exit 0: ``signals``). Errors and warnings go to
+stderr; results to stdout (``streams``).
 """
 
 from __future__ import annotations
@@ -41,6 +41,10 @@ COMMANDS = {
     "sheet": ("web", "the director's page: timeline, ground plan and run sheet in one HTML file"),
     "plan": ("plan", "the ground plan (儀禮圖): the hall and its places; --at CUE_ID everyone there, the walks, why "
              "the cue lasts as long as it does (JSON or SVG)"),
+    "sides": ("cast", "each person's own book (PDF, HTML or JSON): his cues in order, the warning, where he stands "
+              "and goes (numbered legs), what he does and says, a plate of each move and his whole track"),
+    "cast": ("cast", "every role and its head count, the identities the texts state, the groups, and the fewest "
+             "performers who can play every part (who doubles whom)"),
     "cache": ("cache", "what yuesheng keeps between runs: info (each folder, its entries and bytes) or clear"),
 }
 NO_CACHE_HELP = "read and write no cache (also YUESHENG_NO_CACHE=1): every result made anew"
