@@ -74,7 +74,7 @@ def produce(sheet: CueSheet, options: Options = Options()) -> Production:
     variant or reading the sheet lacks)."""
     from yuesheng.staging.ground import ground_of
 
-    ground, notice = ground_of(sheet, *sheet.programme(options.variants, options.readings))
+    ground, notice = ground_of(sheet, *sheet.programme(options.variants, options.readings), options.paces)
     return Production(sheet, options, build_located(sheet, options, ground, notice), ground)
 
 
