@@ -23,8 +23,8 @@ from yuesheng.cuesheet import variant_configurations
 from yuesheng.errors import InvalidInputError
 from yuesheng.staging import routes
 from yuesheng.staging.durations import derive, gesture_seconds
-from yuesheng.staging.paces import lengths, shipped, walk_seconds
 from yuesheng.staging.model import Facing, Point
+from yuesheng.staging.paces import lengths, shipped, walk_seconds
 from yuesheng.staging.reader import load_blocking, load_hall
 from yuesheng.staging.routes import blocked, route, stairs_on
 from yuesheng.staging.stage import members, performer_of, stage

@@ -245,7 +245,8 @@ def _fit_paces(path: str, production: Any, measured: dict[str, Any]) -> None:
     rite = production.staged
     if rite is None:
         raise InvalidValueError("--fit-paces", path, "a rite whose blocking stages: there is no walk to fit to")
-    seen = observed(rite.hall, {cid: c.derivation for cid, c in rite.cues.items()}, measured)
+    timed = {cid: c.derivation for cid, c in rite.cues.items() if c.duration is not None}  # not an estimate kept
+    seen = observed(rite.hall, timed, measured)
     try:
         paces, notes = fit(seen, shipped(), path)
     except ValueError as exc:
