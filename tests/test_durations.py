@@ -4,6 +4,7 @@ build, paces fitted to rehearsal, and the texts' round trips (降盥…升), tur
 from __future__ import annotations
 
 import json
+import re
 from fractions import Fraction
 from pathlib import Path
 
@@ -175,11 +176,32 @@ def test_a_round_trip_the_text_states_is_walked(rites, rite, cue, who, flights):
     assert walks[who].stairs == flights
 
 
+WASH_ROUND_TRIP = re.compile(r"降[^升]{0,12}?(盥|洗)[^升]*升")  # 降盥…升, 降洗…升, 乃降 賓降 主人卒盥 …升
+
+
+def test_every_wash_between_a_descent_and_a_climb_is_walked_down_and_up(rites):
+    """The general rule: where a cue's action goes down to wash and up again, and the ground times it, some walk of
+    the cue takes two flights at least (on main bin-bai-xi, 鄉射 bai-xi and 燕禮 zhuren-zu-xi took one)."""
+    checked = 0
+    for sheet, rite in rites.values():
+        for cue in sheet.cues:
+            staged = rite.cues.get(cue.id)
+            if staged is None or staged.duration is None or not WASH_ROUND_TRIP.search(cue.action or ""):
+                continue
+            checked += 1
+            assert max((w.stairs for w in staged.derivation.walks), default=0) >= 2, (sheet.rite_id, cue.id)
+    assert checked >= 25
+
+
 def test_fan_ming_you_ming_zhi_is_two_trips(rites):
     walks = rites["dashe"][1].cues["bin-shou-ming"].derivation.walks
     (binzhe,) = [w for w in walks if w.who == "binzhe"]
     assert binzhe.length > 20  # to the 公 and back to the 賓
     assert any(p.x > 3 and p.y < 3 for p in binzhe.route)  # he reaches the 公 (east, by the 阼階)
+    yanli = rites["yanli"][1].cues
+    for cue in ("sheren-ming-bin", "bin-xu-nuo"):  # 命 … 反命, then 又命之 … 反命: the 射人 there and back twice
+        (sheren,) = [w for w in yanli[cue].derivation.walks if w.who == "sheren"]
+        assert sheren.length > 100 and sheren.route[0].distance(sheren.route[-1]) < 1
 
 
 def test_the_xiaochenshi_fetches_the_ranks_before_they_walk_in(rites):
