@@ -239,3 +239,22 @@ def test_every_xujin_the_texts_state_is_made_in_turn(rites):
 def test_the_sima_who_does_not_shoot_bares_his_arm_only(rites):
     names = list(_parts(rites, "xiangshe", "ming-qu-hou-1"))
     assert "袒" in names and "袒決遂" not in names  # 司馬適堂西不決遂袒執弓 (5-24b)
+
+
+# --- where the texts turn square, routes turn square ---------------------------------------------------------------
+
+@pytest.mark.parametrize("rite, cue, who, place", [
+    ("xiangyinjiu", "san-yi-san-rang", "zhuren", "dang-chen-dong"),  # 三揖者將進揖當陳揖當碑揖 (鄭注 4-7a)
+    ("xiangyinjiu", "san-yi-san-rang", "bin", "dang-chen-xi"),
+    ("xiangshe", "san-yi", "zhuren", "dang-chen-dong"),
+    ("xiangshe", "san-yi", "bin", "dang-chen-xi"),
+    ("dashe", "na-bin", "bin", "men-nei-zuo"),  # 既入而左北面 (鄭注 7-8a)
+])
+def test_a_walk_turns_at_the_point_the_text_names(rites, rite, cue, who, place):
+    staged = rites[rite][1]
+    (walk,) = [w for w in staged.cues[cue].derivation.walks if w.who == who]
+    turn = staged.hall.places[place].point
+    assert turn in walk.route
+    after = walk.route[walk.route.index(turn) + 1]
+    if rite == "xiangyinjiu":  # nothing in the way: on from the bend straight north, along the stair's line
+        assert after.x == turn.x and after.y < turn.y
