@@ -184,16 +184,16 @@ def _cue_time(kept: object) -> CueTime:
 def _digest(sheet: CueSheet, path: Path, configurations: Iterable[Configuration], kind: str = "ground", *,
             paces: Paces | None = None) -> str:
     """The name of the entry for these inputs, the paces among them ('' if a file cannot be read: nothing is
-    kept)."""
-    from yuesheng.staging.paces import shipped
-
+    kept). The shipped paces are keyed by the package's files, as everything shipped; a --paces table by its values
+    (the paces module is not imported for a build at the shipped paces: a warm start stages nothing)."""
     try:
         files: list[bytes | str] = [_file_digest(path, *_stat(path))]
         if (hall := _hall_of(path, *_stat(path))) is not None:
             files += [hall, _file_digest(path.parent / hall, *_stat(path.parent / hall))]
     except (OSError, InvalidInputError):
         return ""
-    return caches.key(f"{_FORMAT} {kind}", *files, repr(_shape(sheet, configurations)), (paces or shipped()).key())
+    return caches.key(f"{_FORMAT} {kind}", *files, repr(_shape(sheet, configurations)),
+                      "" if paces is None else paces.key())
 
 
 def _stat(path: Path) -> tuple[int, int]:
