@@ -68,7 +68,8 @@ def _paces_file(tmp_path: Path, body: str, name: str = "p.yaml") -> Path:
 
 def test_a_paces_file_replaces_the_kinds_it_names(tmp_path):
     paces = load_paces(_paces_file(tmp_path, f"format: {FORMAT}\npaces: {{堂上: 4, 階: 7.5}}\n"))
-    assert (paces.tang, paces.ting, paces.qu, paces.stair) == (Fraction(4), shipped().ting, shipped().qu, Fraction(15, 2))
+    base = shipped()
+    assert (paces.tang, paces.ting, paces.qu, paces.stair) == (Fraction(4), base.ting, base.qu, Fraction(15, 2))
     as_json = load_paces(_paces_file(tmp_path, json.dumps({"format": FORMAT, "paces": {"堂下": 2}}), "p.json"))
     assert as_json.ting == 2 and as_json.tang == shipped().tang
     again = load_paces(_paces_file(tmp_path, paces_yaml(paces, "a note: with a colon"), "again.yaml"))
