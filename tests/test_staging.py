@@ -22,8 +22,9 @@ from yuesheng.check.staging import staging_problems
 from yuesheng.cuesheet import variant_configurations
 from yuesheng.errors import InvalidInputError
 from yuesheng.staging import routes
-from yuesheng.staging.durations import derive, gesture_seconds, pace
+from yuesheng.staging.durations import derive, gesture_seconds
 from yuesheng.staging.model import Facing, Point
+from yuesheng.staging.paces import lengths, shipped, walk_seconds
 from yuesheng.staging.reader import load_blocking, load_hall
 from yuesheng.staging.routes import blocked, route, stairs_on
 from yuesheng.staging.stage import members, performer_of, stage
@@ -262,12 +263,16 @@ def test_each_duration_is_the_sum_of_its_parts_and_says_what_they_are(xiangshe):
     walk = max(d.walks, key=lambda w: w.seconds)
     assert d.parts[0][1] == walk.seconds
     assert d.seconds == walk.seconds + 10 + 10 + 3
-    exact = Fraction(walk.length).limit_denominator(100) * pace(run=False) + 6 * walk.stairs  # a stair: 6 s
+    tang, ting = (round(part, 2) for part in lengths(blocking.hall, walk.route))
+    exact = walk_seconds(shipped(), tang, ting, walk.stairs, run=False)
+    assert exact == Fraction(tang).limit_denominator(100) * 3 + Fraction(ting).limit_denominator(100) * Fraction(3, 2) \
+        + 6 * walk.stairs  # 接武 3 s/步, 布武 1.5 s/步, a stair 6 s
     assert walk.seconds == Fraction(math.floor(exact * 10 + Fraction(1, 2)), 10)  # to the tenth of a second, halves up
 
 
 def test_a_run_is_faster_than_a_walk():
-    assert pace(run=True) < pace(run=False)
+    paces = shipped()
+    assert paces.qu < paces.ting < paces.tang  # 趨 below, 布武 below, 接武 on the 堂
     assert gesture_seconds("再拜") == 2 * gesture_seconds("拜")
 
 

@@ -59,7 +59,8 @@ class Production:
         staged = self.staged
         if staged is None:
             return None
-        return Motion(staged, {c.cue.id: (seconds(c.start_tick), seconds(c.end_tick)) for c in self.timeline.cues})
+        return Motion(staged, {c.cue.id: (seconds(c.start_tick), seconds(c.end_tick)) for c in self.timeline.cues},
+                      self.options.paces)
 
 
 def cue_path(name: str | Path) -> Path:
@@ -87,7 +88,7 @@ def produce(sheet: CueSheet, options: Options = Options()) -> Production:
     variant or reading the sheet lacks)."""
     from yuesheng.staging.ground import ground_of
 
-    ground, notice = ground_of(sheet, *sheet.programme(options.variants, options.readings))
+    ground, notice = ground_of(sheet, *sheet.programme(options.variants, options.readings), options.paces)
     return Production(sheet, options, build_located(sheet, options, ground, notice), ground)
 
 

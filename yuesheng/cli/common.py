@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # the timeline is imported by the commands that build, not by
     from yuesheng.cuesheet import CueSheet
     from yuesheng.outputs.placement import Listener, Physics
     from yuesheng.production import Production
+    from yuesheng.staging.paces import Paces
     from yuesheng.timeline import Options, Timeline
 
 MAX_SECONDS = 3600.0  # the longest --guard or --syllable that makes sense
@@ -75,9 +76,25 @@ def sequencer_options(parser: argparse.ArgumentParser, *, output: bool = True, c
                         "(default: the cue sheet's call_jun, else 黄鍾)")
     parser.add_argument("--timing", metavar="FILE", help="measured action durations from rehearsal (yuesheng retime) "
                         "in place of the cue sheet's estimates")
+    paces_option(parser)
     if output:
         parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically)")
     scores_option(parser)
+
+
+def paces_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--paces", metavar="FILE", help="seconds a 步 on the 堂 (接武), below it (布武), at a run "
+                        "(趨) and a flight of steps, in place of the shipped table's (YAML or JSON; retime --fit-paces "
+                        "writes one; docs/staging.md)")
+
+
+def paces_of(args: argparse.Namespace) -> Paces | None:
+    """The paces of ``--paces FILE`` (None without it)."""
+    if not getattr(args, "paces", None):
+        return None
+    from yuesheng.staging.paces import load_paces
+
+    return load_paces(args.paces)
 
 
 def listener_options(parser: argparse.ArgumentParser) -> None:
@@ -153,7 +170,7 @@ def options_of(args: argparse.Namespace, sheet: CueSheet, readings: dict[str, st
 
         timing = load_timing(args.timing, sheet)
     return Options(frozenset(args.variant), readings, syllable, Realization(huangzhong, Tuning(args.tuning)),
-                   args.seed, call_jun, timing)
+                   args.seed, call_jun, timing, paces_of(args))
 
 
 def readings_of(args: argparse.Namespace) -> dict[str, str]:
@@ -184,7 +201,7 @@ def inputs_of(args: argparse.Namespace) -> list[Path]:
     a SOFA file (--binaural), rehearsal logs (retime)."""
     cues = [args.cue] if getattr(args, "cue", None) else list(getattr(args, "cues", []))
     paths = [cue_path(c) for c in cues] + score_paths(getattr(args, "scores", []))
-    extra = [getattr(args, name, None) for name in ("soundfont", "timing", "binaural")]
+    extra = [getattr(args, name, None) for name in ("soundfont", "timing", "binaural", "paces")]
     logs = getattr(args, "log", None)
     extra += logs if isinstance(logs, list) else []
     return paths + [Path(p) for p in extra if p]

@@ -205,6 +205,8 @@ def cmd_retime(args: argparse.Namespace) -> str:
     from yuesheng.timeline import Options
 
     check_output_arg(args)
+    if args.fit_paces:
+        check_output_arg(args, args.fit_paces)
     exclusions = [_exclusion(text, args.log) for text in args.exclude]
     sheet = load(cue_path(args.cue), scores=args.scores)
     read = [read_log(path, sheet) for path in args.log]
@@ -231,7 +233,32 @@ def cmd_retime(args: argparse.Namespace) -> str:
             say(f"retime: {cue}: dropped the take of {format_seconds(take.seconds)} ({take.log}:{take.line}, "
                 f"session {take.session}), far from the median {format_seconds(measured.duration)} of the others")
     what = f"{len(durations)} measured actions from {len(read)} log(s)"
+    if args.fit_paces:
+        _fit_paces(args.fit_paces, produce(sheet, options), {cue: m.duration for cue, m in durations.items()})
     return emit(args, timing_yaml(sheet.rite_id, durations), what)
+
+
+def _fit_paces(path: str, production: Any, measured: dict[str, Any]) -> None:
+    """Write to *path* the paces that fit the measured walks of *production*'s rite (``staging.paces.fit``)."""
+    from yuesheng.cli.streams import say
+    from yuesheng.files import write_atomic
+    from yuesheng.staging.paces import fit, observed, paces_yaml, shipped
+
+    rite = production.staged
+    if rite is None:
+        raise InvalidValueError("--fit-paces", path, "a rite whose blocking stages: there is no walk to fit to")
+    timed = {cid: c.derivation for cid, c in rite.cues.items() if c.duration is not None}  # not an estimate kept
+    seen = observed(rite.hall, timed, measured)
+    try:
+        paces, notes = fit(seen, shipped(), path)
+    except ValueError as exc:
+        raise InvalidValueError("--fit-paces", path, "walks that tell the paces apart", message=str(exc)) from None
+    for note in notes:
+        say(f"retime --fit-paces: {note}")
+    write_atomic(path, paces_yaml(paces, f"fitted by yuesheng retime to {len(seen)} measured walk(s) of "
+                                        f"{production.sheet.rite_id}"))
+    say(f"wrote {path}: paces fitted to {len(seen)} measured walk(s) (" + ", ".join(
+        f"{k} {float(paces.of(k)):.2f} s" for k in ("堂上", "堂下", "趨", "階")) + ")")
 
 
 def _exclusion(text: str, logs: list[Path]) -> tuple[str, str, int]:
@@ -278,6 +305,8 @@ def _add_retime(p: argparse.ArgumentParser) -> None:
                    help="leave out the take whose action's GO is on this line, or every take of this session "
                         "(1 = the log's first; repeatable)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the timing file here (atomically)")
+    p.add_argument("--fit-paces", metavar="FILE", help="also fit the paces (堂上, 堂下, 趨, 階) to the walks measured "
+                   "and write them to FILE, for --paces (atomically)")
     scores_option(p)
     p.set_defaults(func=cmd_retime)
 

@@ -8,7 +8,7 @@ import argparse
 import json
 from pathlib import Path
 
-from yuesheng.cli.common import check_output_arg, cue_path, emit, readings_of
+from yuesheng.cli.common import check_output_arg, cue_path, emit, paces_of, paces_option, readings_of
 from yuesheng.errors import UnknownNameError, UsageError
 
 
@@ -41,7 +41,7 @@ def cmd_plan(args: argparse.Namespace) -> str:
         _check_output(args, [path, Path(ground_hall.file)])  # the staging files are inputs too
         return _written(args, plan_data(ground_hall, sheet), sheet.rite_id)
     # everyone at every cue: as kept for this programme (the same inputs), else staged now and kept
-    rite = ground(sheet, variants, chosen, path).rite(sheet)
+    rite = ground(sheet, variants, chosen, path, paces_of(args)).rite(sheet)
     _check_output(args, [path, Path(rite.hall.file)])
     if args.at not in rite.cues:
         sheet.cue(args.at)  # an unknown id: UnknownNameError with the nearest ids
@@ -69,6 +69,7 @@ def _add_plan(p: argparse.ArgumentParser) -> None:
     p.add_argument("cue", metavar="CUE", help="a cue sheet, e.g. cues/xiangshe.yaml, or a shipped rite's id")
     p.add_argument("--at", metavar="CUE_ID", help="everyone present at this cue, the cue's walks and its duration")
     p.add_argument("--format", choices=("json", "svg"), default="json")
+    paces_option(p)
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically)")
     p.add_argument("--variant", action="append", default=[], metavar="NAME", help="switch on a variant (repeatable)")
     p.add_argument("--reading", action="append", default=[], metavar="ID=OPTION",

@@ -6,7 +6,8 @@ blocking and hall, placing everyone at every cue, routing every walk) costs a bu
 durations staged once are kept in ``caches.folder("staging")`` (JSON, one small file per configuration; the whole
 staged rite beside it as JSON data, ``datacodec``, for the outputs that draw it: ``kept_rite``, ``keep_rite``), under
 ``caches.key`` of everything staging reads: the blocking file and the hall file it names, what the cue sheet gives it
-(its performers and counts, its cue ids, and who acts in each cue of the programme), and yuesheng itself (every file
+(its performers and counts, its cue ids, and who acts in each cue of the programme), the paces the walks are
+timed at (the shipped table's or a ``--paces`` file's values), and yuesheng itself (every file
 of the package by content: a limit changed in any module is another key). A change to any of them is another key, so
 an entry is never used for other inputs; an entry that cannot be read, or is not what its format says, is a miss.
 Only a rite that staged without a problem is kept: a broken blocking is staged (and refused) every time.
@@ -30,6 +31,7 @@ from yuesheng.cuesheet import CueSheet
 from yuesheng.errors import DecodeError, InvalidInputError
 
 if TYPE_CHECKING:
+    from yuesheng.staging.paces import Paces
     from yuesheng.staging.rite import StagedRite
 
 CACHE_ENTRIES = 64
@@ -56,6 +58,7 @@ class Ground:
     variants: frozenset[str]
     readings: tuple[tuple[str, str], ...]
     entry: str = ""  # its name in the cache ('' if it cannot be kept)
+    paces: Paces | None = None  # the paces its walks are timed at (None: the shipped table's)
 
     def rite(self, sheet: CueSheet) -> StagedRite:
         """Everyone's stands at every cue of *sheet* (the sheet this ground was found for): kept from an earlier
@@ -67,7 +70,7 @@ class Ground:
 
         if (kept := kept_rite(self.entry, self.path)) is not None:
             return kept
-        rite = staged_rite(sheet, self.variants, dict(self.readings), self.path)
+        rite = staged_rite(sheet, self.variants, dict(self.readings), self.path, self.paces)
         keep_rite(self.entry, rite)
         return rite
 
@@ -100,23 +103,26 @@ def keep_rite(entry: str, rite: StagedRite) -> None:
                           entries=CACHE_ENTRIES)
 
 
-def ground(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, str], path: Path) -> Ground:
-    """The ground of *sheet* under *variants* and *readings* from the blocking at *path*: kept from an earlier run,
-    else staged (InvalidInputError if it does not stage) and kept."""
-    folder, name = caches.folder("staging"), _digest(sheet, path, [(variants, readings)])
+def ground(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, str], path: Path,
+           paces: Paces | None = None) -> Ground:
+    """The ground of *sheet* under *variants* and *readings* from the blocking at *path*, its walks at *paces* (None:
+    the shipped table's): kept from an earlier run, else staged (InvalidInputError if it does not stage) and kept."""
+    folder, name = caches.folder("staging"), _digest(sheet, path, [(variants, readings)], paces=paces)
     cues = _read(folder, f"{name}.json") if folder is not None and name else None
     if cues is None:
         from yuesheng.staging.rite import staged_rite
 
-        rite = staged_rite(sheet, variants, readings, path)
+        rite = staged_rite(sheet, variants, readings, path, paces)
         cues = {cid: CueTime(c.duration, c.basis) for cid, c in rite.cues.items()}
         if folder is not None and name:
             folder.write(f"{name}.json", _text(cues).encode(), entries=CACHE_ENTRIES)
-    return Ground(path, cues, variants, tuple(sorted(readings.items())), name)
+    return Ground(path, cues, variants, tuple(sorted(readings.items())), name, paces)
 
 
-def ground_of(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, str]) -> tuple[Ground | None, str]:
-    """The ground of *sheet* under its programme *variants* and *readings* (those ``CueSheet.programme`` gives), and
+def ground_of(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, str],
+              paces: Paces | None = None) -> tuple[Ground | None, str]:
+    """The ground of *sheet* under its programme *variants* and *readings* (those ``CueSheet.programme`` gives), at
+    *paces* (None: the shipped table's), and
     why a blocking beside it is not used ('' if it is, or there is none): a blocking that does not stage leaves the
     cue sheet's places and estimated durations in force, as if there were none."""
     from yuesheng.staging.paths import blocking_beside
@@ -124,7 +130,7 @@ def ground_of(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, 
     if (path := blocking_beside(sheet)) is None:
         return None, ""
     try:
-        return ground(sheet, variants, readings, path), ""
+        return ground(sheet, variants, readings, path, paces), ""
     except InvalidInputError as exc:
         where = Path(exc.problems[0].file).name if exc.problems else "the blocking"
         return None, (f"{where}: {len(exc.problems)} problem(s) (yuesheng validate lists them): "
@@ -175,15 +181,19 @@ def _cue_time(kept: object) -> CueTime:
     raise ValueError("not a duration")
 
 
-def _digest(sheet: CueSheet, path: Path, configurations: Iterable[Configuration], kind: str = "ground") -> str:
-    """The name of the entry for these inputs ('' if a file cannot be read: nothing is kept)."""
+def _digest(sheet: CueSheet, path: Path, configurations: Iterable[Configuration], kind: str = "ground", *,
+            paces: Paces | None = None) -> str:
+    """The name of the entry for these inputs, the paces among them ('' if a file cannot be read: nothing is
+    kept). The shipped paces are keyed by the package's files, as everything shipped; a --paces table by its values
+    (the paces module is not imported for a build at the shipped paces: a warm start stages nothing)."""
     try:
         files: list[bytes | str] = [_file_digest(path, *_stat(path))]
         if (hall := _hall_of(path, *_stat(path))) is not None:
             files += [hall, _file_digest(path.parent / hall, *_stat(path.parent / hall))]
     except (OSError, InvalidInputError):
         return ""
-    return caches.key(f"{_FORMAT} {kind}", *files, repr(_shape(sheet, configurations)))
+    return caches.key(f"{_FORMAT} {kind}", *files, repr(_shape(sheet, configurations)),
+                      "" if paces is None else paces.key())
 
 
 def _stat(path: Path) -> tuple[int, int]:

@@ -231,6 +231,17 @@ class Move:
     offset: tuple[float, float] = (0.0, 0.0)  # 步 from the place (少進, 少退 and the like): stated in the source
     line: int | None = None
     col: int | None = None
+    first: bool = False  # made before the cue's other moves begin (小臣師納諸公卿大夫: he fetches, they enter)
+
+
+@dataclass(frozen=True, slots=True)
+class Turns:
+    """Formulas a group makes one member after another (序進: 序進盥洗角觶 9-16a), not all at once: each member
+    makes them in turn, so they take as long as the members are many."""
+
+    who: str  # a performer id with a count
+    gestures: tuple[str, ...]
+    source: Source
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,6 +255,7 @@ class CueBlocking:
     keep: str = ""  # why the cue sheet's estimate is kept over the derived duration ('' = derived)
     sets: tuple[str, ...] = ()  # things set up at this cue (in the way from the next cue on)
     clears: tuple[str, ...] = ()  # things taken away at this cue (out of the way from the next cue on)
+    turns: Turns | None = None  # formulas its group makes in turn (序進)
 
 
 @dataclass(frozen=True, slots=True)

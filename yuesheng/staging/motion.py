@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-from yuesheng.staging.durations import pace
 from yuesheng.staging.model import Facing, Hall, Point, Stand, Walk
+from yuesheng.staging.paces import Paces, shipped
 from yuesheng.staging.rite import StagedRite
 
 TURN = 1.0  # seconds to turn from the way walked to the facing stood (an estimate: the texts time no turn)
@@ -112,8 +112,10 @@ class Motion:
     """Every member's track through a staged rite, given each cue's (start, end) in seconds (``spans``: cues the
     spans leave out are not played)."""
 
-    def __init__(self, staged: StagedRite, spans: Mapping[str, tuple[float, float]]) -> None:
+    def __init__(self, staged: StagedRite, spans: Mapping[str, tuple[float, float]],
+                 paces: Paces | None = None) -> None:
         self._hall = staged.hall
+        self._paces = paces or shipped()
         self._spans = {c: spans[c] for c in staged.cues if c in spans}
         self._tracks: dict[str, list[_Step]] = {}
         self._gestures: dict[str, tuple[Gesture, ...]] = {}
@@ -214,7 +216,7 @@ class Motion:
         to, facing = (stand.place, stand.facing) if arrived else (_place_at(self._hall, w.route[-1]), None)
         number = sum(isinstance(s, _Going) for s in self._tracks.get(w.who, ())) + 1
         leg = Leg(w.who, number, cue, at, end, origin, to, w.route, w.length, w.run, facing)
-        self._add(w.who, _Going(leg, _marks(self._hall, w)))
+        self._add(w.who, _Going(leg, _marks(self._hall, w, self._paces)))
         self._add(w.who, _Still(end, w.route[-1], to, facing, _way(w.route)))
         free[w.who] = end
         before[w.who] = (to, facing)
@@ -265,16 +267,17 @@ def _turned(a: Vector, b: Vector, f: float) -> Vector:
     return math.cos(angle), math.sin(angle)
 
 
-def _marks(hall: Hall, w: Walk) -> tuple[float, ...]:
-    """The share of *w*'s seconds spent on reaching each point of its route: the level stretches at the pace, the
-    stair flights sharing what is left of the walk's seconds (its stair time)."""
+def _marks(hall: Hall, w: Walk, paces: Paces) -> tuple[float, ...]:
+    """The share of *w*'s seconds spent on reaching each point of its route: each level stretch at its ground's
+    pace (接武 on the 堂, 布武 or 趨 below), the stair flights sharing what is left of the walk's seconds."""
     flights = {frozenset((s.top, s.foot)) for s in hall.stairs}
     segments = list(zip(w.route, w.route[1:], strict=False))
     on_stair = [frozenset(seg) in flights for seg in segments]
-    level = float(pace(w.run))
-    plain = sum(a.distance(b) for (a, b), up in zip(segments, on_stair, strict=True) if not up)
-    stair = max(0.0, float(w.seconds) - plain * level) / on_stair.count(True) if any(on_stair) else 0.0
-    times = [stair if up else a.distance(b) * level for (a, b), up in zip(segments, on_stair, strict=True)]
+    below = float(paces.qu if w.run else paces.ting)
+    level = [0.0 if up else a.distance(b) * (float(paces.tang) if hall.on_tang(a) and hall.on_tang(b) else below)
+             for (a, b), up in zip(segments, on_stair, strict=True)]
+    stair = max(0.0, float(w.seconds) - sum(level)) / on_stair.count(True) if any(on_stair) else 0.0
+    times = [stair if up else t for t, up in zip(level, on_stair, strict=True)]
     whole = sum(times)
     marks, run = [0.0], 0.0
     for dt in times:

@@ -61,6 +61,7 @@ from yuesheng.staging.model import (
     Stair,
     Statement,
     Thing,
+    Turns,
     Wall,
     Whose,
 )
@@ -412,7 +413,7 @@ def load_blocking(path: str | Path, sheet: CueSheet) -> Blocking:
             continue
         if (raw := c.mapping(raw, at, "{moves, gestures}")) is None:
             continue
-        c.keys(raw, at, ("moves", "gestures", "keep", "set", "clear", "note"))
+        c.keys(raw, at, ("moves", "gestures", "keep", "set", "clear", "turns", "note"))
         keep = raw.get("keep", "")
         if not isinstance(keep, str) or ("keep" in raw and not keep.strip()):
             c.error(at + ("keep",), "expected why the cue sheet's estimate is kept, e.g. keep: the 衆賓 drink in turn",
@@ -421,7 +422,8 @@ def load_blocking(path: str | Path, sheet: CueSheet) -> Blocking:
                       if (m := _move(c, m_raw, at + ("moves", n), sheet, hall)) is not None)
         cues[cid] = CueBlocking(cid, moves, _gestures(c, raw.get("gestures", []) or [], at), doc.where(at, key=True)[0],
                                 str(keep or ""), _thing_ids(c, raw.get("set", []), at + ("set",), hall),
-                                _thing_ids(c, raw.get("clear", []), at + ("clear",), hall))
+                                _thing_ids(c, raw.get("clear", []), at + ("clear",), hall),
+                                _turns(c, raw.get("turns"), at, sheet))
     if c.problems:
         raise InvalidInputError(c.problems)
     return Blocking(str(path), sheet.rite_id, hall, start, cues, same, frozenset(absent))
@@ -462,6 +464,25 @@ def _gestures(c: Checker, raw: Any, at: PathKey) -> tuple[str, ...]:
     return tuple(raw)
 
 
+def _turns(c: Checker, raw: Any, at: PathKey, sheet: CueSheet) -> Turns | None:
+    """A cue's ``turns: {who: GROUP, gestures: [盥, 洗], cite: {page, quote}}``: formulas the group makes in turn."""
+    if raw is None:
+        return None
+    at = at + ("turns",)
+    if (raw := c.mapping(raw, at, "{who, gestures, cite}")) is None:
+        return None
+    c.keys(raw, at, ("who", "gestures", "cite", "estimate", "note"))
+    who = raw.get("who")
+    if not isinstance(who, str) or who not in sheet.performers or sheet.performers[who].count < 2:
+        c.error(at + ("who",), f"expected a group of the cue sheet (a performer with a count of 2 or more), got "
+                f"{who!r}", "reference")
+        return None
+    gestures = _gestures(c, raw.get("gestures", []), at)
+    if not gestures:
+        c.error(at + ("gestures",), "expected the formulas made in turn, e.g. [盥, 洗]", "schema")
+    return Turns(who, gestures, _source(c, raw, at))
+
+
 def _same(c: Checker, raw: Any, sheet: CueSheet) -> dict[str, str]:
     """``same: {sima: xiang}``: one person under two ids (the 司馬 is the 相 in another office)."""
     out = {}
@@ -485,7 +506,7 @@ def _known(person: str, sheet: CueSheet) -> bool:
     return first.isdigit() and (not last or last.isdigit()) and 1 <= int(first) <= int(last or first) <= count
 
 
-_MOVE_KEYS = ("who", "to", "facing", "via", "file", "spacing", "run", "offset", "cite", "estimate", "note")
+_MOVE_KEYS = ("who", "to", "facing", "via", "file", "spacing", "run", "first", "offset", "cite", "estimate", "note")
 
 
 def _move(c: Checker, raw: Any, path: PathKey, sheet: CueSheet, hall: Hall) -> Move | None:
@@ -524,4 +545,4 @@ def _move(c: Checker, raw: Any, path: PathKey, sheet: CueSheet, hall: Hall) -> M
     return Move(tuple(people), str(raw.get("to")), _facing(c, raw.get("facing"), path + ("facing",)),
                 _source(c, raw, path), tuple(str(v) for v in via),
                 _head(c, raw.get("file"), path + ("file",)), spacing or 1.0, raw.get("run") is True,
-                (offset.x, offset.y) if offset else (0.0, 0.0), line, col)
+                (offset.x, offset.y) if offset else (0.0, 0.0), line, col, raw.get("first") is True)

@@ -15,6 +15,7 @@ from pathlib import Path
 from yuesheng.cuesheet import CueSheet
 from yuesheng.staging.basis import KEPT, NOTHING_TO_TIME
 from yuesheng.staging.model import Blocking, Derivation, Hall, Stand
+from yuesheng.staging.paces import Paces
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +65,7 @@ class _Read:
     key: tuple[Path, int, int]  # the path, its size and modification time
     sheet: CueSheet
     blocking: Blocking
-    staged: dict[tuple[frozenset[str], tuple[tuple[str, str], ...]], StagedRite]
+    staged: dict[tuple[frozenset[str], tuple[tuple[str, str], ...], Paces | None], StagedRite]
     timed: dict[tuple[object, ...], StagedCue] = field(default_factory=dict)  # a cue as made → it timed
 
 
@@ -86,22 +87,23 @@ def loaded(path: Path, sheet: CueSheet) -> Blocking:
     return _read(path, sheet).blocking
 
 
-def staged_rite(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, str], path: Path) -> StagedRite:
-    """The rite of *sheet* on the ground under *variants* and *readings*, from the blocking at *path*;
-    InvalidInputError if it does not stage (incomplete or broken)."""
+def staged_rite(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, str], path: Path,
+                paces: Paces | None = None) -> StagedRite:
+    """The rite of *sheet* on the ground under *variants* and *readings*, from the blocking at *path*, its walks at
+    *paces* (None: the shipped table's); InvalidInputError if it does not stage (incomplete or broken)."""
     from yuesheng.staging.durations import derive
     from yuesheng.staging.stage import stage
 
     read = _read(path, sheet)
-    key = (variants, tuple(sorted(readings.items())))
+    key = (variants, tuple(sorted(readings.items())), paces)
     if key not in read.staged:
         blocking = read.blocking
         cues = {}
         for c in stage(blocking, sheet, variants, dict(readings)):
-            made = (c.cue, c.moved, c.things, frozenset(c.stands.items()))  # what its walks go by and round
+            made = (c.cue, c.moved, c.things, frozenset(c.stands.items()), paces)  # what its walks go by and round
             timed = read.timed.get(made)  # the same cue made the same way under another variant
             if timed is None:
-                derivation = derive(blocking, c, sheet)
+                derivation = derive(blocking, c, sheet, paces)
                 keep = blocking.cues[c.cue].keep if c.cue in blocking.cues else ""
                 timed = read.timed[made] = StagedCue(c.stands, derivation, *_timed(derivation, keep), c.things)
             cues[c.cue] = StagedCue(c.stands, timed.derivation, timed.duration, timed.basis, c.things)

@@ -19,6 +19,7 @@ from yuesheng.timeline.model import Event, EventKind, FrozenDict, Measurement, f
 
 if TYPE_CHECKING:
     from yuesheng.staging.ground import Ground
+    from yuesheng.staging.paces import Paces
 
 DRUM_LENGTH = Fraction(1, 8)
 FREE_MUSIC = (MusicKind.WUSUAN, MusicKind.FANGZHONG)  # the music of the 無算爵 (reading wusuanyue places it)
@@ -36,6 +37,7 @@ class Options:
     seed: int | None = None
     call_jun: Lu | None = None  # the 均 of the 宫/商 calls, instead of the cue sheet's
     timing: Mapping[str, Measurement] = field(default_factory=FrozenDict)  # measured action durations (load_timing)
+    paces: Paces | None = None  # the paces walks are timed at (staging.paces.load_paces); None: the shipped table's
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "readings", frozen(self.readings))
