@@ -200,3 +200,25 @@ def test_a_restore_replays_the_logged_commands_relative_to_now(golden):
     assert line.startswith("resumed from the log at bai-zhi") and status.resumed == line
     assert (status.current, status.current_started, status.first_started) == ("bai-zhi", 497.0, 460.0)
     assert status.follow_at == 502.0 and machine.due() is None  # nothing sounds: 合樂 is armed, 肆夏 has ended
+
+
+def test_the_go_points_and_their_numbers_are_the_same_when_an_action_is_timed_to_last_no_time(repertoire, golden):
+    """A fast rehearsal may time bai-zhi at 0 s, so that 合樂 begins on its tick: the music is still its own GO
+    point, armed, and following at once; the count of points does not change."""
+    from fractions import Fraction
+
+    from yuesheng.timeline import Measurement, Options
+
+    quick = build(load(DATA / "golden.yaml", repertoire=repertoire),
+                  Options(timing={"bai-zhi": Measurement(Fraction(0))}))
+    assert {t.cue.id: t.start_tick for t in quick.cues}["ge"] == {t.cue.id: t.start_tick for t in quick.cues}["bai-zhi"]
+    machine = _machine(quick)
+    assert machine.actions == _machine(golden).actions == ("bin-ru", "bai-zhi", "ge", "zhengge-bei", "she")
+    _press(machine, 0.0)
+    _press(machine, 3.0)  # bai-zhi: 合樂 is armed, with no pre-wait
+    status = machine.status(3.0)
+    assert status.next == "ge" and status.armed == ("ge",) and status.follow_at == 3.0
+    assert "ge" not in {p.cue for p in status.playing}
+    assert machine.queued["ge"] == 0  # its messages wait for its own GO, not bai-zhi's
+    _press(machine, 3.5)
+    assert machine.queued["ge"] > 0 and machine.status(3.5).current == "ge"

@@ -37,9 +37,11 @@ import heapq
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from yuesheng.cuesheet import Cue
+from yuesheng.cuesheet.anchors import dependencies
 from yuesheng.cuesheet.zhong import programme
 from yuesheng.errors import UnknownNameError
 from yuesheng.live.commands import Command, spec
@@ -134,10 +136,12 @@ class Cueing:
                  manual: bool = False, follow: bool = True) -> None:
         self.timeline, self.begin, self.manual, self.follow = timeline, begin, manual, follow
         self.points: tuple[CueTiming, ...] = go_points(timeline, begin, music=manual)
+        root = beginnings(timeline)
         self.together = {t.cue.id: tuple(c.cue.id for c in timeline.cues if c.cue.is_music
-                                         and c.start_tick == t.start_tick) for t in self.points if t.cue.is_music}
+                                         and root[c.cue.id] == root[t.cue.id]) for t in self.points if t.cue.is_music}
         self.actions = tuple(t.cue.id for t in self.points)
-        self.by_segment = _segments([t.start_tick for t in self.points], [m for m in timed if m[0] >= begin])
+        groups = {c: n for n, t in enumerate(self.points) for c in self.together.get(t.cue.id, ())}
+        self.by_segment = _segments([t.start_tick for t in self.points], groups, [m for m in timed if m[0] >= begin])
         self.held = {c: h for c, h in timeline.holds.items() if h.start_tick >= begin}
         self.held_messages = {c: [(tick, m) for tick, cue, m in timed if cue == c] for c in self.held}
         self.point_of_cue = {t.cue.id: n for n, t in enumerate(self.points)}
@@ -500,28 +504,74 @@ def music_name(cue: Cue) -> str:
 
 def go_points(timeline: Timeline, begin: int, *, music: bool) -> tuple[CueTiming, ...]:
     """The points GO steps through from *begin*: every action and, with *music*, each moment music begins that
-    no action begins with (one point for music that begins together, named by the longest of it)."""
+    no action begins with (one point for music that begins together, named by the longest of it).
+
+    "Begins with" is the cue sheet's, not the clock's: two cues begin together when their starts hang on the same
+    point with the same delay (``beginnings``). So a timing file that makes an action last no time (a fast
+    rehearsal) never folds the music after it into the next action: the points, and their numbers, are the same
+    with or without one.
+    """
     actions = [t for t in timeline.cues if not t.cue.is_music and t.start_tick >= begin]
     if not music:
         return tuple(actions)
-    taken = {t.start_tick for t in actions}
+    root = beginnings(timeline)
+    taken = {root[t.cue.id] for t in actions}
     order = {t.cue.id: n for n, t in enumerate(timeline.cues)}
     points = list(actions)
     longest_first = sorted((t for t in timeline.cues if t.cue.is_music and t.start_tick > begin),
                            key=lambda t: (t.start_tick, t.start_tick - t.end_tick, order[t.cue.id]))
     for t in longest_first:
-        if t.start_tick not in taken:
-            taken.add(t.start_tick)
+        if root[t.cue.id] not in taken:
+            taken.add(root[t.cue.id])
             points.append(t)
     return tuple(sorted(points, key=lambda t: (t.start_tick, order[t.cue.id])))
 
 
-def _segments(points: list[int], timed: list[tuple[int, str, Any]]) -> dict[int, list[tuple[int, str, Any]]]:
-    """Messages by the GO point they follow (-1: before the first)."""
+Beginning = tuple[str, str, Fraction]  # the point a cue's start hangs on at last (cue id, "start" | "end"), delay
+
+
+def beginnings(timeline: Timeline) -> dict[str, Beginning]:
+    """Each cue's start traced through every "with" to what it hangs on at last, and the delays on the way: cues
+    with the same beginning begin together by the cue sheet, whatever their durations."""
+    cues = tuple(t.cue for t in timeline.cues)
+    by_id = {c.id: c for c in cues}
+    deps = dependencies(cues)
+    out: dict[str, Beginning] = {}
+
+    def trace(cue_id: str, seen: frozenset[str]) -> Beginning:
+        if cue_id in out:
+            return out[cue_id]
+        start = by_id[cue_id].start
+        delay = start.delay if start is not None and start.cue in by_id else Fraction(0)
+        on = deps.get((cue_id, "start"), [])
+        if not on:
+            found: Beginning = (cue_id, "start", Fraction(0))
+        elif on[0][1] == "start" and on[0][0] not in seen:
+            first, kind, more = trace(on[0][0], seen | {cue_id})
+            found = (first, kind, more + delay)
+        else:
+            found = (on[0][0], on[0][1], delay)
+        out[cue_id] = found
+        return found
+
+    for cue in cues:
+        trace(cue.id, frozenset())
+    return out
+
+
+def _segments(points: list[int], groups: dict[str, int],
+              timed: list[tuple[int, str, Any]]) -> dict[int, list[tuple[int, str, Any]]]:
+    """Messages by the GO point they follow (-1: before the first). Where points share a tick (an action timed to
+    last no time, and the music after it), a message at that tick goes to its music's point (*groups*: music cue →
+    its point), any other to the first of them."""
     out: dict[int, list[tuple[int, str, Any]]] = {}
     index = -1
     for tick, cue, message in timed:
         while index + 1 < len(points) and points[index + 1] <= tick:
             index += 1
-        out.setdefault(index, []).append((tick, cue, message))
+        at = index
+        if at > 0 and points[at - 1] == tick:
+            own = groups.get(cue)
+            at = own if own is not None and points[own] == tick else points.index(tick)
+        out.setdefault(at, []).append((tick, cue, message))
     return out
