@@ -198,7 +198,7 @@ def _port_failed(exc: OSError) -> BaseException:
 
 def cmd_retime(args: argparse.Namespace) -> str:
     from yuesheng.cli.streams import say
-    from yuesheng.live.rehearsal import format_seconds, read_log, retime, timing_yaml
+    from yuesheng.live.rehearsal import format_seconds, mixed_plans, read_log, retime, timing_yaml
     from yuesheng.production import load, produce
     from yuesheng.timeline import Options
 
@@ -209,6 +209,9 @@ def cmd_retime(args: argparse.Namespace) -> str:
     programmes = {programme for _, programme in read}
     if len(programmes) > 1:
         raise UsageError("--log: these logs played different programmes (variants, readings): retime each apart")
+    if (why := mixed_plans([(str(path), entries) for path, (entries, _) in zip(args.log, read, strict=True)])) \
+            and not args.mixed_plans:
+        raise UsageError(f"--log: {why}; retime each apart, or give --mixed-plans to pool them")
     programme = programmes.pop()  # the plan the GOs followed: the durations are measured against it
     options = Options(frozenset(programme.variants), dict(programme.readings))
     used: set[str] = set()
@@ -219,8 +222,13 @@ def cmd_retime(args: argparse.Namespace) -> str:
         used.update(hits)
         return bool(hits)
 
+    def void(take: Any) -> None:
+        say(f"retime: {take.cue}: dropped the take of {format_seconds(take.seconds)} ({take.log}:{take.line}, "
+            f"session {take.session}): no time or less, so not a measurement (the next GO came before the music "
+            "the plan puts after the action had ended)")
+
     durations = retime(produce(sheet, options).timeline, [entries for entries, _ in read],
-                       names=[str(path) for path in args.log], excluded=excluded)
+                       names=[str(path) for path in args.log], excluded=excluded, void=void)
     if unused := [text for text in args.exclude if text not in used]:
         raise UsageError(f"--exclude {unused[0]}: no take of an action begins there (a take is named by the line "
                          "of its action's GO, or by its session's number)")
@@ -273,6 +281,8 @@ def _add_retime(p: argparse.ArgumentParser) -> None:
     p.add_argument("--exclude", action="append", default=[], metavar="LOG:LINE|LOG:sessionN",
                    help="leave out the take whose action's GO is on this line, or every take of this session "
                         "(1 = the log's first; repeatable)")
+    p.add_argument("--mixed-plans", action="store_true",
+                   help="pool logs played with different plans (other --timing files); refused without it")
     p.add_argument("-o", "--output", metavar="FILE", help="write the timing file here (atomically)")
     scores_option(p)
     p.set_defaults(func=cmd_retime)
