@@ -816,3 +816,14 @@ def test_a_row_added_to_the_table_of_commands_gets_its_button_and_key_on_the_pag
         assert _wait(lambda stops=stops: len(served.port.controls(120)) > stops)  # STOP ALL, by its new name
     assert not errors
     page.close()
+
+
+def test_a_console_without_midi_closes_without_claiming_to_have_silenced_a_port():
+    proc, _ = start_console(DATA / "golden.yaml")
+    try:
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0 and "console closed (no MIDI port: nothing was sounding to silence)" in out
+    assert "sent on channels" not in out

@@ -202,6 +202,12 @@ def test_a_restore_replays_the_logged_commands_relative_to_now(golden):
     assert status.follow_at == 502.0 and machine.due() is None  # nothing sounds: 合樂 is armed, 肆夏 has ended
 
 
+def test_a_restore_says_held_music_restarted_once_and_never_also_from_a_position(golden):
+    machine = Cueing(golden, live_messages(golden)[1], manual=True)
+    line = machine.restore([Press(Command.GO, 494.0, "page", "bin-ru")], 500.0)
+    assert line == "resumed from the log at bin-ru; ♪ 金奏 肆夏 restarted from its beginning"
+
+
 def test_the_go_points_and_their_numbers_are_the_same_when_an_action_is_timed_to_last_no_time(repertoire, golden):
     """A fast rehearsal may time bai-zhi at 0 s, so that 合樂 begins on its tick: the music is still its own GO
     point, armed, and following at once; the count of points does not change."""

@@ -157,6 +157,7 @@ def _serve(timeline: Any, player: Any, control: Any, listener: socket.socket, to
 
     from yuesheng.cli.addresses import shown_hosts, url
     from yuesheng.live.control import read_keyboard
+    from yuesheng.live.player import NullPort
     from yuesheng.web.console import MAX_BODY, Console
 
     failure: list[BaseException] = []
@@ -189,6 +190,8 @@ def _serve(timeline: Any, player: Any, control: Any, listener: socket.socket, to
         player.panic()
     if failure:
         raise failure[0] if not isinstance(failure[0], OSError) else _port_failed(failure[0])
+    if isinstance(player.port, NullPort):
+        return "console closed (no MIDI port: nothing was sounding to silence)\n"
     return f"console closed: all notes off and all sound off sent on channels {player.channels}\n"
 
 

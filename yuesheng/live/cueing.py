@@ -370,7 +370,8 @@ class Cueing:
             self.first_due[item.cue] = min(item.due, self.first_due.get(item.cue, item.due))
         said = [self._restart(cue, now) for cue in list(self.looping)]
         said += [f"{label(self.by_id[c])} from {show_clock(self._position(c, now))}" for c in sorted(self.queued)
-                 if c in self.by_id and self.by_id[c].cue.is_music and self.first_due[c] <= now + 1.0]
+                 if c in self.by_id and c not in self.looping and self.by_id[c].cue.is_music
+                 and self.first_due[c] <= now + 1.0]  # held music was said above: restarted from its beginning
         where = f"at {self.points[self.current].cue.id}" if self.current >= 0 else "before the first GO"
         self.resumed = f"resumed from the log {where}" + ("; " + "; ".join(s for s in said if s) if said else "")
         return self.resumed
