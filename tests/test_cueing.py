@@ -228,3 +228,15 @@ def test_the_go_points_and_their_numbers_are_the_same_when_an_action_is_timed_to
     assert machine.queued["ge"] == 0  # its messages wait for its own GO, not bai-zhi's
     _press(machine, 3.5)
     assert machine.queued["ge"] > 0 and machine.status(3.5).current == "ge"
+
+
+def test_a_go_naming_a_point_plays_that_point_and_what_sounds_plays_on(golden):
+    """The page's playhead moved off NEXT: its GO names the point; the machine jumps there and plays it."""
+    machine = _machine(golden)
+    _press(machine, 0.0)  # bin-ru, with 肆夏 held
+    assert _press(machine, 2.0, cue="zhengge-bei").log == ("go", "zhengge-bei")
+    status = machine.status(2.0)
+    assert (status.current, status.next, status.current_started) == ("zhengge-bei", "she", 2.0)
+    assert "sixia" in machine.looping and machine.looping["sixia"].cut is not None  # its action was passed: it ends
+    assert _press(machine, 3.0, cue="she").log == ("go", "she")  # naming the next point is a plain GO
+    assert machine.status(3.0).current == "she"

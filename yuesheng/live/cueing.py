@@ -113,6 +113,7 @@ class PlayerStatus:
     armed: tuple[str, ...] = ()  # the music the next GO starts (the next point is music), in timeline order
     follow_at: float | None = None  # when the armed music starts by itself, if it does
     resumed: str = ""  # what a resume from a log brought back, for the page to say
+    follow: bool = True  # armed music starts by itself after its pre-wait (else it waits for its own GO)
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,11 +249,16 @@ class Cueing:
                           and not self._cut_by(c, now)),
             ended=ended, priority=priority, begin_tick=self.begin, actions=self.actions,
             armed=self.together.get(self.actions[nxt], ()) if nxt < len(self.actions) else (),
-            follow_at=self.follow_at(), resumed=self.resumed)
+            follow_at=self.follow_at(), resumed=self.resumed, follow=self.follow and self.manual)
 
     # -- the commands ----------------------------------------------------------------------------------
 
     def _on_go(self, press: Press) -> Outcome:
+        """GO: the next point, or the point a GO names (the page's playhead, moved off the next: a jump there, what
+        sounds playing on, then its GO)."""
+        point = self.point_of_cue.get(press.cue) if press.cue else None
+        if point is not None and point != self.next_point:
+            self._jump(point, press.at, silence=False)
         if self.finished:
             return Outcome()
         line = self._go(self.next_point, press.at)

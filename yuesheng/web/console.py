@@ -52,9 +52,9 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from yuesheng.live.commands import by_web, page_table
+from yuesheng.live.commands import COMMANDS, Command, by_web, page_table
 from yuesheng.live.control import Control
-from yuesheng.live.cueing import PlayerStatus, Playing, label, music_name
+from yuesheng.live.cueing import FADE, PlayerStatus, Playing, label, music_name
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Timeline
 from yuesheng.timeline import clock as show_clock
 from yuesheng.web.sheet import environment, timeline_view, with_fonts
@@ -65,6 +65,7 @@ STALE = 1.0  # seconds without a word from the console after which the page show
 COOKIE = "yuesheng-token"
 MAX_BODY = 16 * 1024  # bytes: a command body or WebSocket frame is a few dozen
 KEY_NAMES = {"Space": "space", "Escape": "Esc"}  # a command's key as its button's title says it
+DONE = {Command.STOP: "all notes and all sound off", Command.FADE: f"fading out over {FADE:g} s"}  # its acknowledgement
 
 
 def _host_name(host_header: str) -> str:
@@ -246,9 +247,11 @@ class Console:
         cue = data.get("cue", "")
         if row.target and (not isinstance(cue, str) or cue not in self.by_id):
             return False, "no such cue to jump to"
+        if row.starts and cue != "" and (not isinstance(cue, str) or cue not in self.player.status().actions):
+            return False, f"no GO point {cue!r} to fire"
         if row.starts and (why := self._late(data)):
             return False, self._refuse(why)
-        if self.control.submit(row.command, "page", cue if row.target else "",
+        if self.control.submit(row.command, "page", cue if row.target or row.starts else "",
                                silence=row.target and data.get("silence") is True):
             return True, ""
         return False, f"within the {self.control.guard:g} s guard of the last {row.said} (a double press?)"
@@ -258,7 +261,7 @@ class Console:
         than ``LATE``."""
         pressed = data.get("pressed")
         if data.get("offline") is True:
-            return "it was pressed while the page was not connected: not run late"
+            return "it was pressed while the page was stale or not connected: not run late"
         if isinstance(pressed, int | float) and not isinstance(pressed, bool):
             if (moment := _seconds(pressed)) is None:  # no moment at all, so it cannot be shown on time
                 return "its press time is not a time a clock shows (NaN, Infinity or beyond any float): not run"
@@ -307,12 +310,26 @@ class Console:
             response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict")
         return response
 
+    def cue_list(self, status: PlayerStatus) -> list[dict[str, Any]]:
+        """The cue list's rows: every GO point, numbered, with its planned start and length, its pre-wait (music
+        after an action: the plan's time from the GO of the point before it), how it starts (on GO, or following
+        its pre-wait by itself) and its note."""
+        points = [self.by_id[cue_id] for cue_id in status.actions]
+        rows = []
+        for n, t in enumerate(points, 1):
+            armed = t.cue.is_music and n > 1
+            wait = (t.start_tick - points[n - 2].start_tick) / TICKS_PER_SECOND if armed else 0.0
+            rows.append({"n": n, "id": t.cue.id, "start": show_clock(t.start_tick), "label": label(t),
+                         "music": t.cue.is_music, "section": t.cue.section,
+                         "length": show_clock(t.end_tick - t.start_tick), "prewait": f"{wait:g} s" if armed else "",
+                         "mode": "follows" if armed and status.follow else "on GO", "note": t.cue.note})
+        return rows
+
     def _page_html(self) -> str:
         status = self.player.status()
-        actions = [{"id": t.cue.id, "label": f"{show_clock(t.start_tick)} {t.cue.id} {label(t)}"}
-                   for t in (self.by_id[cue_id] for cue_id in status.actions)]
-        html = self.template.render(rite=self.timeline.rite, actions=actions, late_s=LATE, stale_s=STALE,
+        html = self.template.render(rite=self.timeline.rite, cues=self.cue_list(status), late_s=LATE, stale_s=STALE,
                                     guard_s=self.control.guard, commands=page_table(), key_names=KEY_NAMES,
+                                    acks={c.web: f"{c.said} ✓ {DONE.get(c.command, '')}".strip() for c in COMMANDS},
                                     begin_s=status.begin_tick / TICKS_PER_SECOND,
                                     **timeline_view(self.timeline), now_line=True)
         return with_fonts(html, more=self.shown)
