@@ -31,6 +31,7 @@ from fakes import FakeClock
 from served import start_console
 
 DATA = Path(__file__).parent / "data"
+ROOT = DATA.parent.parent
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 WALL = 1_800_000_000.0  # the console's wall clock in these tests (for the projected end)
 BELLS = 4  # the held 肆夏's channel
@@ -298,10 +299,10 @@ def test_every_connected_page_gets_the_state_pushed(live):
 class Served:
     """A console for the golden rite, served by uvicorn on a free port of 127.0.0.1, its player in a thread."""
 
-    def __init__(self, timeline) -> None:
+    def __init__(self, timeline, guard: float = 0.3) -> None:
         self.port = Port()
         clock = RealClock()
-        self.control = Control(clock, guard=0.3)
+        self.control = Control(clock, guard=guard)
         self.player = Player(timeline, self.port, clock, control=self.control, stay=True, show=lambda _: None)
         self.server = uvicorn.Server(uvicorn.Config(Console(timeline, self.player, self.control).app(),
                                                     host="127.0.0.1", port=0, log_level="warning", lifespan="off"))
@@ -821,7 +822,8 @@ def test_a_row_added_to_the_table_of_commands_gets_its_button_and_key_on_the_pag
                 guarded=False, target=False, starts=False, said="HUSH")
     monkeypatch.setattr(commands, "COMMANDS", (*commands.COMMANDS, hush))
     page, errors = _page(browser, served.url, "laptop")
-    assert page.text_content("#hush") == "HUSHh, from anywhere" and page.get_attribute("#hush", "title") == "h, from anywhere"
+    assert page.text_content("#hush") == "HUSHh, from anywhere"
+    assert page.get_attribute("#hush", "title") == "h, from anywhere"
     assert page.eval_on_selector("#hush", "e => e.parentElement.id") == "bar"  # in the fixed bar, as STOP ALL is
     for press in (lambda: page.click("#hush"), lambda: page.focus("#cues") or page.keyboard.press("h")):
         stops = len(served.port.controls(120))
@@ -840,3 +842,78 @@ def test_a_console_without_midi_closes_without_claiming_to_have_silenced_a_port(
         proc.kill()
     assert proc.returncode == 0 and "console closed (no MIDI port: nothing was sounding to silence)" in out
     assert "sent on channels" not in out
+
+
+@pytest.fixture(scope="module")
+def xiangshe(repertoire):
+    return build(load(ROOT / "cues" / "xiangshe.yaml", repertoire=repertoire))
+
+
+def _stop_reachable(page: Any) -> bool:
+    """STOP ALL wholly on screen, and the topmost thing at its centre and near each corner (nothing covers it)."""
+    return bool(page.evaluate("""() => {
+        const stop = document.getElementById('stop'), r = stop.getBoundingClientRect();
+        if (r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth || r.height < 52) return false;
+        return [[.5, .5], [.08, .08], [.92, .08], [.08, .92], [.92, .92]].every(([fx, fy]) =>
+            stop.contains(document.elementFromPoint(r.left + fx * r.width, r.top + fy * r.height)));
+    }"""))
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_stop_all_is_never_covered_at_any_cue_of_xiangshe(xiangshe, browser, size):
+    """Issue 31 §2: jumping through every GO point of 鄉射, with the page scrolled to each cue's row and the jump's
+    dialog open at the last, STOP ALL is in the fixed bar, on screen and uncovered, beside GO, as tall as it."""
+    served = Served(xiangshe, guard=0.001)
+    try:
+        page, errors = _page(browser, served.url, size)
+        points = served.player.actions
+        assert len(points) == 173
+        for cue in points:
+            _past_guard(served.control, Command.GOTO)
+            assert served.control.submit(Command.GOTO, "test", cue)
+            _shows(page, "next", cue)
+            page.eval_on_selector(f"#cues .row[data-cue='{cue}']", "e => e.scrollIntoView({block: 'center'})")
+            assert _stop_reachable(page), cue
+        stop, go = _box(page, "#stop"), _box(page, "#go")
+        assert stop["h"] == go["h"] >= 80 and abs(stop["y"] - go["y"]) < 1
+        page.click("#jump")
+        assert page.evaluate("document.getElementById('confirm').open") and _stop_reachable(page)
+        stops = len(served.port.controls(120))
+        page.click("#stop")  # a click, the dialog open: STOP ALL, acknowledged
+        assert _wait(lambda: len(served.port.controls(120)) > stops)
+        page.wait_for_function("document.getElementById('feedback').textContent.startsWith('STOP ALL ✓')")
+        assert _stop_reachable(page)  # the acknowledgement sits above the bar, never over STOP
+        assert not errors
+        page.close()
+    finally:
+        served.close()
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_playhead_moves_by_arrows_taps_and_search_without_firing_and_go_fires_it(served, browser, size):
+    page, errors = _page(browser, served.url, size)
+    page.wait_for_function("document.querySelector('#cues .row.playhead').dataset.cue === 'bin-ru'")  # follows NEXT
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    assert page.get_attribute("#cues .row.playhead", "data-cue") == "ge"
+    assert page.get_attribute("#current", "data-cue") == "" and Command.GO not in served.control.last  # nothing fired
+    assert page.text_content("#fires") == "▶ 3 ♪ 合樂 騶虞×3" and "not NEXT" in page.text_content("#playhead-says")
+    page.click("#cues .row[data-cue='zhengge-bei']")  # a tap
+    assert page.get_attribute("#cues .row.playhead", "data-cue") == "zhengge-bei"
+    page.focus("#cues")
+    page.keyboard.type("bai")  # type to search: the playhead goes to the first match
+    assert page.evaluate("document.activeElement.id") == "find"
+    assert page.get_attribute("#cues .row.playhead", "data-cue") == "bai-zhi"
+    page.keyboard.press("ArrowUp")  # the arrows move it from the search field too
+    assert page.get_attribute("#cues .row.playhead", "data-cue") == "bin-ru"
+    page.fill("#find", "4")  # a number finds its row
+    assert page.get_attribute("#cues .row.playhead", "data-cue") == "zhengge-bei"
+    assert Command.GO not in served.control.last
+    page.click("#go")  # GO fires the playhead
+    _shows(page, "current", "zhengge-bei")
+    page.wait_for_function("document.getElementById('feedback').textContent === 'GO ✓ 4 工告于樂正曰正歌備'")
+    _shows(page, "next", "she")
+    page.wait_for_function("document.querySelector('#cues .row.playhead').dataset.cue === 'she'")  # follows NEXT
+    assert page.get_attribute("#cues .row.now", "data-cue") == "zhengge-bei"
+    assert not errors
+    page.close()
