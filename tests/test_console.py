@@ -80,7 +80,7 @@ class Stepped:
 class Live:
     """A console for the golden rite behind a TestClient, its player in a thread on a fake clock."""
 
-    def __init__(self, timeline, token: str | None = None, log: bool = False) -> None:
+    def __init__(self, timeline, token: str | None = None, log: bool = False, **views: Any) -> None:
         self.clock, self.port = FakeClock(), Port()
         self.control = Control(self.clock, guard=0.5)
         self.player = Player(timeline, self.port, self.clock, control=Stepped(self.control, self.clock), stay=True,
@@ -88,7 +88,7 @@ class Live:
         # "testserver": the Host the TestClient's WebSockets carry, as a tablet's would carry the laptop's name
         self.log = Entries() if log else None
         console = Console(timeline, self.player, self.control, token=token, hosts=("testserver",), wall=lambda: WALL,
-                          log=self.log)
+                          log=self.log, **views)
         self.client = TestClient(console.app(), base_url="http://127.0.0.1")
         self.thread = threading.Thread(target=self.player.run, daemon=True)
         self.thread.start()
@@ -299,12 +299,12 @@ def test_every_connected_page_gets_the_state_pushed(live):
 class Served:
     """A console for the golden rite, served by uvicorn on a free port of 127.0.0.1, its player in a thread."""
 
-    def __init__(self, timeline, guard: float = 0.3) -> None:
+    def __init__(self, timeline, guard: float = 0.3, **views: Any) -> None:
         self.port = Port()
         clock = RealClock()
         self.control = Control(clock, guard=guard)
         self.player = Player(timeline, self.port, clock, control=self.control, stay=True, show=lambda _: None)
-        self.server = uvicorn.Server(uvicorn.Config(Console(timeline, self.player, self.control).app(),
+        self.server = uvicorn.Server(uvicorn.Config(Console(timeline, self.player, self.control, **views).app(),
                                                     host="127.0.0.1", port=0, log_level="warning", lifespan="off"))
         self.threads = [threading.Thread(target=self.server.run, daemon=True),
                         threading.Thread(target=self.player.run, daemon=True)]
@@ -917,3 +917,72 @@ def test_the_playhead_moves_by_arrows_taps_and_search_without_firing_and_go_fire
     assert page.get_attribute("#cues .row.now", "data-cue") == "zhengge-bei"
     assert not errors
     page.close()
+
+
+VIEW = "v13w-token-for-the-views"
+
+
+@pytest.fixture(scope="module")
+def golden_production(repertoire):
+    from yuesheng import produce
+
+    return produce(load(DATA / "golden.yaml", repertoire=repertoire))
+
+
+def test_the_views_take_their_own_token_and_open_nothing_else(golden_production):
+    """Issue 31 §7: the view token opens /observe, /cast/PERSON and their socket, never the console, its state or a
+    command; the operator's token opens the views too; an unknown person is a 404 naming the nearest."""
+    from yuesheng.web.views import Views
+
+    live = Live(golden_production.timeline, token="s3cret", views=Views(golden_production), view_token=VIEW)
+    try:
+        client = live.client
+        observe = client.get(f"/observe?token={VIEW}")
+        assert observe.status_code == 200 and "data-command" not in observe.text and "<button" not in observe.text
+        assert client.get("/cast/主人?token=" + VIEW).status_code == 200
+        assert client.get("/cast/zhuren?token=s3cret").status_code == 200
+        unknown = client.get("/cast/主任?token=" + VIEW)
+        assert unknown.status_code == 404 and "unknown person" in unknown.text
+        for path in ("/", "/state"):
+            assert client.get(f"{path}?token={VIEW}").status_code == 403
+        assert client.post(f"/command?token={VIEW}", json={"command": "stop"}).status_code == 403
+        assert client.get("/observe").status_code == 403
+        with pytest.raises(WebSocketDisconnect), client.websocket_connect(f"/ws?token={VIEW}"):
+            pass
+    finally:
+        live.close()
+
+
+def test_a_view_socket_follows_a_go_and_refuses_every_command(golden_production):
+    from yuesheng.web.views import Views
+
+    live = Live(golden_production.timeline, views=Views(golden_production), view_token=VIEW)
+    try:
+        with live.client.websocket_connect(f"/view/ws?token={VIEW}") as observe, \
+                live.client.websocket_connect(f"/view/ws?token={VIEW}&person=主人") as cast:
+            first = observe.receive_json()["state"]
+            assert first["view"] == "observe" and first["current"] is None and first["next"]["id"] == "bin-ru"
+            mine = cast.receive_json()["state"]
+            assert mine["view"] == "cast" and mine["person"] == "主人" and mine["next"]["id"] == "bai-zhi"
+            assert mine["warning"] == {"id": "bin-ru", "n": 1, "action": "賓入"}
+            for frame in ({"command": "go"}, {"command": "stop"}, {"command": "goto", "cue": "she"}):
+                observe.send_json(frame)
+                cast.send_json(frame)
+            for socket in (observe, cast):
+                replies: list[dict[str, Any]] = []
+                while len(replies) < 3:  # the state is pushed between them
+                    if "accepted" in (frame := socket.receive_json()):
+                        replies.append(frame)
+                assert all(r["accepted"] is False and "cannot GO, STOP or jump" in r["why"] for r in replies)
+            assert live.player.status().current is None and Command.GO not in live.control.last
+            assert not [m for _, m in live.port.sent if getattr(m, "control", None) == 120]  # no STOP either
+            assert live.command("go")
+            while (state := observe.receive_json().get("state")) is None or state["current"] is None:
+                pass
+            assert state["current"]["id"] == "bin-ru" and state["next"]["id"] == "bai-zhi"
+            while (mine := cast.receive_json().get("state")) is None or mine["current"] is None:
+                pass
+            assert mine["next"]["id"] == "bai-zhi" and mine["warning"]["id"] == "bin-ru"
+            assert mine["warning_in_s"] == 0.0 and mine["in_s"] is not None
+    finally:
+        live.close()

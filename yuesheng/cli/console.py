@@ -19,9 +19,9 @@ from yuesheng.cli.common import (
     emit,
     inputs_of,
     positive,
+    production_of,
     scores_option,
     sequencer_options,
-    timeline_of,
 )
 from yuesheng.cli.signals import STOPS, show_stopped
 from yuesheng.cli.streams import show
@@ -64,7 +64,8 @@ def cmd_console(args: argparse.Namespace) -> str:
         pedal = Pedal.parse(args.pedal) if args.pedal else None
     except InvalidValueError as exc:
         raise UsageError(str(exc)) from None
-    timeline = timeline_of(args)
+    production = production_of(args)
+    timeline = production.timeline
     try:
         start_tick(timeline, args.start)
     except UnknownNameError as exc:
@@ -97,7 +98,7 @@ def cmd_console(args: argparse.Namespace) -> str:
             closing.append(open_input(pedal.port, pedal.listener(control)))
         player = Player(timeline, port, clock, control=control, start=args.start, preroll=0.2, log=log, stay=True,
                         show=show, follow=not args.music_on_go, resume=resume)
-        return _serve(timeline, player, control, listener, token)
+        return _serve(production, player, control, listener, token)
     finally:
         for thing in reversed(closing):
             thing.close()
@@ -151,18 +152,24 @@ def _bind(host: str, port: int, option: str) -> socket.socket:
         raise NetworkError(f"{option} {host}:{port}: cannot listen there ({exc.strerror or exc})") from None
 
 
-def _serve(timeline: Any, player: Any, control: Any, listener: socket.socket, token: str | None) -> str:
+def _serve(production: Any, player: Any, control: Any, listener: socket.socket, token: str | None) -> str:
     """Run the player in its own thread and the web server in this one, on *listener*, until Ctrl-C or SIGTERM."""
+    import secrets
+
     import uvicorn
 
     from yuesheng.cli.addresses import shown_hosts, url
     from yuesheng.live.control import read_keyboard
     from yuesheng.live.player import NullPort
     from yuesheng.web.console import MAX_BODY, Console
+    from yuesheng.web.views import Views
 
     failure: list[BaseException] = []
+    timeline = production.timeline
     host = listener.getsockname()[0]
-    console = Console(timeline, player, control, token=token, hosts=(host,), log=player.log)
+    views, view_token = Views(production), secrets.token_urlsafe(18)  # the views' own token: they only show
+    console = Console(timeline, player, control, token=token, hosts=(host,), log=player.log, views=views,
+                      view_token=view_token)
     server = uvicorn.Server(uvicorn.Config(console.app(), log_level="warning", lifespan="off",
                                            ws_max_size=MAX_BODY))
 
@@ -176,11 +183,15 @@ def _serve(timeline: Any, player: Any, control: Any, listener: socket.socket, to
     thread = threading.Thread(target=play, name="yuesheng-player", daemon=True)
     try:
         thread.start()
+        threading.Thread(target=lambda: views.staged, name="yuesheng-staging", daemon=True).start()  # warm
         read_keyboard(control, sys.stdin, notify=show, close_at_end=False)
         host, port = listener.getsockname()[:2]
         query = f"?token={token}" if token else ""
         urls = [url(h, port) + query for h in shown_hosts(host)]
         show(f"console of {timeline.rite}: {urls[0]}  (Ctrl-C to stop)" + "".join(f"\n  also {u}" for u in urls[1:]))
+        base = url(shown_hosts(host)[0], port)
+        show(f"  observe (read only, for the stage manager): {base}observe?token={view_token}\n"
+             f"  cast (a performer's phone; any person, e.g. 主人 or 衆賓 2): {base}cast/PERSON?token={view_token}")
         server.run(sockets=[listener])  # uvicorn raises the signal it handled again once it has shut down
     except STOPS as stop:
         show_stopped(stop)
