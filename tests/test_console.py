@@ -986,3 +986,50 @@ def test_a_view_socket_follows_a_go_and_refuses_every_command(golden_production)
             assert mine["warning_in_s"] == 0.0 and mine["in_s"] is not None
     finally:
         live.close()
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_observe_and_cast_views_follow_a_go_and_cannot_command(golden_production, browser, size):
+    """Issue 31 §7 in Chromium: both views follow the operator's GO (waiting on it); neither has a control, and
+    neither their socket nor the view token can drive the show."""
+    from yuesheng.web.views import Views
+
+    served = Served(golden_production.timeline, views=Views(golden_production), view_token=VIEW, token="op-s3cret")
+    try:
+        width, height = SIZES[size]
+        observe = browser.new_page(viewport={"width": width, "height": height})
+        cast = browser.new_page(viewport={"width": width, "height": height})
+        observe.goto(f"{served.url}/observe?token={VIEW}")
+        cast.goto(f"{served.url}/cast/主人?token={VIEW}")
+        for page in (observe, cast):
+            page.wait_for_function("document.getElementById('band').dataset.link === 'ok'")
+            assert page.query_selector_all("button") == []
+            assert page.evaluate("document.documentElement.scrollWidth") <= width
+        cast.wait_for_function("document.getElementById('mine-next').dataset.cue === 'bai-zhi'")
+        assert cast.text_content("#warn-what") == "stand by at cue 1"
+        assert served.control.submit(Command.GO, "test")
+        observe.wait_for_function("document.getElementById('now').dataset.cue === 'bin-ru'")
+        assert observe.get_attribute("#next", "data-cue") == "bai-zhi"
+        cast.wait_for_function("document.getElementById('warn-count').textContent === 'NOW'")  # stand by: bin-ru runs
+        _past_guard(served.control)
+        assert served.control.submit(Command.GO, "test")
+        cast.wait_for_function("document.getElementById('mine-now').dataset.cue === 'bai-zhi'")
+        assert cast.text_content("#where") == "no more cues for you"
+        refused = observe.evaluate("""async (view) => {
+            const command = await fetch('/command?token=' + view, {method: 'POST', body: '{"command": "stop"}',
+                                                                   headers: {'Content-Type': 'application/json'}});
+            const operator = await new Promise((done) => {
+                const ws = new WebSocket('ws://' + location.host + '/ws?token=' + view);
+                ws.onopen = () => done('open'); ws.onclose = () => done('closed'); });
+            const own = await new Promise((done) => {
+                const ws = new WebSocket('ws://' + location.host + '/view/ws?token=' + view);
+                ws.onmessage = (e) => { const d = JSON.parse(e.data); if ('accepted' in d) done(d); };
+                ws.onopen = () => ws.send(JSON.stringify({command: 'go'})); });
+            return [command.status, operator, own.accepted];
+        }""", VIEW)
+        assert refused == [403, "closed", False]
+        assert served.player.status().current == "bai-zhi" and not served.port.controls(120)
+        for page in (observe, cast):
+            page.close()
+    finally:
+        served.close()
