@@ -4,12 +4,18 @@ Routes (one table, ``routes``):
 
 - ``GET /`` — the page (Jinja2, autoescaped): a connection band; NOW and NEXT with n/N, section and note; armed
   music with its countdown; what sounds and what stops it; the clocks (elapsed, planned against actual, an overrun
-  highlighted, over/under-run, projected end); the rite's timeline, dark, with a moving now-line; a large fixed GO
-  (space, whatever has focus but a text field; a held key never repeats it), STOP ALL (Esc, from anywhere),
-  FADE (f), and a jump confirmed in a dialog that silences only if asked.
+  highlighted, over/under-run, projected end); the cue list (every GO point with its pre-wait, length, how it
+  starts and its note; a playhead moved by the arrows, a tap or a search, which GO fires); the rite's timeline,
+  dark, with a moving now-line; a fixed bar with STOP ALL (Esc, from anywhere) beside a large GO (space, whatever
+  has focus but a text field; a held key never repeats it), every command acknowledged above it; FADE (f), and a
+  jump to the playhead confirmed in a dialog that silences only if asked.
 - ``GET /state`` — the state as JSON.
-- ``POST /command`` — ``{"command": "go"|"stop"|"fade"|"goto", "cue": …}`` (the ``web`` names of
+- ``POST /command`` — ``{"command": "go"|"stop"|"fade"|"goto", "cue": …}`` (a GO's ``cue``, if any, is the GO
+  point to fire: the playhead; the ``web`` names of
   ``commands.COMMANDS``; the page's buttons and keys are drawn from that table, given it as JSON).
+- ``GET /observe``, ``GET /cast/PERSON``, ``GET /view/plate/CUE[?person=…]``, ``WS /view/ws[?person=…]`` — the
+  read-only views (``web/views``): the stage manager's and a performer's, their state pushed as the console's is;
+  a frame on their socket is never a command. They take the view token (``VIEW_PATHS``) as well as the console's.
 - ``WS /ws`` — the state, pushed whenever it changes (and every ``PUSH`` seconds for the clocks); commands as
   JSON text frames, answered ``{"accepted": …, "why": …}`` (with the frame's integer ``id``, if it had one); a
   heartbeat ``{"ping": T}`` answered at once ``{"pong": T, "server": NOW}``, from which the page reckons the
