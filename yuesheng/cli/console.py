@@ -49,9 +49,10 @@ def cmd_console(args: argparse.Namespace) -> str:
     from yuesheng.live.access import console_token
     from yuesheng.live.control import Control, Pedal
     from yuesheng.live.cueing import start_tick
-    from yuesheng.live.osc import Gate, OscListener, check_binding, is_loopback
+    from yuesheng.live.osc import Gate, OscListener, OscSender, check_binding, check_targets, is_loopback
     from yuesheng.live.player import NullPort, Player, RealClock
     from yuesheng.live.resume import session_fields
+    from yuesheng.live.showcontrol import ShowOut, msc_listener
     from yuesheng.live.showlog import Log
     from yuesheng.outputs.midi import open_input, open_output
 
@@ -76,6 +77,11 @@ def cmd_console(args: argparse.Namespace) -> str:
     gate = Gate(token, _addresses(args.osc_allow))
     if osc_address is not None and (why := check_binding(osc_address[0], gate)):
         raise UsageError(why)
+    osc_out = [parse_address(text, "--osc-out") for text in args.osc_out]
+    if why := check_targets(osc_out, token):
+        raise UsageError(why)
+    if not 0 <= args.msc_device <= 127:
+        raise UsageError(f"--msc-device {args.msc_device}: expected a device ID 0..127 (127: all-call)")
     clock = RealClock()
     resume = _read_resume(args.resume, timeline, clock.now) if args.resume else None
     control = Control(clock, guard=args.guard)
@@ -98,6 +104,16 @@ def cmd_console(args: argparse.Namespace) -> str:
             closing.append(open_input(pedal.port, pedal.listener(control)))
         player = Player(timeline, port, clock, control=control, start=args.start, preroll=0.2, log=log, stay=True,
                         show=show, follow=not args.music_on_go, resume=resume)
+        if osc_out or args.msc_out:
+            msc = open_output(args.msc_out) if args.msc_out else None
+            if msc is not None:
+                closing.append(msc)
+            sender = OscSender(osc_out, token) if osc_out else None
+            if sender is not None:
+                closing.append(sender)
+            closing.append(ShowOut(player, osc=sender, msc=msc, device=args.msc_device))
+        if args.msc_in:
+            closing.append(open_input(args.msc_in, msc_listener(control, args.msc_device)))
         return _serve(production, player, control, listener, token)
     finally:
         for thing in reversed(closing):
@@ -274,6 +290,15 @@ def _add_console(p: argparse.ArgumentParser) -> None:
                    "(off loopback: senders put the token first, or are named by --osc-allow)")
     p.add_argument("--osc-allow", nargs="+", default=[], metavar="ADDR",
                    help="OSC senders taken without the token (IP addresses)")
+    p.add_argument("--osc-out", nargs="+", default=[], metavar="HOST:PORT",
+                   help="send the state (/yuesheng/cue, number, elapsed, armed) on every change to these OSC targets "
+                        "(off loopback only with the token, sent first)")
+    p.add_argument("--msc-out", metavar="PORT", help="send MIDI Show Control GO (with the cue's number) and STOP to "
+                   "this MIDI output port")
+    p.add_argument("--msc-in", metavar="PORT", help="take MIDI Show Control GO and STOP from this MIDI input port "
+                   "(guarded as every GO is)")
+    p.add_argument("--msc-device", type=int, default=127, metavar="ID",
+                   help="the MSC device ID sent to and answered to (default 127: all-call)")
     p.add_argument("--pedal", metavar="PORT[:noteN|:ccN]", help="a MIDI input whose note or CC means GO")
     p.add_argument("--log", metavar="FILE.jsonl", help="append every GO, stop, fade and jump to this log")
     p.add_argument("--token", help=argparse.SUPPRESS)  # refused: it would show in ps
