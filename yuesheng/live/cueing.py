@@ -163,9 +163,12 @@ class Cueing:
         self.prompted = -1  # the point whose prompt was last given
         self.closed = False  # no command can come: what is queued plays out
         self.resumed = ""  # what a resume brought back, said for the operator
+        self.level = FULL_VOLUME  # the master level: every channel's volume, and what a fade restores
+        self.channels = sorted({m.channel for _, _, m in timed if hasattr(m, "channel")})
         self.handlers: dict[Command, Callable[[Press], Outcome]] = {
             Command.GO: self._on_go, Command.STOP: self._on_stop, Command.FADE: self._on_fade,
-            Command.GOTO: self._on_goto}
+            Command.GOTO: self._on_goto, Command.STOP_CUE: self._on_stop_cue, Command.FADE_CUE: self._on_fade_cue,
+            Command.LEVEL: self._on_level}
 
     # -- what the pump asks ----------------------------------------------------------------------------
 
@@ -275,6 +278,22 @@ class Cueing:
         self._fade(press.at)
         return self._done(press)
 
+    def _on_stop_cue(self, press: Press) -> Outcome:
+        """One sounding cue stopped at once (all notes off on its channels), the rest sounding on."""
+        return self._done(press, self._fade(press.at, {press.cue}, 0.0))
+
+    def _on_fade_cue(self, press: Press) -> Outcome:
+        """One sounding cue faded out over the seconds given, then stopped."""
+        seconds = FADE if press.value is None else press.value
+        return self._done(press, self._fade(press.at, {press.cue}, seconds))
+
+    def _on_level(self, press: Press) -> Outcome:
+        """The master level: every channel's volume now, and the level a fade ends by restoring."""
+        self.level = round(FULL_VOLUME if press.value is None else press.value)
+        for message in volume_messages(self.channels, self.level):
+            self._push(press.at, "", message)
+        return self._done(press, f"master level {self.level}")
+
     def _on_goto(self, press: Press) -> Outcome:
         point = self._point_of(press.cue)
         if point is None:
@@ -287,7 +306,7 @@ class Cueing:
         row = spec(press.command)
         if row is None:
             return Outcome(line, silence)
-        return Outcome(line, silence, (row.event, press.cue if row.target else self._current_id()))
+        return Outcome(line, silence, (row.event, press.cue if row.target or row.sounding else self._current_id()))
 
     def _go(self, point: int, press: float) -> str:
         """Start action *point*; the prompt for the next (manual mode)."""
@@ -337,18 +356,21 @@ class Cueing:
         exact = [n for n, p in enumerate(self.points) if p.cue.id == cue_id]
         return exact[0] if exact else (before[-1] if before else 0)
 
-    def _fade(self, at: float) -> None:
-        """The held music (else everything playing) down to silence over FADE seconds, then stopped."""
-        cues = {c for c, looping in self.looping.items() if looping.cut is None} or {i.cue for i in self.heap}
+    def _fade(self, at: float, only: set[str] | None = None, seconds: float = FADE) -> str:
+        """*only* these cues (default: the held music, else everything playing) down to silence over *seconds*,
+        then stopped, their channels' notes off and their volume back at the master level; '' or why nothing was."""
+        cues = only if only is not None else (
+            {c for c, looping in self.looping.items() if looping.cut is None} or {i.cue for i in self.heap})
         channels = sorted({i.message.channel for i in self.heap if i.cue in cues and hasattr(i.message, "channel")})
         if not channels:
-            return
-        end = at + FADE
-        for step in range(1, FADE_STEPS + 1):
-            value = round(FULL_VOLUME * (1 - step / FADE_STEPS))
+            return f"{', '.join(sorted(cues))}: nothing of it sounds" if only is not None else ""
+        end = at + seconds
+        steps = FADE_STEPS if seconds > 0 else 0
+        for step in range(1, steps + 1):
+            value = round(self.level * (1 - step / steps))
             for message in volume_messages(channels, value):
-                self._push(at + FADE * step / FADE_STEPS, "", message)
-        for message in panic_messages(channels) + volume_messages(channels, FULL_VOLUME):
+                self._push(at + seconds * step / steps, "", message)
+        for message in panic_messages(channels) + volume_messages(channels, self.level):
             self._push(end, "", message)
         for cue in cues:
             if cue in self.looping:
@@ -356,6 +378,7 @@ class Cueing:
                 self.silenced.add(cue)
             else:
                 self.cut[cue] = end
+        return ""
 
     # -- resuming --------------------------------------------------------------------------------------
 
@@ -370,6 +393,9 @@ class Cueing:
         self.prompted, self.follow_from = -1, now
         self.heap = [i for i in self.heap if i.due >= now and i.cue not in self.looping]
         heapq.heapify(self.heap)
+        if self.level != FULL_VOLUME:  # the master level the show had, set again
+            for message in volume_messages(self.channels, self.level):
+                self._push(now, "", message)
         self.queued = Counter(i.cue for i in self.heap)
         self.first_due = {}
         for item in self.heap:

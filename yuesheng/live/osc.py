@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from yuesheng.errors import OscMessageError
-from yuesheng.live.commands import by_osc
+from yuesheng.live.commands import by_osc, value_of
 from yuesheng.live.control import Control
 
 MAX_DATAGRAM = 2048  # bytes: a GOTO with a token and a cue id is under 200
@@ -217,11 +217,17 @@ class OscListener:
         if args is None:
             self.notices.drop(sender, "no token first (or the sender is not in --osc-allow)")
             return
-        cue = args[0] if row.target and args else ""
-        if row.target and not (isinstance(cue, str) and cue):
+        named = row.target or row.sounding
+        cue = args[0] if named and args else ""
+        if named and not (isinstance(cue, str) and cue):
             self.notices.drop(sender, f"{row.osc} needs a cue id (a string)")
             return
-        self.control.submit(row.command, "osc", str(cue))
+        rest = args[1:] if named else args
+        value, why = value_of(row, rest[0] if rest else None)
+        if why or len(rest) > (1 if row.value else 0):
+            self.notices.drop(sender, why or f"{row.osc}: more arguments than it takes")
+            return
+        self.control.submit(row.command, "osc", str(cue), value=value)
 
     def close(self) -> None:
         self.closed.set()

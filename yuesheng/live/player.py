@@ -211,7 +211,9 @@ class Player:
             self.panic()
         if outcome.log is not None and self.log is not None:
             event, cue = outcome.log
-            extra = {"silence": True} if press.silence else {}
+            extra: dict[str, Any] = {"silence": True} if press.silence else {}
+            if press.value is not None:
+                extra["value"] = press.value
             self.log.write(event, press.at, cue=cue, source=press.source, **extra)
         self._changed()
         for callback in self.listeners:

@@ -59,7 +59,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from yuesheng.errors import YueshengError
-from yuesheng.live.commands import COMMANDS, Command, by_web, page_table
+from yuesheng.live.commands import COMMANDS, Command, by_web, page_table, value_of
 from yuesheng.live.control import Control
 from yuesheng.live.cueing import FADE, PlayerStatus, Playing, label, music_name
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Timeline
@@ -270,12 +270,17 @@ class Console:
         cue = data.get("cue", "")
         if row.target and (not isinstance(cue, str) or cue not in self.by_id):
             return False, "no such cue to jump to"
+        if row.sounding and (not isinstance(cue, str) or cue not in self.by_id):
+            return False, f"{row.said}: no such cue"
+        value, why = value_of(row, data.get("value"))
+        if why:
+            return False, why
         if row.starts and cue != "" and (not isinstance(cue, str) or cue not in self.player.status().actions):
             return False, f"no GO point {cue!r} to fire"
         if row.starts and (why := self._late(data)):
             return False, self._refuse(why)
-        if self.control.submit(row.command, "page", cue if row.target or row.starts else "",
-                               silence=row.target and data.get("silence") is True):
+        if self.control.submit(row.command, "page", cue if row.target or row.starts or row.sounding else "",
+                               silence=row.target and data.get("silence") is True, value=value):
             return True, ""
         return False, f"within the {self.control.guard:g} s guard of the last {row.said} (a double press?)"
 
