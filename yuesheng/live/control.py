@@ -2,8 +2,10 @@
 
 A command is GO (start the next action), STOP (all notes and sound off at
 once), FADE (the held music fades out, then stops), GOTO a cue (jump back or
-forward; the next GO plays from there) or QUIT (the console is closing); each
-is a row of ``commands.COMMANDS``, which names it for every source.
+forward; the next GO plays from there), STOP_CUE and FADE_CUE (one sounding
+cue, the fade over a number of seconds), LEVEL (the master level) or QUIT (the
+console is closing); each is a row of ``commands.COMMANDS``, which names it for
+every source, with its number's bounds (``commands.VALUES``).
 Sources: the console page, the terminal (Enter = GO; ``s`` STOP, ``f`` FADE,
 ``g CUE`` GOTO), OSC (``osc``) and a MIDI foot pedal. One guard serves them all: a GO
 within ``guard`` seconds of the last accepted GO, from whatever source, is
