@@ -32,6 +32,8 @@ SMOKE: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "live_jitter": (("--strokes", "40"), (rf"live_p99_ms={NUMBER}", rf"mido_play_p99_ms={NUMBER}")),
     "console_latency": (("--gos", "3", "--warm", "1"),
                         (rf"console_go_to_client_median_ms={NUMBER}", rf"console_go_to_client_max_ms={NUMBER}")),
+    "view_latency": (("--gos", "2", "--warm", "1", "--views", "4"),
+                     (rf"views_go_to_view_median_ms={NUMBER}", rf"views_go_to_view_p99_ms={NUMBER}")),
     "startup": (("--repeat", "1", "--only", "timeline", "--rite", "xiangyinjiu"),
                 (rf"timeline={NUMBER}", rf"import_yuesheng_vs_python_pass={NUMBER}",
                  rf"timeline_vs_python_pass={NUMBER}")),

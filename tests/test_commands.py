@@ -8,6 +8,7 @@ import json
 import re
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pythonosc.osc_message_builder import OscMessageBuilder
@@ -54,7 +55,7 @@ def _drain(control: Control) -> list[tuple[Command, str, str]]:
 
 
 def _cue(row: Spec) -> str:
-    return CUE if row.target else ""
+    return CUE if row.target or row.sounding else ""
 
 
 def test_the_table_names_each_command_once_in_each_place():
@@ -78,7 +79,7 @@ def test_the_cueing_machine_carries_out_every_command_and_logs_its_event(golden)
     for n, row in enumerate(COMMANDS, 1):
         outcome = machine.press(Press(row.command, float(n), "test", _cue(row)))
         current = machine.status(float(n)).current
-        assert outcome.log == (row.event, CUE if row.target else current), row
+        assert outcome.log == (row.event, CUE if row.target or row.sounding else current), row
 
 
 def _every_place_takes(row: Spec, golden: Timeline, sheet: CueSheet, tmp_path: Path) -> None:
@@ -96,7 +97,7 @@ def _every_place_takes(row: Spec, golden: Timeline, sheet: CueSheet, tmp_path: P
     listener = OscListener(control, "127.0.0.1", 0, notify=notices.append)
     try:
         builder = OscMessageBuilder(row.osc)
-        for arg in [_cue(row)] if row.target else []:
+        for arg in [_cue(row)] if row.target or row.sounding else []:
             builder.add_arg(arg)
         listener.receive(builder.build().dgram, "127.0.0.1")
     finally:
@@ -134,3 +135,38 @@ def test_a_row_added_to_the_table_reaches_every_place(monkeypatch, golden, sheet
     monkeypatch.setattr(commands, "COMMANDS", (*COMMANDS, HUSH))
     _every_place_takes(HUSH, golden, sheet, tmp_path)
     assert "/yuesheng/hush" in commands.osc_help() and "h HUSH" in commands.typed_help()
+
+
+def test_a_commands_number_is_logged_and_resumed_within_its_bounds(golden, tmp_path):
+    """A FADE this's seconds and the master level go in the log line as "value", and come back on resume; a number
+    out of its bounds is a warning and the line skipped."""
+    log = tmp_path / "values.jsonl"
+    head = {"event": "session", **session_fields(golden, resumed=False), "wall": "2026-12-01T19:00:00+00:00",
+            "mono": 0.0}
+    lines = [head, {"event": "level", "cue": "", "source": "page", "value": 64, "wall": "2026-12-01T19:00:01+00:00",
+                    "mono": 1.0},
+             {"event": "fade-cue", "cue": "sixia", "source": "osc", "value": 1.5,
+              "wall": "2026-12-01T19:00:01.500+00:00", "mono": 1.5},
+             {"event": "level", "cue": "", "source": "page", "value": 500, "wall": "2026-12-01T19:00:02+00:00",
+              "mono": 2.0}]
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    resume = read_resume(log, golden, datetime(2026, 12, 1, 19, 0, 3, tzinfo=UTC))
+    assert [(p.command, p.cue, p.value) for p in resume.presses] == [(Command.LEVEL, "", 64.0),
+                                                                     (Command.FADE_CUE, "sixia", 1.5)]
+    assert len(resume.warnings) == 1 and "master level: level 500, expected 0 to 127" in resume.warnings[0]
+
+
+def test_the_player_logs_a_commands_number(golden):
+    written: list[tuple[str, dict[str, Any]]] = []
+
+    class Kept:
+        def write(self, event: str, mono: float, **fields: Any) -> None:
+            written.append((event, fields))
+
+    clock = FakeClock()
+    control = Control(clock, guard=0.0)
+    player = Player(golden, NullPort(), clock, control=control, log=Kept(), show=lambda _: None, stay=True)
+    control.submit(Command.LEVEL, "page", value=90.0)
+    control.close("over")
+    player.run()
+    assert ("level", {"cue": "", "source": "page", "value": 90.0}) in written

@@ -200,3 +200,99 @@ def test_a_restore_replays_the_logged_commands_relative_to_now(golden):
     assert line.startswith("resumed from the log at bai-zhi") and status.resumed == line
     assert (status.current, status.current_started, status.first_started) == ("bai-zhi", 497.0, 460.0)
     assert status.follow_at == 502.0 and machine.due() is None  # nothing sounds: 合樂 is armed, 肆夏 has ended
+
+
+def test_a_restore_says_held_music_restarted_once_and_never_also_from_a_position(golden):
+    machine = Cueing(golden, live_messages(golden)[1], manual=True)
+    line = machine.restore([Press(Command.GO, 494.0, "page", "bin-ru")], 500.0)
+    assert line == "resumed from the log at bin-ru; ♪ 金奏 肆夏 restarted from its beginning"
+
+
+def test_the_go_points_and_their_numbers_are_the_same_when_an_action_is_timed_to_last_no_time(repertoire, golden):
+    """A fast rehearsal may time bai-zhi at 0 s, so that 合樂 begins on its tick: the music is still its own GO
+    point, armed, and following at once; the count of points does not change."""
+    from fractions import Fraction
+
+    from yuesheng.timeline import Measurement, Options
+
+    quick = build(load(DATA / "golden.yaml", repertoire=repertoire),
+                  Options(timing={"bai-zhi": Measurement(Fraction(0))}))
+    assert {t.cue.id: t.start_tick for t in quick.cues}["ge"] == {t.cue.id: t.start_tick for t in quick.cues}["bai-zhi"]
+    machine = _machine(quick)
+    assert machine.actions == _machine(golden).actions == ("bin-ru", "bai-zhi", "ge", "zhengge-bei", "she")
+    _press(machine, 0.0)
+    _press(machine, 3.0)  # bai-zhi: 合樂 is armed, with no pre-wait
+    status = machine.status(3.0)
+    assert status.next == "ge" and status.armed == ("ge",) and status.follow_at == 3.0
+    assert "ge" not in {p.cue for p in status.playing}
+    assert machine.queued["ge"] == 0  # its messages wait for its own GO, not bai-zhi's
+    _press(machine, 3.5)
+    assert machine.queued["ge"] > 0 and machine.status(3.5).current == "ge"
+
+
+def test_a_go_naming_a_point_plays_that_point_and_what_sounds_plays_on(golden):
+    """The page's playhead moved off NEXT: its GO names the point; the machine jumps there and plays it."""
+    machine = _machine(golden)
+    _press(machine, 0.0)  # bin-ru, with 肆夏 held
+    assert _press(machine, 2.0, cue="zhengge-bei").log == ("go", "zhengge-bei")
+    status = machine.status(2.0)
+    assert (status.current, status.next, status.current_started) == ("zhengge-bei", "she", 2.0)
+    assert "sixia" in machine.looping and machine.looping["sixia"].cut is not None  # its action was passed: it ends
+    assert _press(machine, 3.0, cue="she").log == ("go", "she")  # naming the next point is a plain GO
+    assert machine.status(3.0).current == "she"
+
+
+def _press_value(machine: Cueing, at: float, command: Command, cue: str = "", value: float | None = None) -> Outcome:
+    return machine.press(Press(command, at, "test", cue, False, value))
+
+
+def _volumes(items: list[Item], channel: int) -> list[tuple[float, int]]:
+    return [(i.due, i.message.value) for i in items
+            if i.message.type == "control_change" and i.message.control == 7 and i.message.channel == channel]
+
+
+def test_one_sounding_cue_stops_at_once_and_the_rest_plays_on(golden):
+    """Issue 31 §6: STOP this — 肆夏 (on the bells) stopped alone at 4 s; nothing else is forgotten."""
+    machine = _machine(golden)
+    _press(machine, 0.0)
+    _take_until(machine, 4.0)
+    assert _press_value(machine, 4.0, Command.STOP_CUE, "sixia") == Outcome("", False, ("stop-cue", "sixia"))
+    assert "sixia" not in {p.cue for p in machine.status(4.0).playing}
+    items = _take_until(machine, 60.0)
+    assert not [i for i in items if i.cue == "sixia" and i.message.type == "note_on"]
+    assert {i.message.control for i in items if i.due == 4.0 and i.message.type == "control_change"
+            and i.message.channel == BELLS} >= {120, 123}  # its channels' notes off at once
+    _press(machine, 10.0)  # bai-zhi's GO goes on as planned; 肆夏 does not come back
+    assert _ons(_take_until(machine, 100.0), BELLS) == []
+    assert _press_value(machine, 100.0, Command.STOP_CUE, "ge").line == "ge: nothing of it sounds"  # said
+
+
+def test_one_sounding_cue_fades_over_the_seconds_chosen(golden):
+    machine = _machine(golden)
+    _press(machine, 0.0)
+    _take_until(machine, 4.0)
+    assert _press_value(machine, 4.0, Command.FADE_CUE, "sixia", 1.5).log == ("fade-cue", "sixia")
+    assert "sixia" in {p.cue for p in machine.status(5.4).playing}
+    assert "sixia" not in {p.cue for p in machine.status(5.5).playing}
+    volume = _volumes(_take_until(machine, 30.0), BELLS)
+    assert volume[-2:] == [(5.5, 0), (5.5, 100)] and volume[0][0] > 4.0 and len(volume) > 10
+
+
+def test_the_master_level_sets_every_channel_and_a_fade_ends_back_at_it(golden):
+    machine = _machine(golden)
+    _press(machine, 0.0)
+    assert _press_value(machine, 1.0, Command.LEVEL, value=80).line == "master level 80"
+    items = _take_until(machine, 2.0)
+    assert {(c, v) for c in machine.channels for _, v in _volumes(items, c)} == {(c, 80) for c in machine.channels}
+    _press(machine, 2.0, Command.FADE)
+    volume = _volumes(_take_until(machine, 30.0), BELLS)
+    assert volume[0][1] < 80 and volume[-1] == (2.0 + FADE, 80)  # down from the level, and back to it
+
+
+def test_a_restore_sets_the_master_level_the_show_had(golden):
+    machine = Cueing(golden, live_messages(golden)[1], manual=True)
+    machine.restore([Press(Command.GO, 490.0, "page", "bin-ru"), Press(Command.LEVEL, 495.0, "page", "", False, 64)],
+                    500.0)
+    assert machine.level == 64
+    items = _take_until(machine, 500.5)
+    assert {(c, v) for c in machine.channels for _, v in _volumes(items, c)} == {(c, 64) for c in machine.channels}

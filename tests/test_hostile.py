@@ -246,7 +246,8 @@ def test_an_unknown_numeric_looking_reading_option_is_a_usage_error(run):
 
 
 @pytest.mark.parametrize("value, suffix, code, message", [
-    ("inf", "mid", 2, "'inf' is not a number (ASCII digits"), ("1e308", "musicxml", 2, "1e308 beats: expected from 1/64"),
+    ("inf", "mid", 2, "'inf' is not a number (ASCII digits"),
+    ("1e308", "musicxml", 2, "1e308 beats: expected from 1/64"),
     ("0.0001", "mid", 2, "0.0001 beats: expected from 1/64"),
     ("3.3333", "musicxml", 1, "error: luming: a note of 3.3333 beats cannot be written in MusicXML"),
     ("16", "musicxml", 2, "a MusicXML note is at most a bar of 4/4"),

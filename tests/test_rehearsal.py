@@ -152,7 +152,7 @@ def test_the_run_sheets_show_how_many_takes_and_their_spread(tmp_path, sheet):
     path.write_text(timing_yaml("golden", measured), encoding="utf-8")
     timeline = build(sheet, Options(timing=load_timing(path, sheet)))
     row = next(line for line in run_sheet_text(timeline).splitlines() if " bin-ru " in line)
-    assert row.split()[2:4] == ["0:10", "3"] and "3 ±1.5s" in row  # the estimate it replaced, the takes, the spread
+    assert row.split()[2:4] == ["0:10", "3"] and "3 range 1.5s" in row  # the estimate replaced, takes, range
     cue = next(c for c in json.loads(run_sheet_json(timeline))["cues"] if c["cue"] == "bin-ru")
     assert (cue["estimate_s"], cue["takes"], cue["spread_s"]) == (10.0, 3, 1.5)
     assert ",10.000,3,1.500" in next(line for line in run_sheet_csv(timeline).splitlines() if ",bin-ru," in line)
@@ -263,3 +263,48 @@ def test_retime_of_a_file_with_no_session_line_exits_1_and_writes_nothing(run, t
     out_file = tmp_path / "t.yaml"
     code, out, err = run("retime", str(GOLDEN), "--log", str(empty), "-o", str(out_file))
     assert code == 1 and f"{empty}: no session line: not a console log" in err and not out_file.exists()
+
+
+def test_a_fast_run_through_keeps_the_music_step_and_warns_of_a_take_of_no_time(run, tmp_path, sheet):
+    """Issue 31 §4–5: bai-zhi's GO, 合樂 following by itself (the console's GO: the plan, not a measurement), and
+    zhengge-bei's GO before 合樂 had ended: a take of less than no time, warned and dropped, never written as 0 s;
+    a GO of the music the operator gave ends bai-zhi's take. The timing written keeps every GO point and its number."""
+    from yuesheng.live.cueing import go_points
+    from yuesheng.timeline import Options
+
+    path = tmp_path / "fast.jsonl"
+    log = Log(path)
+    for ge_source, ge_at in (("auto", 10.0), ("page", 7.5)):  # two sessions: the music following, then GOne early
+        log.write("session", 0.0, rite="golden", variants=[], readings={})
+        log.write("go", 1.0, cue="bin-ru", source="page")
+        log.write("go", 5.0, cue="bai-zhi", source="page")
+        log.write("go", ge_at, cue="ge", source=ge_source)
+        log.write("go", 12.0, cue="zhengge-bei", source="page")
+    log.close()
+    code, out, err = run("retime", str(GOLDEN), "--log", str(path))
+    assert code == 0, err
+    music = _beyond(build(sheet), "bai-zhi", "zhengge-bei")
+    assert f"retime: bai-zhi: dropped the take of {7 - music:g}s ({path}:3, session 1): no time or less" in err
+    assert "bai-zhi: {duration: 2.5s, n: 1, spread: 0s}" in out  # 5 → 7.5 s, the GO of 合樂 the operator gave
+    assert "0s," not in out.replace("spread: 0s", "")
+    timing = tmp_path / "timing.yaml"
+    timing.write_text(out, encoding="utf-8")
+    timed = build(sheet, Options(timing=load_timing(timing, sheet)))
+    assert [t.cue.id for t in go_points(timed, 0, music=True)] == [t.cue.id for t in go_points(build(sheet), 0,
+                                                                                                 music=True)]
+
+
+def test_logs_of_different_plans_are_refused_with_the_plans_named_unless_mixed_plans(run, tmp_path):
+    logs = []
+    for n, plan in enumerate(("aaaa", "bbbb")):
+        log = Log(tmp_path / f"{n}.jsonl")
+        log.write("session", 0.0, rite="golden", variants=[], readings={}, plan=plan)
+        log.write("go", 1.0, cue="bin-ru", source="page")
+        log.write("go", 21.0 + n, cue="bai-zhi", source="page")
+        log.close()
+        logs += ["--log", str(tmp_path / f"{n}.jsonl")]
+    code, _, err = run("retime", str(GOLDEN), *logs)
+    assert code == 2 and "different plans" in err
+    assert f"plan aaaa at {tmp_path / '0.jsonl'}:1, plan bbbb at {tmp_path / '1.jsonl'}:1" in err
+    code, out, err = run("retime", str(GOLDEN), *logs, "--mixed-plans")
+    assert code == 0 and "bin-ru: {duration: 20.5s, n: 2, spread: 1s}" in out

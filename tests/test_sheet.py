@@ -545,7 +545,7 @@ def test_the_page_shows_measured_durations_beside_the_estimates(repertoire):
     assert ">est.</th>" in html
     row = html[html.index('<tr data-cue="bin-ru"'):]
     row = row[:row.index("</tr>")]
-    assert '<td class="time">0:14</td>' in row and '<td class="time">0:10 (3 ±2.0s)</td>' in row
+    assert '<td class="time">0:14</td>' in row and '<td class="time">0:10 (3 range 2.0s)</td>' in row
     assert ("measured in rehearsal (--timing): the median of 3 takes, spread 2.0 s; the cue sheet's estimate was 0:10"
             in html)  # the JSON island
     assert ">est.</th>" not in sheet_html(produce(sheet))

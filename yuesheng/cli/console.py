@@ -19,9 +19,9 @@ from yuesheng.cli.common import (
     emit,
     inputs_of,
     positive,
+    production_of,
     scores_option,
     sequencer_options,
-    timeline_of,
 )
 from yuesheng.cli.signals import STOPS, show_stopped
 from yuesheng.cli.streams import show
@@ -51,9 +51,10 @@ def cmd_console(args: argparse.Namespace) -> str:
     from yuesheng.live.access import console_token
     from yuesheng.live.control import Control, Pedal
     from yuesheng.live.cueing import start_tick
-    from yuesheng.live.osc import Gate, OscListener, check_binding, is_loopback
+    from yuesheng.live.osc import Gate, OscListener, OscSender, check_binding, check_targets, is_loopback
     from yuesheng.live.player import NullPort, Player, RealClock
     from yuesheng.live.resume import session_fields
+    from yuesheng.live.showcontrol import ShowOut, msc_listener
     from yuesheng.live.showlog import Log
     from yuesheng.outputs.midi import open_input, open_output
 
@@ -66,7 +67,8 @@ def cmd_console(args: argparse.Namespace) -> str:
         pedal = Pedal.parse(args.pedal) if args.pedal else None
     except InvalidValueError as exc:
         raise UsageError(str(exc)) from None
-    timeline = timeline_of(args)
+    production = production_of(args)
+    timeline = production.timeline
     try:
         start_tick(timeline, args.start)
     except UnknownNameError as exc:
@@ -77,6 +79,11 @@ def cmd_console(args: argparse.Namespace) -> str:
     gate = Gate(token, _addresses(args.osc_allow))
     if osc_address is not None and (why := check_binding(osc_address[0], gate)):
         raise UsageError(why)
+    osc_out = [parse_address(text, "--osc-out") for text in args.osc_out]
+    if why := check_targets(osc_out, token):
+        raise UsageError(why)
+    if not 0 <= args.msc_device <= 127:
+        raise UsageError(f"--msc-device {args.msc_device}: expected a device ID 0..127 (127: all-call)")
     clock = RealClock()
     resume = _read_resume(args.resume, timeline, clock.now) if args.resume else None
     control = Control(clock, guard=args.guard)
@@ -99,7 +106,17 @@ def cmd_console(args: argparse.Namespace) -> str:
             closing.append(open_input(pedal.port, pedal.listener(control)))
         player = Player(timeline, port, clock, control=control, start=args.start, preroll=0.2, log=log, stay=True,
                         show=show, follow=not args.music_on_go, resume=resume)
-        return _serve(timeline, player, control, listener, token)
+        if osc_out or args.msc_out:
+            msc = open_output(args.msc_out) if args.msc_out else None
+            if msc is not None:
+                closing.append(msc)
+            sender = OscSender(osc_out, token) if osc_out else None
+            if sender is not None:
+                closing.append(sender)
+            closing.append(ShowOut(player, osc=sender, msc=msc, device=args.msc_device))
+        if args.msc_in:
+            closing.append(open_input(args.msc_in, msc_listener(control, args.msc_device)))
+        return _serve(production, player, control, listener, token)
     finally:
         for thing in reversed(closing):
             thing.close()
@@ -153,17 +170,24 @@ def _bind(host: str, port: int, option: str) -> socket.socket:
         raise NetworkError(f"{option} {host}:{port}: cannot listen there ({exc.strerror or exc})") from None
 
 
-def _serve(timeline: Any, player: Any, control: Any, listener: socket.socket, token: str | None) -> str:
+def _serve(production: Any, player: Any, control: Any, listener: socket.socket, token: str | None) -> str:
     """Run the player in its own thread and the web server in this one, on *listener*, until Ctrl-C or SIGTERM."""
+    import secrets
+
     import uvicorn
 
     from yuesheng.cli.addresses import shown_hosts, url
     from yuesheng.live.control import read_keyboard
+    from yuesheng.live.player import NullPort
     from yuesheng.web.console import MAX_BODY, Console
+    from yuesheng.web.views import Views
 
     failure: list[BaseException] = []
+    timeline = production.timeline
     host = listener.getsockname()[0]
-    console = Console(timeline, player, control, token=token, hosts=(host,), log=player.log)
+    views, view_token = Views(production), secrets.token_urlsafe(18)  # the views' own token: they only show
+    console = Console(timeline, player, control, token=token, hosts=(host,), log=player.log, views=views,
+                      view_token=view_token)
     server = uvicorn.Server(uvicorn.Config(console.app(), log_level="warning", lifespan="off",
                                            ws_max_size=MAX_BODY))
 
@@ -177,11 +201,15 @@ def _serve(timeline: Any, player: Any, control: Any, listener: socket.socket, to
     thread = threading.Thread(target=play, name="yuesheng-player", daemon=True)
     try:
         thread.start()
+        threading.Thread(target=lambda: views.staged, name="yuesheng-staging", daemon=True).start()  # warm
         read_keyboard(control, sys.stdin, notify=show, close_at_end=False)
         host, port = listener.getsockname()[:2]
         query = f"?token={token}" if token else ""
         urls = [url(h, port) + query for h in shown_hosts(host)]
         show(f"console of {timeline.rite}: {urls[0]}  (Ctrl-C to stop)" + "".join(f"\n  also {u}" for u in urls[1:]))
+        base = url(shown_hosts(host)[0], port)
+        show(f"  observe (read only, for the stage manager): {base}observe?token={view_token}\n"
+             f"  cast (a performer's phone; any person, e.g. 主人 or 衆賓 2): {base}cast/PERSON?token={view_token}")
         server.run(sockets=[listener])  # uvicorn raises the signal it handled again once it has shut down
     except STOPS as stop:
         show_stopped(stop)
@@ -191,6 +219,8 @@ def _serve(timeline: Any, player: Any, control: Any, listener: socket.socket, to
         player.panic()
     if failure:
         raise failure[0] if not isinstance(failure[0], OSError) else _port_failed(failure[0])
+    if isinstance(player.port, NullPort):
+        return "console closed (no MIDI port: nothing was sounding to silence)\n"
     return f"console closed: all notes off and all sound off sent on channels {player.channels}\n"
 
 
@@ -200,7 +230,7 @@ def _port_failed(exc: OSError) -> BaseException:
 
 def cmd_retime(args: argparse.Namespace) -> str:
     from yuesheng.cli.streams import say
-    from yuesheng.live.rehearsal import format_seconds, read_log, retime, timing_yaml
+    from yuesheng.live.rehearsal import format_seconds, mixed_plans, read_log, retime, timing_yaml
     from yuesheng.production import load, produce
     from yuesheng.timeline import Options
 
@@ -213,6 +243,9 @@ def cmd_retime(args: argparse.Namespace) -> str:
     programmes = {programme for _, programme in read}
     if len(programmes) > 1:
         raise UsageError("--log: these logs played different programmes (variants, readings): retime each apart")
+    if (why := mixed_plans([(str(path), entries) for path, (entries, _) in zip(args.log, read, strict=True)])) \
+            and not args.mixed_plans:
+        raise UsageError(f"--log: {why}; retime each apart, or give --mixed-plans to pool them")
     programme = programmes.pop()  # the plan the GOs followed: the durations are measured against it
     options = Options(frozenset(programme.variants), dict(programme.readings))
     used: set[str] = set()
@@ -223,8 +256,13 @@ def cmd_retime(args: argparse.Namespace) -> str:
         used.update(hits)
         return bool(hits)
 
+    def void(take: Any) -> None:
+        say(f"retime: {take.cue}: dropped the take of {format_seconds(take.seconds)} ({take.log}:{take.line}, "
+            f"session {take.session}): no time or less, so not a measurement (the next GO came before the music "
+            "the plan puts after the action had ended)")
+
     durations = retime(produce(sheet, options).timeline, [entries for entries, _ in read],
-                       names=[str(path) for path in args.log], excluded=excluded)
+                       names=[str(path) for path in args.log], excluded=excluded, void=void)
     if unused := [text for text in args.exclude if text not in used]:
         raise UsageError(f"--exclude {unused[0]}: no take of an action begins there (a take is named by the line "
                          "of its action's GO, or by its session's number)")
@@ -283,6 +321,15 @@ def _add_console(p: argparse.ArgumentParser) -> None:
                    "(off loopback: senders put the token first, or are named by --osc-allow)")
     p.add_argument("--osc-allow", nargs="+", default=[], metavar="ADDR",
                    help="OSC senders taken without the token (IP addresses)")
+    p.add_argument("--osc-out", nargs="+", default=[], metavar="HOST:PORT",
+                   help="send the state (/yuesheng/cue, number, elapsed, armed) on every change to these OSC targets "
+                        "(off loopback only with the token, sent first)")
+    p.add_argument("--msc-out", metavar="PORT", help="send MIDI Show Control GO (with the cue's number) and STOP to "
+                   "this MIDI output port")
+    p.add_argument("--msc-in", metavar="PORT", help="take MIDI Show Control GO and STOP from this MIDI input port "
+                   "(guarded as every GO is)")
+    p.add_argument("--msc-device", type=int, default=127, metavar="ID",
+                   help="the MSC device ID sent to and answered to (default 127: all-call)")
     p.add_argument("--pedal", metavar="PORT[:noteN|:ccN]", help="a MIDI input whose note or CC means GO")
     p.add_argument("--log", metavar="FILE.jsonl", help="append every GO, stop, fade and jump to this log")
     p.add_argument("--token", help=argparse.SUPPRESS)  # refused: it would show in ps
@@ -304,6 +351,8 @@ def _add_retime(p: argparse.ArgumentParser) -> None:
     p.add_argument("--exclude", action="append", default=[], metavar="LOG:LINE|LOG:sessionN",
                    help="leave out the take whose action's GO is on this line, or every take of this session "
                         "(1 = the log's first; repeatable)")
+    p.add_argument("--mixed-plans", action="store_true",
+                   help="pool logs played with different plans (other --timing files); refused without it")
     p.add_argument("-o", "--output", metavar="FILE", help="write the timing file here (atomically)")
     p.add_argument("--fit-paces", metavar="FILE", help="also fit the paces (堂上, 堂下, 趨, 階) to the walks measured "
                    "and write them to FILE, for --paces (atomically)")

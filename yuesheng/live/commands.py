@@ -13,6 +13,7 @@ A new console control is a member of ``Command`` and a row of ``COMMANDS``; then
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from enum import Enum
 from typing import Any
@@ -23,6 +24,9 @@ class Command(Enum):
     STOP = "stop"
     FADE = "fade"
     GOTO = "goto"
+    STOP_CUE = "stop-cue"
+    FADE_CUE = "fade-cue"
+    LEVEL = "level"
     QUIT = "quit"  # from no source: the control says that no command can come any more
 
 
@@ -40,12 +44,14 @@ class Spec:
     target: bool  # it names a cue to go to
     starts: bool  # it starts an action (at most one row)
     said: str  # what the operator calls it
+    sounding: bool = False  # it names a sounding cue (the cue follows its word at the terminal, first at OSC)
+    value: str = ""  # what its number is (a key of VALUES), "" if it takes none; at the terminal and OSC it is last
 
     @property
     def names_cue(self) -> bool:
-        """Its log line always names a cue: the action it started, or the cue it went to (a STOP or a FADE names the
-        action current, none before the first GO)."""
-        return self.starts or self.target
+        """Its log line always names a cue: the action it started, the cue it went to, or the sounding cue it acts on
+        (a STOP or a FADE names the action current, none before the first GO)."""
+        return self.starts or self.target or self.sounding
 
 
 COMMANDS: tuple[Spec, ...] = (
@@ -57,7 +63,43 @@ COMMANDS: tuple[Spec, ...] = (
          guarded=True, target=False, starts=False, said="FADE"),
     Spec(Command.GOTO, typed=("g", "goto"), key="", osc="/yuesheng/goto", web="goto", event="goto",
          guarded=True, target=True, starts=False, said="jump"),
+    Spec(Command.STOP_CUE, typed=("x", "stop-cue"), key="", osc="/yuesheng/stop-cue", web="stop-cue",
+         event="stop-cue", guarded=False, target=False, starts=False, said="STOP this", sounding=True),
+    Spec(Command.FADE_CUE, typed=("fc", "fade-cue"), key="", osc="/yuesheng/fade-cue", web="fade-cue",
+         event="fade-cue", guarded=True, target=False, starts=False, said="FADE this", sounding=True,
+         value="seconds"),
+    Spec(Command.LEVEL, typed=("l", "level"), key="", osc="/yuesheng/level", web="level", event="level",
+         guarded=False, target=False, starts=False, said="master level", value="level"),
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """A command's number: its bounds, and what it is when a source leaves it out."""
+
+    low: float
+    high: float
+    default: float
+    unit: str
+
+
+VALUES = {"seconds": Value(0.0, 60.0, 3.0, "s"), "level": Value(0.0, 127.0, 100.0, "")}
+
+
+def value_of(row: Spec, given: object) -> tuple[float | None, str]:
+    """*row*'s number from what a source *given* (None: its default), and why not ('' if it is one)."""
+    if not row.value:
+        return None, ""
+    bounds = VALUES[row.value]
+    if given is None or given == "":
+        return bounds.default, ""
+    try:
+        number = float(given) if isinstance(given, int | float | str) and not isinstance(given, bool) else math.nan
+    except (ValueError, OverflowError):
+        number = math.nan
+    if not bounds.low <= number <= bounds.high:  # NaN is never within
+        return None, f"{row.said}: {row.value} {given!r}, expected {bounds.low:g} to {bounds.high:g}"
+    return number, ""
 
 
 def spec(command: Command) -> Spec | None:
@@ -98,16 +140,22 @@ def starting_events() -> frozenset[str]:
     return frozenset(s.event for s in COMMANDS if s.starts)
 
 
+def _arguments(s: Spec) -> str:
+    """' CUE', ' CUE [SECONDS]', ' [LEVEL]' or ''."""
+    return (" CUE" if s.target or s.sounding else "") + (f" [{s.value.upper()}]" if s.value else "")
+
+
 def typed_help() -> str:
-    """The terminal's keys, for the operator: 'Enter GO, s STOP ALL, f FADE, g CUE jump'."""
-    return ", ".join(f"{s.typed[0] or 'Enter'}{' CUE' if s.target else ''} {s.said}" for s in COMMANDS if s.typed)
+    """The terminal's keys, for the operator: 'Enter GO, s STOP ALL, f FADE, g CUE jump, …'."""
+    return ", ".join(f"{s.typed[0] or 'Enter'}{_arguments(s)} {s.said}" for s in COMMANDS if s.typed)
 
 
 def osc_help() -> str:
-    """The OSC addresses, for ``--osc``'s help: '/yuesheng/go, …, /yuesheng/goto CUE'."""
-    return ", ".join(s.osc + (" CUE" if s.target else "") for s in COMMANDS)
+    """The OSC addresses, for ``--osc``'s help: '/yuesheng/go, …, /yuesheng/goto CUE, …'."""
+    return ", ".join(s.osc + _arguments(s) for s in COMMANDS)
 
 
 def page_table() -> list[dict[str, Any]]:
     """The table as the page's JavaScript reads it (JSON-ready)."""
-    return [{**asdict(s), "command": s.command.value, "typed": list(s.typed)} for s in COMMANDS]
+    return [{**asdict(s), "command": s.command.value, "typed": list(s.typed),
+             **({"bounds": asdict(VALUES[s.value])} if s.value else {})} for s in COMMANDS]

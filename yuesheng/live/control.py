@@ -2,8 +2,10 @@
 
 A command is GO (start the next action), STOP (all notes and sound off at
 once), FADE (the held music fades out, then stops), GOTO a cue (jump back or
-forward; the next GO plays from there) or QUIT (the console is closing); each
-is a row of ``commands.COMMANDS``, which names it for every source.
+forward; the next GO plays from there), STOP_CUE and FADE_CUE (one sounding
+cue, the fade over a number of seconds), LEVEL (the master level) or QUIT (the
+console is closing); each is a row of ``commands.COMMANDS``, which names it for
+every source, with its number's bounds (``commands.VALUES``).
 Sources: the console page, the terminal (Enter = GO; ``s`` STOP, ``f`` FADE,
 ``g CUE`` GOTO), OSC (``osc``) and a MIDI foot pedal. One guard serves them all: a GO
 within ``guard`` seconds of the last accepted GO, from whatever source, is
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from yuesheng.errors import InvalidValueError
-from yuesheng.live.commands import Command, by_typed, guarded, typed_help
+from yuesheng.live.commands import Command, by_typed, guarded, typed_help, value_of
 
 
 class Clock(Protocol):
@@ -38,6 +40,7 @@ class Press:
     source: str
     cue: str = ""
     silence: bool = False  # GOTO: stop everything that sounds (else it plays on)
+    value: float | None = None  # a command's number (``commands.VALUES``): a fade's seconds, the master level
 
 
 class Control:
@@ -50,7 +53,8 @@ class Control:
         self.last: dict[Command, float] = {}  # when each guarded command was last accepted
         self.ended = ""  # why no more commands can come (a source closed), if so
 
-    def submit(self, command: Command, source: str, cue: str = "", *, silence: bool = False) -> bool:
+    def submit(self, command: Command, source: str, cue: str = "", *, silence: bool = False,
+               value: float | None = None) -> bool:
         """Queue a command; False if it is a GO, FADE or GOTO inside the guard (ignored)."""
         with self.lock:
             at = self.clock.now()
@@ -58,7 +62,7 @@ class Control:
                 if command in self.last and at - self.last[command] < self.guard:
                     return False
                 self.last[command] = at
-            self.presses.put(Press(command, at, source, cue, silence))
+            self.presses.put(Press(command, at, source, cue, silence, value))
         return True
 
     def close(self, why: str) -> None:
@@ -85,12 +89,15 @@ def read_keyboard(control: Control, lines: Iterable[str], *, notify: Callable[[s
 
     def read() -> None:
         for line in lines:
-            word, _, rest = line.strip().partition(" ")
+            word, *rest = line.split() or [""]
             row = by_typed(word)
-            if row is not None and (rest.strip() or not row.target):
-                control.submit(row.command, "key", rest.strip() if row.target else "")
+            named = row is not None and (row.target or row.sounding)
+            cue = rest.pop(0) if named and rest else ""
+            value, why = value_of(row, rest.pop(0) if rest else None) if row is not None else (None, "")
+            if row is not None and not why and not rest and (cue or not named):
+                control.submit(row.command, "key", cue, value=value)
             else:
-                notify(f"keys: {typed_help()} — not {line.strip()!r}")
+                notify(why or f"keys: {typed_help()} — not {line.strip()!r}")
         if close_at_end:
             control.close("the terminal's input ended (no more GO can come from it)")
 

@@ -37,9 +37,11 @@ import heapq
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from yuesheng.cuesheet import Cue
+from yuesheng.cuesheet.anchors import dependencies
 from yuesheng.cuesheet.zhong import programme
 from yuesheng.errors import UnknownNameError
 from yuesheng.live.commands import Command, spec
@@ -111,6 +113,7 @@ class PlayerStatus:
     armed: tuple[str, ...] = ()  # the music the next GO starts (the next point is music), in timeline order
     follow_at: float | None = None  # when the armed music starts by itself, if it does
     resumed: str = ""  # what a resume from a log brought back, for the page to say
+    follow: bool = True  # armed music starts by itself after its pre-wait (else it waits for its own GO)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,10 +137,12 @@ class Cueing:
                  manual: bool = False, follow: bool = True) -> None:
         self.timeline, self.begin, self.manual, self.follow = timeline, begin, manual, follow
         self.points: tuple[CueTiming, ...] = go_points(timeline, begin, music=manual)
+        root = beginnings(timeline)
         self.together = {t.cue.id: tuple(c.cue.id for c in timeline.cues if c.cue.is_music
-                                         and c.start_tick == t.start_tick) for t in self.points if t.cue.is_music}
+                                         and root[c.cue.id] == root[t.cue.id]) for t in self.points if t.cue.is_music}
         self.actions = tuple(t.cue.id for t in self.points)
-        self.by_segment = _segments([t.start_tick for t in self.points], [m for m in timed if m[0] >= begin])
+        groups = {c: n for n, t in enumerate(self.points) for c in self.together.get(t.cue.id, ())}
+        self.by_segment = _segments([t.start_tick for t in self.points], groups, [m for m in timed if m[0] >= begin])
         self.held = {c: h for c, h in timeline.holds.items() if h.start_tick >= begin}
         self.held_messages = {c: [(tick, m) for tick, cue, m in timed if cue == c] for c in self.held}
         self.point_of_cue = {t.cue.id: n for n, t in enumerate(self.points)}
@@ -158,9 +163,12 @@ class Cueing:
         self.prompted = -1  # the point whose prompt was last given
         self.closed = False  # no command can come: what is queued plays out
         self.resumed = ""  # what a resume brought back, said for the operator
+        self.level = FULL_VOLUME  # the master level: every channel's volume, and what a fade restores
+        self.channels = sorted({m.channel for _, _, m in timed if hasattr(m, "channel")})
         self.handlers: dict[Command, Callable[[Press], Outcome]] = {
             Command.GO: self._on_go, Command.STOP: self._on_stop, Command.FADE: self._on_fade,
-            Command.GOTO: self._on_goto}
+            Command.GOTO: self._on_goto, Command.STOP_CUE: self._on_stop_cue, Command.FADE_CUE: self._on_fade_cue,
+            Command.LEVEL: self._on_level}
 
     # -- what the pump asks ----------------------------------------------------------------------------
 
@@ -244,11 +252,16 @@ class Cueing:
                           and not self._cut_by(c, now)),
             ended=ended, priority=priority, begin_tick=self.begin, actions=self.actions,
             armed=self.together.get(self.actions[nxt], ()) if nxt < len(self.actions) else (),
-            follow_at=self.follow_at(), resumed=self.resumed)
+            follow_at=self.follow_at(), resumed=self.resumed, follow=self.follow and self.manual)
 
     # -- the commands ----------------------------------------------------------------------------------
 
     def _on_go(self, press: Press) -> Outcome:
+        """GO: the next point, or the point a GO names (the page's playhead, moved off the next: a jump there, what
+        sounds playing on, then its GO)."""
+        point = self.point_of_cue.get(press.cue) if press.cue else None
+        if point is not None and point != self.next_point:
+            self._jump(point, press.at, silence=False)
         if self.finished:
             return Outcome()
         line = self._go(self.next_point, press.at)
@@ -265,6 +278,22 @@ class Cueing:
         self._fade(press.at)
         return self._done(press)
 
+    def _on_stop_cue(self, press: Press) -> Outcome:
+        """One sounding cue stopped at once (all notes off on its channels), the rest sounding on."""
+        return self._done(press, self._fade(press.at, {press.cue}, 0.0))
+
+    def _on_fade_cue(self, press: Press) -> Outcome:
+        """One sounding cue faded out over the seconds given, then stopped."""
+        seconds = FADE if press.value is None else press.value
+        return self._done(press, self._fade(press.at, {press.cue}, seconds))
+
+    def _on_level(self, press: Press) -> Outcome:
+        """The master level: every channel's volume now, and the level a fade ends by restoring."""
+        self.level = round(FULL_VOLUME if press.value is None else press.value)
+        for message in volume_messages(self.channels, self.level):
+            self._push(press.at, "", message)
+        return self._done(press, f"master level {self.level}")
+
     def _on_goto(self, press: Press) -> Outcome:
         point = self._point_of(press.cue)
         if point is None:
@@ -277,7 +306,7 @@ class Cueing:
         row = spec(press.command)
         if row is None:
             return Outcome(line, silence)
-        return Outcome(line, silence, (row.event, press.cue if row.target else self._current_id()))
+        return Outcome(line, silence, (row.event, press.cue if row.target or row.sounding else self._current_id()))
 
     def _go(self, point: int, press: float) -> str:
         """Start action *point*; the prompt for the next (manual mode)."""
@@ -327,18 +356,21 @@ class Cueing:
         exact = [n for n, p in enumerate(self.points) if p.cue.id == cue_id]
         return exact[0] if exact else (before[-1] if before else 0)
 
-    def _fade(self, at: float) -> None:
-        """The held music (else everything playing) down to silence over FADE seconds, then stopped."""
-        cues = {c for c, looping in self.looping.items() if looping.cut is None} or {i.cue for i in self.heap}
+    def _fade(self, at: float, only: set[str] | None = None, seconds: float = FADE) -> str:
+        """*only* these cues (default: the held music, else everything playing) down to silence over *seconds*,
+        then stopped, their channels' notes off and their volume back at the master level; '' or why nothing was."""
+        cues = only if only is not None else (
+            {c for c, looping in self.looping.items() if looping.cut is None} or {i.cue for i in self.heap})
         channels = sorted({i.message.channel for i in self.heap if i.cue in cues and hasattr(i.message, "channel")})
         if not channels:
-            return
-        end = at + FADE
-        for step in range(1, FADE_STEPS + 1):
-            value = round(FULL_VOLUME * (1 - step / FADE_STEPS))
+            return f"{', '.join(sorted(cues))}: nothing of it sounds" if only is not None else ""
+        end = at + seconds
+        steps = FADE_STEPS if seconds > 0 else 0
+        for step in range(1, steps + 1):
+            value = round(self.level * (1 - step / steps))
             for message in volume_messages(channels, value):
-                self._push(at + FADE * step / FADE_STEPS, "", message)
-        for message in panic_messages(channels) + volume_messages(channels, FULL_VOLUME):
+                self._push(at + seconds * step / steps, "", message)
+        for message in panic_messages(channels) + volume_messages(channels, self.level):
             self._push(end, "", message)
         for cue in cues:
             if cue in self.looping:
@@ -346,6 +378,7 @@ class Cueing:
                 self.silenced.add(cue)
             else:
                 self.cut[cue] = end
+        return ""
 
     # -- resuming --------------------------------------------------------------------------------------
 
@@ -360,13 +393,17 @@ class Cueing:
         self.prompted, self.follow_from = -1, now
         self.heap = [i for i in self.heap if i.due >= now and i.cue not in self.looping]
         heapq.heapify(self.heap)
+        if self.level != FULL_VOLUME:  # the master level the show had, set again
+            for message in volume_messages(self.channels, self.level):
+                self._push(now, "", message)
         self.queued = Counter(i.cue for i in self.heap)
         self.first_due = {}
         for item in self.heap:
             self.first_due[item.cue] = min(item.due, self.first_due.get(item.cue, item.due))
         said = [self._restart(cue, now) for cue in list(self.looping)]
         said += [f"{label(self.by_id[c])} from {show_clock(self._position(c, now))}" for c in sorted(self.queued)
-                 if c in self.by_id and self.by_id[c].cue.is_music and self.first_due[c] <= now + 1.0]
+                 if c in self.by_id and c not in self.looping and self.by_id[c].cue.is_music
+                 and self.first_due[c] <= now + 1.0]  # held music was said above: restarted from its beginning
         where = f"at {self.points[self.current].cue.id}" if self.current >= 0 else "before the first GO"
         self.resumed = f"resumed from the log {where}" + ("; " + "; ".join(s for s in said if s) if said else "")
         return self.resumed
@@ -500,28 +537,74 @@ def music_name(cue: Cue) -> str:
 
 def go_points(timeline: Timeline, begin: int, *, music: bool) -> tuple[CueTiming, ...]:
     """The points GO steps through from *begin*: every action and, with *music*, each moment music begins that
-    no action begins with (one point for music that begins together, named by the longest of it)."""
+    no action begins with (one point for music that begins together, named by the longest of it).
+
+    "Begins with" is the cue sheet's, not the clock's: two cues begin together when their starts hang on the same
+    point with the same delay (``beginnings``). So a timing file that makes an action last no time (a fast
+    rehearsal) never folds the music after it into the next action: the points, and their numbers, are the same
+    with or without one.
+    """
     actions = [t for t in timeline.cues if not t.cue.is_music and t.start_tick >= begin]
     if not music:
         return tuple(actions)
-    taken = {t.start_tick for t in actions}
+    root = beginnings(timeline)
+    taken = {root[t.cue.id] for t in actions}
     order = {t.cue.id: n for n, t in enumerate(timeline.cues)}
     points = list(actions)
     longest_first = sorted((t for t in timeline.cues if t.cue.is_music and t.start_tick > begin),
                            key=lambda t: (t.start_tick, t.start_tick - t.end_tick, order[t.cue.id]))
     for t in longest_first:
-        if t.start_tick not in taken:
-            taken.add(t.start_tick)
+        if root[t.cue.id] not in taken:
+            taken.add(root[t.cue.id])
             points.append(t)
     return tuple(sorted(points, key=lambda t: (t.start_tick, order[t.cue.id])))
 
 
-def _segments(points: list[int], timed: list[tuple[int, str, Any]]) -> dict[int, list[tuple[int, str, Any]]]:
-    """Messages by the GO point they follow (-1: before the first)."""
+Beginning = tuple[str, str, Fraction]  # the point a cue's start hangs on at last (cue id, "start" | "end"), delay
+
+
+def beginnings(timeline: Timeline) -> dict[str, Beginning]:
+    """Each cue's start traced through every "with" to what it hangs on at last, and the delays on the way: cues
+    with the same beginning begin together by the cue sheet, whatever their durations."""
+    cues = tuple(t.cue for t in timeline.cues)
+    by_id = {c.id: c for c in cues}
+    deps = dependencies(cues)
+    out: dict[str, Beginning] = {}
+
+    def trace(cue_id: str, seen: frozenset[str]) -> Beginning:
+        if cue_id in out:
+            return out[cue_id]
+        start = by_id[cue_id].start
+        delay = start.delay if start is not None and start.cue in by_id else Fraction(0)
+        on = deps.get((cue_id, "start"), [])
+        if not on:
+            found: Beginning = (cue_id, "start", Fraction(0))
+        elif on[0][1] == "start" and on[0][0] not in seen:
+            first, kind, more = trace(on[0][0], seen | {cue_id})
+            found = (first, kind, more + delay)
+        else:
+            found = (on[0][0], on[0][1], delay)
+        out[cue_id] = found
+        return found
+
+    for cue in cues:
+        trace(cue.id, frozenset())
+    return out
+
+
+def _segments(points: list[int], groups: dict[str, int],
+              timed: list[tuple[int, str, Any]]) -> dict[int, list[tuple[int, str, Any]]]:
+    """Messages by the GO point they follow (-1: before the first). Where points share a tick (an action timed to
+    last no time, and the music after it), a message at that tick goes to its music's point (*groups*: music cue →
+    its point), any other to the first of them."""
     out: dict[int, list[tuple[int, str, Any]]] = {}
     index = -1
     for tick, cue, message in timed:
         while index + 1 < len(points) and points[index + 1] <= tick:
             index += 1
-        out.setdefault(index, []).append((tick, cue, message))
+        at = index
+        if at > 0 and points[at - 1] == tick:
+            own = groups.get(cue)
+            at = own if own is not None and points[own] == tick else points.index(tick)
+        out.setdefault(at, []).append((tick, cue, message))
     return out

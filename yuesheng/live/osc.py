@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from yuesheng.errors import OscMessageError
-from yuesheng.live.commands import by_osc
+from yuesheng.live.commands import by_osc, value_of
 from yuesheng.live.control import Control
 
 MAX_DATAGRAM = 2048  # bytes: a GOTO with a token and a cue id is under 200
@@ -223,11 +223,17 @@ class OscListener:
         if args is None:
             self.notices.drop(sender, "no token first (or the sender is not in --osc-allow)")
             return
-        cue = args[0] if row.target and args else ""
-        if row.target and not (isinstance(cue, str) and cue):
+        named = row.target or row.sounding
+        cue = args[0] if named and args else ""
+        if named and not (isinstance(cue, str) and cue):
             self.notices.drop(sender, f"{row.osc} needs a cue id (a string)")
             return
-        self.control.submit(row.command, "osc", str(cue))
+        rest = args[1:] if named else args
+        value, why = value_of(row, rest[0] if rest else None)
+        if why or len(rest) > (1 if row.value else 0):
+            self.notices.drop(sender, why or f"{row.osc}: more arguments than it takes")
+            return
+        self.control.submit(row.command, "osc", str(cue), value=value)
 
     def close(self) -> None:
         self.closed.set()
@@ -237,3 +243,47 @@ class OscListener:
             pass
         self.socket.close()
         self.thread.join(timeout=2)
+
+
+STATE = ("/yuesheng/cue", "/yuesheng/number", "/yuesheng/elapsed", "/yuesheng/armed")  # the state sent out
+
+
+def check_targets(targets: Iterable[tuple[str, int]], token: str | None) -> str:
+    """Why the state may not be sent to *targets* ('' if it may): off loopback only with the token, put first in
+    every message, so that a receiver can tell the console's state from a forged one."""
+    for host, port in targets:
+        if not is_loopback(host) and not token:
+            return (f"--osc-out {host}:{port}: state off loopback goes with the console's token first; give it one "
+                    "(YUESHENG_TOKEN or --token-file), or send to 127.0.0.1")
+    return ""
+
+
+class OscSender:
+    """The show's state sent to the OSC targets named when the console started, and to no other: each message a
+    datagram, the token first (off loopback). Nothing a target sends back is read."""
+
+    def __init__(self, targets: Iterable[tuple[str, int]], token: str | None = None) -> None:
+        self.targets = [(host, port, token if token and not is_loopback(host) else None) for host, port in targets]
+        self.sockets = {f: socket.socket(f, socket.SOCK_DGRAM) for f in (socket.AF_INET, socket.AF_INET6)}
+
+    def send_state(self, cue: str, number: int, elapsed: float, armed: str) -> None:
+        """/yuesheng/cue s, /yuesheng/number i, /yuesheng/elapsed f, /yuesheng/armed s, to every target; a target
+        that cannot be reached is passed over (the show goes on)."""
+        from pythonosc.osc_message_builder import OscMessageBuilder
+
+        for host, port, token in self.targets:
+            values: tuple[str | int | float, ...] = (cue, number, float(elapsed), armed)
+            for address, value in zip(STATE, values, strict=True):
+                builder = OscMessageBuilder(address)
+                if token:
+                    builder.add_arg(token)
+                builder.add_arg(value)
+                family = socket.AF_INET6 if ":" in host else socket.AF_INET
+                try:
+                    self.sockets[family].sendto(builder.build().dgram, (host, port))
+                except OSError:
+                    break
+
+    def close(self) -> None:
+        for sock in self.sockets.values():
+            sock.close()

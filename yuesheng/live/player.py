@@ -155,6 +155,7 @@ class Player:
         self.priority = ""  # what ``realtime`` obtained from the OS, once playing
         self.ended = ""  # why the player stopped waiting for commands, if a source closed
         self.watchers: list[Callable[[], None]] = []  # called, from the playing thread, when the status changes
+        self.listeners: list[Callable[[Press, Outcome], None]] = []  # called with each command carried out
 
     def run(self) -> None:
         """Play to the end; on any interruption silence every channel, then re-raise."""
@@ -210,9 +211,13 @@ class Player:
             self.panic()
         if outcome.log is not None and self.log is not None:
             event, cue = outcome.log
-            extra = {"silence": True} if press.silence else {}
+            extra: dict[str, Any] = {"silence": True} if press.silence else {}
+            if press.value is not None:
+                extra["value"] = press.value
             self.log.write(event, press.at, cue=cue, source=press.source, **extra)
         self._changed()
+        for callback in self.listeners:
+            callback(press, outcome)
         if outcome.line:
             self.show(outcome.line)
 
@@ -236,6 +241,10 @@ class Player:
     def watch(self, callback: Callable[[], None]) -> None:
         """Have *callback* called (from the playing thread: it must be quick) whenever the status changes."""
         self.watchers.append(callback)
+
+    def listen(self, callback: Callable[[Press, Outcome], None]) -> None:
+        """Have *callback* called (from the playing thread: it must be quick) with each command carried out."""
+        self.listeners.append(callback)
 
     def _changed(self) -> None:
         for callback in self.watchers:

@@ -9,12 +9,13 @@ The console writes a **log** (``showlog``), one JSON object a line (JSON Lines):
     {"event": "refused", "cue": "gong-ru", "source": "page", "why": "…", …}   # a GO that came too late: not run
 
 ``retime`` turns logs into a **timing overlay**: for each action, the measured
-time from its GO to the next action's GO, taken as the action's duration (plus
-whatever the plan itself puts between the action's end and the next start, so
-parallel cues keep their shape); a GO interval broken by a jump, a new session or lost
+time from its GO to the next GO point's GO the operator gave (the next action's, or the music's after it; the
+console's own GO of armed music is passed over), less whatever the plan itself puts between the action's end and
+that point's start, so parallel cues keep their shape; a GO interval broken by a jump, a new session or lost
 lines is not measured. With three or more takes of an action, one lying far out is
 dropped (``outliers``), and ``--exclude`` drops takes by hand. Over several logs, the
-median of the takes kept, how many, and their spread (longest less shortest)::
+median of the takes kept, how many, and their range (``spread``: longest less shortest); a take of no time or
+less (the next GO before the music between had ended) is warned and dropped, never written as 0 s::
 
     format: yuesheng-timing/1
     rite: xiangshe
@@ -38,10 +39,11 @@ from yuesheng.cuesheet import CueSheet, parse_duration
 from yuesheng.errors import InvalidInputError, InvalidValueError, Problem
 from yuesheng.live.commands import by_event, events
 from yuesheng.live.showlog import log_object, read_log_bytes
-from yuesheng.timeline import TICKS_PER_SECOND, Measurement, Timeline
+from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Measurement, Timeline
 from yuesheng.yamlload import PathKey, load
 
 TIMING_FORMAT = "yuesheng-timing/1"
+AUTO = "auto"  # the source of a GO the console gave itself (``player``)
 OTHER_EVENTS = ("session", "refused")  # a log's events besides the commands': a console started, a GO refused
 OUTLIER_MADS = 3  # how many scaled MADs from the median a take may lie
 OUTLIER_SHARE = Fraction(1, 10)  # a take this close to the median (a share of it) is never an outlier
@@ -58,6 +60,7 @@ class Entry:
     source: str
     mono: float
     lost: int = 0  # entries missing before this one (the log could not be written)
+    plan: str = ""  # a session's plan (``resume.plan_digest``: every cue's start and end), where the log says it
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,12 +130,29 @@ def _entry(number: int, line: str, cues: set[str], rite: str) -> tuple[Entry | N
             return None, None, "session: variants is a list and readings a mapping"
         chosen = tuple(sorted((str(k), str(v)) for k, v in readings.items()))
         programme = Programme(tuple(sorted(map(str, variants))), chosen)
-        return Entry(number, event, "", "", float(mono), lost), programme, ""
+        plan = data.get("plan", "")
+        if not isinstance(plan, str):
+            return None, None, f"plan {plan!r}, expected the plan's digest"
+        return Entry(number, event, "", "", float(mono), lost, plan), programme, ""
     if (row is None or not row.names_cue) and cue == "":  # before the first GO: nothing had started
         return Entry(number, event, cue, str(data.get("source", "")), float(mono), lost), None, ""
     if not isinstance(cue, str) or cue not in cues:
         return None, None, f"unknown cue {cue!r} (the log does not fit this cue sheet)"
     return Entry(number, event, cue, str(data.get("source", "")), float(mono), lost), None, ""
+
+
+def mixed_plans(logs: list[tuple[str, list[Entry]]]) -> str:
+    """Where *logs* (each named) played different plans, said plainly ('' if they played one, or do not say):
+    each plan with the first session line that played it."""
+    first: dict[str, str] = {}
+    for name, entries in logs:
+        for entry in entries:
+            if entry.event == "session" and entry.plan:
+                first.setdefault(entry.plan, f"{name}:{entry.line}")
+    if len(first) < 2:
+        return ""
+    return ("these logs played different plans (another --timing file, or the cue sheet's durations changed): "
+            + ", ".join(f"plan {plan} at {where}" for plan, where in first.items()))
 
 
 def log_events() -> list[str]:
@@ -161,10 +181,17 @@ class Measured:
     dropped: tuple[Take, ...] = ()
 
 
-def measure(timeline: Timeline, entries: list[Entry], log: str = "") -> dict[str, list[Take]]:
-    """Each action's takes: its GO to the next action's GO, unbroken by a jump, a new session or lost lines."""
-    actions = [t for t in timeline.cues if not t.cue.is_music]
-    place = {t.cue.id: n for n, t in enumerate(actions)}
+def measure(timeline: Timeline, entries: list[Entry], log: str = "",
+            void: Callable[[Take], None] = lambda _: None) -> dict[str, list[Take]]:
+    """Each action's takes: from its GO to the next GO point's the operator gave (music included: the console's GO
+    points), less what the plan puts between the action's end and that point's start. Unbroken by a jump, a new
+    session or lost lines; music's GOs the console gave itself (armed music following its pre-wait) are passed
+    over, since they measure the plan. A take of no time or less (a GO pressed before the music the plan puts
+    between had ended) is no measurement: it is given to *void*, never kept."""
+    from yuesheng.live.cueing import go_points  # with mido: not for every command that reads a timing file
+
+    points = go_points(timeline, 0, music=True)
+    place = {t.cue.id: n for n, t in enumerate(points)}
     out: dict[str, list[Take]] = {}
     last: Entry | None = None
     session = 0
@@ -175,14 +202,21 @@ def measure(timeline: Timeline, entries: list[Entry], log: str = "") -> dict[str
             last = None
         if row is None or not row.starts or entry.cue not in place:
             continue
-        if last is not None and place[entry.cue] == place[last.cue] + 1:
-            before = actions[place[last.cue]]
-            beyond = actions[place[entry.cue]].start_tick - before.end_tick  # what the plan puts after the action
-            measured = Fraction(round((entry.mono - last.mono) * 1000), 1000) - Fraction(beyond, TICKS_PER_SECOND)
-            out.setdefault(last.cue, []).append(Take(last.cue, max(Fraction(0), measured), log, last.line,
-                                                     max(session, 1)))
-        last = entry
+        at = place[entry.cue]
+        if last is not None and at > place[last.cue] and all(p.cue.is_music for p in points[place[last.cue] + 1:at]):
+            if entry.source == AUTO:
+                continue
+            take = _take(points[place[last.cue]], points[at], last, entry, log, max(session, 1))
+            (out.setdefault(take.cue, []).append if take.seconds > 0 else void)(take)
+        last = None if points[at].cue.is_music else entry
     return out
+
+
+def _take(action: CueTiming, following: CueTiming, go: Entry, end: Entry, log: str, session: int) -> Take:
+    """The take of *action* from its GO to the GO of the point *following*."""
+    beyond = following.start_tick - action.end_tick  # what the plan puts after the action
+    seconds = Fraction(round((end.mono - go.mono) * 1000), 1000) - Fraction(beyond, TICKS_PER_SECOND)
+    return Take(action.cue.id, seconds, log, go.line, session)
 
 
 def outliers(takes: list[Take]) -> list[Take]:
@@ -201,11 +235,13 @@ def outliers(takes: list[Take]) -> list[Take]:
 
 
 def retime(timeline: Timeline, logs: list[list[Entry]], *, names: list[str] | None = None,
-           excluded: Callable[[Take], bool] = lambda _: False) -> dict[str, Measured]:
-    """Every measured action's median over *logs* (named *names*), outliers and the *excluded* takes dropped."""
+           excluded: Callable[[Take], bool] = lambda _: False,
+           void: Callable[[Take], None] = lambda _: None) -> dict[str, Measured]:
+    """Every measured action's median over *logs* (named *names*), outliers and the *excluded* takes dropped; a
+    take of no time or less given to *void* (``measure``)."""
     pooled: dict[str, list[Take]] = {}
     for entries, name in zip(logs, names or [""] * len(logs), strict=True):
-        for cue, takes in measure(timeline, entries, name).items():
+        for cue, takes in measure(timeline, entries, name, void).items():
             pooled.setdefault(cue, []).extend(takes)
     order = {t.cue.id: n for n, t in enumerate(timeline.cues)}
     out: dict[str, Measured] = {}

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from yuesheng.errors import InvalidInputError, Problem
-from yuesheng.live.commands import by_event
+from yuesheng.live.commands import by_event, value_of
 from yuesheng.live.control import Press
 from yuesheng.live.showlog import log_object, read_log_bytes
 from yuesheng.timeline import Timeline
@@ -181,4 +181,7 @@ def _press(data: dict[str, Any], cues: set[str], now_wall: datetime) -> tuple[Pr
         return None, f"wall {str(data.get('wall'))[:40]!r} is not a time with its time zone"
     ago = (now_wall - wall).total_seconds()
     source = str(data.get("source", ""))
-    return Press(row.command, -max(0.0, ago), source, cue, bool(data.get("silence", False))), ""
+    number, why = value_of(row, data.get("value"))
+    if why:
+        return None, why
+    return Press(row.command, -max(0.0, ago), source, cue, bool(data.get("silence", False)), number), ""

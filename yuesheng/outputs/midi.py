@@ -318,6 +318,11 @@ def panic_messages(channels: list[int]) -> list[mido.Message]:
             for c in channels for control in (123, 120)]
 
 
+def sysex_message(data: tuple[int, ...]) -> mido.Message:
+    """A System Exclusive message of *data* (the bytes between F0 and F7: MIDI Show Control's, ``live/showcontrol``)."""
+    return mido.Message("sysex", data=data)
+
+
 def volume_messages(channels: list[int], value: int) -> list[mido.Message]:
     """Channel volume (CC 7) set to *value* on every channel given: the steps of a fade."""
     return [mido.Message("control_change", channel=c, control=7, value=value) for c in channels]

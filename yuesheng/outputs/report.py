@@ -115,11 +115,11 @@ def run_sheet_text(timeline: Timeline) -> str:
     measured = any(t.estimate_ticks is not None for t in timeline.cues)
     if measured:
         lines.insert(-1, "dur: measured in rehearsal where 'est' gives the estimate it replaced (--timing); 'takes' "
-                         "gives how many takes the median is of, and their spread (longest less shortest)")
+                         "gives how many takes the median is of, and their range (longest less shortest)")
     if staged := any(t.basis for t in timeline.cues):
         lines.insert(-1, "dur: an action's duration derived from the blocking: its longest walk and its formulas "
                          "(the line under it), or the cue sheet's estimate and why it is kept")
-    est = f"{_cell('est', 7)} {_cell('takes', 11)} " if measured else ""
+    est = f"{_cell('est', 7)} {_cell('takes', 14)} " if measured else ""
     head = f"{_cell('start', 8)} {_cell('dur', 7)} {est}{_cell('section', 10)} {_cell('cue', 22)} {_cell('who', 22)} " \
            f"{_cell('where', 12)} {_cell('action / music', 40)} {_cell('words', 16)} cite"
     lines += [head, "-" * width(head)]
@@ -127,7 +127,7 @@ def run_sheet_text(timeline: Timeline) -> str:
         cue = t.cue
         who = ", ".join(names.get(p, p) for p in (cue.who or cue.performers))
         est = (f"{_cell(clock(t.estimate_ticks) if t.estimate_ticks is not None else '', 7)} "
-               f"{_cell(takes(t), 11)} ") if measured else ""
+               f"{_cell(takes(t), 14)} ") if measured else ""
         lines.append(f"{_cell(clock(t.start_tick), 8)} {_cell(clock(t.end_tick - t.start_tick), 7)} {est}"
                      f"{_cell(cue.section, 10)} {_cell(cue.id, 22)} {_cell(who, 22)} "
                      f"{_cell(names.get(cue.where, cue.where), 12)} {_cell(what_of(t, by_cue), 40)} "
@@ -148,9 +148,10 @@ def run_sheet_text(timeline: Timeline) -> str:
 
 
 def takes(timing: CueTiming) -> str:
-    """A measured action's takes and their spread, e.g. ``3 ±2.4s``; '' where it was not measured."""
+    """A measured action's takes and their range (longest less shortest), e.g. ``3 range 2.4s``; '' where it was
+    not measured."""
     m = timing.measured
-    return f"{m.takes} ±{float(m.spread):.1f}s" if m else ""
+    return f"{m.takes} range {float(m.spread):.1f}s" if m else ""
 
 
 def run_sheet_csv(timeline: Timeline) -> str:

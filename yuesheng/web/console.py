@@ -4,12 +4,18 @@ Routes (one table, ``routes``):
 
 - ``GET /`` — the page (Jinja2, autoescaped): a connection band; NOW and NEXT with n/N, section and note; armed
   music with its countdown; what sounds and what stops it; the clocks (elapsed, planned against actual, an overrun
-  highlighted, over/under-run, projected end); the rite's timeline, dark, with a moving now-line; a large fixed GO
-  (space, whatever has focus but a text field; a held key never repeats it), STOP ALL (Esc, from anywhere),
-  FADE (f), and a jump confirmed in a dialog that silences only if asked.
+  highlighted, over/under-run, projected end); the cue list (every GO point with its pre-wait, length, how it
+  starts and its note; a playhead moved by the arrows, a tap or a search, which GO fires); the rite's timeline,
+  dark, with a moving now-line; a fixed bar with STOP ALL (Esc, from anywhere) beside a large GO (space, whatever
+  has focus but a text field; a held key never repeats it), every command acknowledged above it; FADE (f), and a
+  jump to the playhead confirmed in a dialog that silences only if asked.
 - ``GET /state`` — the state as JSON.
-- ``POST /command`` — ``{"command": "go"|"stop"|"fade"|"goto", "cue": …}`` (the ``web`` names of
+- ``POST /command`` — ``{"command": "go"|"stop"|"fade"|"goto", "cue": …}`` (a GO's ``cue``, if any, is the GO
+  point to fire: the playhead; the ``web`` names of
   ``commands.COMMANDS``; the page's buttons and keys are drawn from that table, given it as JSON).
+- ``GET /observe``, ``GET /cast/PERSON``, ``GET /view/plate/CUE[?person=…]``, ``WS /view/ws[?person=…]`` — the
+  read-only views (``web/views``): the stage manager's and a performer's, their state pushed as the console's is;
+  a frame on their socket is never a command. They take the view token (``VIEW_PATHS``) as well as the console's.
 - ``WS /ws`` — the state, pushed whenever it changes (and every ``PUSH`` seconds for the clocks); commands as
   JSON text frames, answered ``{"accepted": …, "why": …}`` (with the frame's integer ``id``, if it had one); a
   heartbeat ``{"ping": T}`` answered at once ``{"pong": T, "server": NOW}``, from which the page reckons the
@@ -42,7 +48,7 @@ import math
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
@@ -53,12 +59,17 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from yuesheng.live.commands import by_web, page_table
+from yuesheng.errors import YueshengError
+from yuesheng.live.commands import COMMANDS, Command, by_web, page_table, value_of
 from yuesheng.live.control import Control
-from yuesheng.live.cueing import PlayerStatus, Playing, label, music_name
+from yuesheng.live.cueing import FADE, PlayerStatus, Playing, label, music_name
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Timeline
 from yuesheng.timeline import clock as show_clock
 from yuesheng.web.sheet import environment, timeline_view, with_fonts
+from yuesheng.web.views import Views
+
+if TYPE_CHECKING:
+    from yuesheng.staging.persons import Person
 
 PUSH = 0.5  # seconds between state pushes when nothing changes (the page moves its clocks between them)
 LATE = 1.0  # seconds: a page's GO that reaches the console later than this after it was pressed is refused
@@ -67,6 +78,8 @@ AHEAD = 0.25  # seconds: a GO pressed further than this (or the page's clock unc
 COOKIE = "yuesheng-token"
 MAX_BODY = 16 * 1024  # bytes: a command body or WebSocket frame is a few dozen
 KEY_NAMES = {"Space": "space", "Escape": "Esc"}  # a command's key as its button's title says it
+VIEW_PATHS = ("/observe", "/cast/", "/view/")  # the read-only views: the view token opens these, and only these
+DONE = {Command.STOP: "all notes and all sound off", Command.FADE: f"fading out over {FADE:g} s"}  # its acknowledgement
 
 
 def _host_name(host_header: str) -> str:
@@ -141,13 +154,14 @@ class SameOrigin:
 
 
 class TokenGuard:
-    """ASGI middleware: every HTTP request and WebSocket must carry the token (403 otherwise)."""
+    """ASGI middleware: every HTTP request and WebSocket must carry the token (403 otherwise); the read-only views
+    (``VIEW_PATHS``) take the view token as well."""
 
-    def __init__(self, app: ASGIApp, token: str | None) -> None:
-        self.app, self.token = app, token
+    def __init__(self, app: ASGIApp, token: str | None, view_token: str | None = None) -> None:
+        self.app, self.token, self.view_token = app, token, view_token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.token is None or scope["type"] not in ("http", "websocket") or self._carries(HTTPConnection(scope)):
+        if scope["type"] not in ("http", "websocket") or self._admits(HTTPConnection(scope)):
             await self.app(scope, receive, send)
             return
         if scope["type"] == "websocket":
@@ -155,12 +169,21 @@ class TokenGuard:
             return
         await Response("403 Forbidden: this console needs its token (?token=…)", 403)(scope, receive, send)
 
-    def _carries(self, conn: HTTPConnection) -> bool:
-        assert self.token is not None
+    def _admits(self, conn: HTTPConnection) -> bool:
+        """The operator's token opens everything (no token: everything is open); the view token only the views."""
+        view = conn.url.path.startswith(VIEW_PATHS)
+        if self.token is None and (not view or self.view_token is None):
+            return True
+        return self._carries(conn, self.token) or (view and self._carries(conn, self.view_token))
+
+    @staticmethod
+    def _carries(conn: HTTPConnection, token: str | None) -> bool:
+        if token is None:
+            return False
         auth = conn.headers.get("authorization", "")
         offered = [conn.query_params.get("token", ""), conn.cookies.get(COOKIE, ""),
                    auth[7:] if auth.startswith("Bearer ") else ""]
-        return any(o and hmac.compare_digest(o.encode(), self.token.encode()) for o in offered)
+        return any(o and hmac.compare_digest(o.encode(), token.encode()) for o in offered)
 
 
 class Showing(Protocol):
@@ -185,14 +208,15 @@ class Console:
 
     def __init__(self, timeline: Timeline, player: Showing, control: Control, *, token: str | None = None,
                  hosts: tuple[str, ...] = (), log: Logging | None = None,
-                 wall: Any = time.time) -> None:
+                 wall: Any = time.time, views: Views | None = None, view_token: str | None = None) -> None:
         self.timeline, self.player, self.control, self.token, self.wall = timeline, player, control, token, wall
-        self.hosts, self.log = hosts, log
+        self.hosts, self.log, self.views, self.view_token = hosts, log, views, view_token
         self.waiting: set[asyncio.Event] = set()  # one per connected page: set when the state has changed
         self.loop: asyncio.AbstractEventLoop | None = None
         player.watch(self._changed)
         self.by_id = {t.cue.id: t for t in timeline.cues}
         self.template = environment().get_template("console.html.j2")
+        self.template_view = environment().get_template("view.html.j2")
         self.shown = json.dumps([self.cue_json(t.cue.id) for t in timeline.cues], ensure_ascii=False)  # for the font
 
     # -- state ---------------------------------------------------------------------------------------
@@ -266,10 +290,17 @@ class Console:
         cue = data.get("cue", "")
         if row.target and (not isinstance(cue, str) or cue not in self.by_id):
             return False, "no such cue to jump to"
+        if row.sounding and (not isinstance(cue, str) or cue not in self.by_id):
+            return False, f"{row.said}: no such cue"
+        value, why = value_of(row, data.get("value"))
+        if why:
+            return False, why
+        if row.starts and cue != "" and (not isinstance(cue, str) or cue not in self.player.status().actions):
+            return False, f"no GO point {cue!r} to fire"
         if row.starts and (why := self._late(data)):
             return False, self._refuse(why)
-        if self.control.submit(row.command, "page", cue if row.target else "",
-                               silence=row.target and data.get("silence") is True):
+        if self.control.submit(row.command, "page", cue if row.target or row.starts or row.sounding else "",
+                               silence=row.target and data.get("silence") is True, value=value):
             return True, ""
         return False, f"within the {self.control.guard:g} s guard of the last {row.said} (a double press?)"
 
@@ -278,7 +309,7 @@ class Console:
         than ``LATE``."""
         pressed = data.get("pressed")
         if data.get("offline") is True:
-            return "it was pressed while the page was not connected: not run late"
+            return "it was pressed while the page was stale or not connected: not run late"
         if isinstance(pressed, int | float) and not isinstance(pressed, bool):
             if (moment := _seconds(pressed)) is None:  # no moment at all, so it cannot be shown on time
                 return "its press time is not a time a clock shows (NaN, Infinity or beyond any float): not run"
@@ -319,8 +350,12 @@ class Console:
             Route("/state", self.get_state),
             Route("/command", self.post_command, methods=["POST"]),
             WebSocketRoute("/ws", self.socket),
+            Route("/observe", self.observe_page),
+            Route("/cast/{person:path}", self.cast_page),
+            Route("/view/plate/{cue}", self.view_plate),
+            WebSocketRoute("/view/ws", self.view_socket),
         ]
-        return SameOrigin(TokenGuard(Starlette(routes=routes), self.token), self.hosts)
+        return SameOrigin(TokenGuard(Starlette(routes=routes), self.token, self.view_token), self.hosts)
 
     async def page(self, request: Request) -> Response:
         # in a worker thread: a page's first font cut takes about half a second (大射), in which the loop answers
@@ -330,12 +365,26 @@ class Console:
             response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict")
         return response
 
+    def cue_list(self, status: PlayerStatus) -> list[dict[str, Any]]:
+        """The cue list's rows: every GO point, numbered, with its planned start and length, its pre-wait (music
+        after an action: the plan's time from the GO of the point before it), how it starts (on GO, or following
+        its pre-wait by itself) and its note."""
+        points = [self.by_id[cue_id] for cue_id in status.actions]
+        rows = []
+        for n, t in enumerate(points, 1):
+            armed = t.cue.is_music and n > 1
+            wait = (t.start_tick - points[n - 2].start_tick) / TICKS_PER_SECOND if armed else 0.0
+            rows.append({"n": n, "id": t.cue.id, "start": show_clock(t.start_tick), "label": label(t),
+                         "music": t.cue.is_music, "section": t.cue.section,
+                         "length": show_clock(t.end_tick - t.start_tick), "prewait": f"{wait:g} s" if armed else "",
+                         "mode": "follows" if armed and status.follow else "on GO", "note": t.cue.note})
+        return rows
+
     def _page_html(self) -> str:
         status = self.player.status()
-        actions = [{"id": t.cue.id, "label": f"{show_clock(t.start_tick)} {t.cue.id} {label(t)}"}
-                   for t in (self.by_id[cue_id] for cue_id in status.actions)]
-        html = self.template.render(rite=self.timeline.rite, actions=actions, late_s=LATE, stale_s=STALE,
+        html = self.template.render(rite=self.timeline.rite, cues=self.cue_list(status), late_s=LATE, stale_s=STALE,
                                     guard_s=self.control.guard, commands=page_table(), key_names=KEY_NAMES,
+                                    acks={c.web: f"{c.said} ✓ {DONE.get(c.command, '')}".strip() for c in COMMANDS},
                                     begin_s=status.begin_tick / TICKS_PER_SECOND,
                                     **timeline_view(self.timeline), now_line=True)
         return with_fonts(html, more=self.shown)
@@ -389,11 +438,95 @@ class Console:
         return {"accepted": accepted, **({"why": why} if why else {}),
                 **({"id": tag} if isinstance(tag, int) and not isinstance(tag, bool) else {})}
 
-    async def _push(self, websocket: WebSocket, changed: asyncio.Event) -> None:
+    async def _push(self, websocket: WebSocket, changed: asyncio.Event,
+                    state: Callable[[], dict[str, Any]] | None = None) -> None:
         while True:
             changed.clear()
-            await websocket.send_text(json.dumps({"state": self.state()}, ensure_ascii=False))
+            await websocket.send_text(json.dumps({"state": (state or self.state)()}, ensure_ascii=False))
             try:
                 await asyncio.wait_for(changed.wait(), PUSH)
             except TimeoutError:
                 pass
+
+    # -- the read-only views (web/views): they show; no frame of theirs is ever a command ----------------------
+
+    async def observe_page(self, _request: Request) -> Response:
+        if self.views is None:
+            return Response("404 Not Found: this console has no views", 404)
+        return HTMLResponse(await run_in_threadpool(self._view_html, "observe", None))
+
+    async def cast_page(self, request: Request) -> Response:
+        if self.views is None:
+            return Response("404 Not Found: this console has no views", 404)
+        who = await run_in_threadpool(self._person, request.path_params["person"])
+        if isinstance(who, str):
+            return Response(f"404 Not Found: {who}", 404, media_type="text/plain; charset=utf-8")
+        return HTMLResponse(await run_in_threadpool(self._view_html, "cast", who))
+
+    def _person(self, query: str) -> Person | str:
+        """The person a view names, or why none (an unknown or shared name, with the nearest)."""
+        assert self.views is not None
+        try:
+            return self.views.person(query)
+        except YueshengError as exc:
+            return str(exc)
+
+    def _view_html(self, mode: str, who: Person | None) -> str:
+        html = self.template_view.render(rite=self.timeline.rite, mode=mode, stale_s=STALE,
+                                         person=who.label if who is not None else "",
+                                         query=who.label if who is not None else "")
+        return with_fonts(html, more=self.shown)
+
+    async def view_plate(self, request: Request) -> Response:
+        cue = request.path_params["cue"]
+        if self.views is None or cue not in self.by_id:
+            return Response("404 Not Found: no such cue", 404)
+        query = request.query_params.get("person")
+        who = await run_in_threadpool(self._person, query) if query else None
+        if isinstance(who, str):
+            return Response(f"404 Not Found: {who}", 404, media_type="text/plain; charset=utf-8")
+        svg = await run_in_threadpool(self.views.plate, cue, who)
+        if svg is None:
+            return Response("404 Not Found: this cue is not staged", 404)
+        return Response(svg, media_type="image/svg+xml")
+
+    def view_state(self, who: Person | None) -> dict[str, Any]:
+        """What a view shows now: the stage manager's, or one performer's."""
+        assert self.views is not None
+        state = self.state()
+        if who is None:
+            return self.views.observe(state)
+        return self.views.cast(who, self.player.status(), state)
+
+    async def view_socket(self, websocket: WebSocket) -> None:
+        query = websocket.query_params.get("person")
+        who = await run_in_threadpool(self._person, query) if query and self.views is not None else None
+        if self.views is None or isinstance(who, str):
+            await websocket.close(code=1008)
+            return
+        await websocket.accept()
+        self.loop = asyncio.get_running_loop()
+        changed = asyncio.Event()
+        self.waiting.add(changed)
+        sender = asyncio.create_task(self._push(websocket, changed, lambda: self.view_state(who)))
+        try:
+            while True:
+                message = await websocket.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                await websocket.send_text(json.dumps(self._view_answer(message.get("text"))))
+        except WebSocketDisconnect:
+            pass
+        finally:
+            self.waiting.discard(changed)
+            sender.cancel()
+
+    def _view_answer(self, text: Any) -> dict[str, Any]:
+        """A view's heartbeat answered; anything else refused: a view cannot GO, STOP or jump."""
+        try:
+            data = json.loads(text) if isinstance(text, str) and len(text) <= MAX_BODY else None
+        except (ValueError, RecursionError):
+            data = None
+        if isinstance(data, dict) and set(data) == {"ping"}:
+            return {"pong": data["ping"], "server": self.control.clock.now()}
+        return {"accepted": False, "why": "a view only shows the show: it cannot GO, STOP or jump"}
