@@ -49,6 +49,7 @@ def _hall(hall: Hall) -> dict[str, Any]:
         "assumptions": [{"id": a.id, "value": a.value, "text": a.text} for a in hall.assumptions],
         "targets": [{"name": name, "from": [x0, y], "to": [x1, y]} for name, x0, x1, y in targets(hall)],
         "screens": [{"name": name, "at": [x, y]} for name, x, y in screens(hall)],
+        "things": _things(hall),
     }
 
 
@@ -82,6 +83,66 @@ def screens(hall: Hall) -> list[tuple[str, float, float]]:
     """Each 乏 (the 獲者's screen) of the hall: its name and place."""
     return [(p.name, round(p.point.x, 3), round(p.point.y, 3)) for p in hall.places.values()
             if _SCREEN.fullmatch(p.name)]
+
+
+# --- the set pieces, drawn as 張惠言's 儀禮圖 draws them: each by its kind, to its size, named ------------------------
+
+_KINDS = (("侯", "hou"), ("乏", "fa"), ("物", "wu"), ("次", "ci"), ("楅", "fu"), ("篚", "fei"), ("洗", "xi"),
+          ("磬", "frame"), ("鐘", "frame"), ("鑮", "frame"), ("縣", "frame"), ("鼓", "drum"), ("鼙", "drum"),
+          ("鼗", "drum"), ("尊", "vessel"), ("壺", "vessel"), ("罍", "vessel"), ("甒", "vessel"), ("水", "vessel"),
+          ("豐", "vessel"), ("亨", "vessel"), ("中", "zhong"))
+
+
+def thing_label(name: str) -> str:
+    """The name a set piece is labelled by: its name without the parenthesis ('笙磬 (東縣)' → '笙磬')."""
+    return name.split(" (")[0]
+
+
+def thing_kind(name: str) -> str:
+    """How a set piece is drawn, from the word its name ends in (大侯 → hou, 笙磬 → frame); 'piece' for the rest."""
+    label = thing_label(name)
+    return next((kind for word, kind in _KINDS if word in label[-2:]), "piece")
+
+
+def _c(x: float, y: float) -> str:
+    return f"{_n(x)},{_n(y)}"
+
+
+def thing_path(kind: str, x: float, y: float, w: float, d: float) -> str:
+    """The outline of a set piece of *kind* at (*x*, *y*), *w* 步 east–west and *d* north–south, as an SVG path:
+    a 侯 its cloth with its 个 and 中, a 乏 a screen open to the south, an instrument of the 縣 its frame (虡) with the
+    beam it hangs from, a drum or vessel a circle, a 洗 two, the 次 a shelter with its roof's ridges, an 物 a cross."""
+    x0, y0, x1, y1 = x - w / 2, y - d / 2, x + w / 2, y + d / 2
+    box = f"M{_c(x0, y0)}H{_n(x1)}V{_n(y1)}H{_n(x0)}Z"
+    r = max(min(w, d) / 2, 0.05)
+    circle = _circle(x, y, r)
+    if kind == "hou":  # the 个 at its ends, reaching south, and the 中 a quarter of its width
+        return (f"{box}M{_c(x0, y0)}v{_n(d + 0.4)}M{_c(x1, y0)}v{_n(d + 0.4)}"
+                f"M{_c(x - w / 8, y0 - 0.15)}H{_n(x + w / 8)}V{_n(y1 + 0.15)}H{_n(x - w / 8)}Z")
+    if kind == "fa":
+        return f"M{_c(x0, y1 + 0.1)}V{_n(y0)}H{_n(x1)}V{_n(y1 + 0.1)}"
+    if kind == "wu":
+        return f"M{_c(x0, y)}H{_n(x1)}M{_c(x, y0)}V{_n(y1)}"
+    if kind == "ci":
+        return f"{box}M{_c(x0, y0)}L{_c(x1, y1)}M{_c(x1, y0)}L{_c(x0, y1)}"
+    if kind in ("frame", "fei"):  # the beam along its length
+        along = f"M{_c(x, y0)}V{_n(y1)}" if d > w else f"M{_c(x0, y)}H{_n(x1)}"
+        return box + along
+    if kind in ("drum", "vessel"):
+        return circle
+    if kind == "xi":
+        return circle + _circle(x, y, r / 2)
+    return box
+
+
+def _circle(x: float, y: float, r: float) -> str:
+    return f"M{_c(x - r, y)}a{_n(r)},{_n(r)} 0 1,0 {_n(2 * r)},0a{_n(r)},{_n(r)} 0 1,0 {_n(-2 * r)},0"
+
+
+def _things(hall: Hall) -> list[dict[str, Any]]:
+    """Every set piece of the hall (its ``things``): its name, kind, place, size and source."""
+    return [{"id": t.id, "name": t.name, "label": thing_label(t.name), "kind": thing_kind(t.name), "at": _xy(t.at),
+             "size": [t.size[0], t.size[1]], "source": str(t.source)} for t in hall.things.values()]
 
 
 def _places(hall: Hall) -> list[dict[str, Any]]:
