@@ -159,13 +159,16 @@ def _drawing(timeline: Timeline, staged: StagedRite) -> dict[str, Any]:
 def panels(staged: StagedRite) -> list[list[float]]:
     """The printed panels, each its box (x, y, width, height in 步), its labels' size (步) and its printed width and
     height (mm): the 堂 and 庭, and the far end (the 侯, the 門) as its own inset where GAP 步 of empty court part
-    them; a label at least 6 pt on A4 in the panel that shows its anchor."""
+    them, else what lies outside the 門; a label at least 6 pt on A4 in the panel that shows its anchor."""
     hall = staged.hall
     points = [p.point for p in hall.places.values()] + [t.at for t in hall.things.values()]
     points += [s.point for c in staged.cues.values() for s in c.stands.values()]
     ys = sorted({p.y for p in points if p.y > 0})
-    split = next(((a, b) for a, b in zip(ys, ys[1:], strict=False) if b - a >= GAP), None)
     walls = [p for w in hall.walls for p in w.points]
+    gate = max(p.y for p in walls)  # the court's south wall: outside it, the far end where the court has no gap
+    split = next(((a, b) for a, b in zip(ys, ys[1:], strict=False) if b - a >= GAP), None)
+    if split is None and ys[-1] > gate:
+        split = (max(y for y in ys if y <= gate), min(y for y in ys if y > gate))
     near = [p for p in points if split is None or p.y <= split[0]] + [p for p in walls if p.y <= 0]
     x0, x1 = min(p.x for p in near + walls) - 1, max(p.x for p in near + walls) + 1
     y0, y1 = min(p.y for p in near) - 1, max(p.y for p in near) + 2
