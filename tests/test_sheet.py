@@ -8,6 +8,7 @@ browser check saves a screenshot next to the test's temporary files and names it
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -768,7 +769,44 @@ def test_print_gives_the_whole_timeline_a_page_per_plate_and_the_run_sheet(rite,
             counts.append(len(PdfReader(str(pdf)).pages))
         plates = len(_plates_of(timelines[rite], staged[rite]))
         assert counts[0] - counts[1] == plates  # one page for each plate
+        reader = PdfReader(str(tmp_path / f"{rite}.pdf"))
+        printed = [n for n, pg in enumerate(reader.pages) if "as at" in pg.extract_text()]
+        assert len(printed) == plates
+        for n in printed:  # every word of a plate's page, the labels of the 堂, 庭 and 侯 above all, 6 pt or more
+            small = [(size, text) for size, text in _text_sizes(reader.pages[n]) if size < 6 - 0.01]
+            assert small == [], (n, small[:5])
+        filled = _filled(tmp_path / f"{rite}.pdf")
+        assert [n for n in printed if filled[n] < 2 / 3] == [], filled  # no plate's page a third empty
         assert counts[1] <= 16, counts  # the notices and timeline, then the run sheet: 大射 in 15
+
+
+def _text_sizes(page: Any) -> list[tuple[float, str]]:
+    """Each run of text on a PDF page with the size it prints at (pt): its font size through both matrices."""
+    found: list[tuple[float, str]] = []
+
+    def visit(text: str, cm: list[float], tm: list[float], _font: Any, size: float) -> None:
+        if text.strip():
+            found.append((size * math.hypot(tm[2], tm[3]) * math.hypot(cm[2], cm[3]), text.strip()))
+
+    page.extract_text(visitor_text=visit)
+    return found
+
+
+def _filled(pdf: Path) -> list[float]:
+    """How far down each page of *pdf* its ink reaches, as a share of the sheet inside its 10 mm margins
+    (pdftoppm at 20 dpi, grey)."""
+    folder = pdf.with_suffix("")
+    folder.mkdir()
+    subprocess.run(["pdftoppm", "-r", "20", "-gray", str(pdf), str(folder / "p")], check=True, timeout=120)
+    out = []
+    for image in sorted(folder.glob("p-*.pgm"), key=lambda f: int(f.stem.split("-")[1])):
+        magic, size, _, pixels = image.read_bytes().split(b"\n", 3)
+        assert magic == b"P5"
+        w, h = map(int, size.split())
+        margin = round(h * 10 / 210)
+        inked = [n for n in range(margin, h - margin) if min(pixels[n * w:(n + 1) * w]) < 200]
+        out.append((max(inked, default=margin) - margin + 1) / (h - 2 * margin))
+    return out
 
 
 def _spans(text: str) -> set[int]:
@@ -785,7 +823,7 @@ def test_each_printed_plate_draws_its_stages_walks_numbered_as_its_list(rite, pa
     stages = [ids for _, _, ids in _plates_of(timelines[rite], staged[rite])]
     page = opened(pages[rite], width=1047)
     with page.checks(f"print-walks-{rite}") as p:
-        shown = "els => els.filter(e => e.getBoundingClientRect().width > 0).length"
+        shown = "els => els.filter(e => getComputedStyle(e).display !== 'none').length"  # in print, as its panels show it
         assert p.eval_on_selector_all(".content > .print-walks", shown) == 0  # on screen, nothing of it
         p.emulate_media(media="print")
         figures = p.query_selector_all("figure.plate")
@@ -799,7 +837,7 @@ def test_each_printed_plate_draws_its_stages_walks_numbered_as_its_list(rite, pa
                                                 "els => els.map(e => e.getAttribute('points'))")
             assert len(drawn) == len(routes), ids[0]  # each route once, however many walk it
             assert {tuple(tuple(float(v) for v in pt.split(",")) for pt in d.split()) for d in drawn} == routes
-            assert figure.eval_on_selector_all(".content > .print-walks", shown) == (1 if walks else 0)
+            assert figure.eval_on_selector_all(".content > .print-walks", shown) == 1  # printed (empty: no walks)
             clipped = figure.evaluate("f => Array.from(f.querySelectorAll('.plate-cues li')).filter(li => "
                                       "li.getBoundingClientRect().bottom > f.getBoundingClientRect().bottom).length")
             assert clipped == 0, ids[0]  # the list explains every number: all of it on the page
@@ -808,7 +846,9 @@ def test_each_printed_plate_draws_its_stages_walks_numbered_as_its_list(rite, pa
             assert len(labels) <= len(routes)
             svg = figure.query_selector("svg.plate-svg")
             assert svg.eval_on_selector(".walk-labels", "g => Number(g.dataset.dropped)") == 0, ids[0]
+            figure.evaluate("f => f.classList.add('drawing')")  # the whole court shown, to measure its labels
             assert _overlapping(svg.evaluate(LABEL_BOXES)) == [], ids[0]
+            figure.evaluate("f => f.classList.remove('drawing')")
             walked += bool(walks)
         assert walked > len(stages) // 2
         assert page.errors == []

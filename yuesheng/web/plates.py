@@ -174,10 +174,10 @@ def panels(staged: StagedRite) -> list[list[float]]:
     y0, y1 = min(p.y for p in near) - 1, max(p.y for p in near) + 2
     if split is None:
         return [_panel(x0, y0, x1, y1, ALONE_MM)]
-    far = [p for p in points if p.y >= split[1]]
-    return [_panel(x0, y0, x1, y1, PANELS_MM[0]),
-            _panel(min(p.x for p in far) - 2, split[1] - 2, max(p.x for p in far) + 2, max(p.y for p in far) + 2,
-                   PANELS_MM[1])]
+    far, cut = [p for p in points if p.y >= split[1]], min(split[0] + 2, (split[0] + split[1]) / 2)
+    return [_panel(x0, y0, x1, cut, PANELS_MM[0]),  # the two meet, never overlap: a label shows in one panel
+            _panel(min(p.x for p in far) - 2, max(cut, split[1] - 2), max(p.x for p in far) + 2,
+                   max(p.y for p in far) + 2, PANELS_MM[1])]
 
 
 def _panel(x0: float, y0: float, x1: float, y1: float, mm: tuple[float, float]) -> list[float]:
