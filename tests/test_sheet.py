@@ -28,7 +28,6 @@ from yuesheng import Production, build, caches, load, produce
 from yuesheng.cli import main
 from yuesheng.cli.common import cue_path
 from yuesheng.music.repertoire import data_dir
-from yuesheng.outputs.plan import screens, targets
 from yuesheng.timeline import Measurement, Options
 from yuesheng.web.sheet import (
     Encoded,
@@ -337,7 +336,8 @@ def opened(browser, tmp_path):
     return _open
 
 
-def test_the_page_is_ready_with_its_first_plate_and_draws_every_other_before_printing(browser, pages, timelines, staged):
+def test_the_page_is_ready_with_its_first_plate_and_draws_every_other_before_printing(browser, pages, timelines,
+                                                                                     staged):
     tab = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
         tab.goto(pages["dashe"].as_uri())
@@ -823,7 +823,7 @@ def test_each_printed_plate_draws_its_stages_walks_numbered_as_its_list(rite, pa
     stages = [ids for _, _, ids in _plates_of(timelines[rite], staged[rite])]
     page = opened(pages[rite], width=1047)
     with page.checks(f"print-walks-{rite}") as p:
-        shown = "els => els.filter(e => getComputedStyle(e).display !== 'none').length"  # in print, as its panels show it
+        shown = "els => els.filter(e => getComputedStyle(e).display !== 'none').length"  # printed: the panels show it
         assert p.eval_on_selector_all(".content > .print-walks", shown) == 0  # on screen, nothing of it
         p.emulate_media(media="print")
         figures = p.query_selector_all("figure.plate")
