@@ -767,11 +767,11 @@ def test_print_gives_the_whole_timeline_a_page_per_plate_and_the_run_sheet(rite,
             pdf = tmp_path / f"{rite}{plates}.pdf"
             p.pdf(path=str(pdf), format="A4", landscape=True, print_background=True)
             counts.append(len(PdfReader(str(pdf)).pages))
-        plates = len(_plates_of(timelines[rite], staged[rite]))
-        assert counts[0] - counts[1] == plates  # one page for each plate
+        plated = len(_plates_of(timelines[rite], staged[rite]))
+        assert counts[0] - counts[1] == plated  # one page for each plate
         reader = PdfReader(str(tmp_path / f"{rite}.pdf"))
         printed = [n for n, pg in enumerate(reader.pages) if "as at" in pg.extract_text()]
-        assert len(printed) == plates
+        assert len(printed) == plated
         for n in printed:  # every word of a plate's page, the labels of the 堂, 庭 and 侯 above all, 6 pt or more
             small = [(size, text) for size, text in _text_sizes(reader.pages[n]) if size < 6 - 0.01]
             assert small == [], (n, small[:5])

@@ -511,22 +511,27 @@ def _furniture(title: str, y: float) -> list[str]:
 
 def _legend(x: float, y: float) -> list[str]:
     """One line of what the marks mean (mm): a person and his facing, a 席, a place, a walk, a set piece."""
-    u = 1.2
-    marks = [(lambda a: f'<circle class="person" cx="{_n(a + u)}" cy="{_n(y - u)}" r="{_n(u)}"/>'
-                        f'<line class="facing" x1="{_n(a + u)}" y1="{_n(y - u)}" x2="{_n(a + 3.5 * u)}" '
-                        f'y2="{_n(y - u)}" style="stroke-width:.5"/>', "person, facing"),
-             (lambda a: f'<rect class="mat" x="{_n(a)}" y="{_n(y - 2 * u)}" width="{_n(3 * u)}" height="{_n(1.5 * u)}" '
-                        f'style="stroke-width:.2"/>', "席"),
-             (lambda a: f'<circle class="place" cx="{_n(a + u)}" cy="{_n(y - u)}" r="{_n(0.5 * u)}"/>', "place"),
-             (lambda a: f'<line class="route" x1="{_n(a)}" y1="{_n(y - u)}" x2="{_n(a + 3 * u)}" y2="{_n(y - u)}" '
-                        f'style="stroke-width:.5;stroke-dasharray:1.5 .8"/>', "walk, its time"),
-             (lambda a: f'<path class="thing piece" d="M{_n(a)},{_n(y - 2 * u)}h{_n(3 * u)}v{_n(1.5 * u)}'
-                        f'h{_n(-3 * u)}z" style="stroke-width:.2"/>', "set piece, named")]
     out = ['<g class="legend">']
-    for mark, text in marks:  # each mark, then its words
-        out.append(mark(x))
-        out.append(f'<text class="plabel" x="{_n(x + 4.5 * u)}" y="{_n(y)}" font-size="{TEXT_MM:g}">'
-                   f'{escape(text)}</text>')
-        x += 4.5 * u + text_size(text, TEXT_MM)[0] + 4
+    for text in _LEGEND:  # each mark, then its words
+        out.append(_legend_mark(text, x, y - 1.2))
+        out.append(f'<text class="plabel" x="{_n(x + 5.4)}" y="{_n(y)}" font-size="{TEXT_MM:g}">{escape(text)}</text>')
+        x += 5.4 + text_size(text, TEXT_MM)[0] + 4
     out.append("</g>")
     return out
+
+
+_LEGEND = ("person, facing", "席", "place", "walk, its time", "set piece, named")
+
+
+def _legend_mark(what: str, x: float, y: float) -> str:
+    """The mark of the legend's entry *what*, 3.6 mm wide, about (*x*, *y*) mm."""
+    if what == "person, facing":
+        return (f'<circle class="person" cx="{_n(x + 1.2)}" cy="{_n(y)}" r="1.2"/><line class="facing" '
+                f'x1="{_n(x + 1.2)}" y1="{_n(y)}" x2="{_n(x + 4.2)}" y2="{_n(y)}" style="stroke-width:.5"/>')
+    if what == "place":
+        return f'<circle class="place" cx="{_n(x + 1.2)}" cy="{_n(y)}" r=".6"/>'
+    if what.startswith("walk"):
+        return (f'<line class="route" x1="{_n(x)}" y1="{_n(y)}" x2="{_n(x + 3.6)}" y2="{_n(y)}" '
+                f'style="stroke-width:.5;stroke-dasharray:1.5 .8"/>')
+    kind = "mat" if what == "席" else "thing piece"
+    return f'<rect class="{kind}" x="{_n(x)}" y="{_n(y - 0.9)}" width="3.6" height="1.8" style="stroke-width:.2"/>'
