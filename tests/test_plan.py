@@ -17,7 +17,7 @@ import pytest
 from yuesheng import load
 from yuesheng.cli.common import cue_path
 from yuesheng.outputs.labels import LEADER_FROM, Label, crosses, meet, overlaps, place_labels, text_em
-from yuesheng.outputs.plan import plan_data, plan_svg, plate_labels
+from yuesheng.outputs.plan import plan_data, plan_svg, plate_labels, standing, thing_kind, thing_path
 from yuesheng.staging.paths import blocking_beside
 from yuesheng.staging.rite import staged_rite
 
@@ -114,27 +114,43 @@ def test_each_target_spans_its_left_and_right_ge_and_each_screen_is_drawn(xiangs
     assert widths == {"大侯": 12, "參侯": 9.34, "干侯": 6.66}  # 上个 = 4 中, 中 = 2 寸 a 弓 of 侯道 (6-36a)
     assert [t["from"][1] for t in dashe[0]["hall"]["targets"]] == [87.5, 67.5, 47.5]
     assert [f["name"] for f in dashe[0]["hall"]["screens"]] == ["大侯之乏", "參侯之乏", "干侯之乏"]
-    svg = plan_svg(xiangshe[0])
-    assert svg.count('class="target"') == 1 and svg.count('class="screen"') == 1
-    assert '<line class="target" x1="-3.33" y1="46" x2="3.33" y2="46">' in svg
+    svg = plan_svg(next(d for d in xiangshe if {"hou", "fa"} <= set(d["standing"])))
+    assert '<path class="thing hou" d="M-3.33,45.9H3.33V46.1H-3.33Z' in svg  # the 侯 from its 左个 to its 右个
+    assert svg.count('<path class="thing fa"') >= 1
+
+
+@pytest.mark.parametrize("rite", ["xiangyinjiu", "xiangshe", "yanli", "dashe"])
+def test_every_set_piece_standing_is_drawn_by_its_kind_to_its_size_and_named(rite, repertoire):
+    plates = _plates(rite, repertoire)
+    hall = plates[0]["hall"]
+    assert hall["things"] and {t["id"] for t in hall["things"]} >= set().union(*(p["standing"] for p in plates))
+    for data in (plates[0], max(plates, key=lambda p: len(p["standing"]))):
+        svg = plan_svg(data)
+        for t in standing(data):
+            (x, y), (w, d) = t["at"], t["size"]
+            assert f'<path class="thing {t["kind"]}" d="{thing_path(t["kind"], x, y, w, d)}"><title>{t["name"]}' in svg
+            assert f'>{t["label"]}</text>' in svg, t["label"]  # named
+    assert thing_kind("笙磬 (東縣)") == "frame" and thing_kind("大侯 (with its 个)") == "hou"
+    assert thing_kind("大侯之乏") == "fa" and thing_kind("士旅食之尊") == "vessel" and thing_kind("上物") == "wu"
 
 
 _MEASURE = """() => {
-  const svg = document.documentElement, vb = svg.viewBox.baseVal, frame = svg.getBoundingClientRect();
-  const labels = [...svg.querySelectorAll("text.label")].map((t) => {
-    const b = t.getBBox(), r = t.getBoundingClientRect();
-    return {text: t.textContent, box: [b.x, b.y, b.x + b.width, b.y + b.height],
-            client: [r.left - frame.left, r.top - frame.top, r.right - frame.left, r.bottom - frame.top]};
-  });
-  const all = [...svg.querySelectorAll("text")].map((t) => { const b = t.getBBox(); return [b.x, b.y, b.x + b.width,
-                                                                                            b.y + b.height]; });
-  return {view: [vb.x, vb.y, vb.x + vb.width, vb.y + vb.height], size: [frame.width, frame.height], labels, all};
+  const svg = document.documentElement, frame = svg.getBoundingClientRect();
+  const rect = (e) => { const r = e.getBoundingClientRect(); return [r.left - frame.left, r.top - frame.top,
+                                                                     r.right - frame.left, r.bottom - frame.top]; };
+  const labels = [...svg.querySelectorAll("text.label")].map((t) => ({text: t.textContent, client: rect(t),
+    panel: rect(t.closest("svg.panel")), px: Number(t.getAttribute("font-size")) * t.getScreenCTM().a}));
+  const words = [...svg.querySelectorAll("text:not(.label)")].map((t) => ({text: t.textContent, client: rect(t),
+    px: Number(t.getAttribute("font-size")) * t.getScreenCTM().a}));
+  return {size: [frame.width, frame.height], labels, words};
 }"""
+PX_PER_MM = 96 / 25.4  # the SVG is as large as it prints: its width and height are in mm
 
 
 @pytest.mark.browser
 @pytest.mark.parametrize("rite", ["xiangshe", "dashe"])
-def test_chromium_draws_the_busiest_plate_with_no_two_labels_touching_and_all_inside(rite, run, tmp_path, repertoire):
+def test_chromium_draws_the_busiest_plate_with_no_two_labels_touching_all_inside_and_9_pt_on_a4(rite, run, tmp_path,
+                                                                                                repertoire):
     from test_sheet import _chromium
 
     data = _plates(rite, repertoire)[0]
@@ -149,17 +165,19 @@ def test_chromium_draws_the_busiest_plate_with_no_two_labels_touching_and_all_in
             tab.screenshot(path=str(tmp_path / f"{rite}.png"))  # to look at
         finally:
             tab.close()
-    labels, view = found["labels"], found["view"]
-    assert len(labels) == len(plate_labels(data)[0]) > 40
+    labels, (width, height) = found["labels"], found["size"]
+    assert width <= 277 * PX_PER_MM + 1 and height <= 190 * PX_PER_MM + 1  # it fits A4 landscape, inside 10 mm
+    assert len(labels) == len(plate_labels(data)[0]) > 25
     for a, b in itertools.combinations(labels, 2):
-        assert not overlaps(a["box"], b["box"]), f"{a['text']!r} and {b['text']!r} overlap as drawn"
         assert not overlaps(a["client"], b["client"]), f"{a['text']!r} and {b['text']!r} overlap on screen"
-    for box in found["all"]:
-        assert view[0] <= box[0] and view[1] <= box[1] and box[2] <= view[2] and box[3] <= view[3], box
-    width, height = found["size"]
     for label in labels:
         x0, y0, x1, y1 = label["client"]
-        assert 0 <= x0 and 0 <= y0 and x1 <= width and y1 <= height, label["text"]
+        p0, q0, p1, q1 = label["panel"]
+        assert p0 <= x0 and q0 <= y0 and x1 <= p1 and y1 <= q1, label["text"]  # inside its panel
+        assert label["px"] >= 12 - 1e-6, label  # 9 pt
+    words = " ".join(w["text"] for w in found["words"])
+    assert "5 步 = 30 尺 ≈ 6.9 m" in words and "person, facing" in words and "set piece, named" in words
+    assert all(w["px"] >= 12 for w in found["words"]), words
 
 
 # --- what yuesheng plan loads ----------------------------------------------------------------------------------------

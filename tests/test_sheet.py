@@ -8,6 +8,7 @@ browser check saves a screenshot next to the test's temporary files and names it
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -27,7 +28,6 @@ from yuesheng import Production, build, caches, load, produce
 from yuesheng.cli import main
 from yuesheng.cli.common import cue_path
 from yuesheng.music.repertoire import data_dir
-from yuesheng.outputs.plan import screens, targets
 from yuesheng.timeline import Measurement, Options
 from yuesheng.web.sheet import (
     Encoded,
@@ -336,13 +336,14 @@ def opened(browser, tmp_path):
     return _open
 
 
-def test_the_page_is_ready_with_its_first_plate_and_draws_every_other_before_printing(browser, pages):
+def test_the_page_is_ready_with_its_first_plate_and_draws_every_other_before_printing(browser, pages, timelines,
+                                                                                     staged):
     tab = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
         tab.goto(pages["dashe"].as_uri())
         tab.wait_for_selector("html[data-ready=true]", timeout=20_000)
         first = tab.eval_on_selector_all("figure.plate", "fs => fs.map(f => !!f.querySelector('.labels text'))")
-        assert first[0] and len(first) == 34  # the shown plate is drawn when the page is ready
+        assert first[0] and len(first) == len(_plates_of(timelines["dashe"], staged["dashe"])) > 34  # split stages
         drawn = tab.evaluate("""() => { if (document.documentElement.dataset.plates === 'drawing') {
             window.dispatchEvent(new Event('beforeprint')); }  // as Ctrl+P does, before the rest are drawn
           return [...document.querySelectorAll('figure.plate')].map(f => !!f.querySelector('.labels text')); }""")
@@ -589,6 +590,32 @@ def _overlapping(boxes: list[list[Any]]) -> list[tuple[str, str]]:
             if a[0] < b[2] - 0.01 and b[0] < a[2] - 0.01 and a[1] < b[3] - 0.01 and b[1] < a[3] - 0.01]
 
 
+def _plates_of(timeline: Any, staged: Any, extra: tuple[str, ...] = ()) -> list[tuple[str, str, list[str]]]:
+    """The plates the page should draw, from the blocking's ``plates`` (and *extra*): each stage at each of its cues
+    named there (its last where none is), as its heading, the cue whose moment it shows, and the stage's cues it lists
+    (up to that cue; the last plate of a stage the rest too)."""
+    stages: list[tuple[str, list[str]]] = []
+    for t in timeline.cues:
+        if not stages or stages[-1][0] != t.cue.section:
+            stages.append((t.cue.section, []))
+        stages[-1][1].append(t.cue.id)
+    out = []
+    for name, ids in stages:
+        ends = [n for n, c in enumerate(ids) if c in set(staged.plates) | set(extra)] or [len(ids) - 1]
+        for k, end in enumerate(ends):
+            start = ends[k - 1] + 1 if k else 0
+            stop = end + 1 if k < len(ends) - 1 else len(ids)
+            out.append((f"{name} {k + 1}/{len(ends)}" if len(ends) > 1 else name, ids[end], ids[start:stop]))
+    return out
+
+
+def _things_after(timeline: Any, staged: Any, cue: str) -> set[str]:
+    """The set pieces standing after *cue*: those the next cue on the ground walks round (its own, at the last)."""
+    on = [t.cue.id for t in timeline.cues if t.cue.id in staged.cues]
+    n = on.index(cue)
+    return set(staged.cues[on[n + 1] if n + 1 < len(on) else cue].things)
+
+
 def test_a_rite_without_blocking_has_no_plates(tmp_path):
     sheet = tmp_path / "cues" / "xiangyinjiu.yaml"  # a shipped sheet with no blocking/ folder beside it
     sheet.parent.mkdir()
@@ -630,32 +657,72 @@ def test_a_damaged_or_foreign_kept_drawing_is_drawn_anew(tmp_path, monkeypatch, 
 
 
 @pytest.mark.parametrize("rite", STAGED)
-def test_one_plate_per_stage_with_everyone_on_the_ground_and_labels_that_never_overlap(rite, pages, timelines,
-                                                                                        opened, staged):
+def test_a_plate_at_each_tableau_with_everyone_and_every_set_piece_named_and_labels_that_never_overlap(
+        rite, pages, timelines, opened, staged):
     timeline = timelines[rite]
-    stages: list[tuple[str, str]] = []
-    for t in timeline.cues:
-        if not stages or stages[-1][0] != t.cue.section:
-            stages.append((t.cue.section, t.cue.id))
+    plates = _plates_of(timeline, staged[rite])
+    assert len(plates) > len({t.cue.section for t in timeline.cues}) // 2
     page = opened(pages[rite])
     with page.checks(f"plates-{rite}") as p:
-        assert p.eval_on_selector_all("figure.plate h3", "els => els.map(e => e.textContent)") == [s for s, _ in stages]
-        for n, (stage, first) in enumerate(stages):
+        heads = p.eval_on_selector_all("figure.plate h3", "els => els.map(e => e.textContent)")
+        assert heads == [name for name, _, _ in plates]
+        assert p.eval_on_selector_all("figure.plate", "fs => fs.map(f => f.dataset.at)") == [at for _, at, _ in plates]
+        things = staged[rite].hall.things
+        for n, (name, at, _) in enumerate(plates):
             p.select_option("#plate-stage", str(n))
             svg = p.query_selector("figure.plate.current svg")
             people = svg.eval_on_selector_all("g.person", "els => els.map(e => e.dataset.member)")
-            assert sorted(people) == sorted(staged[rite].cues[first].stands), stage
-            drawn = svg.eval_on_selector_all(".hall :is(.target, .screen) title", "els => els.map(e => e.textContent)")
-            hall = staged[rite].hall
-            assert drawn == [t[0] for t in targets(hall)] + [f[0] for f in screens(hall)], stage  # 侯 and 乏
-            assert svg.eval_on_selector(".labels", "g => Number(g.dataset.dropped)") == 0, stage
+            assert sorted(people) == sorted(staged[rite].cues[at].stands), name  # everyone, as after its cue
+            drawn = svg.eval_on_selector_all(".thing[data-thing]", "els => els.map(e => e.dataset.thing)")
+            assert set(drawn) == _things_after(timeline, staged[rite], at), name
+            labels = svg.eval_on_selector_all(".labels text.thing-label", "els => els.map(e => e.textContent)")
+            assert sorted(labels) == sorted(things[t].name.split(" (")[0] for t in drawn), name  # each one named
+            assert svg.eval_on_selector(".labels", "g => Number(g.dataset.dropped)") == 0, name
             for box in (None, "-14 -10 28 22", "-6 -9 12 10"):  # the whole ground, the 堂 and 庭, the 堂 alone
                 if box:
                     svg.evaluate("(s, b) => s.setAttribute('viewBox', b)", box)
                 boxes = svg.evaluate(LABEL_BOXES)
-                assert len(boxes) > len(set(people)) // 4, stage
-                assert _overlapping(boxes) == [], (stage, box)
+                assert len(boxes) > len(set(people)) // 4, name
+                assert _overlapping(boxes) == [], (name, box)
         assert page.errors == []
+
+
+def test_each_stage_is_plated_at_its_tableau_and_one_that_moves_much_at_several(timelines, staged):
+    """升歌 with the 工 seated on their mats, 第一番射 with the pair on the 物 (not the stage as its first cue leaves
+    it), 大射's 第二番射 in parts, none laying anything like its 81 routes on one snapshot."""
+    plates = {rite: _plates_of(timelines[rite], staged[rite]) for rite in RITES}
+    for rite, mat in (("dashe", "gong-tang"), ("xiangyinjiu", "gong-xi"), ("yanli", "gong-gongxi")):
+        [(_, at, _)] = [p for p in plates[rite] if p[0] == "升歌"]
+        gong = [s for who, s in staged[rite].cues[at].stands.items() if who.split("#")[0] in ("shanggong", "gong")]
+        assert len(gong) >= 4 and {s.place for s in gong} == {mat}, rite  # all on the 工席, none at the gate
+    for rite, at in (("dashe", "shang-ou-she"), ("xiangshe", "huo-1")):
+        assert at in [a for name, a, _ in plates[rite] if name.startswith("第一番射")]
+        stands = staged[rite].cues[at].stands
+        assert (stands["shang-ou-shangshe"].place, stands["shang-ou-xiashe"].place) == ("wu-shang", "wu-xia"), rite
+    second = [(name, ids) for name, _, ids in plates["dashe"] if name.startswith("第二番射")]
+    assert len(second) >= 3
+    for name, ids in second:
+        routes = {tuple((round(q.x, 2), round(q.y, 2)) for q in w.route) for c in ids
+                  for w in staged["dashe"].cues[c].derivation.walks if w.length > 0.3}
+        assert len(routes) <= 40, (name, len(routes))
+    assert all(any(p[0] == s for p in plates["dashe"]) or any(p[0].startswith(s + " ") for p in plates["dashe"])
+               for s in {t.cue.section for t in timelines["dashe"].cues})  # every stage has its plate
+
+
+def test_plate_at_adds_a_plate_at_any_cue_and_an_unknown_one_is_a_usage_error_naming_the_nearest(tmp_path, capsys):
+    out = tmp_path / "page.html"
+    assert main(["sheet", "xiangyinjiu", "--plate-at", "xian-bin-sheng", "-o", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert 'data-at="xian-bin-sheng"' in page and 'data-at="xian-bin"' in page  # the stage in two: before, after
+    assert '<h3>獻賓 <small class="part">1/2</small></h3>' in page
+    capsys.readouterr()
+    assert main(["sheet", "xiangyinjiu", "--plate-at", "xian-bin-shen", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--plate-at" in err and "xian-bin-shen" in err and "xian-bin-sheng" in err
+    mini = tmp_path / "mini.yaml"
+    mini.write_text(MINI.read_text(encoding="utf-8"), encoding="utf-8")
+    assert main(["sheet", str(mini), "--plate-at", "x", "-o", str(out)]) == 2
+    assert "has no blocking, so no plates" in capsys.readouterr().err
 
 
 def test_selecting_a_cue_draws_its_walks_with_their_times_and_a_track_follows_a_person(pages, timelines, opened,
@@ -700,10 +767,46 @@ def test_print_gives_the_whole_timeline_a_page_per_plate_and_the_run_sheet(rite,
             pdf = tmp_path / f"{rite}{plates}.pdf"
             p.pdf(path=str(pdf), format="A4", landscape=True, print_background=True)
             counts.append(len(PdfReader(str(pdf)).pages))
-        stages = len([s for n, s in enumerate(t.cue.section for t in timelines[rite].cues)
-                      if n == 0 or timelines[rite].cues[n - 1].cue.section != s])
-        assert counts[0] - counts[1] == (stages if staged[rite] else 0)  # one page for each plate
+        plated = len(_plates_of(timelines[rite], staged[rite]))
+        assert counts[0] - counts[1] == plated  # one page for each plate
+        reader = PdfReader(str(tmp_path / f"{rite}.pdf"))
+        printed = [n for n, pg in enumerate(reader.pages) if "as at" in pg.extract_text()]
+        assert len(printed) == plated
+        for n in printed:  # every word of a plate's page, the labels of the 堂, 庭 and 侯 above all, 6 pt or more
+            small = [(size, text) for size, text in _text_sizes(reader.pages[n]) if size < 6 - 0.01]
+            assert small == [], (n, small[:5])
+        filled = _filled(tmp_path / f"{rite}.pdf")
+        assert [n for n in printed if filled[n] < 2 / 3] == [], filled  # no plate's page a third empty
         assert counts[1] <= 16, counts  # the notices and timeline, then the run sheet: 大射 in 15
+
+
+def _text_sizes(page: Any) -> list[tuple[float, str]]:
+    """Each run of text on a PDF page with the size it prints at (pt): its font size through both matrices."""
+    found: list[tuple[float, str]] = []
+
+    def visit(text: str, cm: list[float], tm: list[float], _font: Any, size: float) -> None:
+        if text.strip():
+            found.append((size * math.hypot(tm[2], tm[3]) * math.hypot(cm[2], cm[3]), text.strip()))
+
+    page.extract_text(visitor_text=visit)
+    return found
+
+
+def _filled(pdf: Path) -> list[float]:
+    """How far down each page of *pdf* its ink reaches, as a share of the sheet inside its 10 mm margins
+    (pdftoppm at 20 dpi, grey)."""
+    folder = pdf.with_suffix("")
+    folder.mkdir()
+    subprocess.run(["pdftoppm", "-r", "20", "-gray", str(pdf), str(folder / "p")], check=True, timeout=120)
+    out = []
+    for image in sorted(folder.glob("p-*.pgm"), key=lambda f: int(f.stem.split("-")[1])):
+        magic, size, _, pixels = image.read_bytes().split(b"\n", 3)
+        assert magic == b"P5"
+        w, h = map(int, size.split())
+        margin = round(h * 10 / 210)
+        inked = [n for n in range(margin, h - margin) if min(pixels[n * w:(n + 1) * w]) < 200]
+        out.append((max(inked, default=margin) - margin + 1) / (h - 2 * margin))
+    return out
 
 
 def _spans(text: str) -> set[int]:
@@ -717,15 +820,10 @@ def _spans(text: str) -> set[int]:
 
 @pytest.mark.parametrize("rite", ["xiangyinjiu", pytest.param("dashe", marks=pytest.mark.slow)])
 def test_each_printed_plate_draws_its_stages_walks_numbered_as_its_list(rite, pages, timelines, opened, staged):
-    timeline = timelines[rite]
-    stages: list[list[str]] = []
-    for n, t in enumerate(timeline.cues):
-        if n == 0 or timeline.cues[n - 1].cue.section != t.cue.section:
-            stages.append([])
-        stages[-1].append(t.cue.id)
+    stages = [ids for _, _, ids in _plates_of(timelines[rite], staged[rite])]
     page = opened(pages[rite], width=1047)
     with page.checks(f"print-walks-{rite}") as p:
-        shown = "els => els.filter(e => e.getBoundingClientRect().width > 0).length"
+        shown = "els => els.filter(e => getComputedStyle(e).display !== 'none').length"  # printed: the panels show it
         assert p.eval_on_selector_all(".content > .print-walks", shown) == 0  # on screen, nothing of it
         p.emulate_media(media="print")
         figures = p.query_selector_all("figure.plate")
@@ -739,7 +837,7 @@ def test_each_printed_plate_draws_its_stages_walks_numbered_as_its_list(rite, pa
                                                 "els => els.map(e => e.getAttribute('points'))")
             assert len(drawn) == len(routes), ids[0]  # each route once, however many walk it
             assert {tuple(tuple(float(v) for v in pt.split(",")) for pt in d.split()) for d in drawn} == routes
-            assert figure.eval_on_selector_all(".content > .print-walks", shown) == (1 if walks else 0)
+            assert figure.eval_on_selector_all(".content > .print-walks", shown) == 1  # printed (empty: no walks)
             clipped = figure.evaluate("f => Array.from(f.querySelectorAll('.plate-cues li')).filter(li => "
                                       "li.getBoundingClientRect().bottom > f.getBoundingClientRect().bottom).length")
             assert clipped == 0, ids[0]  # the list explains every number: all of it on the page
@@ -748,7 +846,9 @@ def test_each_printed_plate_draws_its_stages_walks_numbered_as_its_list(rite, pa
             assert len(labels) <= len(routes)
             svg = figure.query_selector("svg.plate-svg")
             assert svg.eval_on_selector(".walk-labels", "g => Number(g.dataset.dropped)") == 0, ids[0]
+            figure.evaluate("f => f.classList.add('drawing')")  # the whole court shown, to measure its labels
             assert _overlapping(svg.evaluate(LABEL_BOXES)) == [], ids[0]
+            figure.evaluate("f => f.classList.remove('drawing')")
             walked += bool(walks)
         assert walked > len(stages) // 2
         assert page.errors == []

@@ -355,6 +355,17 @@ def test_an_unknown_place_performer_or_formula_is_named_with_a_suggestion(tmp_pa
     assert "unknown formula '再拝'" in message
 
 
+def test_the_plates_name_cues_of_the_sheet_in_its_order_or_it_is_an_error_at_the_entry(tmp_path, xiangshe):
+    sheet, blocking = xiangshe
+    assert blocking.plates[:2] == ("ru-men", "san-yi") and "huo-1" in blocking.plates  # the pair on the 物
+    path = _copy(tmp_path, "xiangshe", "plates: [ru-men, san-yi,", "plates: [ru-men, sanyi, xian-bin, ru-men,")
+    with pytest.raises(InvalidInputError) as caught:
+        load_blocking(path, sheet)
+    message, line = str(caught.value), _line_of(path, "plates: [ru-men, sanyi")
+    assert f"xiangshe.yaml:{line}:" in message and "no cue 'sanyi'" in message and "did you mean 'san-yi'" in message
+    assert "ru-men is not after xian-bin: the plates go in the sheet's order" in message
+
+
 @pytest.mark.parametrize(("spacing", "message"), [
     ("0", "expected the 步 between members of a file, more than 0, got 0"),
     ("-3", "expected the 步 between members of a file, more than 0, got -3"),

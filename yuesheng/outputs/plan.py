@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from yuesheng.cuesheet import CueSheet
 from yuesheng.datafiles import rite_of
-from yuesheng.outputs.labels import ASCENT, Box, Label, Placed, place_labels, text_size
+from yuesheng.outputs.labels import Box, Label, Placed, place_labels, text_size
 from yuesheng.staging.model import CHI_PER_BU, Hall, Point, Stand, Whose
 
 if TYPE_CHECKING:
@@ -49,6 +49,7 @@ def _hall(hall: Hall) -> dict[str, Any]:
         "assumptions": [{"id": a.id, "value": a.value, "text": a.text} for a in hall.assumptions],
         "targets": [{"name": name, "from": [x0, y], "to": [x1, y]} for name, x0, x1, y in targets(hall)],
         "screens": [{"name": name, "at": [x, y]} for name, x, y in screens(hall)],
+        "things": _things(hall),
     }
 
 
@@ -82,6 +83,66 @@ def screens(hall: Hall) -> list[tuple[str, float, float]]:
     """Each 乏 (the 獲者's screen) of the hall: its name and place."""
     return [(p.name, round(p.point.x, 3), round(p.point.y, 3)) for p in hall.places.values()
             if _SCREEN.fullmatch(p.name)]
+
+
+# --- the set pieces, drawn as 張惠言's 儀禮圖 draws them: each by its kind, to its size, named ------------------------
+
+_KINDS = (("侯", "hou"), ("乏", "fa"), ("物", "wu"), ("次", "ci"), ("楅", "fu"), ("篚", "fei"), ("洗", "xi"),
+          ("磬", "frame"), ("鐘", "frame"), ("鑮", "frame"), ("縣", "frame"), ("鼓", "drum"), ("鼙", "drum"),
+          ("鼗", "drum"), ("尊", "vessel"), ("壺", "vessel"), ("罍", "vessel"), ("甒", "vessel"), ("水", "vessel"),
+          ("豐", "vessel"), ("亨", "vessel"), ("中", "zhong"))
+
+
+def thing_label(name: str) -> str:
+    """The name a set piece is labelled by: its name without the parenthesis ('笙磬 (東縣)' → '笙磬')."""
+    return name.split(" (")[0]
+
+
+def thing_kind(name: str) -> str:
+    """How a set piece is drawn, from the word its name ends in (大侯 → hou, 笙磬 → frame); 'piece' for the rest."""
+    label = thing_label(name)
+    return next((kind for word, kind in _KINDS if word in label[-2:]), "piece")
+
+
+def _c(x: float, y: float) -> str:
+    return f"{_n(x)},{_n(y)}"
+
+
+def thing_path(kind: str, x: float, y: float, w: float, d: float) -> str:
+    """The outline of a set piece of *kind* at (*x*, *y*), *w* 步 east–west and *d* north–south, as an SVG path:
+    a 侯 its cloth with its 个 and 中, a 乏 a screen open to the south, an instrument of the 縣 its frame (虡) with the
+    beam it hangs from, a drum or vessel a circle, a 洗 two, the 次 a shelter with its roof's ridges, an 物 a cross."""
+    x0, y0, x1, y1 = x - w / 2, y - d / 2, x + w / 2, y + d / 2
+    box = f"M{_c(x0, y0)}H{_n(x1)}V{_n(y1)}H{_n(x0)}Z"
+    r = max(min(w, d) / 2, 0.05)
+    circle = _circle(x, y, r)
+    if kind == "hou":  # the 个 at its ends, reaching south, and the 中 a quarter of its width
+        return (f"{box}M{_c(x0, y0)}v{_n(d + 0.4)}M{_c(x1, y0)}v{_n(d + 0.4)}"
+                f"M{_c(x - w / 8, y0 - 0.15)}H{_n(x + w / 8)}V{_n(y1 + 0.15)}H{_n(x - w / 8)}Z")
+    if kind == "fa":
+        return f"M{_c(x0, y1 + 0.1)}V{_n(y0)}H{_n(x1)}V{_n(y1 + 0.1)}"
+    if kind == "wu":
+        return f"M{_c(x0, y)}H{_n(x1)}M{_c(x, y0)}V{_n(y1)}"
+    if kind == "ci":
+        return f"{box}M{_c(x0, y0)}L{_c(x1, y1)}M{_c(x1, y0)}L{_c(x0, y1)}"
+    if kind in ("frame", "fei"):  # the beam along its length
+        along = f"M{_c(x, y0)}V{_n(y1)}" if d > w else f"M{_c(x0, y)}H{_n(x1)}"
+        return box + along
+    if kind in ("drum", "vessel"):
+        return circle
+    if kind == "xi":
+        return circle + _circle(x, y, r / 2)
+    return box
+
+
+def _circle(x: float, y: float, r: float) -> str:
+    return f"M{_c(x - r, y)}a{_n(r)},{_n(r)} 0 1,0 {_n(2 * r)},0a{_n(r)},{_n(r)} 0 1,0 {_n(-2 * r)},0"
+
+
+def _things(hall: Hall) -> list[dict[str, Any]]:
+    """Every set piece of the hall (its ``things``): its name, kind, place, size and source."""
+    return [{"id": t.id, "name": t.name, "label": thing_label(t.name), "kind": thing_kind(t.name), "at": _xy(t.at),
+             "size": [t.size[0], t.size[1]], "source": str(t.source)} for t in hall.things.values()]
 
 
 def _places(hall: Hall) -> list[dict[str, Any]]:
@@ -121,6 +182,7 @@ def plan_data(hall: Hall, sheet: CueSheet, *, at: str | None = None, staged: Sta
         cue, derivation = sheet.cue(at), staged.derivation
         out["cue"] = {"id": cue.id, "section": cue.section, "action": cue.action, "cite": str(cue.cite)}
         out["people"] = _people(staged.stands, sheet)
+        out["standing"] = list(staged.things)  # the set pieces standing while its walks are made
         out["walks"] = [{"who": w.who, "name": person_name(w.who, sheet), "route": [_xy(p) for p in w.route],
                          "steps": w.length, "stairs": w.stairs, "seconds": float(w.seconds),
                          "pace": "趨" if w.run else "行"} for w in derivation.walks]
@@ -143,7 +205,8 @@ _STYLE = ("<style>.wall{fill:none;stroke:#333;stroke-width:.25}.tang{fill:#eee4c
           ".screen{fill:none;stroke:#555;stroke-width:.2}.place{fill:#999}.mat{fill:#e8d9b0;stroke:#5b4a36;stroke-width:.06}"
           ".person{fill:#b22}.facing{stroke:#b22;stroke-width:.12}"
           ".route{fill:none;stroke:#26c;stroke-width:.15;stroke-dasharray:.4 .2}.leader{stroke:#999;stroke-width:.05}"
-          ".who{fill:#b22}.time{fill:#2456b0}.mlabel{fill:#5b4a36}.plabel{fill:#666}</style>")
+          ".thing{fill:#e6d8b4;stroke:#5b4a36;stroke-width:.06}.thing.hou,.thing.fa,.thing.wu{fill:none;stroke:#a0522d;"
+          "stroke-width:.14}.who{fill:#b22}.time{fill:#2456b0}.mlabel,.tlabel{fill:#5b4a36}.plabel{fill:#666}</style>")
 
 
 def _n(v: float) -> str:
@@ -242,41 +305,78 @@ def _people_labels(people: list[dict[str, Any]]) -> list[Label]:
     return out
 
 
-def plate_labels(data: dict[str, Any]) -> tuple[list[Label], list[Box]]:
-    """The labels of the plate (people, walk times, mats, places) and what they must not cover: people, mats, the
-    places' dots, walls and stairs."""
+def standing(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The set pieces the plan draws: at a cue those standing, else every one of the hall."""
+    things = data["hall"].get("things", [])
+    return [t for t in things if t["id"] in data["standing"]] if "standing" in data else things
+
+
+def _thing_box(t: dict[str, Any]) -> Box:
+    (x, y), (w, d) = t["at"], t["size"]
+    return x - w / 2 - 0.05, y - d / 2 - 0.05, x + w / 2 + 0.05, y + d / 2 + 0.05
+
+
+def plate_labels(data: dict[str, Any], k: float = 1.0) -> tuple[list[Label], list[Box]]:
+    """The labels of the plate (people, walk times, set pieces, mats, places) at *k* times their size, and what
+    they must not cover: people, set pieces, mats, the places' dots, walls and stairs."""
     people = data.get("people", [])
-    labels = _people_labels(people)
+    labels = [Label(la.text, la.x, la.y, la.size * k, la.css, la.order) for la in _people_labels(people)]
     obstacles = [b for p in people for b in _person_boxes(p["at"][0], p["at"][1], p["facing"])]
     obstacles += [b for w in data["hall"]["walls"] for b in _line_boxes(w["points"], 0.13)]
     obstacles += [b for s in data["hall"]["stairs"] for b in _line_boxes([s["top"], s["foot"]], 0.4)]
-    obstacles += [b for t in data["hall"]["targets"] for b in _line_boxes([t["from"], t["to"]], 0.25)]
-    obstacles += [(x - 0.55, y - 0.05, x + 0.55, y + 0.35) for f in data["hall"]["screens"] for x, y in [f["at"]]]
+    for t in standing(data):
+        obstacles.append(_thing_box(t))
+        labels.append(Label(t["label"], t["at"][0], t["at"][1], PLACE_FONT * k, "tlabel", 2))
     for walk in data.get("walks", []):
         route = walk["route"]
         if walk["steps"] > 0.3:
             mid = (len(route) - 1) // 2
             (ax, ay), (bx, by) = route[mid], route[min(mid + 1, len(route) - 1)]
-            labels.append(Label(f"{walk['seconds']:.0f} s", (ax + bx) / 2, (ay + by) / 2, FONT, "time", 1))
+            labels.append(Label(f"{walk['seconds']:.0f} s", (ax + bx) / 2, (ay + by) / 2, FONT * k, "time", 1))
     for p in data["places"]:
         x, y = p["at"]
         if is_mat(p["name"]):
             obstacles.append(_mat_box(x, y, p["facing"]))
-            labels.append(Label(p["name"].split(" (")[0], x, y, PLACE_FONT, "mlabel", 2))  # where it lies: the title
+            labels.append(Label(p["name"].split(" (")[0], x, y, PLACE_FONT * k, "mlabel", 2))  # where it lies
             continue
         obstacles.append((x - PLACE_R, y - PLACE_R, x + PLACE_R, y + PLACE_R))
-        if "people" not in data or len(p["name"]) <= 2:  # at a cue, the short names (物, 中, 楅 …) alone
-            labels.append(Label(p["name"], x, y, PLACE_FONT, "plabel", 3))
+        if "people" not in data:  # without a cue, every place named; at a cue, the people and set pieces
+            labels.append(Label(p["name"], x, y, PLACE_FONT * k, "plabel", 3))
     return labels, obstacles
 
 
-def _bounds(data: dict[str, Any], placed: list[Placed]) -> Box:
-    """The ground the plate shows: walls, places, people, routes and every label with its leader, 1 步 around."""
-    points = [p for w in data["hall"]["walls"] for p in w["points"]] + [p["at"] for p in data["places"]]
-    points += [p["at"] for p in data.get("people", [])] + [p for w in data.get("walks", []) for p in w["route"]]
-    points += [(b[0], b[1]) for p in placed for b in [p.box]] + [(p.box[2], p.box[3]) for p in placed]
+GAP = 8.0  # 步 of empty court that part the 堂 and 庭 from the far end (the 侯, the 門): drawn as its own panel
+
+
+def split(ys: list[float]) -> tuple[float, float] | None:
+    """Where the court south of the 堂 is empty for GAP 步 or more (the first such stretch of *ys*), or None."""
+    south = sorted({y for y in ys if y > 0})
+    return next(((a, b) for a, b in itertools.pairwise(south) if b - a >= GAP), None)
+
+
+def _grounds(data: dict[str, Any], cut: tuple[float, float] | None) -> list[Box]:
+    """The ground each panel shows, 1 步 around: the 堂 and 庭 (all of it where nothing parts them), and the far end."""
+    walls = [p for w in data["hall"]["walls"] for p in w["points"]]
+    points = [p["at"] for p in data["places"]] + [p["at"] for p in data.get("people", [])]
+    points += [t["at"] for t in standing(data)]
+    near = [p for p in points + walls if cut is None or p[1] <= cut[0]]
+    boxes = [_around(near)]
+    if cut is not None:
+        boxes.append(_around([p for p in points if p[1] >= cut[1]]))
+    return boxes
+
+
+def _around(points: list[Any]) -> Box:
     xs, ys = [p[0] for p in points], [p[1] for p in points]
     return min(xs) - 1, min(ys) - 1, max(xs) + 1, max(ys) + 1
+
+
+def _grown(box: Box, placed: list[Placed]) -> Box:
+    """*box* grown to hold every label placed and its leader."""
+    x0, y0, x1, y1 = box
+    for p in placed:
+        x0, y0, x1, y1 = min(x0, p.box[0]), min(y0, p.box[1]), max(x1, p.box[2]), max(y1, p.box[3])
+    return x0, y0, x1, y1
 
 
 def _title(data: dict[str, Any]) -> str:
@@ -284,21 +384,61 @@ def _title(data: dict[str, Any]) -> str:
     return f"{data['hall']['name']}{cue}"
 
 
+A4_MM = (277.0, 190.0)  # A4 landscape inside margins of 10 mm: what the SVG's width and height are at most
+LEGEND_MM = 24.0  # mm below the panels: the title, the legend and the scale bars
+MIN_LABEL_MM = 9 * 25.4 / 72  # 9 pt: the least a label prints at on A4
+TEXT_MM = 3.6  # the title's, legend's and scale's words (about 10 pt)
+PANEL_GAP_MM = 6.0
+
+
+def _scales(boxes: list[Box]) -> list[float]:
+    """Millimetres a 步 each panel prints at: as high as the page allows, all narrowed alike to fit its width."""
+    height = A4_MM[1] - LEGEND_MM
+    scales = [height / (b[3] - b[1]) for b in boxes]
+    width = sum((b[2] - b[0]) * s for b, s in zip(boxes, scales, strict=True)) + PANEL_GAP_MM * (len(boxes) - 1)
+    fit = min(1.0, (A4_MM[0] - PANEL_GAP_MM * (len(boxes) - 1)) / (width - PANEL_GAP_MM * (len(boxes) - 1)))
+    return [s * fit for s in scales]
+
+
 def plan_svg(data: dict[str, Any]) -> str:
-    """The plan drawn to scale (north up), with the cue's people and walks if the data has them; no label covers
-    another label, a person or a mat (``labels``), and the drawing grows to hold every label."""
-    labels, obstacles = plate_labels(data)
-    placed = place_labels(labels, obstacles)
-    x0, y0, x1, y1 = _bounds(data, placed)
-    x1 = max(x1, x0 + 2 + max(text_size(_title(data), TITLE_FONT)[0], 12))
-    w, h = x1 - x0, y1 + 5 - y0  # 5 步 below for the title, the scale and north
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="{_n(x0)} {_n(y0)} {_n(w)} {_n(h)}" '
-           f'width="{w * _PX:.0f}" height="{h * _PX:.0f}" font-family="{FONTS}">', _STYLE]
-    out += _ground(data)
-    out += _drawn_labels(placed)
-    out += _furniture(_title(data), x0, y1)
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+    """The plan drawn to scale (north up), with the cue's people and walks if the data has them: the 堂 and 庭, and
+    the far end (the 侯, the 門) as a panel of its own where GAP 步 of empty court part them; each panel's labels
+    placed clear of each other, of people, set pieces and mats (``labels``), sized to print at 9 pt or more on A4
+    (the SVG's width and height are in mm); below, the title, a legend and each panel's scale in 步, 尺 and m."""
+    people = data.get("people", [])
+    cut = split([p["at"][1] for p in data["places"]] + [p["at"][1] for p in people])
+    grounds = _grounds(data, cut)
+    ks = [1.0] * len(grounds)
+    for _ in range(5):  # a label's size grows its panel, which shrinks it on the page: until each prints large enough
+        panels = [_panel_labels(data, cut, i, k, g) for i, (k, g) in enumerate(zip(ks, grounds, strict=True))]
+        scales = _scales([box for box, _ in panels])
+        short = [MIN_LABEL_MM / (min(PLACE_FONT, FONT) * k * s) for k, s in zip(ks, scales, strict=True)]
+        if max(short) <= 1:
+            break
+        ks = [k * max(1.0, r) * 1.02 for k, r in zip(ks, short, strict=True)]
+    out, x = [], 0.0
+    height = max((b[3] - b[1]) * s for (b, _), s in zip(panels, scales, strict=True))
+    for (box, placed), s in zip(panels, scales, strict=True):
+        x0, y0, x1, y1 = box
+        out.append(f'<svg x="{_n(x)}" y="0" width="{_n((x1 - x0) * s)}" height="{_n((y1 - y0) * s)}" '
+                   f'viewBox="{_n(x0)} {_n(y0)} {_n(x1 - x0)} {_n(y1 - y0)}" class="panel">')
+        out += _ground(data) + _drawn_labels(placed) + ["</svg>"]
+        out += _scale_bar(x, height + 15, s)
+        x += (x1 - x0) * s + PANEL_GAP_MM
+    w, h = max(x - PANEL_GAP_MM, 150.0), height + LEGEND_MM
+    head = (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_n(w)} {_n(h)}" width="{_n(w)}mm" '
+            f'height="{_n(h)}mm" font-family="{FONTS}">')
+    return "\n".join([head, _STYLE, *out, *_furniture(_title(data), height), "</svg>"]) + "\n"
+
+
+def _panel_labels(data: dict[str, Any], cut: tuple[float, float] | None, panel: int, k: float,
+                  ground: Box) -> tuple[Box, list[Placed]]:
+    """The labels of panel *panel* (those whose anchor it shows) at *k* times their size, placed, and the ground it
+    shows grown to hold them."""
+    labels, obstacles = plate_labels(data, k)
+    mine = [la for la in labels if cut is None or (la.y >= cut[1]) == (panel == 1)]
+    placed = place_labels(mine, obstacles)
+    return _grown(ground, placed), placed
 
 
 def _ground(data: dict[str, Any]) -> list[str]:
@@ -309,14 +449,10 @@ def _ground(data: dict[str, Any]) -> list[str]:
     for wall in hall["walls"]:
         pts = " ".join(f"{_n(x)},{_n(y)}" for x, y in wall["points"])
         out.append(f'<polyline class="wall" points="{pts}"><title>{escape(wall["name"])}</title></polyline>')
-    for t in hall["targets"]:
-        (ax, ay), (bx, by) = t["from"], t["to"]
-        out.append(f'<line class="target" x1="{_n(ax)}" y1="{_n(ay)}" x2="{_n(bx)}" y2="{_n(by)}">'
-                   f'<title>{escape(t["name"])}</title></line>')
-    for f in hall["screens"]:
-        x, y = f["at"]
-        out.append(f'<path class="screen" d="M{_n(x - 0.5)},{_n(y + 0.3)} v-.3 h1 v.3">'
-                   f'<title>{escape(f["name"])}</title></path>')
+    for t in standing(data):
+        (x, y), (w, d) = t["at"], t["size"]
+        out.append(f'<path class="thing {t["kind"]}" d="{thing_path(t["kind"], x, y, w, d)}">'
+                   f'<title>{escape(t["name"])}: {escape(t["source"])}</title></path>')
     for s in hall["stairs"]:
         out.append(f'<line class="stair" x1="{_n(s["top"][0])}" y1="{_n(s["top"][1])}" x2="{_n(s["foot"][0])}" '
                    f'y2="{_n(s["foot"][1])}"><title>{escape(s["name"])}</title></line>')
@@ -351,13 +487,51 @@ def _drawn_labels(placed: list[Placed]) -> list[str]:
     return out
 
 
-def _furniture(title: str, x0: float, y: float) -> list[str]:
-    """Below the drawing (from *y*): the title, a scale bar of 5 步 (30 尺) and the north arrow."""
-    bx, by = x0 + 1, y + 3.2
-    return [f'<text class="title" x="{_n(bx)}" y="{_n(y + 0.2 + ASCENT * TITLE_FONT)}" font-size="{TITLE_FONT:g}">'
-            f'{escape(title)}</text>',
-            f'<line x1="{_n(bx)}" y1="{_n(by)}" x2="{_n(bx + 5)}" y2="{_n(by)}" stroke="#000" stroke-width=".15"/>',
-            f'<text class="plabel" x="{_n(bx)}" y="{_n(by + 0.9)}" font-size="{PLACE_FONT:g}">'
-            f'5 步 = {5 * CHI_PER_BU} 尺</text>',
-            f'<path d="M{_n(bx + 8)},{_n(by + 0.8)} l.5,-1.5 l.5,1.5 z" fill="#000"/>',
-            f'<text class="plabel" x="{_n(bx + 9.3)}" y="{_n(by + 0.8)}" font-size="{PLACE_FONT:g}">北</text>']
+CHI_M = 0.231  # m a 尺 (the estimate docs/staging.md names: the pace's)
+
+
+def _scale_bar(x: float, y: float, s: float) -> list[str]:
+    """A panel's scale bar under it, at (*x*, *y*) mm, *s* mm a 步: 5 步 in steps of one, and 步, 尺 and metres."""
+    ticks = "".join(f"M{_n(x + i * s)},{_n(y)}v-1.2" for i in range(6))
+    metres = 5 * CHI_PER_BU * CHI_M
+    return [f'<path class="scale" d="M{_n(x)},{_n(y)}h{_n(5 * s)}{ticks}" fill="none" stroke="#000" '
+            f'stroke-width=".3"/>',
+            f'<text class="plabel" x="{_n(x + 5 * s + 1.5)}" y="{_n(y)}" font-size="{TEXT_MM:g}">'
+            f'5 步 = {5 * CHI_PER_BU} 尺 ≈ {metres:.1f} m</text>']
+
+
+def _furniture(title: str, y: float) -> list[str]:
+    """Below the panels (from *y* mm): the title, then the legend, and the north arrow."""
+    out = [f'<text class="title" x="0" y="{_n(y + 7)}" font-size="{TEXT_MM * 1.3:g}">{escape(title)}</text>']
+    out += _legend(0, y + 21)
+    out += [f'<path class="north" d="M{_n(A4_MM[0] - 12)},{_n(y + 22)} l2,-6 l2,6 z" fill="#000"/>',
+            f'<text class="plabel" x="{_n(A4_MM[0] - 7)}" y="{_n(y + 22)}" font-size="{TEXT_MM:g}">北</text>']
+    return out
+
+
+def _legend(x: float, y: float) -> list[str]:
+    """One line of what the marks mean (mm): a person and his facing, a 席, a place, a walk, a set piece."""
+    out = ['<g class="legend">']
+    for text in _LEGEND:  # each mark, then its words
+        out.append(_legend_mark(text, x, y - 1.2))
+        out.append(f'<text class="plabel" x="{_n(x + 5.4)}" y="{_n(y)}" font-size="{TEXT_MM:g}">{escape(text)}</text>')
+        x += 5.4 + text_size(text, TEXT_MM)[0] + 4
+    out.append("</g>")
+    return out
+
+
+_LEGEND = ("person, facing", "席", "place", "walk, its time", "set piece, named")
+
+
+def _legend_mark(what: str, x: float, y: float) -> str:
+    """The mark of the legend's entry *what*, 3.6 mm wide, about (*x*, *y*) mm."""
+    if what == "person, facing":
+        return (f'<circle class="person" cx="{_n(x + 1.2)}" cy="{_n(y)}" r="1.2"/><line class="facing" '
+                f'x1="{_n(x + 1.2)}" y1="{_n(y)}" x2="{_n(x + 4.2)}" y2="{_n(y)}" style="stroke-width:.5"/>')
+    if what == "place":
+        return f'<circle class="place" cx="{_n(x + 1.2)}" cy="{_n(y)}" r=".6"/>'
+    if what.startswith("walk"):
+        return (f'<line class="route" x1="{_n(x)}" y1="{_n(y)}" x2="{_n(x + 3.6)}" y2="{_n(y)}" '
+                f'style="stroke-width:.5;stroke-dasharray:1.5 .8"/>')
+    kind = "mat" if what == "席" else "thing piece"
+    return f'<rect class="{kind}" x="{_n(x)}" y="{_n(y - 0.9)}" width="3.6" height="1.8" style="stroke-width:.2"/>'

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 CACHE_ENTRIES = 64
 MAX_ENTRY_BYTES = 32 << 20  # a kept staged rite (大射: 0.5 MB) or its durations; a larger file is not read
-_FORMAT = "yuesheng-ground-2"
+_FORMAT = "yuesheng-ground-3"
 Configuration = tuple[frozenset[str], Mapping[str, str]]  # variants, readings
 
 

@@ -269,6 +269,7 @@ class Blocking:
     cues: Mapping[str, CueBlocking]
     same: Mapping[str, str] = field(default_factory=dict)  # one person under several ids: 司馬 → the 相 (xiang)
     absent: frozenset[str] = frozenset()  # things of the hall not set up before the first cue
+    plates: tuple[str, ...] = ()  # the cues whose moments the plates show: each stage's tableau (docs/staging.md)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "cues", MappingProxyType(dict(self.cues)))

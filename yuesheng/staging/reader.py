@@ -395,7 +395,7 @@ def load_blocking(path: str | Path, sheet: CueSheet) -> Blocking:
     it). Every performer, place and cue is checked against the sheet and the hall; InvalidInputError lists all."""
     doc = load(path, BLOCKING_FORMAT)
     c, data = _checked(doc, BLOCKING_FORMAT)
-    c.keys(data, (), ("format", "rite", "hall", "same", "absent", "start", "cues"))
+    c.keys(data, (), ("format", "rite", "hall", "same", "absent", "start", "cues", "plates"))
     if data.get("rite") != sheet.rite_id:
         c.error(("rite",), f"rite {data.get('rite')!r}, but the cue sheet is {sheet.rite_id!r}", "reference")
     hall = load_hall(_hall_path(c, Path(path), data.get("hall")))
@@ -424,9 +424,25 @@ def load_blocking(path: str | Path, sheet: CueSheet) -> Blocking:
                                 str(keep or ""), _thing_ids(c, raw.get("set", []), at + ("set",), hall),
                                 _thing_ids(c, raw.get("clear", []), at + ("clear",), hall),
                                 _turns(c, raw.get("turns"), at, sheet))
+    plates = _plates(c, data.get("plates", []), sheet)
     if c.problems:
         raise InvalidInputError(c.problems)
-    return Blocking(str(path), sheet.rite_id, hall, start, cues, same, frozenset(absent))
+    return Blocking(str(path), sheet.rite_id, hall, start, cues, same, frozenset(absent), plates)
+
+
+def _plates(c: Checker, raw: Any, sheet: CueSheet) -> tuple[str, ...]:
+    """``plates: [gong-sheng, shang-ou-she]``: the cues whose moments the plates show (a stage's tableau; two or
+    more of one stage split its plate), in the sheet's order."""
+    if not isinstance(raw, list) or not all(isinstance(t, str) for t in raw):
+        c.error(("plates",), "expected a list of cue ids, e.g. [gong-sheng, shang-ou-she]", "schema")
+        return ()
+    order = {cue.id: n for n, cue in enumerate(sheet.cues)}
+    for n, cid in enumerate(raw):
+        if cid not in order:
+            c.error(("plates", n), f"no cue {cid!r} in {sheet.file}{did_you_mean(cid, list(order), n=1)}", "reference")
+        elif n and raw[n - 1] in order and order[raw[n - 1]] >= order[cid]:
+            c.error(("plates", n), f"{cid} is not after {raw[n - 1]}: the plates go in the sheet's order", "schema")
+    return tuple(raw)
 
 
 def _hall_path(c: Checker, blocking: Path, name: Any) -> Path:

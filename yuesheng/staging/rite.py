@@ -50,6 +50,7 @@ class StagedRite:
     hall: Hall
     cues: Mapping[str, StagedCue]
     same: Mapping[str, str]  # one person under several ids (司馬 → 相)
+    plates: tuple[str, ...] = ()  # the cues whose moments the plates show, from the blocking's ``plates``
 
     def members(self, person: str, count: int) -> list[str]:
         """The member ids *person* stands as: himself, or ``id#1`` … ``id#N`` for a group of *count*."""
@@ -107,5 +108,5 @@ def staged_rite(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str
                 keep = blocking.cues[c.cue].keep if c.cue in blocking.cues else ""
                 timed = read.timed[made] = StagedCue(c.stands, derivation, *_timed(derivation, keep), c.things)
             cues[c.cue] = StagedCue(c.stands, timed.derivation, timed.duration, timed.basis, c.things)
-        read.staged[key] = StagedRite(str(path), blocking.hall, cues, blocking.same)
+        read.staged[key] = StagedRite(str(path), blocking.hall, cues, blocking.same, blocking.plates)
     return read.staged[key]

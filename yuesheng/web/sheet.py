@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from html import escape
@@ -526,22 +526,22 @@ def _mark_svg(m: Mark, duration: float) -> str:
             f'data-title="{escape(m.title)}">{shape}</g>')
 
 
-def sheet_html(production: Production) -> str:
+def sheet_html(production: Production, *, plate_at: Sequence[str] = ()) -> str:
     """The page of a rite built (*production*): timeline, ground plan, cue details and run sheet, and the plates
-    of its staging where its blocking is in force, in one HTML file."""
-    return sheet_file(production).decode("utf-8")
+    of its staging where its blocking is in force (a plate also at each cue of *plate_at*), in one HTML file."""
+    return sheet_file(production, plate_at=plate_at).decode("utf-8")
 
 
-def sheet_file(production: Production) -> bytes:
+def sheet_file(production: Production, *, plate_at: Sequence[str] = ()) -> bytes:
     """``sheet_html`` as its file holds it (UTF-8): the page is encoded once, both to find the characters its font is
     cut for and to be written (encoding a 1.2 MB page costs as much as the rest of finding its font)."""
     with collector_paused():  # tens of thousands of new objects, none in a cycle: the collector would rescan them
-        data = _page(production).encode("utf-8")
+        data = _page(production, plate_at).encode("utf-8")
     faces = fonts.face_css_utf8(data)
     return data.replace(b"</head>", _style(faces).encode("ascii"), 1) if faces else data
 
 
-def _page(production: Production) -> str:
+def _page(production: Production, plate_at: Sequence[str] = ()) -> str:
     from markupsafe import Markup
 
     timeline = production.timeline
@@ -568,7 +568,7 @@ def _page(production: Production) -> str:
         from yuesheng.web.plates import plates_data
 
         if (staged := plates_data(production, names)) is not None:
-            plates, data["plates"] = _plates_view(staged, groups), Encoded(staged.json)
+            plates, data["plates"] = _plates_view(staged, groups, plate_at), Encoded(staged.json)
     page: str = environment().get_template("sheet.html.j2").render(
         timeline=timeline, **view, now_line=False, places=places, unplaced=unplaced(timeline), scale=PLAN_SCALE,
         hall_box=_view_box(places, hall=True), whole_box=_view_box(places, hall=False),
@@ -582,13 +582,28 @@ def _page(production: Production) -> str:
     return page
 
 
-def _plates_view(staged: Plates, groups: list[tuple[str, list[Row]]]) -> dict[str, Any]:
-    """What the template needs for the plates: each stage with its rows, the people to track, the plates' box."""
+def _plates_view(staged: Plates, groups: list[tuple[str, list[Row]]], at: Sequence[str] = ()) -> dict[str, Any]:
+    """What the template needs for the plates: each plate (a stage, or a part of one) with its moment and rows, the
+    people to track, the plates' box and the printed panels."""
     members = sorted(staged.members.items(), key=lambda m: (m[1], m[0]))
-    return {"stages": [{"name": name, "cues": rows, "cue_list": _plate_items(rows)} for name, rows in groups],
-            "members": members,
-            "box": " ".join(f"{v:g}" for v in staged.box), "inset": " ".join(f"{v:g}" for v in staged.inset),
-            "first": groups[0][1][0].cue if groups else ""}
+    moments = set(staged.plates) | set(at)
+    plates = [{"name": name, "part": part, "at": moment, "cues": rows,
+               "action": action, "cue_list": _plate_items(rows)}
+              for name, stage in groups for part, moment, action, rows in tableaux(stage, moments)]
+    return {"stages": plates, "members": members, "box": " ".join(f"{v:g}" for v in staged.box),
+            "panels": [{"box": " ".join(f"{v:g}" for v in p[:4]), "font": p[4], "mm": p[5:]} for p in staged.panels],
+            "first": plates[0]["at"] if plates else ""}
+
+
+def tableaux(rows: list[Row], moments: set[str]) -> list[tuple[str, str, str, list[Row]]]:
+    """A stage's plates: one at each of its cues in *moments* (the stage's last cue where none is), each with the
+    stage's cues up to it (the last with the rest): its part ('2/3', '' for a stage on one plate), the cue whose
+    moment it shows, that cue's action, and its rows."""
+    ends = [n for n, r in enumerate(rows) if r.cue in moments] or [len(rows) - 1]
+    starts = [0] + [n + 1 for n in ends[:-1]]
+    stops = [n + 1 for n in ends[:-1]] + [len(rows)]
+    return [(f"{k}/{len(ends)}" if len(ends) > 1 else "", rows[end].cue, rows[end].what, rows[a:b])
+            for k, (end, a, b) in enumerate(zip(ends, starts, stops, strict=True), 1)]
 
 
 def with_fonts(page: str, *, more: str = "") -> str:
