@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING
 from yuesheng.cuesheet import CueSheet
 from yuesheng.errors import InvalidInputError, Problem
 from yuesheng.limits import LONG_ACTION, LONG_GROUND
-from yuesheng.staging.paths import blocking_beside, hall_named
-from yuesheng.staging.reader import BLOCKING_FORMAT
+from yuesheng.staging.paths import BLOCKING_FORMAT, HALL_FORMAT, blocking_beside, hall_named
 from yuesheng.yamlload import Document, load
 
 if TYPE_CHECKING:
@@ -101,8 +100,6 @@ def _line(blocking: Blocking, cid: str) -> int | None:
 def staging_documents(sheet: CueSheet) -> list[Document]:
     """The blocking of *sheet* and the hall file it names, read (for the quote check); a file that does not read is
     left out (``staging_problems`` reports it, and nothing of a file that is not a hall is shown)."""
-    from yuesheng.staging.reader import HALL_FORMAT
-
     path = blocking_beside(sheet)
     if path is None:
         return []

@@ -9,6 +9,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from yuesheng.cuesheet import CueSheet
 
+HALL_FORMAT = "yuesheng-hall/1"
+BLOCKING_FORMAT = "yuesheng-blocking/1"
+
 
 def blocking_beside(sheet: CueSheet) -> Path | None:
     """The blocking file of *sheet*'s rite, ``../blocking/RITE.yaml`` beside its folder, or None."""

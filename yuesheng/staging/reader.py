@@ -65,12 +65,10 @@ from yuesheng.staging.model import (
     Wall,
     Whose,
 )
-from yuesheng.staging.paths import hall_named
+from yuesheng.staging.paths import BLOCKING_FORMAT, HALL_FORMAT, hall_named
 from yuesheng.text import did_you_mean
 from yuesheng.yamlload import Document, PathKey, load
 
-HALL_FORMAT = "yuesheng-hall/1"
-BLOCKING_FORMAT = "yuesheng-blocking/1"
 _EPS = 0.01  # 步: a stair's top lies this far inside the 堂, so that only the stair leads onto it
 
 
@@ -349,7 +347,7 @@ def _places(c: Checker, raw: Any) -> dict[str, Place]:
     for pid in (pid for of, pids in waiting.items() if of not in out for pid in pids):
         c.error(("places", pid, "of"), f"place {of_name(todo[pid])!r} is unknown or in a cycle of 'of'"
                 f"{did_you_mean(of_name(todo[pid]), list(todo), n=1)}", "reference")
-    return out
+    return {pid: out[pid] for pid in todo if pid in out}  # in the file's order
 
 
 def of_name(raw: Any) -> str:
