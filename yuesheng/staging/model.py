@@ -15,6 +15,8 @@ from enum import Enum
 from fractions import Fraction
 from types import MappingProxyType
 
+from yuesheng import sources
+
 CHI_PER_BU = 6  # 一步六尺 (the 弓 and 貍步 are 6 尺 too: 6-29b, 9-2b)
 
 
@@ -95,8 +97,15 @@ class Source:
     quote: str = ""
     estimate: str = ""  # why the value is estimated ("" when the text gives it)
 
+    @property
+    def layer(self) -> str:
+        """The layer the quote is in, read from the page's parse (經, 記, 鄭注, 釋曰; '經+鄭注' where it runs over)."""
+        return sources.layer(self.page, self.quote) if self.page else ""
+
     def __str__(self) -> str:
-        return f"儀禮集釋 {self.page} {self.quote}" if self.page else f"estimate: {self.estimate}"
+        if not self.page:
+            return f"estimate: {self.estimate}"
+        return f"儀禮集釋 {self.page} {self.layer} {self.quote}" if self.layer else f"儀禮集釋 {self.page} {self.quote}"
 
 
 @dataclass(frozen=True, slots=True)
