@@ -40,7 +40,7 @@ def stands(repertoire):
     return after
 
 
-# --- 大射儀 ----------------------------------------------------------------------------------------------------------
+# --- 大射儀 --------------------------------------------------------------------------------
 
 
 def test_gubei_is_north_of_the_west_xuan_as_zheng_says():
@@ -95,7 +95,7 @@ def test_the_north_stair_is_a_place_of_the_plan():
     assert beijie.name == "北階" and beijie.point.y < hall.tang[0].y and beijie.source.layer == "經"
 
 
-# --- 鄉射禮 ----------------------------------------------------------------------------------------------------------
+# --- 鄉射禮 --------------------------------------------------------------------------------
 
 
 def test_the_stair_tops_of_the_xiangshe_stand_dang_mei():
@@ -136,7 +136,7 @@ def test_the_xiangshe_dafu_mat_cites_its_own_jing():
     assert hall.places["dafu-xi"].point.x > hall.places["zun"].point.x
 
 
-# --- 鄉飲酒禮 --------------------------------------------------------------------------------------------------------
+# --- 鄉飲酒禮 -------------------------------------------------------------------------------
 
 
 def test_the_zunzhe_mats_lie_east_of_the_zun():
@@ -152,7 +152,7 @@ def test_the_zhi_between_the_stairs_lies_level_with_the_zhongting():
     assert at["zhi"].x == 0 and abs(at["zhi"].y - at["zhongting"].y) <= 0.5
 
 
-# --- layers ------------------------------------------------------------------------------------------------------------
+# --- layers -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(("page", "quote", "layer"), [
@@ -208,7 +208,7 @@ def test_the_quote_rule_refuses_a_quote_that_splices_jing_and_zhu(tmp_path):
     assert "runs over 經 and 鄭注: quote one layer" in problems[0] and problems[0].endswith("[quote]")
 
 
-# --- the layer shown wherever the cite is ------------------------------------------------------------------------------
+# --- the layer shown wherever the cite is -----------------------------------------------
 
 
 def test_a_places_source_names_its_layer_in_the_plan(run):
@@ -222,7 +222,8 @@ def test_a_places_source_names_its_layer_in_the_plan(run):
 def test_the_plans_svg_titles_carry_the_layer(run, tmp_path):
     out = tmp_path / "plan.svg"
     code, _, _ = run("plan", "dashe", "--format", "svg", "-o", str(out))
-    assert code == 0 and "鼓北 (西縣之北): 儀禮集釋 9-25a 鄭注 鼓北西縣之北也</title>" in out.read_text(encoding="utf-8")
+    title = "鼓北 (西縣之北): 儀禮集釋 9-25a 鄭注 鼓北西縣之北也</title>"
+    assert code == 0 and title in out.read_text(encoding="utf-8")
 
 
 def test_a_staging_message_names_the_layer_of_its_quote(tmp_path, repertoire):
@@ -259,3 +260,61 @@ def test_the_directors_page_names_each_cites_layer(xiangshe_production):
 
     page = sheet_html(xiangshe_production)
     assert '<td class="cite"><b>6-22a</b> <i>經</i> 無算樂</td>' in page
+
+
+# --- what the texts set out, as places and things of the plan ---------------------------
+
+
+@pytest.mark.parametrize(("rite", "places", "things"), [
+    ("dashe", {"罍 (水)", "篚 (洗西)", "膳篚 (篚北)", "膳尊 (兩甒 在南)", "簜", "鼗", "東坫", "室", "房 (東房)",
+               "室户", "房户", "北階"},
+     {"罍 (水)", "篚 (洗西)", "膳篚", "簜", "鼗", "東坫"}),
+    ("yanli", {"罍 (水)", "篚 (洗西)", "膳篚 (篚北)", "亨 (門外東方)"}, {"罍 (水)", "篚", "膳篚"}),
+    ("xiangyinjiu", {"水 (洗東)", "篚 (洗西)", "亨 (堂東北)"}, {"水 (洗東)", "篚"}),
+    ("xiangshe", {"水 (洗東)", "篚 (洗西)", "亨 (堂東北)"}, {"水 (洗東)", "篚"}),
+])
+def test_the_objects_the_texts_set_out_are_places_and_things_of_the_plan(rite, places, things):
+    """罍 and 水 (東), the 篚 (洗西) and 膳篚, the 膳尊, 簜, 鼗, 東坫, 户, 室 and 房, 亨: each a place citing its page,
+    the solid ones things routes keep clear of (the 篚 open: one goes to it)."""
+    hall = load_hall(BLOCKING / f"{rite}.hall.yaml")
+    named = {p.name: p for p in hall.places.values()}
+    assert places <= set(named)
+    assert {t.name for t in hall.things.values()} >= things
+    assert all(named[n].source.page or named[n].source.estimate for n in places)
+    assert all(t.open for t in hall.things.values() if t.name.startswith(("篚", "膳篚")))
+
+
+# --- docs/staging.md's counts -----------------------------------------------------------
+
+DOC = (ROOT / "docs" / "staging.md").read_text(encoding="utf-8")
+RITES = {"xiangyinjiu": "鄉飲酒禮", "xiangshe": "鄉射禮", "yanli": "燕禮", "dashe": "大射儀"}
+
+
+def test_the_docs_count_each_halls_places_and_statements():
+    halls = [load_hall(BLOCKING / f"{rite}.hall.yaml") for rite in RITES]
+    counted = {(len(h.places), len(h.statements)) for h in halls}
+    said = {(int(p), int(s)) for p, s in re.findall(r"(\d+) places, (\d+) statements", DOC)}
+    assert said == counted
+
+
+def test_the_docs_count_each_rites_cues(repertoire):
+    said = dict((name, int(n)) for n, name in re.findall(r"all (\d+)\s+cues of\s+(\S+?)[\s,]", DOC))
+    for rite, name in RITES.items():
+        sheet = load(ROOT / "cues" / f"{rite}.yaml", repertoire=repertoire)
+        assert said[name] == len(sheet.cues), name
+    everyone = [int(n) for n in re.findall(r"moves everyone of the (\d+) cues", DOC)]
+    assert sorted(everyone) == sorted(len(load(ROOT / "cues" / f"{r}.yaml", repertoire=repertoire).cues)
+                                      for r in ("dashe", "yanli"))
+
+
+def test_the_docs_count_the_blockings_quotes_by_layer():
+    from collections import Counter
+
+    from yuesheng.check.validate import _cites
+
+    layers = Counter(sources.layer(page, quote) for path in sorted(BLOCKING.glob("*.yaml"))
+                     for _, page, quote in _cites(load_yaml(path).data))
+    said = re.search(r"Of the blocking's (\d+) quotes (\d+) are 經, (\d+) 記, (\d+) 鄭注 and (\d+) 釋曰", DOC)
+    assert said is not None
+    assert [int(n) for n in said.groups()] == [sum(layers.values()), layers["經"], layers["記"], layers["鄭注"],
+                                               layers["釋曰"]]

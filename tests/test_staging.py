@@ -299,7 +299,8 @@ def test_a_facing_against_the_text_is_an_error_naming_the_page(repertoire, tmp_p
     message, line = _staging_error(tmp_path, xiangshe[0],
                                    "{who: sheng, to: xuan-zhong, cite: {page: 5-15a, quote: 笙入立于縣中西面}}",
                                    "{who: sheng, to: xuan-zhong, facing: 北面, estimate: facing the hall}")
-    assert f":{line}:9: faces 北面 at 縣中 (笙), where the text has 西面 (儀禮集釋 5-15a 鄭注 縣中磬東立西面)" in message
+    assert (f":{line}:9: faces 北面 at 縣中 (笙), where the text has 西面 (儀禮集釋 5-15a 鄭注 "
+            "縣中磬東立西面)") in message
 
 
 def test_a_statement_the_hall_breaks_is_an_error_quoting_it(repertoire, tmp_path):
@@ -308,8 +309,8 @@ def test_a_statement_the_hall_breaks_is_an_error_quoting_it(repertoire, tmp_path
     hall = load_hall(path.with_name("xiangshe.hall.yaml"))
     problems = [str(p) for p in statement_problems(hall)]
     line = _line_of(path.with_name("xiangshe.hall.yaml"), "{kind: distance, a: wu-shang, b: wu-xia")
-    assert problems == [f"{hall.file}:{line}:5: distance 上物 (右物) / 下物 (左物): the text says 1 步 (儀禮集釋 6-29b 鄭注 "
-                        "間容弓者上下射相去六尺也); 2.00 步 apart, not 1 [staging]"]
+    assert problems == [f"{hall.file}:{line}:5: distance 上物 (右物) / 下物 (左物): the text says 1 步 (儀禮集釋 "
+                        "6-29b 鄭注 間容弓者上下射相去六尺也); 2.00 步 apart, not 1 [staging]"]
 
 
 def test_two_places_on_one_point_is_an_error(tmp_path):

@@ -14,8 +14,8 @@ from fractions import Fraction
 from functools import lru_cache
 from types import MappingProxyType
 
-from yuesheng.checking import type_name
 from yuesheng import sources
+from yuesheng.checking import type_name
 from yuesheng.errors import InvalidValueError, UnknownNameError
 from yuesheng.music.lulu import Lu
 from yuesheng.music.score import Piece

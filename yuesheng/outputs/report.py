@@ -8,11 +8,11 @@ Every event has ``t`` (seconds), ``dur``, ``kind`` (action, marker, note, drum,
 release, call) and ``cue``; notes add ``part``, ``midi``, ``cents``, ``text`` (the
 syllable), ``piece``, ``zhong``; drums add ``round``, ``pair``, ``jie``; releases
 add ``round``, ``pair``, ``archer``, ``arrow``, ``hit``, ``pierced``, ``counted``; calls add
-``part``, ``degree``, ``midi``, ``text``; actions add ``text``, ``cite``, ``cite_layer`` (the
-quote's layer on its page, read from the page's parse: 經, 記, 鄭注, 釋曰), ``who``,
+``part``, ``degree``, ``midi``, ``text``; actions add ``text``, ``cite``, ``cite_layer``
+(the quote's layer on its page, read from the page's parse: 經, 記, 鄭注, 釋曰), ``who``,
 ``where``, ``words`` and ``section``. Each of ``cues`` has its start, duration, words,
-``cite`` and ``cite_layer`` (the CSV's too); an action measured in rehearsal (``--timing``) adds ``estimate_s``, ``takes``
-and ``spread_s`` (the longest take less the shortest). In a staged rite (its blocking complete,
+``cite`` and ``cite_layer`` (the CSV's too); an action measured in rehearsal (``--timing``) adds ``estimate_s``,
+``takes`` and ``spread_s`` (the longest take less the shortest). In a staged rite (its blocking complete,
 docs/staging.md) an action adds ``basis`` (its walks and formulas, or ``estimate: why``), and
 every cue ``blocking``: who stands where after it (``who``, ``place`` and its ``name``, ``x`` and
 ``y`` in 步 east and south of the middle of the 堂's edge, ``facing``).
@@ -193,8 +193,8 @@ def event_json(event: Event, cue: CueTiming | None = None) -> dict[str, Any]:
         out[name] = display(value) if name == "text" and isinstance(value, str) else value
     if event.kind is EventKind.ACTION and cue is not None:
         c = cue.cue
-        out |= {"cite": f"{c.cite.page} {c.cite.quote}", "cite_layer": c.cite.layer, "who": list(c.who), "where": c.where,
-                "words": display(c.words), "section": c.section}
+        out |= {"cite": f"{c.cite.page} {c.cite.quote}", "cite_layer": c.cite.layer, "who": list(c.who),
+                "where": c.where, "words": display(c.words), "section": c.section}
     return out
 
 
