@@ -414,7 +414,8 @@ def find_quote(quote: str, on: Page) -> QuoteMatch | None:
 
 def layers(quote: str, on: Page) -> tuple[str, ...]:
     """The layers (經, 記, 鄭注, 鄭目録, 釋曰; 經, 注, 疏 of 周禮注疏) the quote lies in on page *on*, in order;
-    () when it is not there. A collation note or small print counts as the layer of the large print before it."""
+    () when it is not there, or on a page without layers (瑟譜). A collation note or small print counts as the layer
+    of the large print before it."""
     found = find_quote(quote, on)
     if found is None:
         return ()

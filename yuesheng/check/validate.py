@@ -208,11 +208,10 @@ def check_quotes(doc: Document) -> list[Problem]:
         except UnknownPageError as exc:
             problems.append(doc.problem(path + ("page",), str(exc), rule="quote"))
             continue
-        layers = sources.layers(quote, page)
-        if not layers:
+        if sources.find_quote(quote, page) is None:
             problems.append(doc.problem(path + ("quote",), f"{quote!r} is not on {pid.citation} (nor running on to "
                                         f"the next page); see: yuesheng source {pid}", rule="quote"))
-        elif len(layers) > 1:
+        elif len(layers := sources.layers(quote, page)) > 1:
             problems.append(doc.problem(path + ("quote",), f"{quote!r} on {pid.citation} runs over "
                                         f"{' and '.join(layers)}: quote one layer (the others in a note, each with "
                                         f"its own cite); see: yuesheng source {pid}", rule="quote"))

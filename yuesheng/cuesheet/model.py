@@ -14,7 +14,6 @@ from fractions import Fraction
 from functools import lru_cache
 from types import MappingProxyType
 
-from yuesheng import sources
 from yuesheng.checking import type_name
 from yuesheng.errors import InvalidValueError, UnknownNameError
 from yuesheng.music.lulu import Lu
@@ -113,6 +112,8 @@ class Cite:
     def layer(self) -> str:
         """The layer the quote is in, read from the page's parse (經, 記, 鄭注, 釋曰; 注, 疏 of 周禮注疏), '' where the
         quote is not on its page."""
+        from yuesheng import sources  # the texts, only when a layer is asked for
+
         return sources.layer(self.page, self.quote)
 
     def __str__(self) -> str:

@@ -15,8 +15,6 @@ from enum import Enum
 from fractions import Fraction
 from types import MappingProxyType
 
-from yuesheng import sources
-
 CHI_PER_BU = 6  # 一步六尺 (the 弓 and 貍步 are 6 尺 too: 6-29b, 9-2b)
 
 
@@ -100,6 +98,8 @@ class Source:
     @property
     def layer(self) -> str:
         """The layer the quote is in, read from the page's parse (經, 記, 鄭注, 釋曰; '經+鄭注' where it runs over)."""
+        from yuesheng import sources  # the texts, only when a layer is asked for
+
         return sources.layer(self.page, self.quote) if self.page else ""
 
     def __str__(self) -> str:
