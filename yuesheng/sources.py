@@ -388,6 +388,20 @@ def _plain(text: str) -> str:
     return display(_regex(_SPACE).sub("", text))
 
 
+@cache
+def _searched(pid: PageId) -> tuple[int, str, tuple[tuple[int, str], ...]]:
+    """What a quote is searched in, for page *pid*: the length of its displayed text, that text with the next page's
+    after it, and the end and layer of each part of both in it (small print in the layer of the print before it)."""
+    on = pages(pid.text)[pid]
+    following = next_page(on)
+    both, bounds, kind = "", [], ""
+    for part in on.parts + (following.parts if following else ()):
+        kind = kind if part.kind in ("案", "小字", "音義") else part.kind
+        both += _plain(part.text)
+        bounds.append((len(both), kind))
+    return len(_plain(on.text)), both, tuple(bounds)
+
+
 def find_quote(quote: str, on: Page) -> QuoteMatch | None:
     """The quote on page *on*, or None.
 
@@ -395,9 +409,8 @@ def find_quote(quote: str, on: Page) -> QuoteMatch | None:
     part starts on the page; the rest may run on to the next page. Both sides
     are compared with private-use codes displayed, so 楣 and ``&KR0925;`` match.
     """
-    here = _plain(on.text)
-    following = next_page(on)
-    both = here + (_plain(following.text) if following else "")
+    size, both, _ = _searched(on.id)
+    here = both[:size]
     parts = [p for p in (_plain(q) for q in quote.split("…")) if p]
     if not parts:
         return None
@@ -419,13 +432,7 @@ def layers(quote: str, on: Page) -> tuple[str, ...]:
     found = find_quote(quote, on)
     if found is None:
         return ()
-    following = next_page(on)
-    bounds: list[tuple[int, str]] = []  # (end, layer) of each part, in the displayed text of both pages
-    end, kind = 0, ""
-    for part in on.parts + (following.parts if following else ()):
-        kind = kind if part.kind in ("案", "小字", "音義") else part.kind
-        end += len(_plain(part.text))
-        bounds.append((end, kind))
+    bounds = _searched(on.id)[2]
     out: list[str] = []
     for start, stop in found.spans:
         for at, (end, kind) in enumerate(bounds):
