@@ -153,7 +153,7 @@ def test_a_guest_up_the_lords_stair_is_an_error_at_the_move(repertoire, tmp_path
                          "{who: bin, to: gong-qian, via: [xi-nan, zuojie, zun,")
     problems = _route_problems(sheet, path)
     assert f"dashe.yaml:{line}:9: bin (賓) goes up the 阼階 (公's), and no text of the cue says so: the 賓's stair " \
-           "is the 西階 (儀禮集釋 9-10a 賓升自西階主人從之)" in problems
+           "is the 西階 (儀禮集釋 9-10a 經 賓升自西階主人從之)" in problems
 
 
 def test_a_climb_against_its_own_quote_is_an_error_quoting_it(repertoire, tmp_path):

@@ -304,7 +304,8 @@ def test_a_facing_against_the_text_is_an_error_naming_the_page(repertoire, tmp_p
     message, line = _staging_error(tmp_path, xiangshe[0],
                                    "{who: sheng, to: xuan-zhong, cite: {page: 5-15a, quote: 笙入立于縣中西面}}",
                                    "{who: sheng, to: xuan-zhong, facing: 北面, estimate: facing the hall}")
-    assert f":{line}:9: faces 北面 at 縣中 (笙), where the text has 西面 (儀禮集釋 5-15a 縣中磬東立西面)" in message
+    assert (f":{line}:9: faces 北面 at 縣中 (笙), where the text has 西面 (儀禮集釋 5-15a 鄭注 "
+            "縣中磬東立西面)") in message
 
 
 def test_a_statement_the_hall_breaks_is_an_error_quoting_it(repertoire, tmp_path):
@@ -313,8 +314,8 @@ def test_a_statement_the_hall_breaks_is_an_error_quoting_it(repertoire, tmp_path
     hall = load_hall(path.with_name("xiangshe.hall.yaml"))
     problems = [str(p) for p in statement_problems(hall)]
     line = _line_of(path.with_name("xiangshe.hall.yaml"), "{kind: distance, a: wu-shang, b: wu-xia")
-    assert problems == [f"{hall.file}:{line}:5: distance 上物 (右物) / 下物 (左物): the text says 1 步 (儀禮集釋 6-29b "
-                        "間容弓者上下射相去六尺也); 2.00 步 apart, not 1 [staging]"]
+    assert problems == [f"{hall.file}:{line}:5: distance 上物 (右物) / 下物 (左物): the text says 1 步 (儀禮集釋 "
+                        "6-29b 鄭注 間容弓者上下射相去六尺也); 2.00 步 apart, not 1 [staging]"]
 
 
 def test_two_places_on_one_point_is_an_error(tmp_path):
@@ -402,7 +403,8 @@ def test_plan_gives_the_hall_and_places_with_their_names_and_axes(run):
     assert places["zhong-xi"]["facing"] == "東面" and "6-3a" in places["zhong-xi"]["source"]
     assert "people" not in data
     whose = {s["name"]: s["whose"] for s in data["hall"]["stairs"]}
-    assert whose["阼階"] == {"of": ["主人"], "rest": False, "source": "儀禮集釋 5-4b 主人阼階上當楣北面再拜"}
+    assert whose["阼階"] == {"of": ["主人"], "rest": False, "source": "儀禮集釋 5-4b 經 主人阼階上當楣北面再拜",
+                               "layer": "經"}
     assert whose["西階"]["of"] == ["賓", "衆賓"] and whose["西階"]["rest"] is True
     assert data["lord"] is None and data["default_seat"] == {"id": "bin-xi", "place": "bin-xi"}
 
@@ -579,7 +581,7 @@ def test_the_shegong_puts_each_thing_where_the_text_does_not_where_the_old_plan_
     each instrument of the 縣 a point of its own in its order, the 物 當楣 a 弓 apart."""
     hall = load_hall(BLOCKING / "dashe.hall.yaml")
     at = {pid: p.point for pid, p in hall.places.items()}
-    assert at["fubu"].distance(at["dahou"]) == pytest.approx(3, abs=1e-3) and at["fubu"].y < at["dahou"].y
+    assert at["fubu"].distance(at["dahou-xiage"]) == pytest.approx(3, abs=1e-3) and at["fubu"].y < at["dahou"].y
     assert at["huozhe-zun"].x > at["dahou-fa"].x and at["huozhe-zun"].y < at["dahou-fa"].y
     assert at["fu"].y == at["xi"].y
     assert at["dashi-wei"].x > at["ganhou"].x and at["dashi-wei"].y < at["ganhou"].y

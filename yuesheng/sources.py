@@ -20,8 +20,14 @@ margin — and from the heading ``記`` that opens a rite's 記 to the end of it
 the 記 — a note starts with 鄭注 (鄭目録) or 釋曰 and its lines are indented, and ``(案…)``
 is a collation note in small double-line print (``/`` divides the two
 columns); in 周禮注疏 the layers follow one another inline — 經, then 注, then
-音義(…) and 疏(…) in small print, then the next 經. The text is as transmitted:
-the rare 經 line that the transcription indents is read as part of the note before it.
+音義(…) and 疏(…) in small print, then the next 經. Where the transcription indents a
+whole stretch one step more (9-1b: each note opens two steps in, the 經 one), a line
+one step in after a note's short last line is 經 again; elsewhere the rare 經 line that
+the transcription indents is read as part of the note before it.
+
+A quote's layer (``layer``) is read from the parts it lies in: ``經``, ``記``,
+``鄭注``, ``釋曰`` (a collation note or small print counts as the layer it stands in),
+several joined by ``+`` where a quote runs over from one into the next.
 
 ``&KRnnnn;`` stands for a character outside Unicode's common planes (``characters``:
 ``display`` shows the standard character for each code in ``PRIVATE_USE``, with where it
@@ -153,6 +159,8 @@ class _Builder:
         self.margin = "經"  # what the margin holds: the 經, or from its heading on the 記 (儀禮集釋)
         self.small = ""  # the kind of the small print just read ('' after large print)
         self.open = False  # inside a ( … ) that runs over a line end
+        self.shifted = False  # the notes open two steps in, the 經 one (9-1b)
+        self.full = False  # the line before ran to the page's width: a line after it goes on with it
 
     def add(self, page: PageId, kind: str, text: str, *, new: bool) -> None:
         parts = self.parts.setdefault(page, [])
@@ -175,17 +183,27 @@ class _Builder:
             return
         new = False
         if self.style == "yili" and not self.open and not content.startswith("("):
-            marker = next((m for m in ("鄭注", "鄭目録", "釋曰") if content.startswith(m)), "")
-            if indent == 0 and content.startswith("記"):  # the 記's heading: from here to the end of the 卷
-                self.margin = "記"
-            if marker:
-                self.kind, new = marker, True
-            elif indent == 0 and self.kind != self.margin:
-                self.kind, new = self.margin, True
-            self.kind = self.kind or "鄭注"
+            new = self.layer(content, indent)
+        self.full = indent + _cells(content) >= _FULL_LINE
         for token in self.tokens(content):
             self.token(page, token, new=new)
             new = False
+
+    def layer(self, content: str, indent: int) -> bool:
+        """Set the layer a line of 儀禮集釋 of *indent* steps is in; whether it begins a new part."""
+        marker = next((m for m in ("鄭注", "鄭目録", "釋曰") if content.startswith(m)), "")
+        if indent == 0 and content.startswith("記"):  # the 記's heading: from here to the end of the 卷
+            self.margin = "記"
+        if marker or indent == 0:
+            self.shifted = indent >= 2
+        margin = indent == 0 or (self.shifted and indent == 1 and not self.full)
+        new = False
+        if marker:
+            self.kind, new = marker, True
+        elif margin and self.kind != self.margin:
+            self.kind, new = self.margin, True
+        self.kind = self.kind or "鄭注"
+        return new
 
     def tokens(self, content: str) -> Iterator[tuple[bool, str]]:
         """(small print?, text) runs of a line; a ( … ) may run over the line's end."""
@@ -236,6 +254,15 @@ class _Builder:
         self.small = ""
 
 
+_FULL_LINE = 20  # the cells of a full printed line of 儀禮集釋 (21 or 22 as transcribed; a short last line ends a part)
+
+
+def _cells(content: str) -> float:
+    """The width of a line in cells: small double-line print takes half a cell a character."""
+    small = sum(len(m.group(0)) - 2 for m in _regex(r"\([^)]*\)").finditer(content))
+    return len(content) - small / 2 - content.count("(") - content.count(")")
+
+
 @cache
 def pages(text: str) -> dict[PageId, Page]:
     """Every shipped page of a text (``yili``, ``zhouli``, ``sepu``), in order. Loaded once a process; parsed once
@@ -269,7 +296,7 @@ def _parse(text: str, data: bytes) -> list[tuple[PageId, list[list[str]]]]:
 
 # --- the parse kept between runs ------------------------------------------------------------------------------------
 
-_KEPT_FORMAT = "yuesheng-pages-2"
+_KEPT_FORMAT = "yuesheng-pages-3"
 MAX_KEPT_BYTES = 16 << 20  # a text's pages (儀禮集釋's: 0.2 MB); a larger entry is not read
 Kept = list[tuple[int, int, str, list[list[str]]]]  # juan, leaf, side, parts
 
@@ -361,6 +388,20 @@ def _plain(text: str) -> str:
     return display(_regex(_SPACE).sub("", text))
 
 
+@cache
+def _searched(pid: PageId) -> tuple[int, str, tuple[tuple[int, str], ...]]:
+    """What a quote is searched in, for page *pid*: the length of its displayed text, that text with the next page's
+    after it, and the end and layer of each part of both in it (small print in the layer of the print before it)."""
+    on = pages(pid.text)[pid]
+    following = next_page(on)
+    both, bounds, kind = "", [], ""
+    for part in on.parts + (following.parts if following else ()):
+        kind = kind if part.kind in ("案", "小字", "音義") else part.kind
+        both += _plain(part.text)
+        bounds.append((len(both), kind))
+    return len(_plain(on.text)), both, tuple(bounds)
+
+
 def find_quote(quote: str, on: Page) -> QuoteMatch | None:
     """The quote on page *on*, or None.
 
@@ -368,9 +409,8 @@ def find_quote(quote: str, on: Page) -> QuoteMatch | None:
     part starts on the page; the rest may run on to the next page. Both sides
     are compared with private-use codes displayed, so 楣 and ``&KR0925;`` match.
     """
-    here = _plain(on.text)
-    following = next_page(on)
-    both = here + (_plain(following.text) if following else "")
+    size, both, _ = _searched(on.id)
+    here = both[:size]
     parts = [p for p in (_plain(q) for q in quote.split("…")) if p]
     if not parts:
         return None
@@ -383,3 +423,29 @@ def find_quote(quote: str, on: Page) -> QuoteMatch | None:
         spans.append((found, found + len(part)))
         position = found + len(part)
     return QuoteMatch(tuple(spans), spans[-1][1] > len(here))
+
+
+def layers(quote: str, on: Page) -> tuple[str, ...]:
+    """The layers (經, 記, 鄭注, 鄭目録, 釋曰; 經, 注, 疏 of 周禮注疏) the quote lies in on page *on*, in order;
+    () when it is not there, or on a page without layers (瑟譜). A collation note or small print counts as the layer
+    of the large print before it."""
+    found = find_quote(quote, on)
+    if found is None:
+        return ()
+    bounds = _searched(on.id)[2]
+    out: list[str] = []
+    for start, stop in found.spans:
+        for at, (end, kind) in enumerate(bounds):
+            begin = bounds[at - 1][0] if at else 0
+            if begin < stop and start < end and kind and kind not in out:
+                out.append(kind)
+    return tuple(out)
+
+
+@cache
+def layer(page_name: str, quote: str) -> str:
+    """The layer of a cite (``layers`` joined by ``+``: '經', '鄭注', '經+鄭注'), '' for a page or quote not found."""
+    try:
+        return "+".join(layers(quote, page(page_name)))
+    except UnknownPageError:
+        return ""

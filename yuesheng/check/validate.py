@@ -184,7 +184,8 @@ def _cites(data: Any, path: PathKey = ()) -> Iterator[tuple[PathKey, str, str]]:
 
 
 def check_quotes(doc: Document) -> list[Problem]:
-    """Rule ``quote``: every cite's quote is on its page of the shipped texts (``…`` for words left out).
+    """Rule ``quote``: every cite's quote is on its page of the shipped texts (``…`` for words left out), in one
+    layer of it (a quote that runs from the 經 into its 鄭注 splices two voices: cite each on its own).
 
     Cues, variants, reading options, the archery's 節 and rounds alike. A page of a
     卷 that is not shipped cannot be checked: a warning. A malformed page id is the
@@ -210,4 +211,8 @@ def check_quotes(doc: Document) -> list[Problem]:
         if sources.find_quote(quote, page) is None:
             problems.append(doc.problem(path + ("quote",), f"{quote!r} is not on {pid.citation} (nor running on to "
                                         f"the next page); see: yuesheng source {pid}", rule="quote"))
+        elif len(layers := sources.layers(quote, page)) > 1:
+            problems.append(doc.problem(path + ("quote",), f"{quote!r} on {pid.citation} runs over "
+                                        f"{' and '.join(layers)}: quote one layer (the others in a note, each with "
+                                        f"its own cite); see: yuesheng source {pid}", rule="quote"))
     return problems

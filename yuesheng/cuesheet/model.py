@@ -108,8 +108,16 @@ class Cite:
         """The page with its text: '儀禮集釋 5-4a', '周禮注疏 30-25a'."""
         return self.page if self.page.startswith("周禮") else f"儀禮集釋 {self.page}"
 
+    @property
+    def layer(self) -> str:
+        """The layer the quote is in, read from the page's parse (經, 記, 鄭注, 釋曰; 注, 疏 of 周禮注疏), '' where the
+        quote is not on its page."""
+        from yuesheng import sources  # the texts, only when a layer is asked for
+
+        return sources.layer(self.page, self.quote)
+
     def __str__(self) -> str:
-        return f"{self.where} {self.quote}"
+        return f"{self.where} {self.layer} {self.quote}" if self.layer else f"{self.where} {self.quote}"
 
 
 class Anchor(StrEnum):

@@ -45,7 +45,7 @@ def _hall(hall: Hall) -> dict[str, Any]:
         "tang": {"north_west": _xy(hall.tang[0]), "south_east": _xy(hall.tang[1])},
         "walls": [{"name": w.name, "points": [_xy(p) for p in w.points], "source": str(w.source)} for w in hall.walls],
         "stairs": [{"id": s.id, "name": s.name, "top": _xy(s.top), "foot": _xy(s.foot), "source": str(s.source),
-                    "whose": _whose(s.whose)} for s in hall.stairs],
+                    "layer": s.source.layer, "whose": _whose(s.whose)} for s in hall.stairs],
         "assumptions": [{"id": a.id, "value": a.value, "text": a.text} for a in hall.assumptions],
         "targets": [{"name": name, "from": [x0, y], "to": [x1, y]} for name, x0, x1, y in targets(hall)],
         "screens": [{"name": name, "at": [x, y]} for name, x, y in screens(hall)],
@@ -57,7 +57,7 @@ def _whose(whose: Whose | None) -> dict[str, Any] | None:
     """Whose the stair is: the ranks it names, whether the rest go by it too, and the source; None where unsaid."""
     if whose is None:
         return None
-    return {"of": list(whose.of), "rest": whose.rest, "source": str(whose.source)}
+    return {"of": list(whose.of), "rest": whose.rest, "source": str(whose.source), "layer": whose.source.layer}
 
 
 _TARGET = re.compile(r"([大參干]?侯)(?: \(.*\))?")  # 侯, 大侯, 參侯, 干侯, 侯 (獸侯) — not 負侯, 侯道 (…)
@@ -147,7 +147,8 @@ def _things(hall: Hall) -> list[dict[str, Any]]:
 
 def _places(hall: Hall) -> list[dict[str, Any]]:
     return [{"id": p.id, "name": p.name, "at": _xy(p.point), "facing": p.facing.hanzi + "面" if p.facing else None,
-             "file": p.head.hanzi if p.head else None, "source": str(p.source), "estimate": not p.source.page}
+             "file": p.head.hanzi if p.head else None, "source": str(p.source), "layer": p.source.layer,
+             "estimate": not p.source.page}
             for p in hall.places.values()]
 
 
@@ -180,7 +181,8 @@ def plan_data(hall: Hall, sheet: CueSheet, *, at: str | None = None, staged: Sta
                            "hall": _hall(hall), "places": _places(hall), **_seats(hall, sheet)}
     if at is not None and staged is not None:
         cue, derivation = sheet.cue(at), staged.derivation
-        out["cue"] = {"id": cue.id, "section": cue.section, "action": cue.action, "cite": str(cue.cite)}
+        out["cue"] = {"id": cue.id, "section": cue.section, "action": cue.action, "cite": str(cue.cite),
+                      "layer": cue.cite.layer}
         out["people"] = _people(staged.stands, sheet)
         out["standing"] = list(staged.things)  # the set pieces standing while its walks are made
         out["walks"] = [{"who": w.who, "name": person_name(w.who, sheet), "route": [_xy(p) for p in w.route],

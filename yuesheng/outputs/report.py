@@ -8,10 +8,11 @@ Every event has ``t`` (seconds), ``dur``, ``kind`` (action, marker, note, drum,
 release, call) and ``cue``; notes add ``part``, ``midi``, ``cents``, ``text`` (the
 syllable), ``piece``, ``zhong``; drums add ``round``, ``pair``, ``jie``; releases
 add ``round``, ``pair``, ``archer``, ``arrow``, ``hit``, ``pierced``, ``counted``; calls add
-``part``, ``degree``, ``midi``, ``text``; actions add ``text``, ``cite``, ``who``,
-``where``, ``words`` and ``section``. Each of ``cues`` has its start, duration and
-words; an action measured in rehearsal (``--timing``) adds ``estimate_s``, ``takes``
-and ``spread_s`` (the longest take less the shortest). In a staged rite (its blocking complete,
+``part``, ``degree``, ``midi``, ``text``; actions add ``text``, ``cite``, ``cite_layer``
+(the quote's layer on its page, read from the page's parse: 經, 記, 鄭注, 釋曰), ``who``,
+``where``, ``words`` and ``section``. Each of ``cues`` has its start, duration, words,
+``cite`` and ``cite_layer`` (the CSV's too); an action measured in rehearsal (``--timing``) adds ``estimate_s``,
+``takes`` and ``spread_s`` (the longest take less the shortest). In a staged rite (its blocking complete,
 docs/staging.md) an action adds ``basis`` (its walks and formulas, or ``estimate: why``), and
 every cue ``blocking``: who stands where after it (``who``, ``place`` and its ``name``, ``x`` and
 ``y`` in 步 east and south of the middle of the 堂's edge, ``facing``).
@@ -131,7 +132,7 @@ def run_sheet_text(timeline: Timeline) -> str:
         lines.append(f"{_cell(clock(t.start_tick), 8)} {_cell(clock(t.end_tick - t.start_tick), 7)} {est}"
                      f"{_cell(cue.section, 10)} {_cell(cue.id, 22)} {_cell(who, 22)} "
                      f"{_cell(names.get(cue.where, cue.where), 12)} {_cell(what_of(t, by_cue), 40)} "
-                     f"{_cell(cue.words, 16)} {cue.cite.page} {display(cue.cite.quote)}")
+                     f"{_cell(cue.words, 16)} {cue.cite.page} {cue.cite.layer} {display(cue.cite.quote)}")
         if staged and t.basis:
             lines.append(f"{'':17}{'':{len(est)}}  = {display(t.basis)}")
     lines += ["", "sections"]
@@ -160,14 +161,15 @@ def run_sheet_csv(timeline: Timeline) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["start", "start_s", "duration_s", "section", "cue", "kind", "who", "where", "action_or_music",
-                     "words", "cite_page", "cite_quote", "estimate_s", "takes", "spread_s", "duration_basis"])
+                     "words", "cite_page", "cite_layer", "cite_quote", "estimate_s", "takes", "spread_s",
+                     "duration_basis"])
     for t in timeline.cues:
         cue = t.cue
         estimate = f"{seconds(t.estimate_ticks):.3f}" if t.estimate_ticks is not None else ""
         m = t.measured
         row = (clock(t.start_tick), f"{seconds(t.start_tick):.3f}", f"{seconds(t.end_tick - t.start_tick):.3f}",
                cue.section, cue.id, cue.music.value if cue.music else "action", " ".join(cue.who or cue.performers),
-               cue.where, what_of(t, by_cue), cue.words, cue.cite.page, cue.cite.quote, estimate,
+               cue.where, what_of(t, by_cue), cue.words, cue.cite.page, cue.cite.layer, cue.cite.quote, estimate,
                m.takes if m else "", f"{float(m.spread):.3f}" if m else "", t.basis)
         writer.writerow([display(str(v)) for v in row])
     return buffer.getvalue()
@@ -192,8 +194,8 @@ def event_json(event: Event, cue: CueTiming | None = None) -> dict[str, Any]:
         out[name] = display(value) if name == "text" and isinstance(value, str) else value
     if event.kind is EventKind.ACTION and cue is not None:
         c = cue.cue
-        out |= {"cite": f"{c.cite.page} {c.cite.quote}", "who": list(c.who), "where": c.where,
-                "words": display(c.words), "section": c.section}
+        out |= {"cite": f"{c.cite.page} {c.cite.quote}", "cite_layer": c.cite.layer, "who": list(c.who),
+                "where": c.where, "words": display(c.words), "section": c.section}
     return out
 
 
@@ -219,7 +221,8 @@ def run_sheet_json(timeline: Timeline, rite: StagedRite | None = None) -> str:
                       "duration_s": round(seconds(s.end_tick - s.start_tick), 3)} for s in sections(timeline)],
         "cues": [{"cue": t.cue.id, "section": t.cue.section, "start_s": round(seconds(t.start_tick), 3),
                   "duration_s": round(seconds(t.end_tick - t.start_tick), 3), "what": display(what_of(t, by_cue)),
-                  "words": display(t.cue.words), "cite": f"{t.cue.cite.page} {t.cue.cite.quote}"}
+                  "words": display(t.cue.words), "cite": f"{t.cue.cite.page} {t.cue.cite.quote}",
+                  "cite_layer": t.cue.cite.layer}
                  | ({"estimate_s": round(seconds(t.estimate_ticks), 3)} if t.estimate_ticks is not None else {})
                  | ({"takes": t.measured.takes, "spread_s": round(float(t.measured.spread), 3)} if t.measured else {})
                  | ({"basis": display(t.basis)} if t.basis else {})

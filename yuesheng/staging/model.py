@@ -95,8 +95,17 @@ class Source:
     quote: str = ""
     estimate: str = ""  # why the value is estimated ("" when the text gives it)
 
+    @property
+    def layer(self) -> str:
+        """The layer the quote is in, read from the page's parse (經, 記, 鄭注, 釋曰; '經+鄭注' where it runs over)."""
+        from yuesheng import sources  # the texts, only when a layer is asked for
+
+        return sources.layer(self.page, self.quote) if self.page else ""
+
     def __str__(self) -> str:
-        return f"儀禮集釋 {self.page} {self.quote}" if self.page else f"estimate: {self.estimate}"
+        if not self.page:
+            return f"estimate: {self.estimate}"
+        return f"儀禮集釋 {self.page} {self.layer} {self.quote}" if self.layer else f"儀禮集釋 {self.page} {self.quote}"
 
 
 @dataclass(frozen=True, slots=True)

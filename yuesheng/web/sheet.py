@@ -103,6 +103,7 @@ class Row:
     what: str
     words: str
     page: str
+    layer: str  # the quote's layer on its page: 經, 記, 鄭注, 釋曰
     quote: str
 
 
@@ -377,7 +378,7 @@ def _cue_data(timeline: Timeline, stations: dict[str, dict[str, Any]], sorted_ou
                         "lost": bool(p.piece.realization)} for p in cue.pieces],
             "parts": sorted(parts.get(cue.id, ()), key=lambda p: rank.get(p, 99)),
             "instruments": [timeline.instruments[i].name for i in cue.instruments if i in timeline.instruments],
-            "page": cue.cite.page, "quote": cue.cite.quote, "cite": str(cue.cite),
+            "page": cue.cite.page, "layer": cue.cite.layer, "quote": cue.cite.quote, "cite": str(cue.cite),
             **stations[cue.id],
         })
     return out
@@ -413,7 +414,8 @@ def _rows(timeline: Timeline, cues: list[dict[str, Any]]) -> list[tuple[str, lis
             groups.append((c["section"], []))
         estimate = f"{clock(t.estimate_ticks)} ({takes(t)})" if t.estimate_ticks is not None else ""
         groups[-1][1].append(Row(c["id"], " ".join(c["who_ids"]), c["start"], c["dur"], estimate, "、".join(c["who"]),
-                                 c["where"], c["what"], c["words"], c["page"], c["quote"]))
+                                 c["where"], c["what"], c["words"], c["page"], c["layer"],
+                                 c["quote"]))
     return groups
 
 
@@ -443,7 +445,7 @@ def _row(r: Row, section: str, measured: bool) -> str:
             f'        <td>{e(r.where)}</td>\n'
             f'        <td>{e(r.what)}</td>\n'
             f'        <td>{e(r.words)}</td>\n'
-            f'        <td class="cite"><b>{e(r.page)}</b> {e(r.quote)}</td>\n'
+            f'        <td class="cite"><b>{e(r.page)}</b> <i>{e(r.layer)}</i> {e(r.quote)}</td>\n'
             f'      </tr>')
 
 
