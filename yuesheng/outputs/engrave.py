@@ -52,7 +52,7 @@ from yuesheng.fonts import FAMILIES, FONT_FILES
 from yuesheng.music.lulu import LU, Mode, Realization, Tuning, cents_offset
 from yuesheng.music.score import Note, Piece, Stanza
 from yuesheng.process import bound_to_us
-from yuesheng.text import standard_forms
+from yuesheng.text import simplified_forms, standard_forms
 
 LILYPOND_VERSION = "2.25.12"
 TIME_LIMIT = 300.0  # seconds for one LilyPond run
@@ -518,13 +518,15 @@ def stanza_words(stanza: Stanza) -> str:
 def search_line(stanza: Stanza) -> list[str]:
     """The stanza's words as a line of text under it, in white: the engraved syllables extract from a PDF one by
     one, in drawing order, so this line is what a search finds ('呦呦鹿鳴'), with the standard forms beside the
-    source's variants on a line of their own ('關關雎鳩' under '闗闗雎鳩'), and each again without the spaces between
-    the lines of the poem ('呦呦鹿鳴食野之苹', as a reader may type it). [] for a stanza without words."""
+    source's variants on a line of their own ('關關雎鳩' under '闗闗雎鳩'), then the simplified forms ('关关雎鸠'), and
+    each again without the spaces between the lines of the poem ('呦呦鹿鳴食野之苹', as a reader may type it). []
+    for a stanza without words."""
     words = stanza_words(stanza)
     if not words:
         return []
     # the standard forms on a line of their own, and each typed without the spaces between the lines of the poem
-    texts = dict.fromkeys(t for form in (words, standard_forms(words)) for t in (form, form.replace(" ", "")))
+    forms = (words, standard_forms(words), simplified_forms(words))
+    texts = dict.fromkeys(t for form in forms for t in (form, form.replace(" ", "")))
     return ["\\noPageBreak", "\\markup \\with-color #white \\fontsize #-4 \\column { "
             + " ".join(lily_string(t) for t in texts) + " }"]
 
