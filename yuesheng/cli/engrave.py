@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from yuesheng.cli.common import (
     check_output_arg,
     count_in,
+    decibels,
     note_name,
     pitch_options,
     production_of,
@@ -19,6 +21,9 @@ from yuesheng.cli.common import (
 from yuesheng.errors import UsageError
 from yuesheng.files import writes_directly
 from yuesheng.music.repertoire import load_repertoire
+
+if TYPE_CHECKING:
+    from yuesheng.timeline import Timeline
 
 _FORMATS = (".pdf", ".svg", ".png", ".ly")
 
@@ -67,8 +72,9 @@ def cmd_songbook(args: argparse.Namespace) -> str:
     output = _output(args)
     if args.midi:
         _practice_output(args, output)
-    elif args.count_in:
-        raise UsageError("--count-in is for the practice file: give it with --midi FILE.mid")
+    elif args.count_in or args.others is not None:
+        raise UsageError(f"{'--count-in' if args.count_in else '--others'} is for the practice file: give it with "
+                         "--midi FILE.mid")
     production = production_of(args)
     sheet, timeline = production.sheet, production.timeline
     labels = {**{v.id: v.name for v in sheet.variants.values()}, **{r.id: r.name for r in sheet.readings.values()}}
@@ -85,10 +91,23 @@ def cmd_songbook(args: argparse.Namespace) -> str:
         from yuesheng.outputs.midi import write_midi
         from yuesheng.outputs.practice import songbook_timeline
 
-        write_midi(songbook_timeline(book, timeline, beats=args.count_in, breath=args.breath), args.midi)
-        practice = f"; practice file {args.midi}" + (f" (count-in of {args.count_in})" if args.count_in else "")
+        others = {} if args.others is None else {
+            name: songbook(timeline, part=name) for name in _playing(timeline)}
+        write_midi(songbook_timeline(book, timeline, beats=args.count_in, breath=args.breath, others=others,
+                                     others_db=args.others or 0.0, doubled=args.qing_zhong), args.midi)
+        practice = f"; practice file {args.midi}" + (f" (count-in of {args.count_in})" if args.count_in else "") \
+            + (f" (the other parts at {args.others:+g} dB)" if others else "")
     return f"wrote {_written(written)}: {timeline.rite} songbook{part}, {len(book.entries)} pieces " \
            f"({' '.join(e.piece.title for e in book.entries)}), {args.notation}{practice}\n"
+
+
+def _playing(timeline: Timeline) -> list[str]:
+    """The pitched parts that play a piece in *timeline*, in the instrument table's order."""
+    from yuesheng.outputs.songbook import PITCHED_PARTS
+    from yuesheng.timeline import EventKind
+
+    found = {e.part for e in timeline.events if e.kind is EventKind.NOTE and e.piece}
+    return [name for name in PITCHED_PARTS if name in found]
 
 
 def _notation_option(parser: argparse.ArgumentParser) -> None:
@@ -121,8 +140,11 @@ def _add_songbook(p: argparse.ArgumentParser) -> None:
                    "piece and stanza")
     p.add_argument("--count-in", type=count_in, default=0, metavar="BEATS", help="with --midi: before each piece "
                    "the mode's 宫 for a beat, then BEATS drum strokes (default 0; at most 16)")
+    p.add_argument("--others", type=decibels, nargs="?", const=-12.0, metavar="DB", help="with --midi: the other "
+                   "parts that play each piece sound with it, DB below their own level (default -12; without "
+                   "--others the book's line alone)")
     p.add_argument("--qing-zhong", action="store_true", help="with --part 瑟: each 正律 note on its 中 and 清 "
-                   "strings together, an octave apart (清中雙彈, 瑟譜 001-12b)")
+                   "strings together, an octave apart (清中雙彈, 瑟譜 001-12b), in the book and its --midi")
     _notation_option(p)
     p.set_defaults(func=cmd_songbook)
 
