@@ -309,6 +309,22 @@ def test_solo_keeps_its_part_and_sounds_the_others_as_many_decibels_softer_as_as
     assert run("audio", golden, "--others", "-12", "-o", str(tmp_path / "x.flac"))[0] == 2
 
 
+@needs_fluidsynth
+def test_breath_is_heard_after_each_sung_line_end_and_said_to_be_editorial(run, tmp_path):
+    """--breath: 騶虞's first line 彼茁者葭 ends at 18 s (its syllables 1 s apart from 15 s); its 葭 is held half a
+    beat, so the end of that beat falls silent, and the next line comes in on time."""
+    golden = str(DATA / "golden.yaml")
+    sung, breathed = tmp_path / "sung.wav", tmp_path / "breathed.wav"
+    assert run("audio", golden, "--part", "歌", "--dry", "-o", str(sung))[0] == 0
+    code, text, err = run("audio", golden, "--part", "歌", "--dry", "--breath", "-o", str(breathed))
+    assert code == 0 and "editorial breaths at the line ends" in text, err
+    plain, rate = soundfile.read(str(sung), dtype="int16")
+    held, _ = soundfile.read(str(breathed), dtype="int16")
+    assert _rms(held, rate, 18.7, 18.98) < 0.1 * _rms(plain, rate, 18.7, 18.98)  # the breath
+    assert _rms(held, rate, 17.6, 17.95) == pytest.approx(_rms(plain, rate, 17.6, 17.95), rel=0.01)  # 者 as sung
+    assert _rms(held, rate, 19.2, 19.5) == pytest.approx(_rms(plain, rate, 19.2, 19.5), rel=0.05)  # on time
+
+
 def test_an_unknown_or_silent_part_is_a_usage_error(run, tmp_path):
     code, _, err = run("audio", str(DATA / "golden.yaml"), "--part", "琵琶", "-o", str(tmp_path / "x.flac"))
     assert code == 2 and "unknown part '琵琶'" in err

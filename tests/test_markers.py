@@ -63,3 +63,20 @@ def test_a_cue_sheet_has_a_track_per_music_cue_at_its_start(timeline):
     assert indexes == [cue_time(g[0].start_tick) for g in groups]
     assert len(set(indexes)) == len(indexes)  # cues starting together share a track: none is empty
     assert text.count("TRACK ") == len(groups) and "TRACK 01 AUDIO" in text
+
+
+def test_breathe_holds_half_of_each_sung_line_end_but_a_stanzas_last_and_says_it_is_editorial(timeline):
+    """The audio's --breath (outputs/practice.breathe): 關雎×3 has 17 line ends that are not a stanza's last (the
+    book's ’), so 51 halved notes; 騶虞×5 for each of two 耦, 4 a 終: 40; nothing else changes."""
+    from yuesheng.outputs.practice import BREATH_NOTICE, breathe
+
+    breathed = breathe(timeline)
+    changed = [(a, b) for a, b in zip(timeline.events, breathed.events, strict=True) if a != b]
+    assert all(a.part == "歌" and b == a._replace(length_ticks=a.length_ticks // 2) for a, b in changed)
+    guanju = next(ref.piece for t in timeline.cues for ref in t.cue.pieces if ref.piece.title == "關雎")
+    assert sum(len(s.line_ends) for s in guanju.stanzas) == 17
+    assert sum(a.piece == guanju.id for a, _ in changed) == 51
+    assert sum("zouyu" in a.piece for a, _ in changed) == 10 * 4  # 二章章三句: two line ends a stanza
+    first = next(a for a, _ in changed)  # 闗闗雎鳩 | 在河之洲: the fourth syllable of the first 終
+    assert first.text == "鳩" and first.start_tick == 3 * first.length_ticks
+    assert breathed.notices[-1] == BREATH_NOTICE and "editorial" in BREATH_NOTICE

@@ -3,8 +3,8 @@
 ``--music-only`` condenses the silences between the music (``--gap``) and writes
 the run sheet of what was rendered beside the audio; ``--labels`` writes an
 Audacity label track (each cue, each 終 of a piece, each stanza) and a CUE sheet beside it; ``--solo PART`` keeps
-that part as it is and every other part ``--others`` dB softer (−12 by default), for practice; ``--part`` renders some
-parts,
+that part as it is and every other part ``--others`` dB softer (−12 by default), and ``--breath`` the book's editorial
+breaths, for practice; ``--part`` renders some parts,
 ``--stems DIR`` one file per part; ``--listener`` places every part where it stands, heard from a seat
 (``outputs/spatial.py``, docs/seat.md), ``--binaural`` through the HRIRs of a SOFA file (``outputs/sofa.py``).
 """
@@ -68,10 +68,15 @@ def _outputs(args: argparse.Namespace, timeline: Timeline,
     return [(output, frozenset(parts) if args.part else frozenset())], output.with_suffix("")
 
 
-def _soloed(args: argparse.Namespace, timeline: Timeline) -> Timeline:
-    """--solo: *timeline* with the parts named as they are and every other part --others dB softer."""
+def _practice(args: argparse.Namespace, timeline: Timeline) -> Timeline:
+    """--breath: *timeline* with the editorial breaths; --solo: with the parts named as they are and every other
+    part --others dB softer."""
     if args.others is not None and not args.solo:
         raise UsageError("--others goes with --solo")
+    if args.breath:
+        from yuesheng.outputs.practice import breathe
+
+        timeline = breathe(timeline)
     if not args.solo:
         return timeline
     if args.stems:
@@ -118,7 +123,7 @@ def cmd_audio(args: argparse.Namespace) -> str:
         parts = sorted(part_names(args.part, timeline)) if args.part else sounding_parts(timeline)
     except AudioError as exc:
         raise UsageError(f"--part: {exc}") from None
-    timeline = _soloed(args, timeline)
+    timeline = _practice(args, timeline)
     placed = placement_of(args, production)
     if placed is not None and args.dry:
         raise UsageError("--dry goes without --listener (a placed render is always dry, with its own reflections)")
@@ -152,6 +157,7 @@ def cmd_audio(args: argparse.Namespace) -> str:
         heard = f", heard from {placed[0].describe()}" if placed else ""
         heard += f", binaural through {hrtf.path}" if hrtf else ""
         heard += f"; solo {' '.join(args.solo)}, the others at {args.others or -12:+g} dB" if args.solo else ""
+        heard += "; editorial breaths at the line ends" if args.breath else ""
         lines.append(describe(rendered, timeline) + heard + (f" — {' '.join(sorted(held))}" if held else ""))
         if args.labels:
             write_atomic(path.with_suffix(".cue"), cue_sheet(timeline, path.name))
@@ -182,6 +188,8 @@ def _add_audio(p: argparse.ArgumentParser) -> None:
                    help="for practice: this part as it is, every other part softer (see --others); repeatable")
     p.add_argument("--others", type=decibels, metavar="DB",
                    help="with --solo: how far below their own level the other parts sound (default -12; -60 to 0)")
+    p.add_argument("--breath", action="store_true", help="editorial breaths, as the book's ’ (the sources give "
+                   "none): each sung line's last note but a stanza's held half its length")
     p.add_argument("--stems", metavar="DIR", help="one file per part in DIR (of the --part ones, if given)")
     p.add_argument("--dry", action="store_true", help="without FluidSynth's reverb and chorus (for a mix of your own)")
     listener_options(p)

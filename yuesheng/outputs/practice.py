@@ -63,6 +63,32 @@ def solo(timeline: Timeline, parts: frozenset[str], *, others_db: float = OTHERS
     return replace(timeline, events=events, notices=(*timeline.notices, notice))
 
 
+def breathe(timeline: Timeline) -> Timeline:
+    """*timeline* with an editorial breath in the voice, as the book's ’ and the practice file's: each sung note
+    that ends a line of the poem, but not a stanza, held half its length; a notice says it is editorial. A note's
+    place in its piece is counted from the first sung note of its 終 (a new 終 where the 終 or the 耦 changes, or a
+    whole piece's length after the last began)."""
+    pieces = {ref.piece.id: ref.piece for t in timeline.cues for ref in t.cue.pieces}
+    ends = {pid: frozenset(n for n, note in enumerate(p.notes) if note.position in _line_ends(p, note.stanza))
+            for pid, p in pieces.items()}
+    begun: dict[tuple[str, str], tuple[int, str, int]] = {}  # (cue, piece) → (終, 耦, first tick)
+    events = []
+    for e in timeline.events:
+        if e.kind is EventKind.NOTE and e.part == "歌" and e.piece in pieces and e.length_ticks:
+            last = begun.get((e.cue, e.piece))
+            if last is None or last[:2] != (e.zhong, e.pair) or \
+                    e.start_tick >= last[2] + e.length_ticks * len(pieces[e.piece].notes):
+                last = begun[e.cue, e.piece] = (e.zhong, e.pair, e.start_tick)
+            if round((e.start_tick - last[2]) / e.length_ticks) in ends[e.piece]:
+                e = e._replace(length_ticks=e.length_ticks // 2)
+        events.append(e)
+    return replace(timeline, events=tuple(events), notices=(*timeline.notices, BREATH_NOTICE))
+
+
+def _line_ends(piece: Piece, stanza: int) -> frozenset[int]:
+    return frozenset(next(s.line_ends for s in piece.stanzas if s.number == stanza))
+
+
 def songbook_timeline(book: Songbook, timeline: Timeline, *, beats: int = 0, breath: bool = False,
                       others: Mapping[str, Songbook] | None = None, others_db: float = OTHERS_DB,
                       doubled: bool = False) -> Timeline:
