@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from yuesheng.cli.common import (
     check_output_arg,
@@ -21,9 +20,6 @@ from yuesheng.cli.common import (
 from yuesheng.errors import UsageError
 from yuesheng.files import writes_directly
 from yuesheng.music.repertoire import load_repertoire
-
-if TYPE_CHECKING:
-    from yuesheng.timeline import Timeline
 
 _FORMATS = (".pdf", ".svg", ".png", ".ly")
 
@@ -67,7 +63,7 @@ def cmd_score_engrave(args: argparse.Namespace) -> str:
 
 def cmd_songbook(args: argparse.Namespace) -> str:
     from yuesheng.outputs.engrave import SE, KeySignature, Notation, Setting, check_notes, find_cjk_font
-    from yuesheng.outputs.songbook import engrave_songbook, songbook
+    from yuesheng.outputs.songbook import engrave_songbook, playing_parts, songbook
 
     output = _output(args)
     if args.midi:
@@ -92,22 +88,13 @@ def cmd_songbook(args: argparse.Namespace) -> str:
         from yuesheng.outputs.practice import songbook_timeline
 
         others = {} if args.others is None else {
-            name: songbook(timeline, part=name) for name in _playing(timeline)}
+            name: songbook(timeline, part=name) for name in playing_parts(timeline)}
         write_midi(songbook_timeline(book, timeline, beats=args.count_in, breath=args.breath, others=others,
                                      others_db=args.others or 0.0, doubled=args.qing_zhong), args.midi)
         practice = f"; practice file {args.midi}" + (f" (count-in of {args.count_in})" if args.count_in else "") \
             + (f" (the other parts at {args.others:+g} dB)" if others else "")
     return f"wrote {_written(written)}: {timeline.rite} songbook{part}, {len(book.entries)} pieces " \
            f"({' '.join(e.piece.title for e in book.entries)}), {args.notation}{practice}\n"
-
-
-def _playing(timeline: Timeline) -> list[str]:
-    """The pitched parts that play a piece in *timeline*, in the instrument table's order."""
-    from yuesheng.outputs.songbook import PITCHED_PARTS
-    from yuesheng.timeline import EventKind
-
-    found = {e.part for e in timeline.events if e.kind is EventKind.NOTE and e.piece}
-    return [name for name in PITCHED_PARTS if name in found]
 
 
 def _notation_option(parser: argparse.ArgumentParser) -> None:

@@ -276,7 +276,7 @@ def _part_practice(piece: Piece, args: argparse.Namespace, real: Realization) ->
     from yuesheng.datafiles import rites
     from yuesheng.errors import UnknownNameError
     from yuesheng.outputs.practice import songbook_timeline
-    from yuesheng.outputs.songbook import part_name, songbook
+    from yuesheng.outputs.songbook import part_name, playing_parts, songbook
     from yuesheng.production import build, load
     from yuesheng.timeline import Options
 
@@ -296,21 +296,13 @@ def _part_practice(piece: Piece, args: argparse.Namespace, real: Realization) ->
     else:
         where = f"{args.rite}" if args.rite else "any shipped rite"
         raise UsageError(f"--part {part}: it does not play {piece.title} in {where}")
-    others = {} if args.others is None else {name: songbook(timeline, part=name) for name in _playing(timeline)}
+    others = {} if args.others is None else {
+        name: songbook(timeline, part=name) for name in playing_parts(timeline)}
     played = songbook_timeline(replace(book, entries=(entry,)), timeline, beats=args.count_in, others=others,
                                others_db=args.others if args.others is not None else 0.0)
     tempo = round(60 / float(entry.syllable)) if entry.syllable else 40
     return played, f"{part} as its book of {timeline.rite} gives it, ♩ = {tempo}" + (
         f", the other parts at {args.others:+g} dB" if others else "")
-
-
-def _playing(timeline: Timeline) -> list[str]:
-    """The pitched parts that play a piece in *timeline*, in the instrument table's order."""
-    from yuesheng.outputs.songbook import PITCHED_PARTS
-    from yuesheng.timeline import EventKind
-
-    found = {e.part for e in timeline.events if e.kind is EventKind.NOTE and e.piece}
-    return [name for name in PITCHED_PARTS if name in found]
 
 
 def _add_lu(p: argparse.ArgumentParser) -> None:
