@@ -251,6 +251,9 @@ def test_music_only_with_labels_lands_every_mark_on_its_cue(run, tmp_path):
     assert "music only: every silence longer than 3 s shortened to 3 s" in runsheet
     assert len(samples) / rate == pytest.approx(float(labels[-1][1]) + 2, abs=0.01)  # the condensed rite + tail
     for start, _end, what in labels:
+        if "終)" in what:  # a piece's 終 or stanza: its music sounds from its label on
+            assert _rms(samples, rate, float(start), float(start) + 1) > 100, what
+            continue
         cue_id = what.split(":")[0]
         clock = show_clock(round(float(start) * 960))
         assert any(line.startswith(clock) and f" {cue_id} " in line for line in runsheet.splitlines()), what
@@ -285,6 +288,41 @@ def test_stems_are_one_file_a_part_and_sum_to_those_parts_together(run, tmp_path
     assert _rms(bells, rate, 0, 20) > 100 and _rms(drum, rate, 0, 20) > 100
     residue = bells.astype(int) + drum - both  # FluidSynth mixes linearly; only a few attacks differ by a click
     assert _rms(residue, rate, 0, 178) < 0.02 * _rms(both, rate, 0, 178)
+
+
+@needs_fluidsynth
+def test_solo_keeps_its_part_and_sounds_the_others_as_many_decibels_softer_as_asked(run, tmp_path):
+    """--solo 鼓: the 鐘 (rendered alone with --part to measure it) 12 dB below its own render; --solo 鐘 --others
+    -6: the drum 6 dB below. Measured in the rendered audio (FluidSynth's velocity curve, within 1 dB)."""
+    golden = str(DATA / "golden.yaml")
+    for part, solo, others, db in (("鐘", "鼓", [], -12.0), ("鼓", "鐘", ["--others", "-6"], -6.0)):
+        alone, soft = tmp_path / f"{part}.wav", tmp_path / f"{part}-soft.wav"
+        assert run("audio", golden, "--part", part, "--dry", "-o", str(alone))[0] == 0
+        code, text, err = run("audio", golden, "--part", part, "--dry", "--solo", solo, *others, "-o", str(soft))
+        assert code == 0 and f"solo {solo}, the others at {db:+g} dB" in text, err
+        loud, rate = soundfile.read(str(alone), dtype="int16")
+        quiet, _ = soundfile.read(str(soft), dtype="int16")
+        measured = 20 * np.log10(_rms(quiet, rate, 0, 228) / _rms(loud, rate, 0, 228))
+        assert measured == pytest.approx(db, abs=1.0), part
+    code, _, err = run("audio", golden, "--solo", "管", "-o", str(tmp_path / "x.flac"))
+    assert code == 2 and "--solo: 管 does not sound in" in err
+    assert run("audio", golden, "--others", "-12", "-o", str(tmp_path / "x.flac"))[0] == 2
+
+
+@needs_fluidsynth
+def test_breath_is_heard_after_each_sung_line_end_and_said_to_be_editorial(run, tmp_path):
+    """--breath: 騶虞's first line 彼茁者葭 ends at 18 s (its syllables 1 s apart from 15 s); its 葭 is held half a
+    beat, so the end of that beat falls silent, and the next line comes in on time."""
+    golden = str(DATA / "golden.yaml")
+    sung, breathed = tmp_path / "sung.wav", tmp_path / "breathed.wav"
+    assert run("audio", golden, "--part", "歌", "--dry", "-o", str(sung))[0] == 0
+    code, text, err = run("audio", golden, "--part", "歌", "--dry", "--breath", "-o", str(breathed))
+    assert code == 0 and "editorial breaths at the line ends" in text, err
+    plain, rate = soundfile.read(str(sung), dtype="int16")
+    held, _ = soundfile.read(str(breathed), dtype="int16")
+    assert _rms(held, rate, 18.7, 18.98) < 0.1 * _rms(plain, rate, 18.7, 18.98)  # the breath
+    assert _rms(held, rate, 17.6, 17.95) == pytest.approx(_rms(plain, rate, 17.6, 17.95), rel=0.01)  # 者 as sung
+    assert _rms(held, rate, 19.2, 19.5) == pytest.approx(_rms(plain, rate, 19.2, 19.5), rel=0.05)  # on time
 
 
 def test_an_unknown_or_silent_part_is_a_usage_error(run, tmp_path):

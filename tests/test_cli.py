@@ -438,3 +438,43 @@ def test_export_midi_count_in_sounds_the_gong_then_the_beats(run, tmp_path):
     assert onsets[5] == (7.5, 0, 72) and len(onsets) == 5 + 103  # the piece on the next beat: 黄清
     assert run("score", "export", "鹿鳴", "-o", str(tmp_path / "x.musicxml"), "--count-in", "4")[0] == 2
     assert run("score", "export", "鹿鳴", "-o", str(out), "--count-in", "17")[0] == 2
+
+
+def test_export_part_follows_its_book_at_its_tempo_with_a_count_in_and_the_others_soft(run, tmp_path):
+    """score export 由庚 --part 笙: the 笙's line of the 鄉飲酒禮 book (由庚 is the 笙's alone there) at the book's
+    tempo; 鹿鳴 --part 瑟 --others -12: the 瑟 at its level, the voice at half its velocity (−12 dB by FluidSynth's
+    velocity curve), after the 宫 and two beats. Read back with mido."""
+    import mido
+
+    from yuesheng import build
+    from yuesheng.music.instruments import PARTS
+    from yuesheng.outputs.songbook import songbook
+
+    book = songbook(build("xiangyinjiu"), part="瑟")
+    entry = next(e for e in book.entries if e.piece.title == "鹿鳴")
+    assert entry.syllable is not None
+    beat = float(entry.syllable)
+    out = tmp_path / "se.mid"
+    code, text, err = run("score", "export", "鹿鳴", "-o", str(out), "--part", "瑟", "--rite", "xiangyinjiu",
+                          "--count-in", "2", "--others", "-12")
+    assert code == 0 and "瑟 as its book of 鄉飲酒禮 gives it" in text, err
+    now, onsets = 0.0, []
+    for message in mido.MidiFile(out, charset="utf-8"):
+        now += message.time
+        if message.type == "note_on" and message.velocity:
+            onsets.append((round(now, 3), message.channel, message.note, message.velocity))
+    se, voice = PARTS["瑟"], PARTS["歌"]
+    assert onsets[0][:2] == (0.0, se.channel) and [o[:2] for o in onsets[1:3]] == [
+        (round(beat, 3), 9), (round(2 * beat, 3), 9)]  # the 宫 on the 瑟, then two beats
+    mine = [o for o in onsets[3:] if o[1] == se.channel]
+    sung = [o for o in onsets[3:] if o[1] == voice.channel]
+    assert [o[2] for o in mine] == [s.key for s in entry.slots if s.key is not None]
+    assert [o[0] for o in mine[:3]] == [round(3 * beat + n * beat, 3) for n in range(3)]
+    assert {o[3] for o in mine} == {se.velocity} and {o[3] for o in sung} == {round(voice.velocity / 10 ** 0.3)}
+    assert len(sung) == len(entry.piece.notes)
+    code, _, err = run("score", "export", "由庚", "-o", str(out), "--part", "笙")
+    assert code == 0 and {m.channel for m in mido.MidiFile(out) if m.type == "note_on"} == {PARTS["笙"].channel}
+    code, _, err = run("score", "export", "鹿鳴", "-o", str(out), "--part", "鐘")
+    assert code == 2 and "--part 鐘: it does not play 鹿鳴 in any shipped rite" in err
+    assert run("score", "export", "鹿鳴", "-o", str(out), "--others", "-12")[0] == 2  # --others goes with --part
+    assert run("score", "export", "鹿鳴", "-o", str(tmp_path / "x.musicxml"), "--part", "瑟")[0] == 2

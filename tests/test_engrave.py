@@ -408,7 +408,57 @@ def test_luming_xieyin_hold_only_in_their_stanzas(repertoire) -> None:
     notes = [engrave.xieyin_notes(piece, s) for s in piece.stanzas]
     assert "鳴 read 芒" in notes[0][0] and "苹 read 旁" in notes[0][0] and "鳴 read 芒" in notes[1][0]
     assert "鳴" not in notes[2][0] and "湛 read 持林切" in notes[2][0] and "(瑟譜 002-2a)" in notes[2][0]
-    assert engrave.xieyin_notes(repertoire.find("關雎"), repertoire.find("關雎").stanzas[0]) == []  # none entered
+    assert engrave.xieyin_notes(repertoire.find("關雎"), repertoire.find("關雎").stanzas[0]) == []  # none in stanza 1
+    assert engrave.xieyin_notes(repertoire.find("關雎"), repertoire.find("關雎").stanzas[1]) == [
+        "叶音 (瑟譜 002-8b): 服 read 蒲北切"]
+
+
+def _sepu_xieyin() -> dict[str, str]:
+    """By title (standard forms), the page of each 叶音 line the 瑟譜 prints after a poem's heading ('四牡五章章五句
+    黄鍾宫(俗呼正宫)叶音…'), read from the shipped text."""
+    from yuesheng.sources import pages
+    from yuesheng.text import standard_forms
+
+    found: dict[str, str] = {}
+    where = [(standard_forms(p.text), p.id) for p in pages("sepu").values()]
+    text = "".join(t for t, _ in where)
+    starts = [sum(len(t) for t, _ in where[:n]) for n in range(len(where))]
+    for heading in re.finditer(r"([^)]{1,4}?)[一二三四五六七八九十]+章[^叶]{0,120}?\)(叶音)", text):
+        at = max(n for n, start in enumerate(starts) if start <= heading.start(2))
+        pid = where[at][1]
+        found[heading[1]] = f"{pid.juan:03d}-{pid.leaf}{pid.side}"
+    return found
+
+
+def test_every_xieyin_of_the_sepu_under_a_shipped_piece_is_shown_quoted_at_its_rhymes(repertoire) -> None:
+    """Each 叶音 line of the 瑟譜 under a piece yuesheng ships is in data/xieyin.json with the page that prints it;
+    its quote is on that page, and each reading's character is sung in each of its stanzas at a rhyme (the line's
+    last syllable, or the one before its closing particle)."""
+    from yuesheng.datafiles import data_table
+    from yuesheng.sources import find_quote, page
+    from yuesheng.text import standard_forms
+
+    table = data_table("xieyin")
+    printed = _sepu_xieyin()
+    shipped = {standard_forms(p.title) for p in repertoire if p.source is not None}
+    assert {title for title in printed if title in shipped} == {standard_forms(t) for t in table if t != "_"}
+    for title, entry in ((t, e) for t, e in table.items() if t != "_"):
+        assert entry["ref"].split(",")[0] == f"瑟譜 {printed[standard_forms(title)]}"
+        for passage in entry["cite"].removeprefix("瑟譜 ").split("; "):
+            where, quote = passage.split(" ", 1)
+            assert find_quote(quote, page(f"sepu:{where}")), f"{title}: {quote!r} not on 瑟譜 {where}"
+        piece = next(p for p in repertoire if p.title == title and p.source)
+        for reading in entry["readings"]:
+            for number in reading["stanzas"]:
+                rhymes = _rhyme_syllables(piece.stanzas[number - 1])
+                assert reading["character"] in rhymes, f"{title} stanza {number}: {reading['character']} not a rhyme"
+
+
+def _rhyme_syllables(stanza) -> set[str]:
+    """The syllables of *stanza* that end a line of the poem, or come before its closing particle (之 矣 兮 思)."""
+    words = [n.lyric.strip() for n in stanza.notes]
+    ends = [sum(stanza.line_lengths[:k + 1]) - 1 for k in range(len(stanza.line_lengths))]
+    return {words[e - 1] if words[e] in "之矣兮思" else words[e] for e in ends}
 
 
 def test_breath_marks_are_optional_at_the_line_ends_and_marked_editorial(repertoire) -> None:

@@ -1,5 +1,6 @@
 """The PDF is searchable: every stanza of every sourced piece extracts as a line of text in reading order, found as
-typed ('呦呦鹿鳴', '窈窕淑女'), and in the standard forms as well as the source's variants (闗→關, 㫖→旨, 夀→壽);
+typed ('呦呦鹿鳴', '窈窕淑女'), and in the standard forms as well as the source's variants (闗→關, 㫖→旨, 夀→壽),
+and in simplified characters (关关雎鸠, 鹿鸣);
 read back with poppler's pdftotext and with pypdf."""
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from yuesheng.outputs.engrave import (
     piece_bookpart,
     stanza_words,
 )
-from yuesheng.text import standard_forms
+from yuesheng.text import simplified_forms, standard_forms
 
 pypdf = pytest.importorskip("pypdf")
 
@@ -52,7 +53,9 @@ def _check(text: str, pieces, *, line_starts: bool = True) -> None:
     for title, two in _two_lines(pieces):  # typed without a space: '呦呦鹿鳴食野之苹' was not found
         if line_starts or all(ord(c) <= 0xFFFF for c in two):  # pypdf splits at a fallback font's 𤣥 (卷耳)
             assert two in text and standard_forms(two) in text, f"{title}: {two} not found"
-    for typed in ("呦呦鹿鳴", "窈窕淑女", "關關雎鳩", "旨且多", "眉壽", "呦呦鹿鳴食野之苹", "關關雎鳩在河之洲"):
+            assert simplified_forms(two) in text, f"{title}: {simplified_forms(two)} not found"
+    for typed in ("呦呦鹿鳴", "窈窕淑女", "關關雎鳩", "旨且多", "眉壽", "呦呦鹿鳴食野之苹", "關關雎鳩在河之洲",
+                  "关关雎鸠", "呦呦鹿鸣食野之苹", "南有嘉鱼"):
         assert typed in text
 
 

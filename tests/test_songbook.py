@@ -285,3 +285,73 @@ def test_a_count_in_is_ascii_beats_from_0_to_16(run, tmp_path, beats):
     code, _, err = run("songbook", "xiangshe", "-o", str(tmp_path / "b.pdf"), "--midi", str(tmp_path / "p.mid"),
                        "--count-in", beats)
     assert code == 2 and "--count-in" in err
+
+
+def _velocities(path: Path) -> dict[str, dict[int, set[int]]]:
+    """By track (part) name: each note's velocities, read back with mido."""
+    import mido
+
+    found: dict[str, dict[int, set[int]]] = {}
+    for track in mido.MidiFile(path, charset="utf-8").tracks:
+        name = next((m.name for m in track if m.type == "track_name"), "")
+        for m in track:
+            if m.type == "note_on" and m.velocity:
+                found.setdefault(name, {}).setdefault(m.note, set()).add(m.velocity)
+    return found
+
+
+def test_a_part_practice_file_has_the_others_soft_by_the_decibels_asked(run, tmp_path: Path) -> None:
+    """songbook --part 瑟 --midi --others -12: the 瑟 at its own level, the voice, 笙 … at −12 dB by FluidSynth's
+    velocity curve (40·log10(v/127): half the velocity); --others -24, a quarter; without --others, the 瑟 alone."""
+    from yuesheng.music.instruments import PARTS
+
+    levels = {}
+    for db in ("-12", "-24", None):
+        out = tmp_path / f"se{db}.mid"
+        code, text, err = run("songbook", "xiangyinjiu", "--part", "瑟", "-o", str(tmp_path / "b.ly"), "--midi",
+                              str(out), *(["--others", db] if db else []))
+        assert code == 0, err
+        levels[db] = {part: set().union(*keys.values()) for part, keys in _velocities(out).items()}
+    assert levels[None].keys() == {"瑟"} and levels[None]["瑟"] == {PARTS["瑟"].velocity}
+    assert {"瑟", "歌", "笙"} <= levels["-12"].keys()
+    for part, found in levels["-12"].items():
+        own = PARTS[part].velocity
+        assert found == ({own} if part == "瑟" else {round(own * 10 ** (-12 / 40))}), part
+        assert levels["-24"][part] == ({own} if part == "瑟" else {round(own * 10 ** (-24 / 40))}), part
+    code, _, err = run("songbook", "xiangyinjiu", "-o", str(tmp_path / "b.ly"), "--others", "-12")
+    assert code == 2 and "--others is for the practice file" in err
+    for bad in ("6", "-61", "x", "-１２"):
+        code, _, err = run("songbook", "xiangyinjiu", "-o", str(tmp_path / "b.ly"), "--midi", str(tmp_path / "p.mid"),
+                           "--others", bad)
+        assert code == 2 and "decibels from -60 to 0" in err, bad
+
+
+def test_qing_zhong_plays_each_zheng_note_of_the_se_with_its_octave_in_the_practice_file(run, tmp_path) -> None:
+    """--qing-zhong --midi: each 正律 note of the 瑟 struck with its 清 string, an octave above, as the book shows it
+    (``8·20``); a 清 note alone; and a notice citing 瑟譜 001-2b, 001-12b in the file."""
+    import mido
+
+    from yuesheng.outputs.engrave import se_string
+
+    timeline = _timeline("xiangyinjiu")
+    book = songbook(timeline, part="瑟")
+    out = tmp_path / "se.mid"
+    assert run("songbook", "xiangyinjiu", "--part", "瑟", "--qing-zhong", "-o", str(tmp_path / "b.ly"), "--midi",
+               str(out))[0] == 0
+    starts: dict[float, list[int]] = {}
+    now = 0.0
+    midi = mido.MidiFile(out, charset="utf-8")
+    for message in midi:
+        now += message.time
+        if message.type == "note_on" and message.velocity:
+            starts.setdefault(round(now, 3), []).append(message.note)
+    slots = [s for e in book.entries for s in e.slots if s.key is not None]
+    chords = list(starts.values())
+    assert len(chords) == len(slots)
+    for slot, chord in zip(slots, chords, strict=True):
+        assert slot.key is not None
+        doubled = "·" in se_string(slot, timeline.realization, doubled=True)
+        assert sorted(chord) == ([slot.key, slot.key + 12] if doubled else [slot.key])
+    assert any(len(c) == 1 for c in chords) and any(len(c) == 2 for c in chords)
+    texts = [m.text for track in midi.tracks for m in track if m.type == "text"]
+    assert any("清中雙彈 (瑟譜 001-2b, 001-12b)" in t for t in texts)

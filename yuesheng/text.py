@@ -33,6 +33,25 @@ _STANDARD = str.maketrans(
         "𤣥": "玄", "黄": "黃", "宫": "宮", "参": "參", "𩔖": "類", "汚": "污", "耉": "耇", "釡": "釜",
     }
 )
+# The standard (traditional) forms → the simplified forms a reader in the mainland types (简化字总表), for search:
+# 關關雎鳩 is found as 关关雎鸠. Limited to the characters of the shipped scores' words and titles (no table of every
+# character is installed; written by hand, and checked by tests/test_text.py: every key is a character of a shipped
+# score, and each score's simplified title alias is its title through this table). Left as written, as most
+# simplified editions print them: 絺 駪 騑 鵻 鰋 隤 豵 (the 2013 通用规范汉字表 forms lie beyond the fonts' BMP).
+_SIMPLIFIED = str.maketrans(
+    {
+        "傷": "伤", "僕": "仆", "側": "侧", "傚": "效", "兩": "两", "則": "则", "參": "参", "啓": "启", "嘽": "啴",
+        "壽": "寿", "寧": "宁", "將": "将", "岡": "冈", "師": "师", "後": "后", "懷": "怀", "時": "时", "來": "来",
+        "楊": "杨", "樂": "乐", "歸": "归", "澗": "涧", "澣": "浣", "濱": "滨", "為": "为", "無": "无", "爾": "尔",
+        "發": "发", "絲": "丝", "綌": "绤", "綏": "绥", "維": "维", "纍": "累", "臺": "台", "萊": "莱", "華": "华",
+        "萬": "万", "葉": "叶", "蘋": "苹", "處": "处", "視": "视", "詢": "询", "誰": "谁", "諏": "诹", "諗": "谂",
+        "謀": "谋", "豈": "岂", "賓": "宾", "載": "载", "輾": "辗", "轉": "转", "轡": "辔", "遲": "迟", "還": "还",
+        "錡": "锜", "鐘": "钟", "關": "关", "頃": "顷", "飛": "飞", "馬": "马", "馳": "驰", "駒": "驹", "駕": "驾",
+        "駰": "骃", "駱": "骆", "駸": "骎", "騏": "骐", "騶": "驺", "驅": "驱", "驟": "骤", "魚": "鱼", "魴": "鲂",
+        "鯉": "鲤", "鯊": "鲨", "鱧": "鳢", "鱨": "鲿", "鳥": "鸟", "鳩": "鸠", "鳴": "鸣", "鵲": "鹊", "麗": "丽",
+        "黃": "黄", "齊": "齐", "宮": "宫", "驁": "骜", "貍": "狸", "儀": "仪",
+    }
+)
 SUGGEST_CUTOFF = 0.5  # difflib similarity: two-character names that share one character still match
 
 
@@ -48,6 +67,15 @@ def standard_forms(text: str) -> str:
     '關關雎鳩 旨且多 眉壽'
     """
     return text.translate(_STANDARD)
+
+
+def simplified_forms(text: str) -> str:
+    """*text* in simplified characters, for a searchable text layer (the source's variants first made standard).
+
+    >>> simplified_forms("闗闗雎鳩 呦呦鹿鳴")
+    '关关雎鸠 呦呦鹿鸣'
+    """
+    return standard_forms(text).translate(_SIMPLIFIED)
 
 
 def normalize_pinyin(text: str) -> str:

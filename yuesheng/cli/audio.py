@@ -2,7 +2,9 @@
 
 ``--music-only`` condenses the silences between the music (``--gap``) and writes
 the run sheet of what was rendered beside the audio; ``--labels`` writes an
-Audacity label track and a CUE sheet beside it; ``--part`` renders some parts,
+Audacity label track (each cue, each 終 of a piece, each stanza) and a CUE sheet beside it; ``--solo PART`` keeps
+that part as it is and every other part ``--others`` dB softer (−12 by default), and ``--breath`` the book's editorial
+breaths, for practice; ``--part`` renders some parts,
 ``--stems DIR`` one file per part; ``--listener`` places every part where it stands, heard from a seat
 (``outputs/spatial.py``, docs/seat.md), ``--binaural`` through the HRIRs of a SOFA file (``outputs/sofa.py``).
 """
@@ -17,7 +19,14 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from yuesheng.cli.common import check_output_arg, listener_options, placement_of, production_of, sequencer_options
+from yuesheng.cli.common import (
+    check_output_arg,
+    decibels,
+    listener_options,
+    placement_of,
+    production_of,
+    sequencer_options,
+)
 from yuesheng.errors import AudioError, InvalidValueError, UsageError
 from yuesheng.outputs.sofa import DEFAULT as DEFAULT_SOFA  # numpy and h5py only when a file is read
 
@@ -59,6 +68,29 @@ def _outputs(args: argparse.Namespace, timeline: Timeline,
     return [(output, frozenset(parts) if args.part else frozenset())], output.with_suffix("")
 
 
+def _practice(args: argparse.Namespace, timeline: Timeline) -> Timeline:
+    """--breath: *timeline* with the editorial breaths; --solo: with the parts named as they are and every other
+    part --others dB softer."""
+    if args.others is not None and not args.solo:
+        raise UsageError("--others goes with --solo")
+    if args.breath:
+        from yuesheng.outputs.practice import breathe
+
+        timeline = breathe(timeline)
+    if not args.solo:
+        return timeline
+    if args.stems:
+        raise UsageError("--solo goes without --stems (a stem holds one part alone)")
+    from yuesheng.outputs.audio import part_names
+    from yuesheng.outputs.practice import OTHERS_DB, solo
+
+    try:
+        soloed = part_names(args.solo, timeline)
+    except AudioError as exc:
+        raise UsageError(f"--solo: {exc}") from None
+    return solo(timeline, soloed, others_db=OTHERS_DB if args.others is None else args.others)
+
+
 def _unseekable(path: Path) -> bool:
     """An existing FIFO, socket or character device other than /dev/null (which swallows anything)."""
     try:
@@ -91,6 +123,7 @@ def cmd_audio(args: argparse.Namespace) -> str:
         parts = sorted(part_names(args.part, timeline)) if args.part else sounding_parts(timeline)
     except AudioError as exc:
         raise UsageError(f"--part: {exc}") from None
+    timeline = _practice(args, timeline)
     placed = placement_of(args, production)
     if placed is not None and args.dry:
         raise UsageError("--dry goes without --listener (a placed render is always dry, with its own reflections)")
@@ -123,6 +156,8 @@ def cmd_audio(args: argparse.Namespace) -> str:
                                      soundfont=args.soundfont, hrtf=hrtf, progress=_progress_bar)
         heard = f", heard from {placed[0].describe()}" if placed else ""
         heard += f", binaural through {hrtf.path}" if hrtf else ""
+        heard += f"; solo {' '.join(args.solo)}, the others at {args.others or -12:+g} dB" if args.solo else ""
+        heard += "; editorial breaths at the line ends" if args.breath else ""
         lines.append(describe(rendered, timeline) + heard + (f" — {' '.join(sorted(held))}" if held else ""))
         if args.labels:
             write_atomic(path.with_suffix(".cue"), cue_sheet(timeline, path.name))
@@ -149,6 +184,12 @@ def _add_audio(p: argparse.ArgumentParser) -> None:
                    help="write an Audacity label track (.labels.txt) and a CUE sheet (.cue) beside the audio")
     p.add_argument("--part", action="append", default=[], metavar="PART",
                    help="render only this part (歌 瑟 笙 和 鐘 鑮 磬 管 鼓 鼙 獲者 …); repeatable")
+    p.add_argument("--solo", action="append", default=[], metavar="PART",
+                   help="for practice: this part as it is, every other part softer (see --others); repeatable")
+    p.add_argument("--others", type=decibels, metavar="DB",
+                   help="with --solo: how far below their own level the other parts sound (default -12; -60 to 0)")
+    p.add_argument("--breath", action="store_true", help="editorial breaths, as the book's ’ (the sources give "
+                   "none): each sung line's last note but a stanza's held half its length")
     p.add_argument("--stems", metavar="DIR", help="one file per part in DIR (of the --part ones, if given)")
     p.add_argument("--dry", action="store_true", help="without FluidSynth's reverb and chorus (for a mix of your own)")
     listener_options(p)

@@ -9,6 +9,7 @@ from pathlib import Path
 from yuesheng.cli.common import (
     check_output_arg,
     count_in,
+    decibels,
     note_name,
     pitch_options,
     production_of,
@@ -62,13 +63,14 @@ def cmd_score_engrave(args: argparse.Namespace) -> str:
 
 def cmd_songbook(args: argparse.Namespace) -> str:
     from yuesheng.outputs.engrave import SE, KeySignature, Notation, Setting, check_notes, find_cjk_font
-    from yuesheng.outputs.songbook import engrave_songbook, songbook
+    from yuesheng.outputs.songbook import engrave_songbook, playing_parts, songbook
 
     output = _output(args)
     if args.midi:
         _practice_output(args, output)
-    elif args.count_in:
-        raise UsageError("--count-in is for the practice file: give it with --midi FILE.mid")
+    elif args.count_in or args.others is not None:
+        raise UsageError(f"{'--count-in' if args.count_in else '--others'} is for the practice file: give it with "
+                         "--midi FILE.mid")
     production = production_of(args)
     sheet, timeline = production.sheet, production.timeline
     labels = {**{v.id: v.name for v in sheet.variants.values()}, **{r.id: r.name for r in sheet.readings.values()}}
@@ -85,8 +87,12 @@ def cmd_songbook(args: argparse.Namespace) -> str:
         from yuesheng.outputs.midi import write_midi
         from yuesheng.outputs.practice import songbook_timeline
 
-        write_midi(songbook_timeline(book, timeline, beats=args.count_in, breath=args.breath), args.midi)
-        practice = f"; practice file {args.midi}" + (f" (count-in of {args.count_in})" if args.count_in else "")
+        others = {} if args.others is None else {
+            name: songbook(timeline, part=name) for name in playing_parts(timeline)}
+        write_midi(songbook_timeline(book, timeline, beats=args.count_in, breath=args.breath, others=others,
+                                     others_db=args.others or 0.0, doubled=args.qing_zhong), args.midi)
+        practice = f"; practice file {args.midi}" + (f" (count-in of {args.count_in})" if args.count_in else "") \
+            + (f" (the other parts at {args.others:+g} dB)" if others else "")
     return f"wrote {_written(written)}: {timeline.rite} songbook{part}, {len(book.entries)} pieces " \
            f"({' '.join(e.piece.title for e in book.entries)}), {args.notation}{practice}\n"
 
@@ -121,8 +127,11 @@ def _add_songbook(p: argparse.ArgumentParser) -> None:
                    "piece and stanza")
     p.add_argument("--count-in", type=count_in, default=0, metavar="BEATS", help="with --midi: before each piece "
                    "the mode's 宫 for a beat, then BEATS drum strokes (default 0; at most 16)")
+    p.add_argument("--others", type=decibels, nargs="?", const=-12.0, metavar="DB", help="with --midi: the other "
+                   "parts that play each piece sound with it, DB below their own level (default -12; without "
+                   "--others the book's line alone)")
     p.add_argument("--qing-zhong", action="store_true", help="with --part 瑟: each 正律 note on its 中 and 清 "
-                   "strings together, an octave apart (清中雙彈, 瑟譜 001-12b)")
+                   "strings together, an octave apart (清中雙彈, 瑟譜 001-12b), in the book and its --midi")
     _notation_option(p)
     p.set_defaults(func=cmd_songbook)
 

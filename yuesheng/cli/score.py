@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yuesheng.cli.common import (
     check_output_arg,
     count_in,
+    decibels,
     note_name,
     pitch_options,
     realization,
@@ -24,6 +26,9 @@ from yuesheng.music.repertoire import Repertoire, data_dir, duplicate_ids, load_
 from yuesheng.music.score import Piece, check_source, load_piece, read_piece
 from yuesheng.text import decimal, pad
 from yuesheng.yamlload import load as load_yaml
+
+if TYPE_CHECKING:
+    from yuesheng.timeline import Timeline
 
 NOTE_VALUES = (1 / 64, 64.0)  # --note-value: the shortest and longest, in beats
 
@@ -229,8 +234,10 @@ def cmd_score_export(args: argparse.Namespace) -> str:
     suffix = Path(args.output).suffix.lower()
     if suffix not in (".mid", ".midi", ".musicxml", ".xml"):
         raise UsageError(f"-o {args.output}: expected a .musicxml, .xml or .mid file")
-    if suffix in (".musicxml", ".xml") and args.count_in:
-        raise UsageError("--count-in is for a practice MIDI file (-o FILE.mid): a score has no count-in")
+    if suffix in (".musicxml", ".xml") and (args.count_in or args.part or args.others is not None or args.rite):
+        raise UsageError("--count-in, --part, --rite and --others are for a practice MIDI file (-o FILE.mid)")
+    if (args.rite or args.others is not None) and not args.part:
+        raise UsageError(f"{'--rite' if args.rite else '--others'} goes with --part (the part's book in a rite)")
     if suffix in (".musicxml", ".xml") and args.note_value > 4:
         raise UsageError(f"--note-value {args.note_value:g}: a MusicXML note is at most a bar of 4/4 (4 beats)")
     real = realization(args)
@@ -244,6 +251,10 @@ def cmd_score_export(args: argparse.Namespace) -> str:
         from yuesheng.outputs.practice import with_count_in
         from yuesheng.timeline import piece_timeline
 
+        if args.part:
+            played, how = _part_practice(p, args, real)
+            write_midi(played, args.output)
+            return wrote(args.output, f"{p.title}, {len(p.notes)} notes, {how}")
         # a beat is the crotchet the engraved score marks (♩ = 40: DEFAULT_SYLLABLE), not a second
         beat = Fraction(args.note_value) * DEFAULT_SYLLABLE
         played = with_count_in(piece_timeline(p, realization=real, syllable=beat), p, beats=args.count_in,
@@ -255,6 +266,42 @@ def cmd_score_export(args: argparse.Namespace) -> str:
         write_musicxml(p, args.output, realization=real, note_value=args.note_value)
     label = f" ({p.provenance_label}: {p.realization.rule})" if p.realization else ""
     return wrote(args.output, f"{p.title}, {len(p.notes)} notes, one {args.note_value:g}-beat note per syllable{label}")
+
+
+def _part_practice(piece: Piece, args: argparse.Namespace, real: Realization) -> tuple[Timeline, str]:
+    """*piece* as the book of ``--part`` gives it in ``--rite`` (else the first shipped rite in which that part plays
+    it), at that book's tempo, with the count-in and, with ``--others``, the parts that play it with it softer; and
+    what it is, for the message."""
+    from yuesheng.datafiles import rites
+    from yuesheng.errors import UnknownNameError
+    from yuesheng.outputs.practice import songbook_timeline
+    from yuesheng.outputs.songbook import part_name, playing_parts, songbook
+    from yuesheng.production import build, load
+    from yuesheng.timeline import Options
+
+    try:
+        part = part_name(args.part)
+    except UnknownNameError as exc:
+        raise UsageError(f"--part: {exc}") from None
+    for rite in [args.rite] if args.rite else list(rites()):
+        timeline = build(load(rite, scores=args.scores), Options(realization=real))
+        try:
+            book = songbook(timeline, part=part)
+        except UnknownNameError:  # the part plays nothing in this rite
+            continue
+        entry = next((e for e in book.entries if e.piece.id == piece.id), None)
+        if entry is not None and any(s.key is not None for s in entry.slots):
+            break
+    else:
+        where = f"{args.rite}" if args.rite else "any shipped rite"
+        raise UsageError(f"--part {part}: it does not play {piece.title} in {where}")
+    others = {} if args.others is None else {
+        name: songbook(timeline, part=name) for name in playing_parts(timeline)}
+    played = songbook_timeline(replace(book, entries=(entry,)), timeline, beats=args.count_in, others=others,
+                               others_db=args.others if args.others is not None else 0.0)
+    tempo = round(60 / float(entry.syllable)) if entry.syllable else 40
+    return played, f"{part} as its book of {timeline.rite} gives it, ♩ = {tempo}" + (
+        f", the other parts at {args.others:+g} dB" if others else "")
 
 
 def _add_lu(p: argparse.ArgumentParser) -> None:
@@ -288,11 +335,23 @@ def _add_score(score: argparse.ArgumentParser) -> None:
     p.add_argument("--count-in", type=count_in, default=0, metavar="BEATS",
                    help="MIDI only, for practice: the mode's 宫 for a beat, then BEATS drum strokes, before the "
                         "piece (default 0: none; at most 16)")
+    p.add_argument("--part", metavar="PART", help="MIDI only, for practice: the piece as this part's book gives it "
+                   "(歌 瑟 笙 和 鐘 鑮 磬 管) in --rite, at that book's tempo")
+    p.add_argument("--rite", choices=_rite_ids(), help="with --part: the rite whose book to follow (default: the "
+                   "first in which the part plays the piece)")
+    p.add_argument("--others", type=decibels, nargs="?", const=-12.0, metavar="DB", help="with --part: the parts "
+                   "that play the piece with it, DB below their own level (default -12; without, the part alone)")
     pitch_options(p)
     scores_option(p)
     p.set_defaults(func=cmd_score_export)
     ssub.add_parser("engrave", help="engrave a piece with LilyPond: PDF, SVG, PNG or the .ly source",
                     fill=_add_score_engrave)
+
+
+def _rite_ids() -> list[str]:
+    from yuesheng.datafiles import rites
+
+    return list(rites())
 
 
 def _add_score_engrave(p: argparse.ArgumentParser) -> None:

@@ -52,7 +52,7 @@ from yuesheng.fonts import FAMILIES, FONT_FILES
 from yuesheng.music.lulu import LU, Mode, Realization, Tuning, cents_offset
 from yuesheng.music.score import Note, Piece, Stanza
 from yuesheng.process import bound_to_us
-from yuesheng.text import standard_forms
+from yuesheng.text import simplified_forms, standard_forms
 
 LILYPOND_VERSION = "2.25.12"
 TIME_LIMIT = 300.0  # seconds for one LilyPond run
@@ -447,7 +447,8 @@ def stanza_score(piece: Piece, found: Stanza, slots: Sequence[Slot], setting: Se
     heading = f"第{stanza}章" + (f" · {found.page}" if found.page else "")
     tempo = tempo_mark(setting.syllable) if setting.syllable and stanza == piece.stanzas[0].number else ""
     metre = "" if setting.notation is Notation.JIANPU else "\\omit Staff.TimeSignature "
-    lines = ["\\score {", f"  \\header {{ piece = {lily_string(heading)} }}", "  <<",
+    titled = _stanza_heading(heading, xieyin_notes(piece, found, setting.part))
+    lines = ["\\score {", f"  \\header {{ piece = {titled} }}", "  <<",
              f"    {staff} \\new Voice = \"v\" {{ {metre}{tempo}{key_sig}{clef}"
              f"{' '.join(tokens)} }}"]
     if setting.part == SE:  # the 瑟's own notation first: the strings it plucks
@@ -462,11 +463,20 @@ def stanza_score(piece: Piece, found: Stanza, slots: Sequence[Slot], setting: Se
     ragged = " ragged-right = ##t" if len(found.notes) <= RAGGED_NOTES else ""  # a short stanza, not stretched
     lines += ["  >>", f"  \\layout {{{ragged} }}", "}"]
     lines += search_line(found)
-    # the 叶音 and the emendations under the stanza, each a paragraph of its own (in one column, the last line of
-    # one touched the first of the next)
-    for text in [*xieyin_notes(piece, found, setting.part), *_footnotes(piece, stanza)]:
+    # the emendations under the stanza, each a paragraph of its own (in one column, the last line of one touched
+    # the first of the next)
+    for text in _footnotes(piece, stanza):
         lines.append(f"\\markup \\smaller \\wordwrap-string {lily_string(text)}")
     return lines
+
+
+def _stanza_heading(heading: str, xieyin: Sequence[str]) -> str:
+    """A stanza's heading ('第2章 · 002-2b'), with the 叶音 of its words under it, above its music: printed under
+    the stanza, a page's spacing set it nearer the next stanza's heading than its own music."""
+    if not xieyin:
+        return lily_string(heading)
+    texts = " ".join(f"\\smaller \\wordwrap-string {lily_string(text)}" for text in xieyin)
+    return f"\\markup \\column {{ {lily_string(heading)} {texts} }}"
 
 
 def xieyin_notes(piece: Piece, stanza: Stanza, part: str = "") -> list[str]:
@@ -518,14 +528,16 @@ def stanza_words(stanza: Stanza) -> str:
 def search_line(stanza: Stanza) -> list[str]:
     """The stanza's words as a line of text under it, in white: the engraved syllables extract from a PDF one by
     one, in drawing order, so this line is what a search finds ('呦呦鹿鳴'), with the standard forms beside the
-    source's variants on a line of their own ('關關雎鳩' under '闗闗雎鳩'), and each again without the spaces between
-    the lines of the poem ('呦呦鹿鳴食野之苹', as a reader may type it). [] for a stanza without words."""
+    source's variants on a line of their own ('關關雎鳩' under '闗闗雎鳩'), then the simplified forms ('关关雎鸠'), and
+    each again without the spaces between the lines of the poem ('呦呦鹿鳴食野之苹', as a reader may type it). []
+    for a stanza without words."""
     words = stanza_words(stanza)
     if not words:
         return []
     # the standard forms on a line of their own, and each typed without the spaces between the lines of the poem
-    texts = dict.fromkeys(t for form in (words, standard_forms(words)) for t in (form, form.replace(" ", "")))
-    return ["\\noPageBreak", "\\markup \\with-color #white \\fontsize #-4 \\column { "
+    forms = (words, standard_forms(words), simplified_forms(words))
+    texts = dict.fromkeys(t for form in forms for t in (form, form.replace(" ", "")))
+    return ["\\noPageBreak", "\\markup \\with-color #white \\fontsize #-12 \\column { "
             + " ".join(lily_string(t) for t in texts) + " }"]
 
 

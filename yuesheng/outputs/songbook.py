@@ -184,9 +184,7 @@ def songbook(timeline: Timeline, *, part: str = "", labels: Mapping[str, str] | 
                 entering[piece.id] = min(e.start_tick for e in events if e.part == part)
     order = sorted(pieces, key=lambda pid: (first[pid], pid))
     if part and not order:
-        playing = sorted({e.part for e in timeline.events if e.kind is EventKind.NOTE and e.piece} & set(PITCHED_PARTS),
-                         key=PITCHED_PARTS.index)
-        raise UnknownNameError(f"part playing in {timeline.rite}", part, playing)
+        raise UnknownNameError(f"part playing in {timeline.rite}", part, playing_parts(timeline))
     entries = tuple(Entry(pieces[pid], tuple(heard[pid]),
                           lines.get(pid) or tuple(piece_slots(pieces[pid], timeline.realization)), syllables.get(pid),
                           *(_cue(timeline, part, entering[pid]) if pid in entering else ("", ())))
@@ -195,6 +193,12 @@ def songbook(timeline: Timeline, *, part: str = "", labels: Mapping[str, str] | 
                     tuple(labels.get(v, v) for v in sorted(timeline.variants)),
                     tuple(f"{labels[k]} — {v}" if k in labels else f"{k}={v}"
                           for k, v in sorted(timeline.readings.items())))
+
+
+def playing_parts(timeline: Timeline) -> list[str]:
+    """The pitched parts that play a piece in *timeline*, in the instrument table's order."""
+    found = {e.part for e in timeline.events if e.kind is EventKind.NOTE and e.piece}
+    return [name for name in PITCHED_PARTS if name in found]
 
 
 def _all_pieces(timeline: Timeline) -> dict[str, Piece]:
