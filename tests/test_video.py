@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,11 +32,12 @@ def rite():
     return yuesheng.produce(yuesheng.load("xiangyinjiu"))
 
 
-def _probe(path: Path) -> dict:
+def _probe(path: Path) -> dict[str, Any]:
     out = subprocess.run(["ffprobe", "-v", "error", "-show_entries",
                           "format=duration:stream=codec_type,codec_name,pix_fmt,width,height,duration",
                           "-of", "json", str(path)], capture_output=True, text=True, check=True).stdout
-    return json.loads(out)
+    probe: dict[str, Any] = json.loads(out)
+    return probe
 
 
 def _span(rite, first: str, last: str) -> tuple[float, float]:
@@ -74,7 +76,7 @@ def _still(rite) -> float:
         while t + 3 < end:
             if not any(p.walking or p.facing is None and p.heading is not None
                        for dt in (0, 1.5, 3) for p in motion.at(t + dt).values()):
-                return t
+                return float(t)
             t += 5
     raise AssertionError("no still moment")
 
@@ -105,8 +107,9 @@ def test_the_video_itself_moves_where_people_walk(run, rite, tmp_path):
     start = rite.motion.span(cue)[0]
 
     def frame(t: float) -> bytes:
-        return subprocess.run(["ffmpeg", "-v", "error", "-ss", f"{(t - start) / 4:.2f}", "-i", str(out), "-frames:v", "1",
-                               "-f", "rawvideo", "-pix_fmt", "gray", "-"], capture_output=True, check=True).stdout
+        return subprocess.run(["ffmpeg", "-v", "error", "-ss", f"{(t - start) / 4:.2f}", "-i", str(out),
+                               "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "gray", "-"],
+                              capture_output=True, check=True).stdout
 
     a, b = frame(leg.start + 0.5), frame(leg.end - 0.5)
     changed = sum(abs(x - y) > 40 for x, y in zip(a, b, strict=True))
@@ -130,9 +133,10 @@ def test_the_caption_names_the_line_sung(rite):
     sounding = Sounding(rite.timeline, rite.sheet)
     first = sounding.syllables[0]
     assert first.piece == "鹿鳴" and first.stanza == 1 and first.line == "呦呦鹿鳴" and first.index == 0
-    assert sounding.playing(first.start).text.startswith("升歌 鹿鳴")
+    playing = sounding.playing(first.start)
+    assert playing is not None and playing.text.startswith("升歌 鹿鳴")
     later = sounding.sung(first.start + 4 * (first.end - first.start) + 0.01)
-    assert (later.line, later.index) == ("食野之苹", 0)
+    assert later is not None and (later.line, later.index) == ("食野之苹", 0)
 
 
 @pytest.mark.slow

@@ -320,6 +320,7 @@ class Plate:
         self._grounds: dict[tuple[str, ...], Image.Image] = {}
         self._panel = self._panel_ground()
         self._last: tuple[object, bytes] | None = None
+        self.drawn = 0  # frames drawn anew (the others were the frame before again)
         self._cues = [(motion.span(c)[0], c) for c in motion.cues]
         self._cue_starts = [s for s, _ in self._cues]
 
@@ -414,6 +415,7 @@ class Plate:
         if self._last is not None and self._last[0] == state:
             return self._last[1]
         image = self._compose(things, corner, marks, caption)
+        self.drawn += 1
         data = image.tobytes()
         self._last = (state, data)
         return data
