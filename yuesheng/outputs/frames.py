@@ -117,7 +117,8 @@ def text_image(text: str, size: int, color: tuple[int, int, int]) -> Image.Image
     return image
 
 
-def wrap(text: str, size: int, width: float, lines: int) -> list[str]:
+@cache
+def wrap(text: str, size: int, width: float, lines: int) -> tuple[str, ...]:
     """*text* broken into at most *lines* lines of at most *width* px (the last cut with …)."""
     out, line = [], ""
     for ch in text:
@@ -130,7 +131,7 @@ def wrap(text: str, size: int, width: float, lines: int) -> list[str]:
     if len(out) > lines:
         out = out[:lines]
         out[-1] = out[-1][:-1] + "…"
-    return out
+    return tuple(out)
 
 
 # --- what sounds when -------------------------------------------------------------------------------------------
@@ -320,6 +321,7 @@ class Plate:
         self._grounds: dict[tuple[str, ...], Image.Image] = {}
         self._panel = self._panel_ground()
         self._last: tuple[object, bytes] | None = None
+        self._kept: tuple[object, Image.Image] | None = None
         self.drawn = 0  # frames drawn anew (the others were the frame before again)
         self._cues = [(motion.span(c)[0], c) for c in motion.cues]
         self._cue_starts = [s for s, _ in self._cues]
@@ -480,14 +482,9 @@ class Plate:
 
     def _compose(self, things: tuple[str, ...], corner: tuple[int, int], marks: tuple[Any, ...],
                  caption: tuple[tuple[str, int, tuple[int, int, int]], ...]) -> Image.Image:
-        from PIL import Image, ImageDraw
+        from PIL import ImageDraw
 
-        image = Image.new("RGB", (self.layout.width, self.layout.height), PAPER)
-        ground = self._ground(things)
-        pw, ph = self.layout.plate
-        x0, y0 = max(corner[0], 0), max(corner[1], 0)
-        x1, y1 = min(corner[0] + pw, ground.width), min(corner[1] + ph, ground.height)
-        image.paste(ground.crop((x0, y0, x1, y1)), (x0 - corner[0], y0 - corner[1]))
+        image = self._base(things, corner).copy()
         draw = ImageDraw.Draw(image)
         r = max(3.0, 0.25 * self.scale)
         size = max(11, min(round(0.45 * self.scale), self.layout.unit))
@@ -503,8 +500,23 @@ class Plate:
             if label:
                 name = text_image(label, size + (2 if followed else 0), (20, 60, 160) if followed else PERSON)
                 image.paste(name, (round(x + r + 2), round(y - name.height / 2)), name)
-        image.paste(self._panel, (pw, 0))
         self._draw_caption(image, caption)
+        return image
+
+    def _base(self, things: tuple[str, ...], corner: tuple[int, int]) -> Image.Image:
+        """The frame's ground as the view shows it, and the caption's panel: kept while the view stays."""
+        from PIL import Image
+
+        if self._kept is not None and self._kept[0] == (things, corner):
+            return self._kept[1]
+        image = Image.new("RGB", (self.layout.width, self.layout.height), PAPER)
+        ground = self._ground(things)
+        pw, ph = self.layout.plate
+        x0, y0 = max(corner[0], 0), max(corner[1], 0)
+        x1, y1 = min(corner[0] + pw, ground.width), min(corner[1] + ph, ground.height)
+        image.paste(ground.crop((x0, y0, x1, y1)), (x0 - corner[0], y0 - corner[1]))
+        image.paste(self._panel, (pw, 0))
+        self._kept = ((things, corner), image)
         return image
 
     # the caption
