@@ -500,11 +500,12 @@ class Plate:
             if label:
                 name = text_image(label, size + (2 if followed else 0), (20, 60, 160) if followed else PERSON)
                 image.paste(name, (round(x + r + 2), round(y - name.height / 2)), name)
+        image.paste(self._panel, (self.layout.plate[0], 0))  # over any mark or label that ran past the plate
         self._draw_caption(image, caption)
         return image
 
     def _base(self, things: tuple[str, ...], corner: tuple[int, int]) -> Image.Image:
-        """The frame's ground as the view shows it, and the caption's panel: kept while the view stays."""
+        """The frame's ground as the view shows it: kept while the view stays."""
         from PIL import Image
 
         if self._kept is not None and self._kept[0] == (things, corner):
@@ -515,7 +516,6 @@ class Plate:
         x0, y0 = max(corner[0], 0), max(corner[1], 0)
         x1, y1 = min(corner[0] + pw, ground.width), min(corner[1] + ph, ground.height)
         image.paste(ground.crop((x0, y0, x1, y1)), (x0 - corner[0], y0 - corner[1]))
-        image.paste(self._panel, (pw, 0))
         self._kept = ((things, corner), image)
         return image
 
