@@ -169,8 +169,9 @@ def cast_text(found: Cast, rite_name: str) -> str:
 
 def _add_sides(p: argparse.ArgumentParser) -> None:
     sequencer_options(p)
-    p.add_argument("--person", action="append", default=[], metavar="NAME",
-                   help="a person: 衆賓 2, zhongbin#2, 主人 (repeatable); a group named alone is each of its members")
+    p.add_argument("--person", action="extend", nargs="+", default=[], metavar="NAME",
+                   help="persons: 主人, 衆賓 2 (quoted), zhongbin#2, 司射 (several, or repeated); a group named alone "
+                        "is each of its members")
     p.add_argument("--all", action="store_true", help="every person of the rite")
     p.add_argument("--format", choices=tuple(SIDES_SUFFIX), default="pdf",
                    help="pdf (printed by Chromium), html (to print from a browser) or json")

@@ -39,8 +39,9 @@ SMALLEST = (14.0, 9.0)  # 步: a move's plate shows at least this much
 _CARRY = {"執": "carries", "奉": "carries", "挾": "carries", "搢": "carries", "取": "takes up", "受": "receives",
           "授": "hands", "賜": "hands", "奠": "sets down", "反": "returns"}
 _THINGS = ("虚爵", "乘矢", "角觶", "弓", "矢", "爵", "觶", "觚", "散", "旌", "算", "扑", "瑟", "笙", "脯", "醢", "俎",
-           "幂", "巾", "豐", "楅", "中", "籌", "鼓", "磬", "決", "拾", "觴")
-_NAMED = re.compile(f"([{''.join(_CARRY)}])(?:[^，。、]{{0,2}}?)({'|'.join(_THINGS)})")
+           "幂", "巾", "豐", "楅", "籌", "鼓", "磬", "決", "拾")
+# a verb, at most two characters and no 于 or 於 (which bring in a place: 奠于中庭), then a thing
+_NAMED = re.compile(f"([{''.join(_CARRY)}])(?:(?![于於])[^，。、\\s]){{0,2}}?({'|'.join(_THINGS)})")
 
 
 def sides_data(production: Production, people: Sequence[Person]) -> dict[str, Any]:
@@ -108,7 +109,7 @@ def _cue(member: str, cue_id: str, labels: Mapping[str, str], sheet: CueSheet, s
             "facing": stand.facing.hanzi + "面" if stand and stand.facing else "",
             "stands": _place_name(hall, stand.place) if stand else "",
             "action": cue.action, "words": cue.words, "cite": _cite(cue), "music": _pieces(cue),
-            "things": _things(cue.action), "beside": beside,
+            "things": named_things(cue.action), "beside": beside,
             "gestures": [g.name for g in motion.gestures(cue_id)],
             "plate": _plate(member, legs, after, hall, labels)} | ({"note": cue.note} if cue.note else {})
 
@@ -158,7 +159,7 @@ def quote_layer(page_id: str, quote: str) -> str:
     return next((p.kind for p in found.parts if first and first in display(p.text)), "")
 
 
-def _things(action: str) -> list[dict[str, str]]:
+def named_things(action: str) -> list[dict[str, str]]:
     """The things the action's words name carried, taken, handed or set down: 執弓 → carries 弓."""
     return [{"how": _CARRY[m[1]], "what": m[2], "words": m[0]} for m in _NAMED.finditer(action)]
 
