@@ -47,6 +47,9 @@ SMOKE: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
                       rf"placed={NUMBER}s \(\d+x real time\) peak={NUMBER}",)),
     "engrave": (("--repeat", "1", "--rites", "xiangyinjiu"),
                 (rf"engrave_ode_pdf_staff_s={NUMBER}", rf"engrave_songbook_xiangyinjiu_s={NUMBER}")),
+    "video": (("--rite", "xiangyinjiu", "--minutes", "0.1", "--size", "320x180", "--no-audio"),
+              (rf"video_render_vs_real_time={NUMBER} \((ok|SLOWER THAN REAL TIME); goal <= 1\) "
+               rf"cpu_vs_real_time={NUMBER} load_average={NUMBER}->{NUMBER} on \d+ cores",)),
     "sheet": (("--rites", "xiangyinjiu", "--repeat", "1"),
               (rf"sheet_write_s\[xiangyinjiu\]={NUMBER}", rf"chromium_load_draw_warm_s\[xiangyinjiu\]={NUMBER}")),
 }

@@ -2,7 +2,7 @@
 
 One module per command group — ``score`` (lu, score), ``rite`` (validate, timeline, render),
 ``source``, ``audio``, ``live`` (play), ``console`` (console, retime), ``engrave`` (songbook;
-``score engrave``), ``web`` (sheet), ``plan``, ``cast`` (sides, cast), ``cache`` — each with its
+``score engrave``), ``web`` (sheet), ``plan``, ``cast`` (sides, cast), ``video``, ``cache`` — each with its
 ``ARGUMENTS``; ``parsing`` (the standard library only) and ``common`` hold what they share. ``COMMANDS``
 names each command's group and help, so that only the group of the command that runs is imported (and
 asked for its arguments). Exit codes: 0 ok (warnings allowed), 1 invalid input (bad file, unknown name,
@@ -45,6 +45,8 @@ COMMANDS = {
               "and goes (numbered legs), what he does and says, a plate of each move and his whole track"),
     "cast": ("cast", "every role and its head count, the identities the texts state, the groups, and the fewest "
              "performers who can play every part (who doubles whom)"),
+    "video": ("video", "the rite as a video to share: the plate frame by frame, everyone where he is, with the "
+              "caption and the sound (H.264 + AAC in MP4, through FFmpeg)"),
     "cache": ("cache", "what yuesheng keeps between runs: info (each folder, its entries and bytes) or clear"),
 }
 NO_CACHE_HELP = "read and write no cache (also YUESHENG_NO_CACHE=1): every result made anew"
