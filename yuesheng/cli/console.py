@@ -180,14 +180,16 @@ def _serve(production: Any, player: Any, control: Any, listener: socket.socket, 
     from yuesheng.live.control import read_keyboard
     from yuesheng.live.player import NullPort
     from yuesheng.web.console import MAX_BODY, Console
+    from yuesheng.web.sockets import room
     from yuesheng.web.views import Views
 
     failure: list[BaseException] = []
     timeline = production.timeline
     host = listener.getsockname()[0]
     views, view_token = Views(production), secrets.token_urlsafe(18)  # the views' own token: they only show
+    everyone = sum(m.count for m in production.sheet.performers.values())
     console = Console(timeline, player, control, token=token, hosts=(host,), log=player.log, views=views,
-                      view_token=view_token)
+                      view_token=view_token, sockets=room(everyone), notify=show)
     server = uvicorn.Server(uvicorn.Config(console.app(), log_level="warning", lifespan="off",
                                            ws_max_size=MAX_BODY))
 
