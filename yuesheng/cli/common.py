@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -80,32 +81,58 @@ def sequencer_options(parser: argparse.ArgumentParser, *, output: bool = True, c
     scores_option(parser)
 
 
+def _decimal(text: str) -> float:
+    """A decimal number in ASCII digits (argparse's type)."""
+    if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)", text.strip()):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number in ASCII digits")
+    return float(text)
+
+
+LISTENER_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$|^-[\d.]+,")  # "-4,16,north" is a value, not an option
+
+
 def listener_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--listener", metavar="SEAT|X,Y[,FACING]",
                         help="hear the rite from a seat: default (the rite's own, from its row of data/rites.json: "
                              "the 賓 in 鄉飲酒 and 鄉射, the 公 in 燕禮 and 大射), a seat (賓席 公席 主人席 庭) or "
                              "placed position, or x,y in 步 (east, south of the 堂's edge) with a facing "
-                             "(north south east west, 北 南 東 西); see docs/seat.md")
+                             "(north south east west, 北 南 東 西, or compass degrees: 0 north, 90 east); "
+                             "see docs/seat.md")
     parser.add_argument("--speed-of-sound", type=float, default=None, metavar="M/S",
-                        help="with --listener: metres per second (default 343, air at 20 °C)")
+                        help="with --listener: metres per second (default 343, or from --temperature)")
     parser.add_argument("--chi", type=float, default=None, metavar="METRES",
                         help="with --listener: one 尺 in metres (default 0.231; a 步 is 6 尺)")
+    parser.add_argument("--temperature", type=_decimal, default=None, metavar="°C",
+                        help="with --listener: the air's temperature, for its absorption (ISO 9613-1) and the "
+                             "speed of sound (default 20)")
+    parser.add_argument("--humidity", type=_decimal, default=None, metavar="PERCENT",
+                        help="with --listener: the air's relative humidity, for its absorption (default 50)")
+    # argparse reads a value beginning with '-' as an option unless it looks like a negative number: x,y too
+    parser._negative_number_matcher = LISTENER_NUMBER  # noqa: SLF001 - argparse's own hook for this
+
+
+PHYSICS_RANGES = (("speed_of_sound", 100.0, 2000.0), ("chi", 0.1, 0.5), ("temperature", -20.0, 50.0),
+                  ("humidity", 10.0, 100.0))  # ISO 9613-1 holds for −20 to 50 °C and 10 to 100 %
 
 
 def placement_of(args: argparse.Namespace, production: Production) -> tuple[Listener, Physics] | None:
-    """The listener and physics that --listener, --speed-of-sound and --chi ask for, or None without --listener."""
-    extra = [name for name in ("speed_of_sound", "chi") if getattr(args, name, None) is not None]
+    """The listener and physics that --listener and the options of the air ask for, or None without
+    --listener."""
+    extra = [name for name, _, _ in PHYSICS_RANGES if getattr(args, name, None) is not None]
     if args.listener is None:
         if extra:
             raise UsageError(f"--{extra[0].replace('_', '-')} goes with --listener")
         return None
-    from yuesheng.outputs.placement import Physics, listener, with_hall
+    from yuesheng.outputs.placement import Physics, listener, sound_speed, with_hall
 
-    for name, low, high in (("speed_of_sound", 100.0, 2000.0), ("chi", 0.1, 0.5)):
+    for name, low, high in PHYSICS_RANGES:
         value = getattr(args, name, None)
-        if value is not None and not low <= value <= high:
+        if value is not None and not low <= value <= high:  # NaN too
             raise UsageError(f"--{name.replace('_', '-')} {value:g}: expected {low:g} to {high:g}")
-    given = {"chi_m": args.chi, "speed_m_s": args.speed_of_sound}
+    speed = args.speed_of_sound if args.speed_of_sound is not None else \
+        sound_speed(args.temperature) if args.temperature is not None else None
+    given = {"chi_m": args.chi, "speed_m_s": speed, "temperature_c": args.temperature,
+             "humidity_pct": args.humidity}
     physics = Physics(**{field: value for field, value in given.items() if value is not None})
     timeline, rite = production.timeline, production.staged
     return listener(args.listener, timeline, rite), with_hall(physics, rite)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -53,7 +54,9 @@ SEATS = {
     "ting": ("庭", "north"),
 }
 HALL_HALF_WIDTH_BU, HALL_DEPTH_BU = 4.0, 4.0  # the 序 at 4 步 either side of the middle; the 堂 4 步 deep
+REFERENCE_VOLUME = 100  # CC7 at the reference distance: the default volume of General MIDI and FluidSynth
 SOUNDING = (EventKind.NOTE, EventKind.DRUM, EventKind.CALL)
+HALL_HEIGHT_M = 3.5  # from the 堂's floor to the roof over it (assumption)
 MAX_BU = 200  # how far --listener x,y may sit from the 堂's edge: past every placed position of the four
 # rites (大射's reach 102), well short of an open-air room or a delay line too long for memory
 MOVE_LEAD_TICKS = 2 * TICKS_PER_SECOND  # a part moves at most this long before its first note in the new place
@@ -277,13 +280,26 @@ class Listener:
 
     def describe(self) -> str:
         where = f"{self.name} " if self.name else ""
-        return f"{where}({self.x:g}, {self.y:g}) facing {FACING_NAMES.get(self.facing, '?')}"
+        return f"{where}({self.x:g}, {self.y:g}) facing {FACING_NAMES.get(self.facing) or f'{self.degrees:g}°'}"
+
+    @property
+    def degrees(self) -> float:
+        """The facing as compass degrees (0 north, 90 east)."""
+        return round(math.degrees(math.atan2(self.facing[0], -self.facing[1])) % 360, 1)
 
 
 def _facing(text: str, what: str) -> tuple[float, float]:
+    """A facing word (north … 西) or compass degrees (0 north, 90 east, 180 south, 270 west)."""
     key = normalize(text.strip()).lower()
+    if key.endswith("°"):
+        key = key[:-1]
+    if _is_number(key):
+        turn = math.radians(float(key) % 360)
+        east, south = round(math.sin(turn), 12) + 0.0, round(-math.cos(turn), 12) + 0.0
+        return east, south
     if key not in FACINGS:
-        raise UsageError(f"--listener {what}: facing {text!r}: expected north, south, east, west or 北 南 東 西")
+        raise UsageError(f"--listener {what}: facing {text!r}: expected north, south, east, west, 北 南 東 西, "
+                         "or compass degrees (0 north, 90 east)")
     return FACINGS[key]
 
 
@@ -304,11 +320,8 @@ def listener(text: str, timeline: Timeline, rite: StagedRite | None) -> Listener
 
 
 def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return math.isfinite(float(text))
+    """A finite decimal number written in ASCII (not ``１０``, ``nan`` or ``1e999``)."""
+    return re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)", text.strip()) is not None and math.isfinite(float(text))
 
 
 def _coordinates(spec: str) -> Listener:
@@ -362,6 +375,11 @@ class Physics:
     @property
     def bu_m(self) -> float:
         return BU_CHI * self.chi_m
+
+
+def sound_speed(celsius: float) -> float:
+    """The speed of sound in air at *celsius* (m/s): 331.3 √(1 + T / 273.15)."""
+    return 331.3 * math.sqrt(1 + celsius / 273.15)
 
 
 def with_hall(physics: Physics, rite: StagedRite | None) -> Physics:
@@ -474,7 +492,8 @@ def _mix(places: tuple[Place, ...], who: Listener, physics: Physics) -> tuple[fl
 
 def controls(stops: Mapping[str, tuple[Stop, ...]], who: Listener, physics: Physics) -> list[Controls]:
     """The controllers of every channel at every stop: pan from the direction (right = 127), volume from the
-    level (GM's 40·log10 curve, 127 at the reference distance or nearer), reverb send rising with distance.
+    level (GM's 40·log10 curve: ``REFERENCE_VOLUME`` at the reference distance, up to 127 nearer), reverb send
+    rising with distance.
 
     Drums share channel 10: its controllers follow the first drum part that moves or starts.
     """
@@ -483,8 +502,9 @@ def controls(stops: Mapping[str, tuple[Stop, ...]], who: Listener, physics: Phys
         channel = PARTS[name].channel
         for stop in part_stops:
             gain, lateral, hall = _mix(stop.places, who, physics)
-            level = min(1.0, gain)
-            volume = max(1, min(127, round(127 * level ** 0.5)))  # GM: dB = 40·log10(CC7/127)
+            # GM: dB = 40·log10(CC7/127); at the reference distance CC7 is FluidSynth's (and GM's) default, so a
+            # placed MIDI file there sounds as loud as an unplaced one; nearer, up to 127 (+4.2 dB)
+            volume = max(1, min(127, round(REFERENCE_VOLUME * gain ** 0.5)))
             pan = max(0, min(127, round(64 + 63 * lateral)))
             distance = physics.reference_m / max(gain, 1e-6)
             reverb = max(0, min(127, round((60 if hall else 20) + 20 * math.log10(max(1.0, distance / 4)))))

@@ -50,12 +50,14 @@ from yuesheng.outputs.placement import (
     Physics,
     Place,
     Stop,
+    absorption_db_per_m,
     bearing,
     blocking,
     hear,
     position_m,
     with_hall,
 )
+from yuesheng.outputs.room import BANDS, Room, check_bounds, room_of, simulate
 from yuesheng.outputs.sofa import Hrtf
 from yuesheng.timeline import TICKS_PER_SECOND, Timeline
 
@@ -64,16 +66,13 @@ if TYPE_CHECKING:
 
 FADE = 0.05  # seconds of crossfade when a part moves
 BLOCK = CHUNK  # samples mixed at a time, by FFT convolution
-FILTER_TAPS = 1024  # the air and head filters' responses are cut here (the slowest, 200 Hz, has fallen by 1e-12)
+FILTER_TAPS = 1024  # the air and wall filters' minimum-phase responses (23 ms at 44.1 kHz)
 READ_AHEAD = 4  # chunks of each part read ahead of the mix
 CEILING = 10 ** (-1 / 20)  # −1 dBFS: the limiter keeps every sample of the placed mix at or below it
 LIMIT_WINDOW = 0.005  # seconds over which the limiter's gain falls before a peak and rises after it
-HALL_ORDER = 6  # image-source order inside the 堂
-# Energy absorption of the 堂's surfaces (assumptions; docs/seat.md): a south face open to the 庭, rammed-earth
-# and plaster walls (序, and the wall of the 房 and 室 behind), a timber floor laid with mats, a timber and tile roof.
-HALL_ABSORPTION = {"south": 1.0, "north": 0.1, "east": 0.1, "west": 0.1, "floor": 0.3, "ceiling": 0.25}
-HALL_HEIGHT_M = 3.5  # from the 堂's floor to the roof over it (assumption)
-GROUND_ABSORPTION = 0.2  # the beaten earth of the 庭 (assumption)
+HIGH_PASS_HZ = 30.0  # the reflections' high-pass (2nd-order Butterworth): no DC from the room's responses
+AUDIBLE = 1e-5  # a response ends where it last reaches this
+GROUP_M = 3.0  # players of one part all within this of their middle are heard as one source there (docs/seat.md)
 HEAD_ALPHA_MIN, HEAD_THETA_MIN = 0.1, math.radians(150)  # Brown and Duda (1998), the spherical head's shadow
 
 
@@ -88,123 +87,165 @@ def head_shadow(angle: float, physics: Physics, rate: int) -> tuple[Any, Any]:
     return np.array([1 + alpha * k, 1 - alpha * k]) / (1 + k), np.array([1.0, (1 - k) / (1 + k)])
 
 
-def _air(cutoff: float, rate: int) -> tuple[Any, Any]:
+def minimum_phase(magnitude: Any) -> Any:
+    """The minimum-phase response (``FILTER_TAPS`` samples) of *magnitude*, given on the ``rfft`` grid of
+    2 × ``FILTER_TAPS`` points (homomorphic: the folded real cepstrum)."""
     import numpy as np
 
-    pole = math.exp(-2 * math.pi * cutoff / rate) if cutoff < rate / 2 else 0.0
-    return np.array([1 - pole, 0.0]), np.array([1.0, -pole])
+    n = 2 * FILTER_TAPS
+    cepstrum = np.fft.irfft(np.log(np.maximum(magnitude, 1e-6)), n)
+    fold = np.zeros(n)
+    fold[0], fold[n // 2] = cepstrum[0], cepstrum[n // 2]
+    fold[1:n // 2] = 2 * cepstrum[1:n // 2]
+    return np.fft.irfft(np.exp(np.fft.rfft(fold)), n)[:FILTER_TAPS]
 
 
-def reflections(place: Place, who: Listener, physics: Physics, rate: int) -> Any:
-    """The reflections of *place* heard by *who* (pyroomacoustics' image sources less the direct path), scaled so
-    that the direct path would have the level ``placement.hear`` gives it; inside the 堂, source and listener
-    are kept within its walls."""
+def frequencies(rate: int) -> Any:
+    """The frequencies of ``minimum_phase``'s grid."""
     import numpy as np
-    import pyroomacoustics as pra
 
-    heard = hear(place, who, physics)
-    source = np.array(position_m(place.x, place.y, physics, source=True))
-    ear = np.array(position_m(who.x, who.y, physics, source=False))
-    flip = np.array([1.0, -1.0, 1.0])
-    if heard.hall:  # pyroomacoustics' y runs north from the 堂's south edge; its floor is the 堂's
-        west, east, depth = physics.hall_bu
-        lo = np.array([west * physics.bu_m, 0.0, 0.0])
-        size = np.array([(east - west) * physics.bu_m, depth * physics.bu_m, HALL_HEIGHT_M])
-        materials = {wall: pra.Material(value) for wall, value in HALL_ABSORPTION.items()}
-        order = HALL_ORDER
-        lift = np.array([0.0, 0.0, physics.tang_height_m])
-        source, ear = (source - lift) * flip - lo, (ear - lift) * flip - lo
-    else:  # the open 庭: only the ground reflects (the 堂's floor, when both are up on it)
-        floor = physics.tang_height_m if place.y < 0 and who.y < 0 else 0.0
-        lo = np.minimum(source, ear) - np.array([2.0, 2.0, floor])
-        size = np.abs(source - ear) + np.array([4.0, 4.0, 0.0])
-        size[2] = 30.0
-        materials = {wall: pra.Material(1.0) for wall in ("north", "south", "east", "west", "ceiling")}
-        materials["floor"] = pra.Material(GROUND_ABSORPTION)
-        order = 1
-        source, ear = source - lo, ear - lo
-    margin = 0.05
-    source = np.clip(source, margin, size - margin)
-    fx, fy = who.facing
-    right = np.array([-fy, fx, 0.0]) * (flip if heard.hall else 1.0) * physics.head_radius_m
-    ears = np.clip(np.stack([ear - right, ear + right]), margin, size - margin)  # left, right
-    pra.constants.set("c", physics.speed_m_s)
-    pra.constants.set("rir_hpf_enable", False)  # its zero-phase high-pass would ring before the first reflection
-
-    def response(max_order: int) -> list[Any]:
-        room = pra.ShoeBox(size, fs=rate, materials=materials, max_order=max_order)
-        room.add_source(source)
-        room.add_microphone_array(ears.T)
-        room.compute_rir()
-        return [np.asarray(room.rir[m][0], dtype=np.float64) for m in (0, 1)]
-
-    full, direct = response(order), response(0)
-    skip = pra.constants.get("frac_delay_length") // 2
-    out = []
-    for ear_full, ear_direct in zip(full, direct, strict=True):
-        echoes = ear_full.copy()
-        echoes[:len(ear_direct)] -= ear_direct[:len(echoes)]
-        # pyroomacoustics' direct path is a fractional-delay pulse whose sum is its level: scaled to ``hear``'s
-        out.append(echoes[skip:] * heard.gain / float(np.sum(ear_direct)))
-    length = max(len(e) for e in out)
-    both = np.zeros((length, 2))
-    for n, echoes in enumerate(out):
-        both[:len(echoes), n] = echoes
-    audible = np.nonzero(np.abs(both).max(axis=1) > 1e-5)[0]
-    return both[:audible[-1] + 1] if len(audible) else both[:1] * 0
+    return np.fft.rfftfreq(2 * FILTER_TAPS, 1 / rate)
 
 
-def direct(place: Place, who: Listener, physics: Physics, rate: int, hrtf: Hrtf | None = None) -> Any:
-    """The direct sound of *place* at each ear of *who* (samples × 2), from the moment of emission: delayed by
-    the path, scaled by the distance and low-passed by the air (its filter's response cut at ``FILTER_TAPS``);
-    then the head: the HRIR pair of the direction if *hrtf* is given, else the far ear's interaural time
-    difference (Woodworth) and Brown and Duda's head shadow."""
+def air_gain(distance_m: float, physics: Physics, rate: int) -> Any:
+    """ISO 9613-1 air absorption over *distance_m*, as amplitude on ``frequencies(rate)``."""
     import numpy as np
-    from scipy.signal import lfilter
 
-    heard = hear(place, who, physics)
-    air_b, air_a = _air(heard.cutoff_hz, rate)
-    impulse = np.zeros(FILTER_TAPS)
-    impulse[0] = heard.gain
-    if hrtf is not None:
-        air = lfilter(air_b, air_a, impulse)
-        ahead, right, up = bearing(place, who, physics)
-        pair = hrtf.toward(ahead, -right, up)
-        delay = round(heard.delay_s * rate)
-        out = np.zeros((delay + FILTER_TAPS + pair.shape[1] - 1, CHANNELS))
-        for ear in range(CHANNELS):
-            out[delay:, ear] = np.convolve(air, pair[ear])
-        return out
-    right = abs(heard.azimuth - math.pi / 2)
-    left = abs(heard.azimuth + math.pi / 2)
-    right, left = (min(a, 2 * math.pi - a) for a in (right, left))
-    late = (heard.itd_s if heard.azimuth > 0 else 0.0, heard.itd_s if heard.azimuth < 0 else 0.0)  # the far ear
-    delays = [round((heard.delay_s + extra) * rate) for extra in late]
-    out = np.zeros((max(delays) + FILTER_TAPS, CHANNELS))
-    for ear, (angle, delay) in enumerate(zip((left, right), delays, strict=True)):
-        b, a = head_shadow(angle, physics, rate)
-        out[delay:delay + FILTER_TAPS, ear] = lfilter(np.convolve(b, air_b), np.convolve(a, air_a), impulse)
+    grid = np.geomspace(10.0, rate / 2, 96)
+    db = np.array([absorption_db_per_m(f, physics) for f in grid]) * distance_m
+    return 10 ** (-np.interp(frequencies(rate), grid, db) / 20)
+
+
+def band_gain(amplitudes: Any, rate: int) -> Any:
+    """Octave-band amplitudes (``room.BANDS``) on ``frequencies(rate)``, interpolated in log frequency."""
+    import numpy as np
+
+    f = np.maximum(frequencies(rate), 1.0)
+    return np.interp(np.log(f), np.log(BANDS), amplitudes)
+
+
+class Head:
+    """How an arrival from a direction reaches the ears (``CHANNELS`` out): the HRIR pair of its direction (a
+    diffuse-field equalised set), else Woodworth's interaural time difference and Brown and Duda's head shadow."""
+
+    def __init__(self, physics: Physics, rate: int, hrtf: Hrtf | None) -> None:
+        self.physics, self.rate, self.hrtf = physics, rate, hrtf
+
+    def arrival(self, ahead: float, right: float, up: float, delay_s: float, filtered: Any) -> tuple[int, Any]:
+        """The ears' response (from sample *delay*, taps × 2) to *filtered* (a mono response) arriving from
+        (*ahead*, *right*, *up*) after *delay_s*."""
+        import numpy as np
+        from scipy.signal import lfilter
+
+        delay = round(delay_s * self.rate)
+        if self.hrtf is not None:
+            pair = self.hrtf.toward(ahead, -right, up)
+            return delay, np.stack([np.convolve(filtered, pair[ear]) for ear in range(CHANNELS)], axis=1)
+        azimuth = math.atan2(right, ahead) if ahead or right else 0.0
+        horizontal = math.hypot(ahead, right)
+        lateral = math.asin(max(-1.0, min(1.0, right / max(1e-12, math.sqrt(horizontal ** 2 + up ** 2)))))
+        itd = self.physics.head_radius_m / self.physics.speed_m_s * (abs(lateral) + math.sin(abs(lateral)))
+        extra = round(itd * self.rate)
+        out = np.zeros((len(filtered) + extra, CHANNELS))
+        for ear, side in enumerate((-math.pi / 2, math.pi / 2)):  # left, right
+            angle = abs(azimuth - side)
+            b, a = head_shadow(min(angle, 2 * math.pi - angle), self.physics, self.rate)
+            late = extra if (right > 0) == (ear == 0) and right else 0  # the far ear
+            out[late:late + len(filtered), ear] = lfilter(b, a, filtered)
+        return delay, out
+
+
+def _placed(parts: list[tuple[int, Any]]) -> Any:
+    """Arrivals (sample, taps × channels) summed into one response from sample 0."""
+    import numpy as np
+
+    length = max(at + len(r) for at, r in parts)
+    out = np.zeros((length, parts[0][1].shape[1]))
+    for at, r in parts:
+        out[at:at + len(r)] += r
     return out
 
 
+def direct(place: Place, who: Listener, physics: Physics, rate: int, hrtf: Hrtf | None = None) -> Any:
+    """The direct sound of *place* at each ear of *who* (samples × 2, from the moment of emission): delayed by
+    the path, scaled by the distance, filtered by ISO 9613-1 air absorption over it (minimum phase); then the head
+    (``Head``)."""
+    heard = hear(place, who, physics)
+    filtered = minimum_phase(air_gain(heard.distance_m, physics, rate)) * heard.gain
+    return _placed([Head(physics, rate, hrtf).arrival(*bearing(place, who, physics), heard.delay_s, filtered)])
+
+
+def ears_of(who: Listener, physics: Physics) -> Any:
+    """The listener's ears (left, right) in plan metres."""
+    import numpy as np
+
+    head = np.array(position_m(who.x, who.y, physics, source=False))
+    fx, fy = who.facing
+    right = np.array([-fy, fx, 0.0]) * physics.head_radius_m
+    return head, np.stack([head - right, head + right])
+
+
+def reflections(place: Place, who: Listener, physics: Physics, rate: int, room: Room,
+                hrtf: Hrtf | None = None) -> Any:
+    """What *who* hears of *place* after the direct sound, in *room* (``room.simulate``): each image source of
+    orders 1 to 3 through the head for its own direction (its walls' octave-band absorption and the air's over its
+    path as one minimum-phase filter), then each ear's ray-traced tail (decorrelated between the ears); all
+    high-passed (``HIGH_PASS_HZ``), so that no DC is added; scaled as ``placement.hear`` scales the direct sound."""
+    import numpy as np
+    from scipy.signal import butter, sosfilt
+
+    source = position_m(place.x, place.y, physics, source=True)
+    head, ears = ears_of(who, physics)
+    found = simulate(room, source, ears, physics, rate)
+    fx, fy = who.facing
+    scene = Head(physics, rate, hrtf)
+    arrivals = []
+    for k in range(found.images.shape[1]):
+        dx, dy, dz = found.images[:, k] - head
+        distance = math.sqrt(dx * dx + dy * dy + dz * dz)
+        spectrum = band_gain(found.amplitudes[:, k], rate) * air_gain(distance, physics, rate)
+        filtered = minimum_phase(spectrum) * physics.reference_m / max(distance, physics.nearest_m)
+        arrivals.append(scene.arrival(dx * fx + dy * fy, -dx * fy + dy * fx, dz, distance / physics.speed_m_s,
+                                      filtered))
+    arrivals.append((0, found.tails.T * physics.reference_m))
+    both = _placed(arrivals)
+    both = np.concatenate([both, np.zeros((round(0.1 * rate), CHANNELS))])  # room for the high-pass to ring out
+    both = sosfilt(butter(2, HIGH_PASS_HZ, "highpass", fs=rate, output="sos"), both, axis=0)
+    audible = np.nonzero(np.abs(both).max(axis=1) > AUDIBLE)[0]
+    return both[:audible[-1] + 1] if len(audible) else both[:1] * 0
+
+
+def heard_as(places: tuple[Place, ...], physics: Physics) -> tuple[tuple[Place, float], ...]:
+    """The sources a stop's *places* are heard as, each with its share of amplitude: players of one part who all
+    sit within ``GROUP_M`` of their middle (two 瑟, three 笙, the 歌) as one source there, at full level (the
+    text groups them: 工四人二瑟, 笙三人 — one part, one line, played together); players farther apart (the
+    鐘 of the east and the west 縣) each from his own place at 1/√n of the power."""
+    if len(places) > 1:
+        mx, my = sum(p.x for p in places) / len(places), sum(p.y for p in places) / len(places)
+        spread = max(math.hypot(p.x - mx, p.y - my) for p in places) * physics.bu_m
+        if spread <= GROUP_M and all((p.y < 0) == (my < 0) for p in places):
+            return ((Place(mx, my, "+".join(p.name for p in places)), 1.0),)
+    return tuple((p, 1 / math.sqrt(len(places))) for p in places)
+
+
 def response(stop: Stop, who: Listener, physics: Physics, rate: int,
-             cache: dict[tuple[Place, Listener], Any], hrtf: Hrtf | None = None) -> Any:
-    """All that *who* hears of a sound made at *stop* (samples × 2, from its emission): each place's direct
-    sound and reflections, each place at 1/√n of the power."""
+             cache: dict[tuple[Place, Listener], Any], room: Room, hrtf: Hrtf | None = None) -> Any:
+    """All that *who* hears of a sound made at *stop* (samples × 2, from its emission): each source's direct
+    sound and reflections (``heard_as``)."""
     import numpy as np
 
     heard = []
-    for place in stop.places:
+    for place, share in heard_as(stop.places, physics):
         if (place, who) not in cache:
-            near, far = direct(place, who, physics, rate, hrtf), reflections(place, who, physics, rate)
+            near, far = direct(place, who, physics, rate, hrtf), reflections(place, who, physics, rate, room, hrtf)
             both = np.zeros((max(len(near), len(far)), CHANNELS))
             both[:len(near)] += near
             both[:len(far)] += far
             cache[place, who] = both
-        heard.append(cache[place, who])
-    out = np.zeros((max(len(h) for h in heard), CHANNELS))
-    for h in heard:
-        out[:len(h)] += h / math.sqrt(len(heard))
+        heard.append((cache[place, who], share))
+    out = np.zeros((max(len(h) for h, _ in heard), CHANNELS))
+    for h, share in heard:
+        out[:len(h)] += h * share
     return out
 
 
@@ -215,9 +256,9 @@ class Voice:
     from the old stop to the new over ``FADE`` seconds, and what was made before rings on from the old place."""
 
     def __init__(self, stops: tuple[Stop, ...], who: Listener, physics: Physics, rate: int,
-                 cache: dict[tuple[Place, Listener], Any], hrtf: Hrtf | None = None) -> None:
+                 cache: dict[tuple[Place, Listener], Any], room: Room, hrtf: Hrtf | None = None) -> None:
         self.starts = [stop.start_tick * rate // TICKS_PER_SECOND for stop in stops]
-        self.responses = [response(stop, who, physics, rate, cache, hrtf) for stop in stops]
+        self.responses = [response(stop, who, physics, rate, cache, room, hrtf) for stop in stops]
         self.fade = max(1, round(FADE * rate))
         self.spectra: dict[tuple[int, int], Any] = {}
 
@@ -370,6 +411,18 @@ def _first_stop(stops: tuple[Stop, ...]) -> tuple[Stop, ...]:
     return (Stop(0, stops[0].places), *stops[1:]) if stops and stops[0].start_tick else stops
 
 
+def placed_room(physics: Physics, rite: StagedRite | None, stops: Mapping[str, tuple[Stop, ...]],
+                who: Listener) -> Room:
+    """The one room every part of *stops* is heard in from *who* (``room.room_of``), checked against the bounds of
+    time and memory (``room.check_bounds``) before anything is simulated."""
+    sources = {source for part in stops.values() for stop in part for source, _ in heard_as(stop.places, physics)}
+    points = [position_m(p.x, p.y, physics, source=True) for p in sources]
+    points.append(position_m(who.x, who.y, physics, source=False))
+    room = room_of(physics, rite.hall if rite is not None else None, points)
+    check_bounds(room, len(sources))
+    return room
+
+
 def render_placed(timeline: Timeline, rite: StagedRite | None, path: str | Path, who: Listener, *,
                   physics: Physics | None = None,
                   parts: frozenset[str] = frozenset(), soundfont: str | Path | None = None,
@@ -399,9 +452,10 @@ def render_placed(timeline: Timeline, rite: StagedRite | None, path: str | Path,
         raise AudioError(f"{timeline.rite}: no place on the plan for {' '.join(unplaced)}: "
                          "a placed render needs x, y for their positions (docs/cuesheet.md)"
                          + (f"; to hear the placed parts alone:{placed}" if placed else ""))
+    room = placed_room(physics, rite, {p: stops[p] for p in names}, who)
     cache: dict[tuple[Place, Listener], Any] = {}
     hrtf = hrtf.at_rate(rate) if hrtf else None
-    voices = {p: Voice(_first_stop(stops[p]), who, physics, rate, cache, hrtf) for p in names}
+    voices = {p: Voice(_first_stop(stops[p]), who, physics, rate, cache, room, hrtf) for p in names}
     with tempfile.TemporaryDirectory(prefix="yuesheng-") as tmp, atomic_path(path) as out, \
             contextlib.ExitStack() as stack:
         feeds: dict[str, _Feed] = {}
