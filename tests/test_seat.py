@@ -557,12 +557,14 @@ def test_the_block_mix_is_the_convolution_of_each_sound_with_the_response_of_the
     from scipy.signal import fftconvolve
 
     from yuesheng.outputs.placement import Stop
-    from yuesheng.outputs.spatial import BLOCK, FADE, Voice, _Mix
+    from yuesheng.outputs.spatial import BLOCK, FADE, Voice, _Mix, placed_room
 
     rate = 44100
     who = Listener(-2, -3.5, FACINGS["south"])
     move = round((BLOCK + 1000) / rate * S)  # 遷樂: from the 堂 to below, just after the first block's edge
-    voice = Voice((Stop(0, (Place(-2, -0.5),)), Stop(move, (Place(4, 1.5),))), who, Physics(), rate, {})
+    stops = (Stop(0, (Place(-2, -0.5),)), Stop(move, (Place(4, 1.5),)))
+    room = placed_room(Physics(), None, {"瑟": stops}, who)
+    voice = Voice(stops, who, Physics(), rate, {}, room)
     assert BLOCK < voice.starts[1] < BLOCK + 2000
     sound = np.random.default_rng(1).standard_normal(3 * BLOCK + 123).astype(np.float32) * 0.1
     mix, out, at = _Mix({"瑟": voice}), [], 0

@@ -83,7 +83,7 @@ def sequencer_options(parser: argparse.ArgumentParser, *, output: bool = True, c
 
 def _decimal(text: str) -> float:
     """A decimal number in ASCII digits (argparse's type)."""
-    if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)", text.strip()):
+    if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", text.strip()):
         raise argparse.ArgumentTypeError(f"{text!r}: expected a number in ASCII digits")
     return float(text)
 

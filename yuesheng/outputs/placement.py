@@ -54,6 +54,7 @@ SEATS = {
     "ting": ("庭", "north"),
 }
 HALL_HALF_WIDTH_BU, HALL_DEPTH_BU = 4.0, 4.0  # the 序 at 4 步 either side of the middle; the 堂 4 步 deep
+NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")  # ASCII digits only (not １０)
 REFERENCE_VOLUME = 100  # CC7 at the reference distance: the default volume of General MIDI and FluidSynth
 SOUNDING = (EventKind.NOTE, EventKind.DRUM, EventKind.CALL)
 HALL_HEIGHT_M = 3.5  # from the 堂's floor to the roof over it (assumption)
@@ -321,7 +322,7 @@ def listener(text: str, timeline: Timeline, rite: StagedRite | None) -> Listener
 
 def _is_number(text: str) -> bool:
     """A finite decimal number written in ASCII (not ``１０``, ``nan`` or ``1e999``)."""
-    return re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)", text.strip()) is not None and math.isfinite(float(text))
+    return NUMBER.fullmatch(text.strip()) is not None and math.isfinite(float(text))
 
 
 def _coordinates(spec: str) -> Listener:

@@ -262,8 +262,9 @@ def _simulate(room: Room, source: Sequence[float], ears: Sequence[Sequence[float
     state = np.random.get_state()
     np.random.seed(seed)  # the tail's random sequence, the same for the same pair
     try:
-        box = pra.ShoeBox(room.size, fs=rate, materials=materials, max_order=ISM_ORDER, ray_tracing=True,
+        box = pra.ShoeBox(room.size, fs=rate, materials=materials, max_order=ISM_ORDER, ray_tracing=False,
                           air_absorption=True, use_rand_ism=False)
+        # rays set after: the constructor's own count grows with the volume (100,000s for a court)
         box.set_air_absorption(air_coefficients(physics), list(BANDS))
         box.set_ray_tracing(n_rays=RAYS, receiver_radius=0.5, time_thres=TAIL_SECONDS,
                             hist_bin_size=HISTOGRAM_BIN)

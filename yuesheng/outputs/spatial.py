@@ -1,18 +1,19 @@
-"""Placed audio: the rite heard from a seat. The only module that imports pyroomacoustics (scipy also in ``sofa``).
+"""Placed audio: the rite heard from a seat (scipy here and in ``sofa``; pyroomacoustics in ``room``).
 
 Each sounding part is rendered alone by FluidSynth (dry: no synthesizer reverb), one process per part, each
 condensed on its own clock: FluidSynth renders only where that part sounds (``audio.plan`` of the part alone),
-and a thread reads it ahead while the mix is made. Each place a part's ``placement.Stop`` gives is heard, per
-ear, as one impulse response from the moment of emission:
+and a thread reads it ahead while the mix is made. Each source a part's ``placement.Stop`` gives (``heard_as``:
+players of one part sitting together are one source) is heard, per ear, as one impulse response from the moment
+of emission, in the one room of the hall (``room.room_of``) whoever speaks and wherever the listener sits:
 
-- **direct sound**: delayed by the distance over the speed of sound, plus the far ear's interaural time
-  difference (Woodworth); scaled by the distance (1/r); low-passed where ISO 9613-1 air absorption over the path
-  reaches 3 dB (one pole); shaped per ear by Brown and Duda's head-shadow filter (one pole, one zero), which gives
-  the interaural level difference, rising with frequency;
-- **reflections**: the image-source response of pyroomacoustics less its direct path, at two points a head's
-  width apart (so they reach the ears at different times, without the head's shadow) —
-  the 堂 as a box open to the south (walls, floor and roof of the hall) when the part and the listener are both
-  on it, else the ground of the 庭 (first order).
+- **direct sound**: delayed by the distance over the speed of sound; scaled by the distance (1/r); filtered by
+  ISO 9613-1 air absorption over the path (minimum phase);
+- **early reflections** (the image sources of orders 1 to 3): each delayed and scaled by its own path, filtered by
+  its walls' octave-band absorption and the air's;
+- each of these through the head (``Head``) for its own direction: the HRIR pair of a diffuse-field equalised set
+  (``--binaural``), else Woodworth's interaural time difference and Brown and Duda's head shadow;
+- **the diffuse tail**: pyroomacoustics' ray tracing, at each ear its own random sequence (decorrelated);
+- the reflections and tail high-passed (``HIGH_PASS_HZ``): no DC.
 
 The parts are mixed block by block by FFT convolution (overlap-add) with those responses, whose spectra are
 computed once per stop; a part silent in a block costs nothing. A part that moves (遷樂) crossfades the sound
