@@ -213,7 +213,18 @@ def reflections(place: Place, who: Listener, physics: Physics, rate: int, room: 
     both = np.concatenate([both, np.zeros((round(0.1 * rate), CHANNELS))])  # room for the high-pass to ring out
     both = sosfilt(butter(2, HIGH_PASS_HZ, "highpass", fs=rate, output="sos"), both, axis=0)
     audible = np.nonzero(np.abs(both).max(axis=1) > AUDIBLE)[0]
-    return both[:audible[-1] + 1] if len(audible) else both[:1] * 0
+    return _without_dc(both[:audible[-1] + 1]) if len(audible) else both[:1] * 0
+
+
+def _without_dc(response: Any) -> Any:
+    """*response* less what its cut end left of DC (its sum), taken out smoothly over its last tenth."""
+    import numpy as np
+
+    span = max(2, len(response) // 10)
+    window = np.hanning(span + 2)[1:-1]
+    out = response.copy()
+    out[-span:] -= np.outer(window / window.sum(), response.sum(axis=0))
+    return out
 
 
 def heard_as(places: tuple[Place, ...], physics: Physics) -> tuple[tuple[Place, float], ...]:

@@ -1,0 +1,240 @@
+"""The seat's room, measured on its impulse responses: one room per hall, heads that hear the reflections, the air,
+the tail, the bounds (docs/seat.md)."""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.signal import butter, sosfiltfilt
+
+from yuesheng.errors import AudioError
+from yuesheng.outputs import room as rooms
+from yuesheng.outputs import spatial
+from yuesheng.outputs.placement import FACINGS, Listener, Physics, Place, blocking, hear, listener, with_hall
+from yuesheng.outputs.sofa import DEFAULT as SOFA
+
+RATE = 44100
+OCTAVES = (125, 250, 500, 1000, 2000, 4000, 8000)
+needs_kemar = pytest.mark.skipif(not SOFA.is_file(), reason="libmysofa1 (the MIT KEMAR SOFA file) not installed")
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
+def _bands_db(x):
+    n = 1 << 16
+    power = np.abs(np.fft.rfft(x, n, axis=0)) ** 2
+    f = np.fft.rfftfreq(n, 1 / RATE)
+    return np.array([10 * math.log10(power[(f >= c / math.sqrt(2)) & (f < c * math.sqrt(2))].mean())
+                     for c in OCTAVES])
+
+
+@pytest.fixture(scope="module")
+def kemar():
+    from yuesheng.outputs.sofa import load
+
+    return load()
+
+
+@needs_kemar
+def test_binaural_minus_stereo_is_within_3_db_per_octave_for_a_frontal_source(kemar):
+    who = Listener(0, 0, FACINGS["north"])
+    ahead = Place(0, -3)
+    binaural = spatial.direct(ahead, who, Physics(), RATE, kemar)
+    stereo = spatial.direct(ahead, who, Physics(), RATE, None)
+    difference = _bands_db(binaural.mean(axis=1)) - _bands_db(stereo.mean(axis=1))
+    assert np.abs(difference).max() <= 3.0, difference
+
+
+@needs_kemar
+def test_the_diffuse_field_of_the_equalised_set_is_flat(kemar):
+    from yuesheng.outputs.sofa import diffuse_field
+
+    f, power = diffuse_field(kemar.responses, kemar.rate)
+    level = 10 * np.log10(power / np.median(power[(f > 200) & (f < 8000)]))
+    band = (f > 100) & (f < 10000)
+    assert np.abs(level[band]).max() < 3.0  # raw KEMAR: −19 dB at 50–100 Hz, +12 dB at 2.3 kHz
+
+
+def test_early_reflections_come_through_the_head_from_their_own_directions():
+    """A source to the listener's left, by the west wall: its reflections too are louder in the left ear (before,
+    they reached both ears alike and the ILD fell from −19.5 dB to −1.1)."""
+    physics = Physics()
+    who = Listener(-1, -2, FACINGS["south"])  # on the 堂, facing south: east is his left
+    room = spatial.placed_room(physics, None, {}, who)
+    far = spatial.reflections(Place(3, -2), who, physics, RATE, room)
+    early = far[:round(0.05 * RATE)]
+    left, right = (float(np.sum(early[:, e] ** 2)) for e in (0, 1))
+    assert 10 * math.log10(left / right) > 2.0
+
+
+def test_the_tail_is_decorrelated_between_the_ears_and_has_no_dc():
+    physics = Physics()
+    who = Listener(0, -2, FACINGS["south"])
+    room = spatial.placed_room(physics, None, {}, who)
+    far = spatial.reflections(Place(0, -1), who, physics, RATE, room)
+    tail = far[round(0.1 * RATE):]
+    assert len(tail) > RATE // 10
+    correlation = np.corrcoef(tail[:, 0], tail[:, 1])[0, 1]
+    assert abs(correlation) < 0.5
+    assert np.abs(far.sum(axis=0)).max() < 1e-4  # DC: the reflections' sum (26× the plain render's before)
+    assert np.abs(far.mean(axis=0)).max() < 1e-4
+
+
+def test_one_room_for_every_pair_a_court_source_gets_the_court_walls():
+    """The 笙 in the court heard from the court: more than a ground reflection (its response ended after 5 ms)."""
+    physics = Physics()
+    who = Listener(0, 9, FACINGS["north"])
+    room = spatial.placed_room(physics, None, {}, who)
+    far = spatial.reflections(Place(0, 2), who, physics, RATE, room)
+    assert len(far) > 0.1 * RATE
+    late = far[round(0.05 * RATE):]
+    assert float(np.sum(late ** 2)) > 1e-4 * float(np.sum(far ** 2))
+
+
+def test_t30_of_the_enclosed_tang_is_within_a_quarter_of_eyring_without_a_cut_at_an_order():
+    physics = Physics()
+    enclosed = rooms.enclosed_tang(physics)
+    who, source = Listener(-2, -1, FACINGS["north"]), Place(2, -3)
+    full = spatial.reflections(source, who, physics, RATE, enclosed).mean(axis=1)
+    near = spatial.direct(source, who, physics, RATE).mean(axis=1)
+    full[:len(near)] += near[:len(full)]
+    for band in (1, 3, 5):  # 250 Hz, 1 kHz, 4 kHz
+        centre = rooms.BANDS[band]
+        sos = butter(3, [centre / math.sqrt(2), centre * math.sqrt(2)], "bandpass", fs=RATE, output="sos")
+        t30, _ = rooms.decay_figures(sosfiltfilt(sos, full), RATE)
+        expected = rooms.eyring(enclosed, band, physics)
+        assert abs(t30 - expected) <= 0.25 * expected, (centre, t30, expected)
+    energy = np.cumsum(full[::-1] ** 2)[::-1]
+    assert 10 * math.log10(energy[round(1.0 * RATE)] / energy[0]) < -30  # the decay reaches −30 dB, not cut at 0.2 s
+
+
+def test_iso_air_absorption_filters_the_direct_sound_as_the_standard_says():
+    from yuesheng.outputs.placement import absorption_db_per_m
+
+    physics = Physics(temperature_c=20.0, humidity_pct=50.0)
+    who = Listener(0, 0, FACINGS["south"])
+    f = np.fft.rfftfreq(1 << 16, 1 / RATE)
+    at = int(np.argmin(np.abs(f - 8000)))
+    levels, distances = [], []
+    for metres in (2.0, 24.0):  # the same direction, so the head is the same: only the air differs
+        place = Place(0, metres / physics.bu_m)
+        spectrum = np.abs(np.fft.rfft(spatial.direct(place, who, physics, RATE).mean(axis=1), 1 << 16))
+        levels.append(20 * math.log10(spectrum[at] / hear(place, who, physics).gain))
+        distances.append(hear(place, who, physics).distance_m)
+    expected = -absorption_db_per_m(8000, physics) * (distances[1] - distances[0])
+    assert levels[1] - levels[0] == pytest.approx(expected, abs=0.3)  # −2.3 dB over 22 m at 8 kHz
+    humid = Physics(temperature_c=20.0, humidity_pct=90.0)
+    assert absorption_db_per_m(8000, humid) != absorption_db_per_m(8000, physics)
+
+
+def test_the_ground_reflection_depends_on_frequency():
+    """The court's packed ground absorbs more at high frequencies: its first reflection is darker than the sound."""
+    physics = Physics()
+    who = Listener(0, 15, FACINGS["north"])
+    room = spatial.placed_room(physics, None, {}, who)
+    head = spatial.ears_of(who, physics)[0]
+    found = rooms.simulate(room, (0.0, 5 * physics.bu_m, physics.standing_m), spatial.ears_of(who, physics)[1],
+                           physics, RATE)
+    floor = [k for k in range(found.images.shape[1])
+             if abs(found.images[2, k] + physics.standing_m) < 1e-6 and abs(found.images[0, k] - head[0]) < 1e-6
+             and abs(found.images[1, k] - 5 * physics.bu_m) < 1e-6]
+    assert floor
+    amplitudes = found.amplitudes[:, floor[0]]
+    assert amplitudes[0] > amplitudes[4] + 0.2  # 125 Hz reflected more than 2 kHz
+
+
+def test_players_who_sit_together_are_one_source_and_do_not_comb():
+    physics = Physics()
+    who = Listener(-2, -3.5, FACINGS["south"])
+    two = (Place(-0.6, -0.4, "gong#1"), Place(0.2, -0.4, "gong#2"))
+    (one, share), = spatial.heard_as(two, physics)
+    assert share == 1.0 and (one.x, one.y) == pytest.approx((-0.2, -0.4))
+    together = sum(spatial.direct(p, who, physics, RATE) * s for p, s in spatial.heard_as(two, physics))
+    single = spatial.direct(Place(-0.2, -0.4), who, physics, RATE)
+    f = np.fft.rfftfreq(1 << 14, 1 / RATE)
+    ratio = np.abs(np.fft.rfft(together.mean(axis=1), 1 << 14)) / np.abs(np.fft.rfft(single.mean(axis=1), 1 << 14))
+    audible = (f > 100) & (f < 8000)
+    assert 20 * np.log10(ratio[audible]).min() > -6.0  # no notch (−15 to −39 dB before)
+    apart = (Place(-8, 3, "east"), Place(8, 3, "west"))  # the 鐘 of the east and west 縣: each from its own place
+    assert [s for _, s in spatial.heard_as(apart, physics)] == pytest.approx([math.sqrt(0.5)] * 2)
+
+
+def test_the_itd_changes_sign_as_the_listener_turns_past_a_source():
+    from yuesheng.outputs.placement import _facing
+
+    physics = Physics()
+    source = Place(0, -3)  # due north of the listener
+    onsets = []
+    for degrees in ("-30", "-10", "10", "30"):  # turning clockwise past north
+        who = Listener(0, 0, _facing(degrees, "test"))
+        heard = spatial.direct(source, who, physics, RATE)
+        left, right = (int(np.argmax(np.abs(heard[:, e]) > 0.05 * np.abs(heard).max())) for e in (0, 1))
+        onsets.append(left - right)
+    assert onsets[0] > 0 and onsets[1] > 0 and onsets[2] < 0 and onsets[3] < 0  # right ear first, then left
+
+
+def test_a_huge_hall_is_refused_before_anything_is_simulated():
+    physics = Physics(hall_bu=(-10_000.0, 10_000.0, 10_000.0))
+    who = Listener(0, 0, FACINGS["north"])
+    started = time.process_time()
+    with pytest.raises(AudioError, match=r"at most 300 m a side"):
+        spatial.placed_room(physics, None, {}, who)
+    assert time.process_time() - started < 1.0
+    with pytest.raises(AudioError, match="is the 堂 inverted"):
+        rooms.check_bounds(rooms.Room("x", 0, 0, -1, 5, 3, {}, {}), 1)
+    with pytest.raises(AudioError, match="at most 400"):
+        rooms.check_bounds(rooms.Room("x", 0, 0, 10, 10, 3, {}, {}), 401)
+
+
+def test_responses_are_kept_per_hall_place_and_listener_as_numpy_data_never_pickle(tmp_path):
+    from yuesheng import caches
+
+    physics = Physics()
+    who = Listener(0, -2, FACINGS["south"])
+    room = spatial.placed_room(physics, None, {}, who)
+    ears = spatial.ears_of(who, physics)[1]
+    first = rooms.simulate(room, (0.0, -1.0, 2.0), ears, physics, RATE)
+    folder = caches.folder(rooms.CACHE)
+    assert folder is not None
+    names = [name for name, _, _ in folder.entries()]
+    assert len(names) == 1
+    data = folder.read(names[0], limit=rooms.CACHE_LIMIT)
+    assert data is not None and data[:6] == b"PK\x03\x04\x14\x00"[:6] or data[:2] == b"PK"  # a .npz (zip) archive
+    started = time.perf_counter()
+    again = rooms.simulate(room, (0.0, -1.0, 2.0), ears, physics, RATE)
+    assert time.perf_counter() - started < 0.5
+    assert np.array_equal(first.tails.astype(np.float32), again.tails.astype(np.float32))
+    assert rooms._decoded(b"not an archive") is None
+
+
+def test_a_staged_hall_is_one_room_from_the_house_wall_to_the_gate():
+    from yuesheng import load, produce
+
+    root = Path(__file__).resolve().parent.parent
+    production = produce(load(root / "cues" / "xiangyinjiu.yaml"))
+    rite = production.staged
+    physics = with_hall(Physics(), rite)
+    room = rooms.room_of(physics, rite.hall)
+    assert room.north == pytest.approx(-4 * physics.bu_m)  # the 户牖 wall: the 堂 4 步 deep, the 賓 just before it
+    assert room.south == pytest.approx(20 * physics.bu_m) and room.east - room.west == pytest.approx(20 * physics.bu_m)
+    who = listener("default", production.timeline, rite)
+    assert room.north < who.y * physics.bu_m < 0  # the 牖 wall 0.97 m behind the 賓
+    stops = blocking(production.timeline, rite).stops
+    assert spatial.placed_room(physics, rite, stops, who) == room
+
+
+def test_midi_volume_at_the_reference_distance_is_fluidsynths_default():
+    from yuesheng.outputs.placement import Stop, controls
+
+    physics = Physics()
+    who = Listener(0, -0.5, FACINGS["north"])  # both seated on the 堂, 4 m apart
+    at_reference = Place(0, -0.5 - physics.reference_m / physics.bu_m)
+    stops = {"瑟": (Stop(0, (at_reference,)),)}
+    assert controls(stops, who, physics)[0].volume == 100
