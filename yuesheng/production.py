@@ -29,6 +29,7 @@ from yuesheng.timeline import Options
 if TYPE_CHECKING:
     from yuesheng.cuesheet import CueSheet
     from yuesheng.staging.ground import Ground
+    from yuesheng.staging.motion import Motion
     from yuesheng.staging.rite import StagedRite
     from yuesheng.timeline import Timeline
 
@@ -47,6 +48,18 @@ class Production:
     def staged(self) -> StagedRite | None:
         """The rite on the ground (kept between runs, ``staging.ground``), None where no blocking is in force."""
         return self.ground.rite(self.sheet) if self.ground is not None else None
+
+    @cached_property
+    def motion(self) -> Motion | None:
+        """Where every member is at any instant (``staging.motion``): the staged rite on the Timeline's cue spans;
+        None where no blocking is in force."""
+        from yuesheng.staging.motion import Motion
+        from yuesheng.timeline.model import seconds
+
+        staged = self.staged
+        if staged is None:
+            return None
+        return Motion(staged, {c.cue.id: (seconds(c.start_tick), seconds(c.end_tick)) for c in self.timeline.cues})
 
 
 def cue_path(name: str | Path) -> Path:
