@@ -96,6 +96,13 @@ def cmd_audio(args: argparse.Namespace) -> str:
         raise UsageError("--dry goes without --listener (a placed render is always dry, with its own reflections)")
     if placed is None and args.binaural is not None:
         raise UsageError("--binaural goes with --listener")
+    if args.room_figures:
+        if placed is None:
+            raise UsageError("--room-figures goes with --listener")
+        from yuesheng.outputs.spatial import room_figures
+
+        return "\n".join(room_figures(timeline, production.staged, placed[0], placed[1],
+                                      frozenset(parts) if args.part else frozenset())) + "\n"
     outputs, base = _outputs(args, timeline, parts)
     beside = [path.with_suffix(".cue") for path, _ in outputs] if args.labels else []
     beside += [Path(f"{base}.labels.txt")] if args.labels else []
@@ -155,6 +162,9 @@ def _add_audio(p: argparse.ArgumentParser) -> None:
     p.add_argument("--binaural", nargs="?", const=str(DEFAULT_SOFA), metavar="SOFA",
                    help="with --listener: through the head-related impulse responses of a SOFA file (default: the "
                         f"MIT KEMAR set of Debian's libmysofa1, {DEFAULT_SOFA}); for headphones")
+    p.add_argument("--room-figures", action="store_true",
+                   help="with --listener: print each source's distance, T30, EDT and direct-to-reverberant ratio "
+                        "as heard from the seat, and render nothing (docs/seat.md)")
     p.set_defaults(func=cmd_audio)
 
 

@@ -92,11 +92,12 @@ LISTENER_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$|^-[\d.]+,")  # "-4,16,north" i
 
 
 def listener_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--listener", metavar="SEAT|X,Y[,FACING]",
+    parser.add_argument("--listener", metavar="SEAT|X,Y[,FACING]|PERSON",
                         help="hear the rite from a seat: default (the rite's own, from its row of data/rites.json: "
                              "the 賓 in 鄉飲酒 and 鄉射, the 公 in 燕禮 and 大射), a seat (賓席 公席 主人席 庭) or "
                              "placed position, or x,y in 步 (east, south of the 堂's edge) with a facing "
-                             "(north south east west, 北 南 東 西, or compass degrees: 0 north, 90 east); "
+                             "(north south east west, 北 南 東 西, or compass degrees: 0 north, 90 east), "
+                             "or a person of the cast (賓, 衆賓 2), followed as he walks; "
                              "see docs/seat.md")
     parser.add_argument("--speed-of-sound", type=float, default=None, metavar="M/S",
                         help="with --listener: metres per second (default 343, or from --temperature)")
@@ -123,7 +124,7 @@ def placement_of(args: argparse.Namespace, production: Production) -> tuple[List
         if extra:
             raise UsageError(f"--{extra[0].replace('_', '-')} goes with --listener")
         return None
-    from yuesheng.outputs.placement import Physics, listener, sound_speed, with_hall
+    from yuesheng.outputs.placement import Physics, sound_speed, with_hall
 
     for name, low, high in PHYSICS_RANGES:
         value = getattr(args, name, None)
@@ -134,8 +135,46 @@ def placement_of(args: argparse.Namespace, production: Production) -> tuple[List
     given = {"chi_m": args.chi, "speed_m_s": speed, "temperature_c": args.temperature,
              "humidity_pct": args.humidity}
     physics = Physics(**{field: value for field, value in given.items() if value is not None})
+    return _listener_of(args.listener, production), with_hall(physics, production.staged)
+
+
+def _listener_of(text: str, production: Production) -> Listener:
+    """--listener's seat, point or person: a seat's (or placed position's) name first; a person of the cast
+    (``staging.persons``) who is followed through his walks; a name that is both is a usage error."""
+    from yuesheng.errors import AmbiguousNameError
+    from yuesheng.outputs.placement import following, listener
+    from yuesheng.staging.persons import person
+
     timeline, rite = production.timeline, production.staged
-    return listener(args.listener, timeline, rite), with_hall(physics, rite)
+    try:
+        seat, refused = listener(text, timeline, rite), None
+    except UsageError as exc:
+        seat, refused = None, exc
+    try:
+        found = person(text, production.sheet, rite.same if rite is not None else None) if "," not in text else None
+    except UnknownNameError:
+        found = None
+    except AmbiguousNameError as exc:
+        raise UsageError(f"--listener {text}: {exc}") from None
+    if seat is not None and found is not None:
+        raise UsageError(f"--listener {text}: both a seat ({seat.describe()}) and a person ({found.label}, "
+                         f"{found.role}): name the seat by its id, or the person by his id or number")
+    if seat is not None:
+        return seat
+    if found is None:
+        assert refused is not None
+        raise refused
+    motion = production.motion
+    if motion is None:
+        raise UsageError(f"--listener {text}: a person is followed on the ground of a staged rite; "
+                         f"{timeline.rite} has no blocking in force (docs/staging.md)")
+    if len(found.members) > 1:
+        raise UsageError(f"--listener {text}: {found.name} are {len(found.members)}; name one "
+                         f"({found.name} 1 … {found.name} {len(found.members)})")
+    try:
+        return following(found.label, found.members[0], motion)
+    except KeyError:
+        raise UsageError(f"--listener {text}: {found.label} never stands on the ground of this rite") from None
 
 
 def timeline_of(args: argparse.Namespace) -> Timeline:

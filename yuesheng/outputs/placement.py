@@ -33,6 +33,7 @@ from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline
 
 if TYPE_CHECKING:
     from yuesheng.staging.model import Stand
+    from yuesheng.staging.motion import Motion
     from yuesheng.staging.rite import StagedRite
 
 CALLERS = ("獲者", "負侯者", "許諾")  # 許諾: the 獲者's answer on no 律 (part 許諾, reading xunuo)
@@ -60,6 +61,7 @@ SOUNDING = (EventKind.NOTE, EventKind.DRUM, EventKind.CALL)
 HALL_HEIGHT_M = 3.5  # from the 堂's floor to the roof over it (assumption)
 MAX_BU = 200  # how far --listener x,y may sit from the 堂's edge: past every placed position of the four
 # rites (大射's reach 102), well short of an open-air room or a delay line too long for memory
+FADE_WALK_S = 0.05  # the shortest crossfade of a listener's walk (seconds)
 MOVE_LEAD_TICKS = 2 * TICKS_PER_SECOND  # a part moves at most this long before its first note in the new place
 
 
@@ -278,15 +280,71 @@ class Listener:
     y: float
     facing: tuple[float, float]
     name: str = ""
+    path: tuple[Walked, ...] = ()  # a listener who follows a person: each walk he takes, and where it ends
 
     def describe(self) -> str:
         where = f"{self.name} " if self.name else ""
-        return f"{where}({self.x:g}, {self.y:g}) facing {FACING_NAMES.get(self.facing) or f'{self.degrees:g}°'}"
+        follows = f", following him through {len(self.path)} walks" if self.path else ""
+        return (f"{where}({self.x:g}, {self.y:g}) facing {FACING_NAMES.get(self.facing) or f'{self.degrees:g}°'}"
+                + follows)
+
+    @property
+    def still(self) -> Listener:
+        """Where he is, without his walks."""
+        return dataclasses.replace(self, path=())
+
+    def at(self, tick: int) -> Listener:
+        """Where he sits or stands at *tick*: the end of the last walk begun by then (still)."""
+        found = self.still
+        for walk in self.path:
+            if walk.start_tick > tick:
+                break
+            found = walk.to
+        return found
 
     @property
     def degrees(self) -> float:
         """The facing as compass degrees (0 north, 90 east)."""
         return round(math.degrees(math.atan2(self.facing[0], -self.facing[1])) % 360, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Walked:
+    """A walk of a listener who follows a person: from *start_tick* to *end_tick* he goes to *to*."""
+
+    start_tick: int
+    end_tick: int
+    to: Listener
+
+
+def following(label: str, member: str, motion: Motion) -> Listener:
+    """A listener who is *member* (``staging.persons``' member id) through the rite: where *motion* has him at the
+    start, and each of his walks, ending where he stands and facing as he then faces (``motion``)."""
+    def seconds_ticks(t: float) -> int:
+        return round(t * TICKS_PER_SECOND)
+
+    first = motion.position(member, 0.0)
+    legs = motion.legs(member)
+    start = first.point if first is not None else (legs[0].route[0] if legs else None)
+    if start is None:
+        raise UsageError(f"--listener {label}: {member} never stands on the ground of this rite")
+    facing = _vector(first.heading if first is not None else None, (0.0, -1.0))
+    walks = []
+    for leg in legs:
+        after = motion.position(member, leg.end + 1.5)  # turned to his stand's facing (motion.TURN is 1 s)
+        facing = _vector(after.heading if after is not None else None, facing)
+        end = leg.route[-1]
+        walks.append(Walked(seconds_ticks(leg.start), seconds_ticks(max(leg.end, leg.start + FADE_WALK_S)),
+                            Listener(end.x, end.y, facing, label)))
+    return Listener(start.x, start.y, _vector(first.heading if first is not None else None, (0.0, -1.0)), label,
+                    tuple(walks))
+
+
+def _vector(heading: tuple[float, float] | None, otherwise: tuple[float, float]) -> tuple[float, float]:
+    if heading is None or not (heading[0] or heading[1]):
+        return otherwise
+    norm = math.hypot(*heading)
+    return round(heading[0] / norm, 9) + 0.0, round(heading[1] / norm, 9) + 0.0
 
 
 def _facing(text: str, what: str) -> tuple[float, float]:

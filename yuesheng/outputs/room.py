@@ -309,15 +309,6 @@ def decay_figures(response: Any, rate: int) -> tuple[float, float]:
     return slope(-5.0, -35.0), slope(0.0, -10.0)
 
 
-def direct_to_reverberant_db(response: Any, direct_samples: int) -> float:
-    """The energy of the first *direct_samples* samples over the rest's, dB."""
-    import numpy as np
-
-    energy = np.asarray(response, dtype=np.float64) ** 2
-    late = float(energy[direct_samples:].sum())
-    return 10 * math.log10(max(float(energy[:direct_samples].sum()), 1e-30) / max(late, 1e-30))
-
-
 def describe_materials() -> Mapping[str, str]:
     """Each material's name, bands and assumption, for reports."""
     return {key: f"{m.name}: α {' '.join(f'{a:g}' for a in m.absorption)}, scattering {m.scattering:g} "

@@ -56,9 +56,10 @@ from yuesheng.outputs.placement import (
     blocking,
     hear,
     position_m,
+    stop_at,
     with_hall,
 )
-from yuesheng.outputs.room import BANDS, Room, check_bounds, room_of, simulate
+from yuesheng.outputs.room import BANDS, Room, check_bounds, decay_figures, room_of, simulate
 from yuesheng.outputs.sofa import Hrtf
 from yuesheng.timeline import TICKS_PER_SECOND, Timeline
 
@@ -262,16 +263,19 @@ def response(stop: Stop, who: Listener, physics: Physics, rate: int,
 
 
 class Voice:
-    """One part heard from the seat: the response of each of its stops, from the file's sample where it begins.
+    """One part heard from the seat: the response of each of its segments (a stop of the part heard from where
+    the listener then is), from the file's sample where it begins.
 
-    A block of the part's sound is heard through the stop it is made at; across a change the sound made fades
-    from the old stop to the new over ``FADE`` seconds, and what was made before rings on from the old place."""
+    A block of the part's sound is heard through the segment it is made in; across a change the sound made fades
+    from the old response to the new, over ``FADE`` seconds where the part moves and over the walk where the
+    listener walks (``Listener.path``), and what was made before rings on from the old."""
 
     def __init__(self, stops: tuple[Stop, ...], who: Listener, physics: Physics, rate: int,
                  cache: dict[tuple[Place, Listener], Any], room: Room, hrtf: Hrtf | None = None) -> None:
-        self.starts = [stop.start_tick * rate // TICKS_PER_SECOND for stop in stops]
-        self.responses = [response(stop, who, physics, rate, cache, room, hrtf) for stop in stops]
-        self.fade = max(1, round(FADE * rate))
+        parts = changes_of(stops, who, rate)
+        self.starts = [start for start, _, _, _ in parts]
+        self.fades = [fade for _, fade, _, _ in parts]
+        self.responses = [response(stop, heard, physics, rate, cache, room, hrtf) for _, _, stop, heard in parts]
         self.spectra: dict[tuple[int, int], Any] = {}
 
     @property
@@ -288,17 +292,18 @@ class Voice:
         plain = None
         for k, start in enumerate(self.starts):
             end = self.starts[k + 1] if k + 1 < len(self.starts) else None
-            if start >= at + n or (end is not None and end + self.fade <= at):
+            out = self.fades[k + 1] if end is not None else 0
+            if start >= at + n or (end is not None and end + out <= at):
                 continue
-            if (k == 0 or start + self.fade <= at) and (end is None or at + n <= end):
+            if (k == 0 or start + self.fades[k] <= at) and (end is None or at + n <= end):
                 if plain is None:
                     plain = rfft(mono, size)
                 heard = plain
             else:
                 t = np.arange(at, at + n)
-                weight = np.ones(n, dtype=np.float32) if k == 0 else np.clip((t - start) / self.fade, 0.0, 1.0)
+                weight = np.ones(n, dtype=np.float32) if k == 0 else np.clip((t - start) / self.fades[k], 0.0, 1.0)
                 if end is not None:
-                    weight -= np.clip((t - end) / self.fade, 0.0, 1.0)
+                    weight -= np.clip((t - end) / out, 0.0, 1.0)
                 heard = rfft((mono * weight).astype(np.float32), size)
             spectrum = self._spectrum(k, size)
             for ear in range(CHANNELS):
@@ -418,6 +423,28 @@ class _Feed:
         return np.concatenate(pieces)
 
 
+def changes_of(stops: tuple[Stop, ...], who: Listener, rate: int) -> list[tuple[int, int, Stop, Listener]]:
+    """Where a part's sound changes: (first sample, samples of crossfade into it, the part's stop, the listener
+    then) at each stop of the part (a ``FADE``) and each walk of a listener who follows a person (the walk's
+    length: he hears the room change as he goes), each fade no longer than the segment before it."""
+    changes: dict[int, int] = {}
+    for stop in stops:
+        changes[stop.start_tick] = max(changes.get(stop.start_tick, 0), round(FADE * TICKS_PER_SECOND))
+    for walk in who.path:
+        changes[walk.start_tick] = max(changes.get(walk.start_tick, 0), walk.end_tick - walk.start_tick)
+    out: list[tuple[int, int, Stop, Listener]] = []
+    for tick in sorted(changes):
+        stop, heard = stop_at(stops, tick), who.at(tick)
+        if out and (out[-1][2], out[-1][3]) == (stop, heard):
+            continue
+        start = tick * rate // TICKS_PER_SECOND
+        fade = max(1, changes[tick] * rate // TICKS_PER_SECOND)
+        if out:
+            fade = max(1, min(fade, start - out[-1][0]))
+        out.append((start, fade, stop, heard))
+    return out
+
+
 def _first_stop(stops: tuple[Stop, ...]) -> tuple[Stop, ...]:
     """*stops* with the first moved to tick 0, so a part always has a placement."""
     return (Stop(0, stops[0].places), *stops[1:]) if stops and stops[0].start_tick else stops
@@ -429,10 +456,39 @@ def placed_room(physics: Physics, rite: StagedRite | None, stops: Mapping[str, t
     time and memory (``room.check_bounds``) before anything is simulated."""
     sources = {source for part in stops.values() for stop in part for source, _ in heard_as(stop.places, physics)}
     points = [position_m(p.x, p.y, physics, source=True) for p in sources]
-    points.append(position_m(who.x, who.y, physics, source=False))
+    points += [position_m(w.x, w.y, physics, source=False) for w in (who, *(walk.to for walk in who.path))]
     room = room_of(physics, rite.hall if rite is not None else None, points)
     check_bounds(room, len(sources))
     return room
+
+
+def room_figures(timeline: Timeline, rite: StagedRite | None, who: Listener, physics: Physics | None = None,
+                 parts: frozenset[str] = frozenset(), rate: int = 44100) -> list[str]:
+    """Each source of the placed parts (or *parts*) as *who* hears it in the room: distance, T30 and EDT of its
+    whole response (both ears, Schroeder), and the direct-to-reverberant ratio (the direct sound's energy over the
+    reflections' and tail's)."""
+    import numpy as np
+
+    physics = with_hall(physics or Physics(), rite)
+    stops = {p: s for p, s in blocking(timeline, rite).stops.items() if not parts or p in parts}
+    room = placed_room(physics, rite, stops, who)
+    lines, seen = [], set()
+    for part, part_stops in stops.items():
+        for stop in part_stops:
+            for place, _ in heard_as(stop.places, physics):
+                if place in seen:
+                    continue
+                seen.add(place)
+                near, far = direct(place, who, physics, rate), reflections(place, who, physics, rate, room)
+                whole = np.zeros((max(len(near), len(far)), CHANNELS))
+                whole[:len(near)] += near
+                whole[:len(far)] += far
+                t30, edt = decay_figures(whole.mean(axis=1), rate)
+                drr = 10 * math.log10(float(np.sum(near ** 2)) / max(float(np.sum(far ** 2)), 1e-30))
+                lines.append(f"{part} {place.name} ({place.x:g}, {place.y:g}) "
+                             f"{hear(place, who, physics).distance_m:.1f} m: T30 {t30:.2f} s, EDT {edt:.2f} s, "
+                             f"DRR {drr:+.1f} dB")
+    return lines
 
 
 def render_placed(timeline: Timeline, rite: StagedRite | None, path: str | Path, who: Listener, *,
