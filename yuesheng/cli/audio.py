@@ -17,7 +17,15 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from yuesheng.cli.common import check_output_arg, listener_options, placement_of, production_of, sequencer_options
+from yuesheng.cli.common import (
+    check_output_arg,
+    excerpt_options,
+    excerpt_span,
+    listener_options,
+    placement_of,
+    production_of,
+    sequencer_options,
+)
 from yuesheng.errors import AudioError, InvalidValueError, UsageError
 from yuesheng.outputs.sofa import DEFAULT as DEFAULT_SOFA  # numpy and h5py only when a file is read
 
@@ -85,6 +93,11 @@ def cmd_audio(args: argparse.Namespace) -> str:
         raise UsageError(f"--gap: {exc}") from None
     production = production_of(args)
     timeline = production.timeline
+    span = excerpt_span(args, timeline)
+    if span is not None:
+        from yuesheng.outputs.condense import excerpt
+
+        timeline = excerpt(timeline, *span)
     if args.music_only:
         timeline = condense(timeline, gap_ticks=ticks(gap)).timeline
     try:
@@ -92,6 +105,11 @@ def cmd_audio(args: argparse.Namespace) -> str:
     except AudioError as exc:
         raise UsageError(f"--part: {exc}") from None
     placed = placement_of(args, production)
+    if placed is not None and placed[0].path and args.music_only:
+        raise UsageError("--music-only moves the music earlier, and a listener who follows a person walks on the "
+                         "rite's clock: use --from and --to for a shorter render")
+    if placed is not None and span is not None:
+        placed = (placed[0].shifted(span[0]), placed[1])
     if placed is not None and args.dry:
         raise UsageError("--dry goes without --listener (a placed render is always dry, with its own reflections)")
     if placed is None and args.binaural is not None:
@@ -159,6 +177,7 @@ def _add_audio(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stems", metavar="DIR", help="one file per part in DIR (of the --part ones, if given)")
     p.add_argument("--dry", action="store_true", help="without FluidSynth's reverb and chorus (for a mix of your own)")
     listener_options(p)
+    excerpt_options(p)
     p.add_argument("--binaural", nargs="?", const=str(DEFAULT_SOFA), metavar="SOFA",
                    help="with --listener: through the head-related impulse responses of a SOFA file (default: the "
                         f"MIT KEMAR set of Debian's libmysofa1, {DEFAULT_SOFA}); for headphones")

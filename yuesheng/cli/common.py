@@ -177,6 +177,46 @@ def _listener_of(text: str, production: Production) -> Listener:
         raise UsageError(f"--listener {text}: {found.label} never stands on the ground of this rite") from None
 
 
+def excerpt_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--from", dest="excerpt_from", metavar="CUE|TIME",
+                        help="render from this cue's start (its id) or time (e.g. 12min30s)")
+    parser.add_argument("--to", dest="excerpt_to", metavar="CUE|TIME",
+                        help="render to this cue's end (its id) or time (e.g. 14min)")
+
+
+def excerpt_span(args: argparse.Namespace, timeline: Timeline) -> tuple[int, int] | None:
+    """The ticks --from and --to ask for (None without them); a usage error for an unknown cue, a time past the
+    end, or an empty span."""
+    start, end = getattr(args, "excerpt_from", None), getattr(args, "excerpt_to", None)
+    if start is None and end is None:
+        return None
+    timings = {t.cue.id: t for t in timeline.cues}
+    whole = timeline.duration_ticks
+
+    def tick(text: str | None, option: str, default: int) -> int:
+        from yuesheng.cuesheet import parse_duration
+        from yuesheng.text import did_you_mean
+        from yuesheng.timeline import ticks
+
+        if text is None:
+            return default
+        if text in timings:
+            return timings[text].start_tick if option == "--from" else timings[text].end_tick
+        try:
+            at = ticks(parse_duration(text))
+        except InvalidValueError:
+            raise UsageError(f"{option} {text}: no such cue in {timeline.rite}{did_you_mean(text, list(timings))}, "
+                             "nor a time such as 12min30s") from None
+        if at > whole:
+            raise UsageError(f"{option} {text}: past the end of {timeline.rite}")
+        return at
+
+    first, last = tick(start, "--from", 0), tick(end, "--to", whole)
+    if last <= first:
+        raise UsageError(f"--from {start or 0} --to {end or 'the end'}: an empty excerpt")
+    return first, last
+
+
 def timeline_of(args: argparse.Namespace) -> Timeline:
     return production_of(args).timeline
 

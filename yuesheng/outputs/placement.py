@@ -288,6 +288,13 @@ class Listener:
         return (f"{where}({self.x:g}, {self.y:g}) facing {FACING_NAMES.get(self.facing) or f'{self.degrees:g}°'}"
                 + follows)
 
+    def shifted(self, tick: int) -> Listener:
+        """The same listener on a clock that begins at *tick* of the rite's (an excerpt's): where he is then, and
+        the walks after it."""
+        start = self.at(tick)
+        walks = tuple(Walked(w.start_tick - tick, w.end_tick - tick, w.to) for w in self.path if w.start_tick > tick)
+        return dataclasses.replace(start, path=walks)
+
     @property
     def still(self) -> Listener:
         """Where he is, without his walks."""
