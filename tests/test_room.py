@@ -239,3 +239,75 @@ def test_midi_volume_at_the_reference_distance_is_fluidsynths_default():
     at_reference = Place(0, -0.5 - physics.reference_m / physics.bu_m)
     stops = {"瑟": (Stop(0, (at_reference,)),)}
     assert controls(stops, who, physics)[0].volume == 100
+
+
+# --- the listener: degrees, negative coordinates, a person followed, an excerpt ----------------------------------
+
+
+def test_a_listener_who_turns_hears_a_fixed_source_change_sides_across_the_crossfade():
+    """A listener whose walks turn him (a path of facings in place): the segment responses' ITD changes sign."""
+    from yuesheng.outputs.placement import Stop, Walked, _facing
+    from yuesheng.timeline import TICKS_PER_SECOND
+
+    physics = Physics()
+    turns = [Listener(0, 0, _facing(d, "test")) for d in ("-20", "20")]
+    who = Listener(0, 0, _facing("-40", "test"), "", tuple(
+        Walked(k * TICKS_PER_SECOND, k * TICKS_PER_SECOND + TICKS_PER_SECOND // 2, t) for k, t in enumerate(turns, 1)))
+    stops = (Stop(0, (Place(0, -3),)),)
+    changes = spatial.changes_of(stops, who, RATE)
+    assert [start for start, _, _, _ in changes] == [0, RATE, 2 * RATE]
+    assert [fade for _, fade, _, _ in changes][1:] == [RATE // 2, RATE // 2]  # over each turn, not a click
+    signs = []
+    for _, _, _, heard in changes:
+        near = spatial.direct(stops[0].places[0], heard, physics, RATE)
+        left, right = (int(np.argmax(np.abs(near[:, e]) > 0.05 * np.abs(near).max())) for e in (0, 1))
+        signs.append(np.sign(left - right))
+    assert signs == [1, 1, -1]
+
+
+def test_a_person_is_followed_and_the_listeners_forms_parse(tmp_path, capsys):
+    from yuesheng.cli import main
+
+    out = str(tmp_path / "x.mid")
+    assert main(["render", "xiangyinjiu", "--listener", "賓", "-o", out]) == 0
+    said = capsys.readouterr().out
+    assert "heard from 賓" in said and "following him through" in said
+    assert main(["render", "xiangyinjiu", "--listener", "-4,16,270", "-o", out]) == 0  # no '=' needed
+    assert "(-4, 16) facing west" in capsys.readouterr().out
+    assert main(["render", "xiangyinjiu", "--listener", "0,9,45", "-o", out]) == 0
+    assert "facing 45°" in capsys.readouterr().out
+    from yuesheng.outputs.placement import _is_number
+
+    assert _is_number("-4") and _is_number("1e2") and not _is_number("１０") and not _is_number("nan")
+    assert main(["render", "xiangyinjiu", "--listener", "主人", "--temperature", "nan", "-o", out]) == 2
+    assert "expected a number in ASCII digits" in capsys.readouterr().err
+    assert main(["render", "xiangyinjiu", "--listener", "主人", "--humidity", "5", "-o", out]) == 2
+    assert "--humidity 5: expected 10 to 100" in capsys.readouterr().err
+
+
+def test_a_name_that_is_both_a_seat_and_a_person_is_a_usage_error(monkeypatch):
+    from yuesheng import load, produce
+    from yuesheng.cli import common
+    from yuesheng.errors import UsageError
+    from yuesheng.outputs import placement
+
+    root = Path(__file__).resolve().parent.parent
+    production = produce(load(root / "cues" / "xiangyinjiu.yaml"))
+    seat = placement.Listener(0, 0, FACINGS["north"], "賓")
+    monkeypatch.setattr(placement, "listener", lambda text, timeline, rite: seat)  # a hall with a place named 賓
+    with pytest.raises(UsageError, match=r"both a seat .* and a person \(賓, bin\)"):
+        common._listener_of("賓", production)
+
+
+def test_an_excerpt_keeps_what_begins_in_it_moved_to_zero():
+    from yuesheng import load, produce
+    from yuesheng.outputs.condense import excerpt
+
+    root = Path(__file__).resolve().parent.parent
+    timeline = produce(load(root / "cues" / "xiangyinjiu.yaml")).timeline
+    heyue = next(t for t in timeline.cues if t.cue.id == "heyue")
+    cut = excerpt(timeline, heyue.start_tick, heyue.start_tick + 960 * 20)
+    inside = [e for e in timeline.events if heyue.start_tick <= e.start_tick < heyue.start_tick + 960 * 20]
+    assert len(cut.events) == len(inside) and cut.events[0].start_tick == inside[0].start_tick - heyue.start_tick
+    assert max(e.start_tick + e.length_ticks for e in cut.events) <= 960 * 20
+    assert {t.cue.id for t in cut.cues} >= {"heyue"}

@@ -83,12 +83,12 @@ def sequencer_options(parser: argparse.ArgumentParser, *, output: bool = True, c
 
 def _decimal(text: str) -> float:
     """A decimal number in ASCII digits (argparse's type)."""
-    if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", text.strip()):
+    if not re.fullmatch(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", text.strip()):
         raise argparse.ArgumentTypeError(f"{text!r}: expected a number in ASCII digits")
     return float(text)
 
 
-LISTENER_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$|^-[\d.]+,")  # "-4,16,north" is a value, not an option
+LISTENER_NUMBER = re.compile(r"^-[0-9]+$|^-[0-9]*\.[0-9]+$|^-[0-9.]+,")  # "-4,16,north" is a value, not an option
 
 
 def listener_options(parser: argparse.ArgumentParser) -> None:
