@@ -114,6 +114,8 @@ def cmd_audio(args: argparse.Namespace) -> str:
         raise UsageError("--dry goes without --listener (a placed render is always dry, with its own reflections)")
     if placed is None and args.binaural is not None:
         raise UsageError("--binaural goes with --listener")
+    if args.ambisonics is not None and (placed is None or args.binaural is not None):
+        raise UsageError("--ambisonics goes with --listener, and not with --binaural (the player decodes it)")
     if args.room_figures:
         if placed is None:
             raise UsageError("--room-figures goes with --listener")
@@ -145,9 +147,11 @@ def cmd_audio(args: argparse.Namespace) -> str:
             from yuesheng.outputs.spatial import render_placed
 
             rendered = render_placed(timeline, production.staged, path, placed[0], physics=placed[1], parts=held,
-                                     soundfont=args.soundfont, hrtf=hrtf, progress=_progress_bar)
+                                     soundfont=args.soundfont, hrtf=hrtf, progress=_progress_bar,
+                                     order=args.ambisonics or 0)
         heard = f", heard from {placed[0].describe()}" if placed else ""
         heard += f", binaural through {hrtf.path}" if hrtf else ""
+        heard += f", AmbiX order {args.ambisonics} (ACN, SN3D)" if args.ambisonics else ""
         lines.append(describe(rendered, timeline) + heard + (f" — {' '.join(sorted(held))}" if held else ""))
         if args.labels:
             write_atomic(path.with_suffix(".cue"), cue_sheet(timeline, path.name))
@@ -181,6 +185,9 @@ def _add_audio(p: argparse.ArgumentParser) -> None:
     p.add_argument("--binaural", nargs="?", const=str(DEFAULT_SOFA), metavar="SOFA",
                    help="with --listener: through the head-related impulse responses of a SOFA file (default: the "
                         f"MIT KEMAR set of Debian's libmysofa1, {DEFAULT_SOFA}); for headphones")
+    p.add_argument("--ambisonics", type=int, choices=(1, 2, 3), metavar="ORDER",
+                   help="with --listener: write AmbiX (ACN, SN3D) of order 1, 2 or 3 to a .wav file, for "
+                        "head-tracked playback (docs/seat.md)")
     p.add_argument("--room-figures", action="store_true",
                    help="with --listener: print each source's distance, T30, EDT and direct-to-reverberant ratio "
                         "as heard from the seat, and render nothing (docs/seat.md)")

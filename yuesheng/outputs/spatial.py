@@ -23,6 +23,7 @@ The file has the same length and format as a plain render; only its sound differ
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -73,6 +74,8 @@ READ_AHEAD = 4  # chunks of each part read ahead of the mix
 CEILING = 10 ** (-1 / 20)  # −1 dBFS: the limiter keeps every sample of the placed mix at or below it
 LIMIT_WINDOW = 0.005  # seconds over which the limiter's gain falls before a peak and rises after it
 HIGH_PASS_HZ = 30.0  # the reflections' high-pass (2nd-order Butterworth): no DC from the room's responses
+ALLPASS_TAPS = 512  # the ambisonic tail's decorrelating all-passes
+AMBISONIC_ORDERS = (1, 2, 3)
 AUDIBLE = 1e-5  # a response ends where it last reaches this
 GROUP_M = 3.0  # players of one part all within this of their middle are heard as one source there (docs/seat.md)
 HEAD_ALPHA_MIN, HEAD_THETA_MIN = 0.1, math.radians(150)  # Brown and Duda (1998), the spherical head's shadow
@@ -130,8 +133,14 @@ class Head:
     """How an arrival from a direction reaches the ears (``CHANNELS`` out): the HRIR pair of its direction (a
     diffuse-field equalised set), else Woodworth's interaural time difference and Brown and Duda's head shadow."""
 
+    channels = CHANNELS
+
     def __init__(self, physics: Physics, rate: int, hrtf: Hrtf | None) -> None:
         self.physics, self.rate, self.hrtf = physics, rate, hrtf
+
+    def tail(self, tails: Any) -> Any:
+        """The ray-traced tails at the two ears (2 × samples) as this head's channels (samples × 2)."""
+        return tails.T
 
     def arrival(self, ahead: float, right: float, up: float, delay_s: float, filtered: Any) -> tuple[int, Any]:
         """The ears' response (from sample *delay*, taps × 2) to *filtered* (a mono response) arriving from
@@ -157,6 +166,58 @@ class Head:
         return delay, out
 
 
+class Ambisonic:
+    """How an arrival from a direction is written in AmbiX (ACN channel order, SN3D normalisation) of *order* 1 to
+    3: the arrival times the real spherical harmonics of its direction; the diffuse tail from the two ears' tails,
+    decorrelated once more per channel (a random-phase all-pass each), at the power a diffuse field has in SN3D
+    (1 / (2n + 1) of W's in each channel of order n)."""
+
+    def __init__(self, order: int, rate: int) -> None:
+        self.order, self.rate = order, rate
+        self.channels = (order + 1) ** 2
+
+    def arrival(self, ahead: float, right: float, up: float, delay_s: float, filtered: Any) -> tuple[int, Any]:
+        import numpy as np
+
+        return round(delay_s * self.rate), np.outer(filtered, harmonics(ahead, -right, up, self.order))
+
+    def tail(self, tails: Any) -> Any:
+        import numpy as np
+        from scipy.signal import fftconvolve
+
+        rng = np.random.default_rng(7)
+        out = np.zeros((tails.shape[1] + ALLPASS_TAPS - 1, self.channels))
+        out[:tails.shape[1], 0] = tails.mean(axis=0) * math.sqrt(2)  # two decorrelated ears: W at one's power
+        for channel in range(1, self.channels):
+            n = math.isqrt(channel)
+            phase = np.exp(2j * np.pi * rng.random(ALLPASS_TAPS // 2 + 1))
+            phase[0] = phase[-1] = 1.0
+            allpass = np.fft.irfft(phase, ALLPASS_TAPS)
+            out[:, channel] = fftconvolve(tails[channel % 2], allpass) / math.sqrt(2 * n + 1)
+        return out
+
+
+def harmonics(x: float, y: float, z: float, order: int) -> Any:
+    """The real spherical harmonics, SN3D, in ACN order, to *order* (1 to 3) of the direction (*x* ahead, *y* to
+    the left, *z* up)."""
+    import numpy as np
+
+    norm = math.sqrt(x * x + y * y + z * z) or 1.0
+    x, y, z = x / norm, y / norm, z / norm
+    r3, r15 = math.sqrt(3), math.sqrt(15)
+    values = [1.0, y, z, x,
+              r3 * x * y, r3 * y * z, (3 * z * z - 1) / 2, r3 * x * z, r3 / 2 * (x * x - y * y),
+              math.sqrt(5 / 8) * y * (3 * x * x - y * y), r15 * x * y * z, math.sqrt(3 / 8) * y * (5 * z * z - 1),
+              z * (5 * z * z - 3) / 2, math.sqrt(3 / 8) * x * (5 * z * z - 1), r15 / 2 * z * (x * x - y * y),
+              math.sqrt(5 / 8) * x * (x * x - 3 * y * y)]
+    return np.array(values[:(order + 1) ** 2])
+
+
+def scene(physics: Physics, rate: int, hrtf: Hrtf | None = None, order: int = 0) -> Head | Ambisonic:
+    """The ears (through *hrtf*, or the spherical head), or AmbiX of *order* where it is 1 to 3."""
+    return Ambisonic(order, rate) if order else Head(physics, rate, hrtf)
+
+
 def _placed(parts: list[tuple[int, Any]]) -> Any:
     """Arrivals (sample, taps × channels) summed into one response from sample 0."""
     import numpy as np
@@ -168,13 +229,15 @@ def _placed(parts: list[tuple[int, Any]]) -> Any:
     return out
 
 
-def direct(place: Place, who: Listener, physics: Physics, rate: int, hrtf: Hrtf | None = None) -> Any:
+def direct(place: Place, who: Listener, physics: Physics, rate: int, hrtf: Hrtf | None = None,
+           order: int = 0) -> Any:
     """The direct sound of *place* at each ear of *who* (samples × 2, from the moment of emission): delayed by
     the path, scaled by the distance, filtered by ISO 9613-1 air absorption over it (minimum phase); then the head
     (``Head``)."""
     heard = hear(place, who, physics)
     filtered = minimum_phase(air_gain(heard.distance_m, physics, rate)) * heard.gain
-    return _placed([Head(physics, rate, hrtf).arrival(*bearing(place, who, physics), heard.delay_s, filtered)])
+    return _placed([scene(physics, rate, hrtf, order).arrival(*bearing(place, who, physics), heard.delay_s,
+                                                              filtered)])
 
 
 def ears_of(who: Listener, physics: Physics) -> Any:
@@ -188,7 +251,7 @@ def ears_of(who: Listener, physics: Physics) -> Any:
 
 
 def reflections(place: Place, who: Listener, physics: Physics, rate: int, room: Room,
-                hrtf: Hrtf | None = None) -> Any:
+                hrtf: Hrtf | None = None, order: int = 0) -> Any:
     """What *who* hears of *place* after the direct sound, in *room* (``room.simulate``): each image source of
     orders 1 to 3 through the head for its own direction (its walls' octave-band absorption and the air's over its
     path as one minimum-phase filter), then each ear's ray-traced tail (decorrelated between the ears); all
@@ -200,18 +263,18 @@ def reflections(place: Place, who: Listener, physics: Physics, rate: int, room: 
     head, ears = ears_of(who, physics)
     found = simulate(room, source, ears, physics, rate)
     fx, fy = who.facing
-    scene = Head(physics, rate, hrtf)
+    heads = scene(physics, rate, hrtf, order)
     arrivals = []
     for k in range(found.images.shape[1]):
         dx, dy, dz = found.images[:, k] - head
         distance = math.sqrt(dx * dx + dy * dy + dz * dz)
         spectrum = band_gain(found.amplitudes[:, k], rate) * air_gain(distance, physics, rate)
         filtered = minimum_phase(spectrum) * physics.reference_m / max(distance, physics.nearest_m)
-        arrivals.append(scene.arrival(dx * fx + dy * fy, -dx * fy + dy * fx, dz, distance / physics.speed_m_s,
+        arrivals.append(heads.arrival(dx * fx + dy * fy, -dx * fy + dy * fx, dz, distance / physics.speed_m_s,
                                       filtered))
-    arrivals.append((0, found.tails.T * physics.reference_m))
+    arrivals.append((0, heads.tail(found.tails) * physics.reference_m))
     both = _placed(arrivals)
-    both = np.concatenate([both, np.zeros((round(0.1 * rate), CHANNELS))])  # room for the high-pass to ring out
+    both = np.concatenate([both, np.zeros((round(0.1 * rate), heads.channels))])  # room for the high-pass to ring out
     both = sosfilt(butter(2, HIGH_PASS_HZ, "highpass", fs=rate, output="sos"), both, axis=0)
     audible = np.nonzero(np.abs(both).max(axis=1) > AUDIBLE)[0]
     return _without_dc(both[:audible[-1] + 1]) if len(audible) else both[:1] * 0
@@ -242,7 +305,7 @@ def heard_as(places: tuple[Place, ...], physics: Physics) -> tuple[tuple[Place, 
 
 
 def response(stop: Stop, who: Listener, physics: Physics, rate: int,
-             cache: dict[tuple[Place, Listener], Any], room: Room, hrtf: Hrtf | None = None) -> Any:
+             cache: dict[tuple[Place, Listener], Any], room: Room, hrtf: Hrtf | None = None, order: int = 0) -> Any:
     """All that *who* hears of a sound made at *stop* (samples × 2, from its emission): each source's direct
     sound and reflections (``heard_as``)."""
     import numpy as np
@@ -250,13 +313,14 @@ def response(stop: Stop, who: Listener, physics: Physics, rate: int,
     heard = []
     for place, share in heard_as(stop.places, physics):
         if (place, who) not in cache:
-            near, far = direct(place, who, physics, rate, hrtf), reflections(place, who, physics, rate, room, hrtf)
-            both = np.zeros((max(len(near), len(far)), CHANNELS))
+            near = direct(place, who, physics, rate, hrtf, order)
+            far = reflections(place, who, physics, rate, room, hrtf, order)
+            both = np.zeros((max(len(near), len(far)), near.shape[1]))
             both[:len(near)] += near
             both[:len(far)] += far
             cache[place, who] = both
         heard.append((cache[place, who], share))
-    out = np.zeros((max(len(h) for h, _ in heard), CHANNELS))
+    out = np.zeros((max(len(h) for h, _ in heard), heard[0][0].shape[1]))
     for h, share in heard:
         out[:len(h)] += h * share
     return out
@@ -271,11 +335,13 @@ class Voice:
     listener walks (``Listener.path``), and what was made before rings on from the old."""
 
     def __init__(self, stops: tuple[Stop, ...], who: Listener, physics: Physics, rate: int,
-                 cache: dict[tuple[Place, Listener], Any], room: Room, hrtf: Hrtf | None = None) -> None:
+                 cache: dict[tuple[Place, Listener], Any], room: Room, hrtf: Hrtf | None = None,
+                 order: int = 0) -> None:
         parts = changes_of(stops, who, rate)
         self.starts = [start for start, _, _, _ in parts]
         self.fades = [fade for _, fade, _, _ in parts]
-        self.responses = [response(stop, heard, physics, rate, cache, room, hrtf) for _, _, stop, heard in parts]
+        self.responses = [response(stop, heard, physics, rate, cache, room, hrtf, order)
+                          for _, _, stop, heard in parts]
         self.spectra: dict[tuple[int, int], Any] = {}
 
     @property
@@ -306,8 +372,8 @@ class Voice:
                     weight -= np.clip((t - end) / out, 0.0, 1.0)
                 heard = rfft((mono * weight).astype(np.float32), size)
             spectrum = self._spectrum(k, size)
-            for ear in range(CHANNELS):
-                into[:, ear] += heard * spectrum[:, ear]
+            for channel in range(spectrum.shape[1]):
+                into[:, channel] += heard * spectrum[:, channel]
 
     def _spectrum(self, k: int, size: int) -> Any:
         import numpy as np
@@ -327,7 +393,8 @@ class _Mix:
         from scipy.fft import next_fast_len
 
         self.size = next_fast_len(BLOCK + max([v.length for v in voices.values()] + [1]) - 1, real=True)
-        self.carry = np.zeros((self.size, CHANNELS))
+        self.channels = next(iter(voices.values())).responses[0].shape[1] if voices else CHANNELS
+        self.carry = np.zeros((self.size, self.channels))
 
     def block(self, heard: list[tuple[Voice, Any]], at: int, n: int) -> Any:
         """The next *n* samples of the mix: each (voice, mono) of *heard* sounds from sample *at* on."""
@@ -335,7 +402,7 @@ class _Mix:
         from scipy.fft import irfft
 
         if heard:
-            spectrum = np.zeros((self.size // 2 + 1, CHANNELS), dtype=np.complex64)
+            spectrum = np.zeros((self.size // 2 + 1, self.channels), dtype=np.complex64)
             for voice, mono in heard:
                 voice.add(mono, at, self.size, spectrum)
             self.carry += irfft(spectrum, self.size, axis=0)
@@ -494,11 +561,13 @@ def room_figures(timeline: Timeline, rite: StagedRite | None, who: Listener, phy
 def render_placed(timeline: Timeline, rite: StagedRite | None, path: str | Path, who: Listener, *,
                   physics: Physics | None = None,
                   parts: frozenset[str] = frozenset(), soundfont: str | Path | None = None,
-                  hrtf: Hrtf | None = None, progress: Callable[[float], None] | None = None) -> Rendered:
+                  hrtf: Hrtf | None = None, progress: Callable[[float], None] | None = None,
+                  order: int = 0) -> Rendered:
     """Render *timeline* (its *parts*, or all; placed by the staged *rite* where there is one, else by the cue
-    sheet's places) to *path* in stereo as heard by *who* (binaurally through
-    *hrtf*, if given), atomically; the same length and format as ``audio.render``. Each part is condensed on its
-    own (FluidSynth renders only where it sounds)."""
+    sheet's places) to *path* in stereo as heard by *who* (binaurally through *hrtf*, if given), or in AmbiX of
+    *order* 1 to 3 (a WAV file of (order + 1)² channels, ACN and SN3D, for head-tracked playback), atomically; the
+    same length as ``audio.render``. Each part is condensed on its own (FluidSynth renders only where it
+    sounds)."""
     import contextlib
     import tempfile
 
@@ -510,7 +579,10 @@ def render_placed(timeline: Timeline, rite: StagedRite | None, path: str | Path,
     command = find_fluidsynth()
     font = find_soundfont(soundfont)
     target, condensed = plan(timeline, path)
-    check_space(target)
+    channels = (order + 1) ** 2 if order else CHANNELS
+    if order and (order not in AMBISONIC_ORDERS or target.container not in ("WAV", "RF64")):
+        raise AudioError(f"Ambisonics of order {order} to {path}: expected order 1, 2 or 3 and a .wav file")
+    check_space(dataclasses.replace(target, size_bytes=target.size_bytes * channels // CHANNELS))
     rate = target.sample_rate
     names = [p for p in sounding_parts(condensed) if not parts or p in parts]
     stops = blocking(timeline, rite).stops
@@ -523,7 +595,7 @@ def render_placed(timeline: Timeline, rite: StagedRite | None, path: str | Path,
     room = placed_room(physics, rite, {p: stops[p] for p in names}, who)
     cache: dict[tuple[Place, Listener], Any] = {}
     hrtf = hrtf.at_rate(rate) if hrtf else None
-    voices = {p: Voice(_first_stop(stops[p]), who, physics, rate, cache, room, hrtf) for p in names}
+    voices = {p: Voice(_first_stop(stops[p]), who, physics, rate, cache, room, hrtf, order) for p in names}
     with tempfile.TemporaryDirectory(prefix="yuesheng-") as tmp, atomic_path(path) as out, \
             contextlib.ExitStack() as stack:
         feeds: dict[str, _Feed] = {}
@@ -543,9 +615,9 @@ def render_placed(timeline: Timeline, rite: StagedRite | None, path: str | Path,
         for feed in feeds.values():
             feed.start()
         try:
-            with soundfile.SoundFile(out, "w", rate, CHANNELS, target.encoding.subtype, format=target.container) \
+            with soundfile.SoundFile(out, "w", rate, channels, target.encoding.subtype, format=target.container) \
                     as audio:
-                _write(audio, feeds, voices, target.frames, rate, progress)
+                _write(audio, feeds, voices, target.frames, rate, progress, channels)
         except (soundfile.SoundFileError, OSError) as exc:
             raise OutputError(f"cannot write {path}: {_why(exc, Path(path))}") from None
         for feed in feeds.values():
@@ -557,10 +629,10 @@ def render_placed(timeline: Timeline, rite: StagedRite | None, path: str | Path,
 
 
 def _write(audio: Any, feeds: Mapping[str, _Feed], voices: Mapping[str, Voice], frames: int, rate: int,
-           progress: Callable[[float], None] | None) -> None:
+           progress: Callable[[float], None] | None, channels: int = CHANNELS) -> None:
     """The parts placed and summed, block by block, for the whole length of the file, through the limiter."""
     mix = _Mix(voices)
-    limiter = Limiter(rate)
+    limiter = Limiter(rate, channels)
     at = 0
     while at < frames:
         count = min(BLOCK, frames - at)
@@ -580,9 +652,10 @@ class Limiter:
     gain needed anywhere); it needs a window's look-ahead, so the mix is held back one block. Where nothing passes
     the ceiling (the usual case: each part is as loud 4 m away as in the plain render) the mix is untouched."""
 
-    def __init__(self, rate: int) -> None:
+    def __init__(self, rate: int, channels: int = CHANNELS) -> None:
         import numpy as np
 
+        self.channels = channels
         self.window = max(2, round(LIMIT_WINDOW * rate))
         self.held: Any = None
         self.before = np.ones(self.window - 1)  # the gain needed just before the held block
@@ -593,7 +666,7 @@ class Limiter:
 
         held, self.held = self.held, block
         if held is None:
-            return np.zeros((0, CHANNELS))
+            return np.zeros((0, self.channels))
         ahead = np.ones(self.window - 1)
         if block is not None:
             ahead[:min(len(block), len(ahead))] = self._needed(block[:len(ahead)])
