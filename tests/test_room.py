@@ -274,6 +274,11 @@ def test_a_person_is_followed_and_the_listeners_forms_parse(tmp_path, capsys):
     assert main(["render", "xiangyinjiu", "--listener", "賓", "-o", out]) == 0
     said = capsys.readouterr().out
     assert "heard from 賓" in said and "following him through" in said
+    import mido
+
+    pans = [m.value for track in mido.MidiFile(out).tracks for m in track
+            if m.type == "control_change" and m.control == 10]
+    assert len(set(pans)) > 3  # the picture changes as he goes to his places
     assert main(["render", "xiangyinjiu", "--listener", "-4,16,270", "-o", out]) == 0  # no '=' needed
     assert "(-4, 16) facing west" in capsys.readouterr().out
     assert main(["render", "xiangyinjiu", "--listener", "0,9,45", "-o", out]) == 0

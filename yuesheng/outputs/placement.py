@@ -557,27 +557,28 @@ def _mix(places: tuple[Place, ...], who: Listener, physics: Physics) -> tuple[fl
 
 
 def controls(stops: Mapping[str, tuple[Stop, ...]], who: Listener, physics: Physics) -> list[Controls]:
-    """The controllers of every channel at every stop: pan from the direction (right = 127), volume from the
-    level (GM's 40·log10 curve: ``REFERENCE_VOLUME`` at the reference distance, up to 127 nearer), reverb send
-    rising with distance.
+    """The controllers of every channel at every stop, and at the end of each walk of a listener who follows a
+    person: pan from the direction (right = 127), volume from the level (GM's 40·log10 curve:
+    ``REFERENCE_VOLUME`` at the reference distance, up to 127 nearer), reverb send rising with distance.
 
     Drums share channel 10: its controllers follow the first drum part that moves or starts.
     """
     out: dict[tuple[int, int], Controls] = {}
+    arrivals = [walk.end_tick for walk in who.path]
     for name, part_stops in stops.items():
         channel = PARTS[name].channel
-        for stop in part_stops:
-            gain, lateral, hall = _mix(stop.places, who, physics)
+        ticks = sorted({stop.start_tick for stop in part_stops} | {t for t in arrivals if t > part_stops[0].start_tick})
+        for tick in ticks:
+            stop = stop_at(part_stops, tick)
+            gain, lateral, hall = _mix(stop.places, who.at(tick), physics)
             # GM: dB = 40·log10(CC7/127); at the reference distance CC7 is FluidSynth's (and GM's) default, so a
             # placed MIDI file there sounds as loud as an unplaced one; nearer, up to 127 (+4.2 dB)
             volume = max(1, min(127, round(REFERENCE_VOLUME * gain ** 0.5)))
             pan = max(0, min(127, round(64 + 63 * lateral)))
             distance = physics.reference_m / max(gain, 1e-6)
             reverb = max(0, min(127, round((60 if hall else 20) + 20 * math.log10(max(1.0, distance / 4)))))
-            out.setdefault((stop.start_tick, channel), Controls(stop.start_tick, channel, pan, volume, reverb))
+            out.setdefault((tick, channel), Controls(tick, channel, pan, volume, reverb))
     return [out[k] for k in sorted(out)]
-
-
 
 
 def midi_controllers(stops: Mapping[str, tuple[Stop, ...]], who: Listener,
