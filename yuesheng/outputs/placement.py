@@ -55,7 +55,7 @@ SEATS = {
     "ting": ("庭", "north"),
 }
 HALL_HALF_WIDTH_BU, HALL_DEPTH_BU = 4.0, 4.0  # the 序 at 4 步 either side of the middle; the 堂 4 步 deep
-NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")  # ASCII digits only (not １０)
+NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")  # ASCII digits only (not full-width ones)
 REFERENCE_VOLUME = 100  # CC7 at the reference distance: the default volume of General MIDI and FluidSynth
 SOUNDING = (EventKind.NOTE, EventKind.DRUM, EventKind.CALL)
 HALL_HEIGHT_M = 3.5  # from the 堂's floor to the roof over it (assumption)
@@ -386,7 +386,7 @@ def listener(text: str, timeline: Timeline, rite: StagedRite | None) -> Listener
 
 
 def _is_number(text: str) -> bool:
-    """A finite decimal number written in ASCII (not ``１０``, ``nan`` or ``1e999``)."""
+    """A finite decimal number written in ASCII (not full-width digits, ``nan`` or ``1e999``)."""
     return NUMBER.fullmatch(text.strip()) is not None and math.isfinite(float(text))
 
 

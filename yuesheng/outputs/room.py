@@ -61,7 +61,7 @@ MATERIALS = {
     "roof": Material("timber and tile roof", (0.15, 0.12, 0.10, 0.08, 0.08, 0.08, 0.08), 0.3,
                      "an open rafter roof of timber under tiles, seen from below"),
     "earth": Material("rammed earth, plastered", (0.03, 0.03, 0.03, 0.04, 0.05, 0.07, 0.07), 0.2,
-                      "rammed-earth (夯土) walls with a lime or clay plaster, as unglazed brick"),
+                      "rammed-earth walls with a lime or clay plaster, as unglazed brick"),
     "ground": Material("packed ground", (0.15, 0.25, 0.40, 0.55, 0.60, 0.60, 0.60), 0.3,
                        "the beaten earth of the court, as rough compacted soil"),
     "sky": Material("open sky", (1.0,) * 7, 0.0, "nothing comes back from above the court"),
