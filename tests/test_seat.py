@@ -417,7 +417,8 @@ def test_placed_stems_are_one_placed_file_a_part_each_heard_from_its_place_and_t
     rate = sound["鐘"][1]
     bells, drum = sound["鐘"][0], sound["鼓"][0]  # the bells in the east 縣, the drum in the west
     assert _rms(bells[:, 0], rate, 0, 20) > 1.5 * _rms(bells[:, 1], rate, 0, 20)
-    assert _rms(drum[:, 1], rate, 0, 20) > _rms(drum[:, 0], rate, 0, 20)  # a low drum: little level difference,
+    # a low drum: little level difference (within 2 dB either way: the room's reflections and its random tail),
+    assert abs(20 * math.log10(_rms(drum[:, 1], rate, 0, 20) / _rms(drum[:, 0], rate, 0, 20))) < 2.0
     assert _onset(drum[:, 1], rate, 0, 20) < _onset(drum[:, 0], rate, 0, 20)  # but heard first on the right
     code, _, err = run("audio", str(PLACED), "-o", str(tmp_path / "all.wav"), *seat)
     assert code == 0, err

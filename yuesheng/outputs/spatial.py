@@ -592,7 +592,7 @@ def render_placed(timeline: Timeline, rite: StagedRite | None, path: str | Path,
         raise AudioError(f"{timeline.rite}: no place on the plan for {' '.join(unplaced)}: "
                          "a placed render needs x, y for their positions (docs/cuesheet.md)"
                          + (f"; to hear the placed parts alone:{placed}" if placed else ""))
-    room = placed_room(physics, rite, {p: stops[p] for p in names}, who)
+    room = placed_room(physics, rite, stops, who)  # every placed part's: one room, whichever are rendered
     cache: dict[tuple[Place, Listener], Any] = {}
     hrtf = hrtf.at_rate(rate) if hrtf else None
     voices = {p: Voice(_first_stop(stops[p]), who, physics, rate, cache, room, hrtf, order) for p in names}
