@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 
 BANDS = (125.0, 250.0, 500.0, 1000.0, 2000.0, 4000.0, 8000.0)  # octave bands' centre frequencies, Hz
 ISM_ORDER = 3  # image sources to this order (each through the head for its direction); ray tracing after
-RAYS = 4000  # rays per source: the tail's histogram is noisy below this, and the cost is linear in it
+RAYS = 10_000  # rays per source: the tail's histogram is noisy below this, and the cost is linear in it
+RECEIVER_M = 1.0  # the ray tracer's receiver radius: a larger one catches more rays (a steadier tail)
 TAIL_SECONDS = 2.5  # rays are followed this long at most (a T60 of 2.5 s is past any open hall)
 HISTOGRAM_BIN = 0.004  # seconds: pyroomacoustics' default
 MAX_SIDE_M = 300.0  # the longest side the room may have: 大射's court is 148 m; past it, see check_bounds
@@ -211,8 +212,9 @@ def simulate(room: Room, source: Sequence[float], ears: Sequence[Sequence[float]
     from yuesheng import caches
 
     where = [room.inside(source)] + [room.inside(e) for e in ears]
+    settings = [ISM_ORDER, RAYS, RECEIVER_M, TAIL_SECONDS]
     name = caches.key("room", room.digest(), json.dumps([where, rate, physics.speed_m_s, physics.temperature_c,
-                                                          physics.humidity_pct, ISM_ORDER, RAYS, TAIL_SECONDS]),
+                                                          physics.humidity_pct, settings]),
                       caches.library("pyroomacoustics"))
     folder = caches.folder(CACHE) if caches.enabled() else None
     if folder is not None:
@@ -266,7 +268,7 @@ def _simulate(room: Room, source: Sequence[float], ears: Sequence[Sequence[float
                           air_absorption=True, use_rand_ism=False)
         # rays set after: the constructor's own count grows with the volume (100,000s for a court)
         box.set_air_absorption(air_coefficients(physics), list(BANDS))
-        box.set_ray_tracing(n_rays=RAYS, receiver_radius=0.5, time_thres=TAIL_SECONDS,
+        box.set_ray_tracing(n_rays=RAYS, receiver_radius=RECEIVER_M, time_thres=TAIL_SECONDS,
                             hist_bin_size=HISTOGRAM_BIN)
         box.add_source(np.asarray(source) - offset)
         box.add_microphone_array((np.asarray(ears) - offset).T)
@@ -288,7 +290,18 @@ def _simulate(room: Room, source: Sequence[float], ears: Sequence[Sequence[float
     both = np.zeros((2, max(length, 1)))
     for m, tail in enumerate(tails):
         both[m, :len(tail) - skip] = tail[skip:]
-    return Simulated(images, amplitudes, both)
+    return Simulated(images, amplitudes, _levelled(both))
+
+
+def _levelled(tails: Any) -> Any:
+    """The two ears' tails at the same energy, their mean (a diffuse field reaches both ears alike; the ray
+    tracer's few hits at each ear made them differ by up to 3 dB at random)."""
+    import numpy as np
+
+    energy = (tails ** 2).sum(axis=1)
+    if not energy.all():
+        return tails
+    return tails * np.sqrt(energy.mean() / energy)[:, None]
 
 
 def decay_figures(response: Any, rate: int) -> tuple[float, float]:
