@@ -361,7 +361,7 @@ def test_cli_ambisonics_writes_ambix_read_back_and_decoded(tmp_path, capsys):
     w = data[:, 0]
     x, y = (float(np.dot(w, data[:, c]) / np.dot(w, w)) for c in (3, 1))
     heard = math.degrees(math.atan2(y, x))  # the 瑟 lies 41° to the left of the 賓, who faces south
-    assert 20 < heard < 80
+    assert 0 < heard < 90, heard  # ahead and to the left, the room's reflections (the wall behind him) in it
     assert main(["audio", "xiangyinjiu", "--listener", "default", "--ambisonics", "2", "-o", str(tmp_path / "a.flac"),
                  "--from", "heyue", "--to", "2h9min20s"]) == 1
     assert "a .wav file" in capsys.readouterr().err
