@@ -43,8 +43,9 @@ SMOKE: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
               (r"rtf flac golden \d+x \(.*\) (ok|BELOW GOAL) \(goal >= 100x\)",
                rf"size golden wav {NUMBER} MB \(computed\) flac {NUMBER} MB \({NUMBER}% of wav\)")),
     "placed_audio": (("--sheet", str(DATA / "placed.yaml"), "--listener", "0,-3.5,south"),
-                     (rf"placed_audio placed audio=\d+s seat=.* plain={NUMBER}s \(\d+x real time\) "
-                      rf"placed={NUMBER}s \(\d+x real time\) peak={NUMBER}",)),
+                     (rf"placed_audio placed audio=\d+s seat=.* plain={NUMBER}s \(\d+x real time, cpu {NUMBER}s\) "
+                      rf"placed cold={NUMBER}s \(\d+x, cpu {NUMBER}s\) warm={NUMBER}s \(\d+x, cpu {NUMBER}s\) "
+                      rf"cpu warm/plain={NUMBER} \((ok|ABOVE GOAL): goal <= 3\) peak={NUMBER}",)),
     "engrave": (("--repeat", "1", "--rites", "xiangyinjiu"),
                 (rf"engrave_ode_pdf_staff_s={NUMBER}", rf"engrave_songbook_xiangyinjiu_s={NUMBER}")),
     "video": (("--rite", "xiangyinjiu", "--minutes", "0.1", "--size", "320x180", "--no-audio"),

@@ -417,7 +417,8 @@ def test_placed_stems_are_one_placed_file_a_part_each_heard_from_its_place_and_t
     rate = sound["鐘"][1]
     bells, drum = sound["鐘"][0], sound["鼓"][0]  # the bells in the east 縣, the drum in the west
     assert _rms(bells[:, 0], rate, 0, 20) > 1.5 * _rms(bells[:, 1], rate, 0, 20)
-    assert _rms(drum[:, 1], rate, 0, 20) > _rms(drum[:, 0], rate, 0, 20)  # a low drum: little level difference,
+    # a low drum: little level difference (within 2 dB either way: the room's reflections and its random tail),
+    assert abs(20 * math.log10(_rms(drum[:, 1], rate, 0, 20) / _rms(drum[:, 0], rate, 0, 20))) < 2.0
     assert _onset(drum[:, 1], rate, 0, 20) < _onset(drum[:, 0], rate, 0, 20)  # but heard first on the right
     code, _, err = run("audio", str(PLACED), "-o", str(tmp_path / "all.wav"), *seat)
     assert code == 0, err
@@ -557,12 +558,14 @@ def test_the_block_mix_is_the_convolution_of_each_sound_with_the_response_of_the
     from scipy.signal import fftconvolve
 
     from yuesheng.outputs.placement import Stop
-    from yuesheng.outputs.spatial import BLOCK, FADE, Voice, _Mix
+    from yuesheng.outputs.spatial import BLOCK, FADE, Voice, _Mix, placed_room
 
     rate = 44100
     who = Listener(-2, -3.5, FACINGS["south"])
     move = round((BLOCK + 1000) / rate * S)  # 遷樂: from the 堂 to below, just after the first block's edge
-    voice = Voice((Stop(0, (Place(-2, -0.5),)), Stop(move, (Place(4, 1.5),))), who, Physics(), rate, {})
+    stops = (Stop(0, (Place(-2, -0.5),)), Stop(move, (Place(4, 1.5),)))
+    room = placed_room(Physics(), None, {"瑟": stops}, who)
+    voice = Voice(stops, who, Physics(), rate, {}, room)
     assert BLOCK < voice.starts[1] < BLOCK + 2000
     sound = np.random.default_rng(1).standard_normal(3 * BLOCK + 123).astype(np.float32) * 0.1
     mix, out, at = _Mix({"瑟": voice}), [], 0

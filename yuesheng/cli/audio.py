@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING
 from yuesheng.cli.common import (
     check_output_arg,
     decibels,
+    excerpt_options,
+    excerpt_span,
     listener_options,
     placement_of,
     production_of,
@@ -117,6 +119,11 @@ def cmd_audio(args: argparse.Namespace) -> str:
         raise UsageError(f"--gap: {exc}") from None
     production = production_of(args)
     timeline = production.timeline
+    span = excerpt_span(args, timeline)
+    if span is not None:
+        from yuesheng.outputs.condense import excerpt
+
+        timeline = excerpt(timeline, *span)
     if args.music_only:
         timeline = condense(timeline, gap_ticks=ticks(gap)).timeline
     try:
@@ -125,10 +132,24 @@ def cmd_audio(args: argparse.Namespace) -> str:
         raise UsageError(f"--part: {exc}") from None
     timeline = _practice(args, timeline)
     placed = placement_of(args, production)
+    if placed is not None and placed[0].path and args.music_only:
+        raise UsageError("--music-only moves the music earlier, and a listener who follows a person walks on the "
+                         "rite's clock: use --from and --to for a shorter render")
+    if placed is not None and span is not None:
+        placed = (placed[0].shifted(span[0]), placed[1])
     if placed is not None and args.dry:
         raise UsageError("--dry goes without --listener (a placed render is always dry, with its own reflections)")
     if placed is None and args.binaural is not None:
         raise UsageError("--binaural goes with --listener")
+    if args.ambisonics is not None and (placed is None or args.binaural is not None):
+        raise UsageError("--ambisonics goes with --listener, and not with --binaural (the player decodes it)")
+    if args.room_figures:
+        if placed is None:
+            raise UsageError("--room-figures goes with --listener")
+        from yuesheng.outputs.spatial import room_figures
+
+        return "\n".join(room_figures(timeline, production.staged, placed[0], placed[1],
+                                      frozenset(parts) if args.part else frozenset())) + "\n"
     outputs, base = _outputs(args, timeline, parts)
     beside = [path.with_suffix(".cue") for path, _ in outputs] if args.labels else []
     beside += [Path(f"{base}.labels.txt")] if args.labels else []
@@ -153,11 +174,13 @@ def cmd_audio(args: argparse.Namespace) -> str:
             from yuesheng.outputs.spatial import render_placed
 
             rendered = render_placed(timeline, production.staged, path, placed[0], physics=placed[1], parts=held,
-                                     soundfont=args.soundfont, hrtf=hrtf, progress=_progress_bar)
+                                     soundfont=args.soundfont, hrtf=hrtf, progress=_progress_bar,
+                                     order=args.ambisonics or 0)
         heard = f", heard from {placed[0].describe()}" if placed else ""
         heard += f", binaural through {hrtf.path}" if hrtf else ""
         heard += f"; solo {' '.join(args.solo)}, the others at {args.others or -12:+g} dB" if args.solo else ""
         heard += "; editorial breaths at the line ends" if args.breath else ""
+        heard += f", AmbiX order {args.ambisonics} (ACN, SN3D)" if args.ambisonics else ""
         lines.append(describe(rendered, timeline) + heard + (f" — {' '.join(sorted(held))}" if held else ""))
         if args.labels:
             write_atomic(path.with_suffix(".cue"), cue_sheet(timeline, path.name))
@@ -193,9 +216,16 @@ def _add_audio(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stems", metavar="DIR", help="one file per part in DIR (of the --part ones, if given)")
     p.add_argument("--dry", action="store_true", help="without FluidSynth's reverb and chorus (for a mix of your own)")
     listener_options(p)
+    excerpt_options(p)
     p.add_argument("--binaural", nargs="?", const=str(DEFAULT_SOFA), metavar="SOFA",
                    help="with --listener: through the head-related impulse responses of a SOFA file (default: the "
                         f"MIT KEMAR set of Debian's libmysofa1, {DEFAULT_SOFA}); for headphones")
+    p.add_argument("--ambisonics", type=int, choices=(1, 2, 3), metavar="ORDER",
+                   help="with --listener: write AmbiX (ACN, SN3D) of order 1, 2 or 3 to a .wav file, for "
+                        "head-tracked playback (docs/seat.md)")
+    p.add_argument("--room-figures", action="store_true",
+                   help="with --listener: print each source's distance, T30, EDT and direct-to-reverberant ratio "
+                        "as heard from the seat, and render nothing (docs/seat.md)")
     p.set_defaults(func=cmd_audio)
 
 

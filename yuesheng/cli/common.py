@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -97,35 +98,141 @@ def paces_of(args: argparse.Namespace) -> Paces | None:
     return load_paces(args.paces)
 
 
+def _decimal(text: str) -> float:
+    """A decimal number in ASCII digits (argparse's type)."""
+    value = decimal(text.strip())
+    if value is None:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number in ASCII digits")
+    return value
+
+
+LISTENER_NUMBER = re.compile(r"^-[0-9]+$|^-[0-9]*\.[0-9]+$|^-[0-9.]+,")  # "-4,16,north" is a value, not an option
+
+
 def listener_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--listener", metavar="SEAT|X,Y[,FACING]",
+    parser.add_argument("--listener", metavar="SEAT|X,Y[,FACING]|PERSON",
                         help="hear the rite from a seat: default (the rite's own, from its row of data/rites.json: "
                              "the 賓 in 鄉飲酒 and 鄉射, the 公 in 燕禮 and 大射), a seat (賓席 公席 主人席 庭) or "
                              "placed position, or x,y in 步 (east, south of the 堂's edge) with a facing "
-                             "(north south east west, 北 南 東 西); see docs/seat.md")
+                             "(north south east west, 北 南 東 西, or compass degrees: 0 north, 90 east), "
+                             "or a person of the cast (賓, 衆賓 2), followed as he walks; "
+                             "see docs/seat.md")
     parser.add_argument("--speed-of-sound", type=float, default=None, metavar="M/S",
-                        help="with --listener: metres per second (default 343, air at 20 °C)")
+                        help="with --listener: metres per second (default 343, or from --temperature)")
     parser.add_argument("--chi", type=float, default=None, metavar="METRES",
                         help="with --listener: one 尺 in metres (default 0.231; a 步 is 6 尺)")
+    parser.add_argument("--temperature", type=_decimal, default=None, metavar="°C",
+                        help="with --listener: the air's temperature, for its absorption (ISO 9613-1) and the "
+                             "speed of sound (default 20)")
+    parser.add_argument("--humidity", type=_decimal, default=None, metavar="PERCENT",
+                        help="with --listener: the air's relative humidity, for its absorption (default 50)")
+    # argparse reads a value beginning with '-' as an option unless it looks like a negative number: x,y too
+    parser._negative_number_matcher = LISTENER_NUMBER  # noqa: SLF001 - argparse's own hook for this
+
+
+PHYSICS_RANGES = (("speed_of_sound", 100.0, 2000.0), ("chi", 0.1, 0.5), ("temperature", -20.0, 50.0),
+                  ("humidity", 10.0, 100.0))  # ISO 9613-1 holds for −20 to 50 °C and 10 to 100 %
 
 
 def placement_of(args: argparse.Namespace, production: Production) -> tuple[Listener, Physics] | None:
-    """The listener and physics that --listener, --speed-of-sound and --chi ask for, or None without --listener."""
-    extra = [name for name in ("speed_of_sound", "chi") if getattr(args, name, None) is not None]
+    """The listener and physics that --listener and the options of the air ask for, or None without
+    --listener."""
+    extra = [name for name, _, _ in PHYSICS_RANGES if getattr(args, name, None) is not None]
     if args.listener is None:
         if extra:
             raise UsageError(f"--{extra[0].replace('_', '-')} goes with --listener")
         return None
-    from yuesheng.outputs.placement import Physics, listener, with_hall
+    from yuesheng.outputs.placement import Physics, sound_speed, with_hall
 
-    for name, low, high in (("speed_of_sound", 100.0, 2000.0), ("chi", 0.1, 0.5)):
+    for name, low, high in PHYSICS_RANGES:
         value = getattr(args, name, None)
-        if value is not None and not low <= value <= high:
+        if value is not None and not low <= value <= high:  # NaN too
             raise UsageError(f"--{name.replace('_', '-')} {value:g}: expected {low:g} to {high:g}")
-    given = {"chi_m": args.chi, "speed_m_s": args.speed_of_sound}
+    speed = args.speed_of_sound if args.speed_of_sound is not None else \
+        sound_speed(args.temperature) if args.temperature is not None else None
+    given = {"chi_m": args.chi, "speed_m_s": speed, "temperature_c": args.temperature,
+             "humidity_pct": args.humidity}
     physics = Physics(**{field: value for field, value in given.items() if value is not None})
+    return _listener_of(args.listener, production), with_hall(physics, production.staged)
+
+
+def _listener_of(text: str, production: Production) -> Listener:
+    """--listener's seat, point or person: a seat's (or placed position's) name first; a person of the cast
+    (``staging.persons``) who is followed through his walks; a name that is both is a usage error."""
+    from yuesheng.errors import AmbiguousNameError
+    from yuesheng.outputs.placement import following, listener
+    from yuesheng.staging.persons import person
+
     timeline, rite = production.timeline, production.staged
-    return listener(args.listener, timeline, rite), with_hall(physics, rite)
+    try:
+        seat, refused = listener(text, timeline, rite), None
+    except UsageError as exc:
+        seat, refused = None, exc
+    try:
+        found = person(text, production.sheet, rite.same if rite is not None else None) if "," not in text else None
+    except UnknownNameError:
+        found = None
+    except AmbiguousNameError as exc:
+        raise UsageError(f"--listener {text}: {exc}") from None
+    if seat is not None and found is not None:
+        raise UsageError(f"--listener {text}: both a seat ({seat.describe()}) and a person ({found.label}, "
+                         f"{found.role}): name the seat by its id, or the person by his id or number")
+    if seat is not None:
+        return seat
+    if found is None:
+        assert refused is not None
+        raise refused
+    motion = production.motion
+    if motion is None:
+        raise UsageError(f"--listener {text}: a person is followed on the ground of a staged rite; "
+                         f"{timeline.rite} has no blocking in force (docs/staging.md)")
+    if len(found.members) > 1:
+        raise UsageError(f"--listener {text}: {found.name} are {len(found.members)}; name one "
+                         f"({found.name} 1 … {found.name} {len(found.members)})")
+    try:
+        return following(found.label, found.members[0], motion)
+    except KeyError:
+        raise UsageError(f"--listener {text}: {found.label} never stands on the ground of this rite") from None
+
+
+def excerpt_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--from", dest="excerpt_from", metavar="CUE|TIME",
+                        help="render from this cue's start (its id) or time (e.g. 12min30s)")
+    parser.add_argument("--to", dest="excerpt_to", metavar="CUE|TIME",
+                        help="render to this cue's end (its id) or time (e.g. 14min)")
+
+
+def excerpt_span(args: argparse.Namespace, timeline: Timeline) -> tuple[int, int] | None:
+    """The ticks --from and --to ask for (None without them); a usage error for an unknown cue, a time past the
+    end, or an empty span."""
+    start, end = getattr(args, "excerpt_from", None), getattr(args, "excerpt_to", None)
+    if start is None and end is None:
+        return None
+    timings = {t.cue.id: t for t in timeline.cues}
+    whole = timeline.duration_ticks
+
+    def tick(text: str | None, option: str, default: int) -> int:
+        from yuesheng.cuesheet import parse_duration
+        from yuesheng.text import did_you_mean
+        from yuesheng.timeline import ticks
+
+        if text is None:
+            return default
+        if text in timings:
+            return timings[text].start_tick if option == "--from" else timings[text].end_tick
+        try:
+            at = ticks(parse_duration(text))
+        except InvalidValueError:
+            raise UsageError(f"{option} {text}: no such cue in {timeline.rite}{did_you_mean(text, list(timings))}, "
+                             "nor a time such as 12min30s") from None
+        if at > whole:
+            raise UsageError(f"{option} {text}: past the end of {timeline.rite}")
+        return at
+
+    first, last = tick(start, "--from", 0), tick(end, "--to", whole)
+    if last <= first:
+        raise UsageError(f"--from {start or 0} --to {end or 'the end'}: an empty excerpt")
+    return first, last
 
 
 def timeline_of(args: argparse.Namespace) -> Timeline:

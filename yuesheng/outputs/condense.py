@@ -115,3 +115,16 @@ def condense(timeline: Timeline, *, gap_ticks: int, ring_ticks: int = 0, quantum
              for c, h in timeline.holds.items()}
     return Condensed(dataclasses.replace(timeline, events=events, cues=cues, holds=holds), cuts)
 
+
+
+def excerpt(timeline: Timeline, start_tick: int, end_tick: int) -> Timeline:
+    """*timeline* from *start_tick* to *end_tick*, moved to begin at 0: the events that begin in it (a note held
+    past its end cut there) and the cues that overlap it, clipped to it."""
+    length = end_tick - start_tick
+    events = tuple(e._replace(start_tick=e.start_tick - start_tick,
+                              length_ticks=min(e.length_ticks, end_tick - e.start_tick))
+                   for e in timeline.events if start_tick <= e.start_tick < end_tick)
+    cues = tuple(CueTiming(cue=t.cue, start_tick=max(0, t.start_tick - start_tick),
+                           end_tick=min(length, t.end_tick - start_tick))
+                 for t in timeline.cues if t.end_tick > start_tick and t.start_tick < end_tick)
+    return dataclasses.replace(timeline, events=events, cues=cues, holds={})

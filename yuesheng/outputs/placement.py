@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -32,6 +33,7 @@ from yuesheng.timeline import TICKS_PER_SECOND, Event, EventKind, Timeline
 
 if TYPE_CHECKING:
     from yuesheng.staging.model import Stand
+    from yuesheng.staging.motion import Motion
     from yuesheng.staging.rite import StagedRite
 
 CALLERS = ("獲者", "負侯者", "許諾")  # 許諾: the 獲者's answer on no 律 (part 許諾, reading xunuo)
@@ -53,9 +55,13 @@ SEATS = {
     "ting": ("庭", "north"),
 }
 HALL_HALF_WIDTH_BU, HALL_DEPTH_BU = 4.0, 4.0  # the 序 at 4 步 either side of the middle; the 堂 4 步 deep
+NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")  # ASCII digits only (not full-width ones)
+REFERENCE_VOLUME = 100  # CC7 at the reference distance: the default volume of General MIDI and FluidSynth
 SOUNDING = (EventKind.NOTE, EventKind.DRUM, EventKind.CALL)
+HALL_HEIGHT_M = 3.5  # from the 堂's floor to the roof over it (assumption)
 MAX_BU = 200  # how far --listener x,y may sit from the 堂's edge: past every placed position of the four
 # rites (大射's reach 102), well short of an open-air room or a delay line too long for memory
+FADE_WALK_S = 0.05  # the shortest crossfade of a listener's walk (seconds)
 MOVE_LEAD_TICKS = 2 * TICKS_PER_SECOND  # a part moves at most this long before its first note in the new place
 
 
@@ -274,16 +280,92 @@ class Listener:
     y: float
     facing: tuple[float, float]
     name: str = ""
+    path: tuple[Walked, ...] = ()  # a listener who follows a person: each walk he takes, and where it ends
 
     def describe(self) -> str:
         where = f"{self.name} " if self.name else ""
-        return f"{where}({self.x:g}, {self.y:g}) facing {FACING_NAMES.get(self.facing, '?')}"
+        follows = f", following him through {len(self.path)} walks" if self.path else ""
+        return (f"{where}({self.x:g}, {self.y:g}) facing {FACING_NAMES.get(self.facing) or f'{self.degrees:g}°'}"
+                + follows)
+
+    def shifted(self, tick: int) -> Listener:
+        """The same listener on a clock that begins at *tick* of the rite's (an excerpt's): where he is then, and
+        the walks after it."""
+        start = self.at(tick)
+        walks = tuple(Walked(w.start_tick - tick, w.end_tick - tick, w.to) for w in self.path if w.start_tick > tick)
+        return dataclasses.replace(start, path=walks)
+
+    @property
+    def still(self) -> Listener:
+        """Where he is, without his walks."""
+        return dataclasses.replace(self, path=())
+
+    def at(self, tick: int) -> Listener:
+        """Where he sits or stands at *tick*: the end of the last walk begun by then (still)."""
+        found = self.still
+        for walk in self.path:
+            if walk.start_tick > tick:
+                break
+            found = walk.to
+        return found
+
+    @property
+    def degrees(self) -> float:
+        """The facing as compass degrees (0 north, 90 east)."""
+        return round(math.degrees(math.atan2(self.facing[0], -self.facing[1])) % 360, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Walked:
+    """A walk of a listener who follows a person: from *start_tick* to *end_tick* he goes to *to*."""
+
+    start_tick: int
+    end_tick: int
+    to: Listener
+
+
+def following(label: str, member: str, motion: Motion) -> Listener:
+    """A listener who is *member* (``staging.persons``' member id) through the rite: where *motion* has him at the
+    start, and each of his walks, ending where he stands and facing as he then faces (``motion``)."""
+    def seconds_ticks(t: float) -> int:
+        return round(t * TICKS_PER_SECOND)
+
+    first = motion.position(member, 0.0)
+    legs = motion.legs(member)
+    start = first.point if first is not None else (legs[0].route[0] if legs else None)
+    if start is None:
+        raise UsageError(f"--listener {label}: {member} never stands on the ground of this rite")
+    facing = _vector(first.heading if first is not None else None, (0.0, -1.0))
+    walks = []
+    for leg in legs:
+        after = motion.position(member, leg.end + 1.5)  # turned to his stand's facing (motion.TURN is 1 s)
+        facing = _vector(after.heading if after is not None else None, facing)
+        end = leg.route[-1]
+        walks.append(Walked(seconds_ticks(leg.start), seconds_ticks(max(leg.end, leg.start + FADE_WALK_S)),
+                            Listener(end.x, end.y, facing, label)))
+    return Listener(start.x, start.y, _vector(first.heading if first is not None else None, (0.0, -1.0)), label,
+                    tuple(walks))
+
+
+def _vector(heading: tuple[float, float] | None, otherwise: tuple[float, float]) -> tuple[float, float]:
+    if heading is None or not (heading[0] or heading[1]):
+        return otherwise
+    norm = math.hypot(*heading)
+    return round(heading[0] / norm, 9) + 0.0, round(heading[1] / norm, 9) + 0.0
 
 
 def _facing(text: str, what: str) -> tuple[float, float]:
+    """A facing word (north … 西) or compass degrees (0 north, 90 east, 180 south, 270 west)."""
     key = normalize(text.strip()).lower()
+    if key.endswith("°"):
+        key = key[:-1]
+    if _is_number(key):
+        turn = math.radians(float(key) % 360)
+        east, south = round(math.sin(turn), 12) + 0.0, round(-math.cos(turn), 12) + 0.0
+        return east, south
     if key not in FACINGS:
-        raise UsageError(f"--listener {what}: facing {text!r}: expected north, south, east, west or 北 南 東 西")
+        raise UsageError(f"--listener {what}: facing {text!r}: expected north, south, east, west, 北 南 東 西, "
+                         "or compass degrees (0 north, 90 east)")
     return FACINGS[key]
 
 
@@ -304,11 +386,8 @@ def listener(text: str, timeline: Timeline, rite: StagedRite | None) -> Listener
 
 
 def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return math.isfinite(float(text))
+    """A finite decimal number written in ASCII (not full-width digits, ``nan`` or ``1e999``)."""
+    return NUMBER.fullmatch(text.strip()) is not None and math.isfinite(float(text))
 
 
 def _coordinates(spec: str) -> Listener:
@@ -362,6 +441,11 @@ class Physics:
     @property
     def bu_m(self) -> float:
         return BU_CHI * self.chi_m
+
+
+def sound_speed(celsius: float) -> float:
+    """The speed of sound in air at *celsius* (m/s): 331.3 √(1 + T / 273.15)."""
+    return 331.3 * math.sqrt(1 + celsius / 273.15)
 
 
 def with_hall(physics: Physics, rite: StagedRite | None) -> Physics:
@@ -473,25 +557,28 @@ def _mix(places: tuple[Place, ...], who: Listener, physics: Physics) -> tuple[fl
 
 
 def controls(stops: Mapping[str, tuple[Stop, ...]], who: Listener, physics: Physics) -> list[Controls]:
-    """The controllers of every channel at every stop: pan from the direction (right = 127), volume from the
-    level (GM's 40·log10 curve, 127 at the reference distance or nearer), reverb send rising with distance.
+    """The controllers of every channel at every stop, and at the end of each walk of a listener who follows a
+    person: pan from the direction (right = 127), volume from the level (GM's 40·log10 curve:
+    ``REFERENCE_VOLUME`` at the reference distance, up to 127 nearer), reverb send rising with distance.
 
     Drums share channel 10: its controllers follow the first drum part that moves or starts.
     """
     out: dict[tuple[int, int], Controls] = {}
+    arrivals = [walk.end_tick for walk in who.path]
     for name, part_stops in stops.items():
         channel = PARTS[name].channel
-        for stop in part_stops:
-            gain, lateral, hall = _mix(stop.places, who, physics)
-            level = min(1.0, gain)
-            volume = max(1, min(127, round(127 * level ** 0.5)))  # GM: dB = 40·log10(CC7/127)
+        ticks = sorted({stop.start_tick for stop in part_stops} | {t for t in arrivals if t > part_stops[0].start_tick})
+        for tick in ticks:
+            stop = stop_at(part_stops, tick)
+            gain, lateral, hall = _mix(stop.places, who.at(tick), physics)
+            # GM: dB = 40·log10(CC7/127); at the reference distance CC7 is FluidSynth's (and GM's) default, so a
+            # placed MIDI file there sounds as loud as an unplaced one; nearer, up to 127 (+4.2 dB)
+            volume = max(1, min(127, round(REFERENCE_VOLUME * gain ** 0.5)))
             pan = max(0, min(127, round(64 + 63 * lateral)))
             distance = physics.reference_m / max(gain, 1e-6)
             reverb = max(0, min(127, round((60 if hall else 20) + 20 * math.log10(max(1.0, distance / 4)))))
-            out.setdefault((stop.start_tick, channel), Controls(stop.start_tick, channel, pan, volume, reverb))
+            out.setdefault((tick, channel), Controls(tick, channel, pan, volume, reverb))
     return [out[k] for k in sorted(out)]
-
-
 
 
 def midi_controllers(stops: Mapping[str, tuple[Stop, ...]], who: Listener,

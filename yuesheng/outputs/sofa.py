@@ -4,7 +4,9 @@ A SOFA file is netCDF-4, that is HDF5, read here with h5py. Only the ``SimpleFre
 read: ``Data.IR`` (M directions × 2 ears × N taps), ``Data.SamplingRate``, ``SourcePosition`` (azimuth and
 elevation in degrees, azimuth counterclockwise from the front, so 90 is the left) and ``ReceiverPosition``
 (which receiver is the left ear: the one at positive y). Debian's libmysofa1 ships the MIT KEMAR set (Gardner
-and Martin, MIT Media Lab 1994; 710 directions, 512 taps at 44.1 kHz) as ``DEFAULT``.
+and Martin, MIT Media Lab 1994; 710 directions, 512 taps at 44.1 kHz) as ``DEFAULT``. Every set is diffuse-field
+equalised as it is read (``diffuse_equalised``): the KEMAR responses are raw, with the measuring loudspeaker's
+bass roll-off and the ear canal's resonance in every direction.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ LEAD_KEPT = 4  # samples kept before the earliest onset of the set
 MAX_VALUES = 1 << 25  # samples a set may hold (256 MiB as float64; the KEMAR set holds 0.7 M, large sets a few M)
 MAX_TAPS = 1 << 16  # samples in a response: 1.5 s at 44.1 kHz, far past any free-field HRIR
 RATES = (8_000, 384_000)  # Hz: the sampling rates a set may have (resampled to the render's 44.1 or 48 kHz)
+EQ_TAPS = 1024  # the diffuse-field equaliser's length
+EQ_RANGE_DB = 20.0  # how far the diffuse-field equaliser may boost or cut
 INSTALL = "install Debian's libmysofa1 (apt-get install libmysofa1), which ships the MIT KEMAR set"
 
 
@@ -93,10 +97,47 @@ def load(path: str | Path = DEFAULT) -> Hrtf:
     if receivers[0, 1] < receivers[1, 1]:  # the left ear is the receiver at positive y
         ir = ir[:, ::-1]
     ahead = int(np.argmax(directions @ np.array([1.0, 0.0, 0.0])))
-    gain = math.sqrt(float(np.mean(np.sum(ir[ahead] ** 2, axis=1))))
-    if gain == 0.0:
+    if not np.any(ir[ahead]):
         raise AudioError(f"{where}: the response from straight ahead is silent, so the set cannot be levelled")
-    return Hrtf(str(where), directions, _lead_trimmed(ir) / gain, round(rate))
+    ir = diffuse_equalised(_lead_trimmed(ir), rate)
+    gain = math.sqrt(float(np.mean(np.sum(ir[ahead] ** 2, axis=1))))
+    return Hrtf(str(where), directions, ir / gain, round(rate))
+
+
+def diffuse_field(ir: Any, rate: float) -> tuple[Any, Any]:
+    """The set's diffuse-field power response (the mean over every direction and both ears, each direction
+    weighted alike), smoothed over a third of an octave: (frequencies, power)."""
+    import numpy as np
+
+    n = max(2 * ir.shape[2], EQ_TAPS)
+    power = np.mean(np.abs(np.fft.rfft(ir, n, axis=2)) ** 2, axis=(0, 1))
+    f = np.fft.rfftfreq(n, 1 / rate)
+    smooth = np.array([power[(f >= c * 2 ** (-1 / 6)) & (f <= c * 2 ** (1 / 6))].mean()
+                       if ((f >= c * 2 ** (-1 / 6)) & (f <= c * 2 ** (1 / 6))).any() else power[i]
+                       for i, c in enumerate(f)])
+    return f, smooth
+
+
+def diffuse_equalised(ir: Any, rate: float) -> Any:
+    """*ir* through the inverse of its diffuse-field response (minimum phase; the boost held within
+    ``EQ_RANGE_DB`` of the set's median level, so the loudspeaker's missing bass and the canal's resonance are
+    taken out, not noise raised): what the set's own measurement chain and the ear canal add, common to every
+    direction, removed, and what differs between directions kept."""
+    import numpy as np
+
+    f, power = diffuse_field(ir, rate)
+    level = np.sqrt(power)
+    level /= np.median(level[(f > 200) & (f < 8000)])
+    inverse = 1 / np.clip(level, 10 ** (-EQ_RANGE_DB / 20), 10 ** (EQ_RANGE_DB / 20))
+    n = 2 * (len(f) - 1)
+    cepstrum = np.fft.irfft(np.log(inverse), n)
+    fold = np.zeros(n)
+    fold[0], fold[n // 2] = cepstrum[0], cepstrum[n // 2]
+    fold[1:n // 2] = 2 * cepstrum[1:n // 2]
+    equaliser = np.fft.irfft(np.exp(np.fft.rfft(fold)), n)[:EQ_TAPS]
+    from scipy.signal import fftconvolve
+
+    return fftconvolve(ir, equaliser[None, None, :], axes=2)[:, :, :ir.shape[2] + EQ_TAPS // 2]
 
 
 def _array(dataset: Any, where: Path) -> Any:

@@ -1,18 +1,19 @@
-"""Placed audio: the rite heard from a seat. The only module that imports pyroomacoustics (scipy also in ``sofa``).
+"""Placed audio: the rite heard from a seat (scipy here and in ``sofa``; pyroomacoustics in ``room``).
 
 Each sounding part is rendered alone by FluidSynth (dry: no synthesizer reverb), one process per part, each
 condensed on its own clock: FluidSynth renders only where that part sounds (``audio.plan`` of the part alone),
-and a thread reads it ahead while the mix is made. Each place a part's ``placement.Stop`` gives is heard, per
-ear, as one impulse response from the moment of emission:
+and a thread reads it ahead while the mix is made. Each source a part's ``placement.Stop`` gives (``heard_as``:
+players of one part sitting together are one source) is heard, per ear, as one impulse response from the moment
+of emission, in the one room of the hall (``room.room_of``) whoever speaks and wherever the listener sits:
 
-- **direct sound**: delayed by the distance over the speed of sound, plus the far ear's interaural time
-  difference (Woodworth); scaled by the distance (1/r); low-passed where ISO 9613-1 air absorption over the path
-  reaches 3 dB (one pole); shaped per ear by Brown and Duda's head-shadow filter (one pole, one zero), which gives
-  the interaural level difference, rising with frequency;
-- **reflections**: the image-source response of pyroomacoustics less its direct path, at two points a head's
-  width apart (so they reach the ears at different times, without the head's shadow) —
-  the 堂 as a box open to the south (walls, floor and roof of the hall) when the part and the listener are both
-  on it, else the ground of the 庭 (first order).
+- **direct sound**: delayed by the distance over the speed of sound; scaled by the distance (1/r); filtered by
+  ISO 9613-1 air absorption over the path (minimum phase);
+- **early reflections** (the image sources of orders 1 to 3): each delayed and scaled by its own path, filtered by
+  its walls' octave-band absorption and the air's;
+- each of these through the head (``Head``) for its own direction: the HRIR pair of a diffuse-field equalised set
+  (``--binaural``), else Woodworth's interaural time difference and Brown and Duda's head shadow;
+- **the diffuse tail**: pyroomacoustics' ray tracing, at each ear its own random sequence (decorrelated);
+- the reflections and tail high-passed (``HIGH_PASS_HZ``): no DC.
 
 The parts are mixed block by block by FFT convolution (overlap-add) with those responses, whose spectra are
 computed once per stop; a part silent in a block costs nothing. A part that moves (遷樂) crossfades the sound
@@ -22,6 +23,7 @@ The file has the same length and format as a plain render; only its sound differ
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -50,12 +52,15 @@ from yuesheng.outputs.placement import (
     Physics,
     Place,
     Stop,
+    absorption_db_per_m,
     bearing,
     blocking,
     hear,
     position_m,
+    stop_at,
     with_hall,
 )
+from yuesheng.outputs.room import BANDS, Room, check_bounds, decay_figures, room_of, simulate
 from yuesheng.outputs.sofa import Hrtf
 from yuesheng.timeline import TICKS_PER_SECOND, Timeline
 
@@ -64,16 +69,15 @@ if TYPE_CHECKING:
 
 FADE = 0.05  # seconds of crossfade when a part moves
 BLOCK = CHUNK  # samples mixed at a time, by FFT convolution
-FILTER_TAPS = 1024  # the air and head filters' responses are cut here (the slowest, 200 Hz, has fallen by 1e-12)
+FILTER_TAPS = 1024  # the air and wall filters' minimum-phase responses (23 ms at 44.1 kHz)
 READ_AHEAD = 4  # chunks of each part read ahead of the mix
 CEILING = 10 ** (-1 / 20)  # −1 dBFS: the limiter keeps every sample of the placed mix at or below it
 LIMIT_WINDOW = 0.005  # seconds over which the limiter's gain falls before a peak and rises after it
-HALL_ORDER = 6  # image-source order inside the 堂
-# Energy absorption of the 堂's surfaces (assumptions; docs/seat.md): a south face open to the 庭, rammed-earth
-# and plaster walls (序, and the wall of the 房 and 室 behind), a timber floor laid with mats, a timber and tile roof.
-HALL_ABSORPTION = {"south": 1.0, "north": 0.1, "east": 0.1, "west": 0.1, "floor": 0.3, "ceiling": 0.25}
-HALL_HEIGHT_M = 3.5  # from the 堂's floor to the roof over it (assumption)
-GROUND_ABSORPTION = 0.2  # the beaten earth of the 庭 (assumption)
+HIGH_PASS_HZ = 30.0  # the reflections' high-pass (2nd-order Butterworth): no DC from the room's responses
+ALLPASS_TAPS = 512  # the ambisonic tail's decorrelating all-passes
+AMBISONIC_ORDERS = (1, 2, 3)
+AUDIBLE = 1e-5  # a response ends where it last reaches this
+GROUP_M = 3.0  # players of one part all within this of their middle are heard as one source there (docs/seat.md)
 HEAD_ALPHA_MIN, HEAD_THETA_MIN = 0.1, math.radians(150)  # Brown and Duda (1998), the spherical head's shadow
 
 
@@ -88,137 +92,256 @@ def head_shadow(angle: float, physics: Physics, rate: int) -> tuple[Any, Any]:
     return np.array([1 + alpha * k, 1 - alpha * k]) / (1 + k), np.array([1.0, (1 - k) / (1 + k)])
 
 
-def _air(cutoff: float, rate: int) -> tuple[Any, Any]:
+def minimum_phase(magnitude: Any) -> Any:
+    """The minimum-phase response (``FILTER_TAPS`` samples) of *magnitude*, given on the ``rfft`` grid of
+    2 × ``FILTER_TAPS`` points (homomorphic: the folded real cepstrum)."""
     import numpy as np
 
-    pole = math.exp(-2 * math.pi * cutoff / rate) if cutoff < rate / 2 else 0.0
-    return np.array([1 - pole, 0.0]), np.array([1.0, -pole])
+    n = 2 * FILTER_TAPS
+    cepstrum = np.fft.irfft(np.log(np.maximum(magnitude, 1e-6)), n)
+    fold = np.zeros(n)
+    fold[0], fold[n // 2] = cepstrum[0], cepstrum[n // 2]
+    fold[1:n // 2] = 2 * cepstrum[1:n // 2]
+    return np.fft.irfft(np.exp(np.fft.rfft(fold)), n)[:FILTER_TAPS]
 
 
-def reflections(place: Place, who: Listener, physics: Physics, rate: int) -> Any:
-    """The reflections of *place* heard by *who* (pyroomacoustics' image sources less the direct path), scaled so
-    that the direct path would have the level ``placement.hear`` gives it; inside the 堂, source and listener
-    are kept within its walls."""
+def frequencies(rate: int) -> Any:
+    """The frequencies of ``minimum_phase``'s grid."""
     import numpy as np
-    import pyroomacoustics as pra
 
-    heard = hear(place, who, physics)
-    source = np.array(position_m(place.x, place.y, physics, source=True))
-    ear = np.array(position_m(who.x, who.y, physics, source=False))
-    flip = np.array([1.0, -1.0, 1.0])
-    if heard.hall:  # pyroomacoustics' y runs north from the 堂's south edge; its floor is the 堂's
-        west, east, depth = physics.hall_bu
-        lo = np.array([west * physics.bu_m, 0.0, 0.0])
-        size = np.array([(east - west) * physics.bu_m, depth * physics.bu_m, HALL_HEIGHT_M])
-        materials = {wall: pra.Material(value) for wall, value in HALL_ABSORPTION.items()}
-        order = HALL_ORDER
-        lift = np.array([0.0, 0.0, physics.tang_height_m])
-        source, ear = (source - lift) * flip - lo, (ear - lift) * flip - lo
-    else:  # the open 庭: only the ground reflects (the 堂's floor, when both are up on it)
-        floor = physics.tang_height_m if place.y < 0 and who.y < 0 else 0.0
-        lo = np.minimum(source, ear) - np.array([2.0, 2.0, floor])
-        size = np.abs(source - ear) + np.array([4.0, 4.0, 0.0])
-        size[2] = 30.0
-        materials = {wall: pra.Material(1.0) for wall in ("north", "south", "east", "west", "ceiling")}
-        materials["floor"] = pra.Material(GROUND_ABSORPTION)
-        order = 1
-        source, ear = source - lo, ear - lo
-    margin = 0.05
-    source = np.clip(source, margin, size - margin)
-    fx, fy = who.facing
-    right = np.array([-fy, fx, 0.0]) * (flip if heard.hall else 1.0) * physics.head_radius_m
-    ears = np.clip(np.stack([ear - right, ear + right]), margin, size - margin)  # left, right
-    pra.constants.set("c", physics.speed_m_s)
-    pra.constants.set("rir_hpf_enable", False)  # its zero-phase high-pass would ring before the first reflection
-
-    def response(max_order: int) -> list[Any]:
-        room = pra.ShoeBox(size, fs=rate, materials=materials, max_order=max_order)
-        room.add_source(source)
-        room.add_microphone_array(ears.T)
-        room.compute_rir()
-        return [np.asarray(room.rir[m][0], dtype=np.float64) for m in (0, 1)]
-
-    full, direct = response(order), response(0)
-    skip = pra.constants.get("frac_delay_length") // 2
-    out = []
-    for ear_full, ear_direct in zip(full, direct, strict=True):
-        echoes = ear_full.copy()
-        echoes[:len(ear_direct)] -= ear_direct[:len(echoes)]
-        # pyroomacoustics' direct path is a fractional-delay pulse whose sum is its level: scaled to ``hear``'s
-        out.append(echoes[skip:] * heard.gain / float(np.sum(ear_direct)))
-    length = max(len(e) for e in out)
-    both = np.zeros((length, 2))
-    for n, echoes in enumerate(out):
-        both[:len(echoes), n] = echoes
-    audible = np.nonzero(np.abs(both).max(axis=1) > 1e-5)[0]
-    return both[:audible[-1] + 1] if len(audible) else both[:1] * 0
+    return np.fft.rfftfreq(2 * FILTER_TAPS, 1 / rate)
 
 
-def direct(place: Place, who: Listener, physics: Physics, rate: int, hrtf: Hrtf | None = None) -> Any:
-    """The direct sound of *place* at each ear of *who* (samples × 2), from the moment of emission: delayed by
-    the path, scaled by the distance and low-passed by the air (its filter's response cut at ``FILTER_TAPS``);
-    then the head: the HRIR pair of the direction if *hrtf* is given, else the far ear's interaural time
-    difference (Woodworth) and Brown and Duda's head shadow."""
+def air_gain(distance_m: float, physics: Physics, rate: int) -> Any:
+    """ISO 9613-1 air absorption over *distance_m*, as amplitude on ``frequencies(rate)``."""
     import numpy as np
-    from scipy.signal import lfilter
 
-    heard = hear(place, who, physics)
-    air_b, air_a = _air(heard.cutoff_hz, rate)
-    impulse = np.zeros(FILTER_TAPS)
-    impulse[0] = heard.gain
-    if hrtf is not None:
-        air = lfilter(air_b, air_a, impulse)
-        ahead, right, up = bearing(place, who, physics)
-        pair = hrtf.toward(ahead, -right, up)
-        delay = round(heard.delay_s * rate)
-        out = np.zeros((delay + FILTER_TAPS + pair.shape[1] - 1, CHANNELS))
-        for ear in range(CHANNELS):
-            out[delay:, ear] = np.convolve(air, pair[ear])
+    grid = np.geomspace(10.0, rate / 2, 96)
+    db = np.array([absorption_db_per_m(f, physics) for f in grid]) * distance_m
+    return 10 ** (-np.interp(frequencies(rate), grid, db) / 20)
+
+
+def band_gain(amplitudes: Any, rate: int) -> Any:
+    """Octave-band amplitudes (``room.BANDS``) on ``frequencies(rate)``, interpolated in log frequency."""
+    import numpy as np
+
+    f = np.maximum(frequencies(rate), 1.0)
+    return np.interp(np.log(f), np.log(BANDS), amplitudes)
+
+
+class Head:
+    """How an arrival from a direction reaches the ears (``CHANNELS`` out): the HRIR pair of its direction (a
+    diffuse-field equalised set), else Woodworth's interaural time difference and Brown and Duda's head shadow."""
+
+    channels = CHANNELS
+
+    def __init__(self, physics: Physics, rate: int, hrtf: Hrtf | None) -> None:
+        self.physics, self.rate, self.hrtf = physics, rate, hrtf
+
+    def tail(self, tails: Any) -> Any:
+        """The ray-traced tails at the two ears (2 × samples) as this head's channels (samples × 2)."""
+        return tails.T
+
+    def arrival(self, ahead: float, right: float, up: float, delay_s: float, filtered: Any) -> tuple[int, Any]:
+        """The ears' response (from sample *delay*, taps × 2) to *filtered* (a mono response) arriving from
+        (*ahead*, *right*, *up*) after *delay_s*."""
+        import numpy as np
+        from scipy.signal import lfilter
+
+        delay = round(delay_s * self.rate)
+        if self.hrtf is not None:
+            pair = self.hrtf.toward(ahead, -right, up)
+            return delay, np.stack([np.convolve(filtered, pair[ear]) for ear in range(CHANNELS)], axis=1)
+        azimuth = math.atan2(right, ahead) if ahead or right else 0.0
+        horizontal = math.hypot(ahead, right)
+        lateral = math.asin(max(-1.0, min(1.0, right / max(1e-12, math.sqrt(horizontal ** 2 + up ** 2)))))
+        itd = self.physics.head_radius_m / self.physics.speed_m_s * (abs(lateral) + math.sin(abs(lateral)))
+        extra = round(itd * self.rate)
+        out = np.zeros((len(filtered) + extra, CHANNELS))
+        for ear, side in enumerate((-math.pi / 2, math.pi / 2)):  # left, right
+            angle = abs(azimuth - side)
+            b, a = head_shadow(min(angle, 2 * math.pi - angle), self.physics, self.rate)
+            late = extra if (right > 0) == (ear == 0) and right else 0  # the far ear
+            out[late:late + len(filtered), ear] = lfilter(b, a, filtered)
+        return delay, out
+
+
+class Ambisonic:
+    """How an arrival from a direction is written in AmbiX (ACN channel order, SN3D normalisation) of *order* 1 to
+    3: the arrival times the real spherical harmonics of its direction; the diffuse tail from the two ears' tails,
+    decorrelated once more per channel (a random-phase all-pass each), at the power a diffuse field has in SN3D
+    (1 / (2n + 1) of W's in each channel of order n)."""
+
+    def __init__(self, order: int, rate: int) -> None:
+        self.order, self.rate = order, rate
+        self.channels = (order + 1) ** 2
+
+    def arrival(self, ahead: float, right: float, up: float, delay_s: float, filtered: Any) -> tuple[int, Any]:
+        import numpy as np
+
+        return round(delay_s * self.rate), np.outer(filtered, harmonics(ahead, -right, up, self.order))
+
+    def tail(self, tails: Any) -> Any:
+        import numpy as np
+        from scipy.signal import fftconvolve
+
+        rng = np.random.default_rng(7)
+        out = np.zeros((tails.shape[1] + ALLPASS_TAPS - 1, self.channels))
+        out[:tails.shape[1], 0] = tails.mean(axis=0) * math.sqrt(2)  # two decorrelated ears: W at one's power
+        for channel in range(1, self.channels):
+            n = math.isqrt(channel)
+            phase = np.exp(2j * np.pi * rng.random(ALLPASS_TAPS // 2 + 1))
+            phase[0] = phase[-1] = 1.0
+            allpass = np.fft.irfft(phase, ALLPASS_TAPS)
+            out[:, channel] = fftconvolve(tails[channel % 2], allpass) / math.sqrt(2 * n + 1)
         return out
-    right = abs(heard.azimuth - math.pi / 2)
-    left = abs(heard.azimuth + math.pi / 2)
-    right, left = (min(a, 2 * math.pi - a) for a in (right, left))
-    late = (heard.itd_s if heard.azimuth > 0 else 0.0, heard.itd_s if heard.azimuth < 0 else 0.0)  # the far ear
-    delays = [round((heard.delay_s + extra) * rate) for extra in late]
-    out = np.zeros((max(delays) + FILTER_TAPS, CHANNELS))
-    for ear, (angle, delay) in enumerate(zip((left, right), delays, strict=True)):
-        b, a = head_shadow(angle, physics, rate)
-        out[delay:delay + FILTER_TAPS, ear] = lfilter(np.convolve(b, air_b), np.convolve(a, air_a), impulse)
+
+
+def harmonics(x: float, y: float, z: float, order: int) -> Any:
+    """The real spherical harmonics, SN3D, in ACN order, to *order* (1 to 3) of the direction (*x* ahead, *y* to
+    the left, *z* up)."""
+    import numpy as np
+
+    norm = math.sqrt(x * x + y * y + z * z) or 1.0
+    x, y, z = x / norm, y / norm, z / norm
+    r3, r15 = math.sqrt(3), math.sqrt(15)
+    values = [1.0, y, z, x,
+              r3 * x * y, r3 * y * z, (3 * z * z - 1) / 2, r3 * x * z, r3 / 2 * (x * x - y * y),
+              math.sqrt(5 / 8) * y * (3 * x * x - y * y), r15 * x * y * z, math.sqrt(3 / 8) * y * (5 * z * z - 1),
+              z * (5 * z * z - 3) / 2, math.sqrt(3 / 8) * x * (5 * z * z - 1), r15 / 2 * z * (x * x - y * y),
+              math.sqrt(5 / 8) * x * (x * x - 3 * y * y)]
+    return np.array(values[:(order + 1) ** 2])
+
+
+def scene(physics: Physics, rate: int, hrtf: Hrtf | None = None, order: int = 0) -> Head | Ambisonic:
+    """The ears (through *hrtf*, or the spherical head), or AmbiX of *order* where it is 1 to 3."""
+    return Ambisonic(order, rate) if order else Head(physics, rate, hrtf)
+
+
+def _placed(parts: list[tuple[int, Any]]) -> Any:
+    """Arrivals (sample, taps × channels) summed into one response from sample 0."""
+    import numpy as np
+
+    length = max(at + len(r) for at, r in parts)
+    out = np.zeros((length, parts[0][1].shape[1]))
+    for at, r in parts:
+        out[at:at + len(r)] += r
     return out
 
 
+def direct(place: Place, who: Listener, physics: Physics, rate: int, hrtf: Hrtf | None = None,
+           order: int = 0) -> Any:
+    """The direct sound of *place* at each ear of *who* (samples × 2, from the moment of emission): delayed by
+    the path, scaled by the distance, filtered by ISO 9613-1 air absorption over it (minimum phase); then the head
+    (``Head``)."""
+    heard = hear(place, who, physics)
+    filtered = minimum_phase(air_gain(heard.distance_m, physics, rate)) * heard.gain
+    return _placed([scene(physics, rate, hrtf, order).arrival(*bearing(place, who, physics), heard.delay_s,
+                                                              filtered)])
+
+
+def ears_of(who: Listener, physics: Physics) -> Any:
+    """The listener's ears (left, right) in plan metres."""
+    import numpy as np
+
+    head = np.array(position_m(who.x, who.y, physics, source=False))
+    fx, fy = who.facing
+    right = np.array([-fy, fx, 0.0]) * physics.head_radius_m
+    return head, np.stack([head - right, head + right])
+
+
+def reflections(place: Place, who: Listener, physics: Physics, rate: int, room: Room,
+                hrtf: Hrtf | None = None, order: int = 0) -> Any:
+    """What *who* hears of *place* after the direct sound, in *room* (``room.simulate``): each image source of
+    orders 1 to 3 through the head for its own direction (its walls' octave-band absorption and the air's over its
+    path as one minimum-phase filter), then each ear's ray-traced tail (decorrelated between the ears); all
+    high-passed (``HIGH_PASS_HZ``), so that no DC is added; scaled as ``placement.hear`` scales the direct sound."""
+    import numpy as np
+    from scipy.signal import butter, sosfilt
+
+    source = position_m(place.x, place.y, physics, source=True)
+    head, ears = ears_of(who, physics)
+    found = simulate(room, source, ears, physics, rate)
+    fx, fy = who.facing
+    heads = scene(physics, rate, hrtf, order)
+    arrivals = []
+    for k in range(found.images.shape[1]):
+        dx, dy, dz = found.images[:, k] - head
+        distance = math.sqrt(dx * dx + dy * dy + dz * dz)
+        spectrum = band_gain(found.amplitudes[:, k], rate) * air_gain(distance, physics, rate)
+        filtered = minimum_phase(spectrum) * physics.reference_m / max(distance, physics.nearest_m)
+        arrivals.append(heads.arrival(dx * fx + dy * fy, -dx * fy + dy * fx, dz, distance / physics.speed_m_s,
+                                      filtered))
+    arrivals.append((0, heads.tail(found.tails) * physics.reference_m))
+    both = _placed(arrivals)
+    both = np.concatenate([both, np.zeros((round(0.1 * rate), heads.channels))])  # room for the high-pass to ring out
+    both = sosfilt(butter(2, HIGH_PASS_HZ, "highpass", fs=rate, output="sos"), both, axis=0)
+    audible = np.nonzero(np.abs(both).max(axis=1) > AUDIBLE)[0]
+    return _without_dc(both[:audible[-1] + 1]) if len(audible) else both[:1] * 0
+
+
+def _without_dc(response: Any) -> Any:
+    """*response* less what its cut end left of DC (its sum), taken out smoothly over its last tenth."""
+    import numpy as np
+
+    span = max(2, len(response) // 10)
+    window = np.hanning(span + 2)[1:-1]
+    out = response.copy()
+    out[-span:] -= np.outer(window / window.sum(), response.sum(axis=0))
+    return out
+
+
+def heard_as(places: tuple[Place, ...], physics: Physics) -> tuple[tuple[Place, float], ...]:
+    """The sources a stop's *places* are heard as, each with its share of amplitude: players of one part who all
+    sit within ``GROUP_M`` of their middle (two 瑟, three 笙, the 歌) as one source there, at full level (the
+    text groups them: 工四人二瑟, 笙三人 — one part, one line, played together); players farther apart (the
+    鐘 of the east and the west 縣) each from his own place at 1/√n of the power."""
+    if len(places) > 1:
+        mx, my = sum(p.x for p in places) / len(places), sum(p.y for p in places) / len(places)
+        spread = max(math.hypot(p.x - mx, p.y - my) for p in places) * physics.bu_m
+        if spread <= GROUP_M and all((p.y < 0) == (my < 0) for p in places):
+            return ((Place(mx, my, "+".join(p.name for p in places)), 1.0),)
+    return tuple((p, 1 / math.sqrt(len(places))) for p in places)
+
+
 def response(stop: Stop, who: Listener, physics: Physics, rate: int,
-             cache: dict[tuple[Place, Listener], Any], hrtf: Hrtf | None = None) -> Any:
-    """All that *who* hears of a sound made at *stop* (samples × 2, from its emission): each place's direct
-    sound and reflections, each place at 1/√n of the power."""
+             cache: dict[tuple[Place, Listener], Any], room: Room, hrtf: Hrtf | None = None, order: int = 0) -> Any:
+    """All that *who* hears of a sound made at *stop* (samples × 2, from its emission): each source's direct
+    sound and reflections (``heard_as``)."""
     import numpy as np
 
     heard = []
-    for place in stop.places:
+    for place, share in heard_as(stop.places, physics):
         if (place, who) not in cache:
-            near, far = direct(place, who, physics, rate, hrtf), reflections(place, who, physics, rate)
-            both = np.zeros((max(len(near), len(far)), CHANNELS))
+            near = direct(place, who, physics, rate, hrtf, order)
+            far = reflections(place, who, physics, rate, room, hrtf, order)
+            both = np.zeros((max(len(near), len(far)), near.shape[1]))
             both[:len(near)] += near
             both[:len(far)] += far
             cache[place, who] = both
-        heard.append(cache[place, who])
-    out = np.zeros((max(len(h) for h in heard), CHANNELS))
-    for h in heard:
-        out[:len(h)] += h / math.sqrt(len(heard))
+        heard.append((cache[place, who], share))
+    out = np.zeros((max(len(h) for h, _ in heard), heard[0][0].shape[1]))
+    for h, share in heard:
+        out[:len(h)] += h * share
     return out
 
 
 class Voice:
-    """One part heard from the seat: the response of each of its stops, from the file's sample where it begins.
+    """One part heard from the seat: the response of each of its segments (a stop of the part heard from where
+    the listener then is), from the file's sample where it begins.
 
-    A block of the part's sound is heard through the stop it is made at; across a change the sound made fades
-    from the old stop to the new over ``FADE`` seconds, and what was made before rings on from the old place."""
+    A block of the part's sound is heard through the segment it is made in; across a change the sound made fades
+    from the old response to the new, over ``FADE`` seconds where the part moves and over the walk where the
+    listener walks (``Listener.path``), and what was made before rings on from the old."""
 
     def __init__(self, stops: tuple[Stop, ...], who: Listener, physics: Physics, rate: int,
-                 cache: dict[tuple[Place, Listener], Any], hrtf: Hrtf | None = None) -> None:
-        self.starts = [stop.start_tick * rate // TICKS_PER_SECOND for stop in stops]
-        self.responses = [response(stop, who, physics, rate, cache, hrtf) for stop in stops]
-        self.fade = max(1, round(FADE * rate))
+                 cache: dict[tuple[Place, Listener], Any], room: Room, hrtf: Hrtf | None = None,
+                 order: int = 0) -> None:
+        parts = changes_of(stops, who, rate)
+        self.starts = [start for start, _, _, _ in parts]
+        self.fades = [fade for _, fade, _, _ in parts]
+        self.responses = [response(stop, heard, physics, rate, cache, room, hrtf, order)
+                          for _, _, stop, heard in parts]
         self.spectra: dict[tuple[int, int], Any] = {}
 
     @property
@@ -235,21 +358,22 @@ class Voice:
         plain = None
         for k, start in enumerate(self.starts):
             end = self.starts[k + 1] if k + 1 < len(self.starts) else None
-            if start >= at + n or (end is not None and end + self.fade <= at):
+            out = self.fades[k + 1] if end is not None else 0
+            if start >= at + n or (end is not None and end + out <= at):
                 continue
-            if (k == 0 or start + self.fade <= at) and (end is None or at + n <= end):
+            if (k == 0 or start + self.fades[k] <= at) and (end is None or at + n <= end):
                 if plain is None:
                     plain = rfft(mono, size)
                 heard = plain
             else:
                 t = np.arange(at, at + n)
-                weight = np.ones(n, dtype=np.float32) if k == 0 else np.clip((t - start) / self.fade, 0.0, 1.0)
+                weight = np.ones(n, dtype=np.float32) if k == 0 else np.clip((t - start) / self.fades[k], 0.0, 1.0)
                 if end is not None:
-                    weight -= np.clip((t - end) / self.fade, 0.0, 1.0)
+                    weight -= np.clip((t - end) / out, 0.0, 1.0)
                 heard = rfft((mono * weight).astype(np.float32), size)
             spectrum = self._spectrum(k, size)
-            for ear in range(CHANNELS):
-                into[:, ear] += heard * spectrum[:, ear]
+            for channel in range(spectrum.shape[1]):
+                into[:, channel] += heard * spectrum[:, channel]
 
     def _spectrum(self, k: int, size: int) -> Any:
         import numpy as np
@@ -269,7 +393,8 @@ class _Mix:
         from scipy.fft import next_fast_len
 
         self.size = next_fast_len(BLOCK + max([v.length for v in voices.values()] + [1]) - 1, real=True)
-        self.carry = np.zeros((self.size, CHANNELS))
+        self.channels = next(iter(voices.values())).responses[0].shape[1] if voices else CHANNELS
+        self.carry = np.zeros((self.size, self.channels))
 
     def block(self, heard: list[tuple[Voice, Any]], at: int, n: int) -> Any:
         """The next *n* samples of the mix: each (voice, mono) of *heard* sounds from sample *at* on."""
@@ -277,7 +402,7 @@ class _Mix:
         from scipy.fft import irfft
 
         if heard:
-            spectrum = np.zeros((self.size // 2 + 1, CHANNELS), dtype=np.complex64)
+            spectrum = np.zeros((self.size // 2 + 1, self.channels), dtype=np.complex64)
             for voice, mono in heard:
                 voice.add(mono, at, self.size, spectrum)
             self.carry += irfft(spectrum, self.size, axis=0)
@@ -365,19 +490,84 @@ class _Feed:
         return np.concatenate(pieces)
 
 
+def changes_of(stops: tuple[Stop, ...], who: Listener, rate: int) -> list[tuple[int, int, Stop, Listener]]:
+    """Where a part's sound changes: (first sample, samples of crossfade into it, the part's stop, the listener
+    then) at each stop of the part (a ``FADE``) and each walk of a listener who follows a person (the walk's
+    length: he hears the room change as he goes), each fade no longer than the segment before it."""
+    changes: dict[int, int] = {}
+    for stop in stops:
+        changes[stop.start_tick] = max(changes.get(stop.start_tick, 0), round(FADE * TICKS_PER_SECOND))
+    for walk in who.path:
+        changes[walk.start_tick] = max(changes.get(walk.start_tick, 0), walk.end_tick - walk.start_tick)
+    out: list[tuple[int, int, Stop, Listener]] = []
+    for tick in sorted(changes):
+        stop, heard = stop_at(stops, tick), who.at(tick)
+        if out and (out[-1][2], out[-1][3]) == (stop, heard):
+            continue
+        start = tick * rate // TICKS_PER_SECOND
+        fade = max(1, changes[tick] * rate // TICKS_PER_SECOND)
+        if out:
+            fade = max(1, min(fade, start - out[-1][0]))
+        out.append((start, fade, stop, heard))
+    return out
+
+
 def _first_stop(stops: tuple[Stop, ...]) -> tuple[Stop, ...]:
     """*stops* with the first moved to tick 0, so a part always has a placement."""
     return (Stop(0, stops[0].places), *stops[1:]) if stops and stops[0].start_tick else stops
 
 
+def placed_room(physics: Physics, rite: StagedRite | None, stops: Mapping[str, tuple[Stop, ...]],
+                who: Listener) -> Room:
+    """The one room every part of *stops* is heard in from *who* (``room.room_of``), checked against the bounds of
+    time and memory (``room.check_bounds``) before anything is simulated."""
+    sources = {source for part in stops.values() for stop in part for source, _ in heard_as(stop.places, physics)}
+    points = [position_m(p.x, p.y, physics, source=True) for p in sources]
+    points += [position_m(w.x, w.y, physics, source=False) for w in (who, *(walk.to for walk in who.path))]
+    room = room_of(physics, rite.hall if rite is not None else None, points)
+    check_bounds(room, len(sources))
+    return room
+
+
+def room_figures(timeline: Timeline, rite: StagedRite | None, who: Listener, physics: Physics | None = None,
+                 parts: frozenset[str] = frozenset(), rate: int = 44100) -> list[str]:
+    """Each source of the placed parts (or *parts*) as *who* hears it in the room: distance, T30 and EDT of its
+    whole response (both ears, Schroeder), and the direct-to-reverberant ratio (the direct sound's energy over the
+    reflections' and tail's)."""
+    import numpy as np
+
+    physics = with_hall(physics or Physics(), rite)
+    stops = {p: s for p, s in blocking(timeline, rite).stops.items() if not parts or p in parts}
+    room = placed_room(physics, rite, stops, who)
+    lines, seen = [], set()
+    for part, part_stops in stops.items():
+        for stop in part_stops:
+            for place, _ in heard_as(stop.places, physics):
+                if place in seen:
+                    continue
+                seen.add(place)
+                near, far = direct(place, who, physics, rate), reflections(place, who, physics, rate, room)
+                whole = np.zeros((max(len(near), len(far)), CHANNELS))
+                whole[:len(near)] += near
+                whole[:len(far)] += far
+                t30, edt = decay_figures(whole.mean(axis=1), rate)
+                drr = 10 * math.log10(float(np.sum(near ** 2)) / max(float(np.sum(far ** 2)), 1e-30))
+                lines.append(f"{part} {place.name} ({place.x:g}, {place.y:g}) "
+                             f"{hear(place, who, physics).distance_m:.1f} m: T30 {t30:.2f} s, EDT {edt:.2f} s, "
+                             f"DRR {drr:+.1f} dB")
+    return lines
+
+
 def render_placed(timeline: Timeline, rite: StagedRite | None, path: str | Path, who: Listener, *,
                   physics: Physics | None = None,
                   parts: frozenset[str] = frozenset(), soundfont: str | Path | None = None,
-                  hrtf: Hrtf | None = None, progress: Callable[[float], None] | None = None) -> Rendered:
+                  hrtf: Hrtf | None = None, progress: Callable[[float], None] | None = None,
+                  order: int = 0) -> Rendered:
     """Render *timeline* (its *parts*, or all; placed by the staged *rite* where there is one, else by the cue
-    sheet's places) to *path* in stereo as heard by *who* (binaurally through
-    *hrtf*, if given), atomically; the same length and format as ``audio.render``. Each part is condensed on its
-    own (FluidSynth renders only where it sounds)."""
+    sheet's places) to *path* in stereo as heard by *who* (binaurally through *hrtf*, if given), or in AmbiX of
+    *order* 1 to 3 (a WAV file of (order + 1)² channels, ACN and SN3D, for head-tracked playback), atomically; the
+    same length as ``audio.render``. Each part is condensed on its own (FluidSynth renders only where it
+    sounds)."""
     import contextlib
     import tempfile
 
@@ -389,7 +579,10 @@ def render_placed(timeline: Timeline, rite: StagedRite | None, path: str | Path,
     command = find_fluidsynth()
     font = find_soundfont(soundfont)
     target, condensed = plan(timeline, path)
-    check_space(target)
+    channels = (order + 1) ** 2 if order else CHANNELS
+    if order and (order not in AMBISONIC_ORDERS or target.container not in ("WAV", "RF64")):
+        raise AudioError(f"Ambisonics of order {order} to {path}: expected order 1, 2 or 3 and a .wav file")
+    check_space(dataclasses.replace(target, size_bytes=target.size_bytes * channels // CHANNELS))
     rate = target.sample_rate
     names = [p for p in sounding_parts(condensed) if not parts or p in parts]
     stops = blocking(timeline, rite).stops
@@ -399,9 +592,10 @@ def render_placed(timeline: Timeline, rite: StagedRite | None, path: str | Path,
         raise AudioError(f"{timeline.rite}: no place on the plan for {' '.join(unplaced)}: "
                          "a placed render needs x, y for their positions (docs/cuesheet.md)"
                          + (f"; to hear the placed parts alone:{placed}" if placed else ""))
+    room = placed_room(physics, rite, stops, who)  # every placed part's: one room, whichever are rendered
     cache: dict[tuple[Place, Listener], Any] = {}
     hrtf = hrtf.at_rate(rate) if hrtf else None
-    voices = {p: Voice(_first_stop(stops[p]), who, physics, rate, cache, hrtf) for p in names}
+    voices = {p: Voice(_first_stop(stops[p]), who, physics, rate, cache, room, hrtf, order) for p in names}
     with tempfile.TemporaryDirectory(prefix="yuesheng-") as tmp, atomic_path(path) as out, \
             contextlib.ExitStack() as stack:
         feeds: dict[str, _Feed] = {}
@@ -421,9 +615,9 @@ def render_placed(timeline: Timeline, rite: StagedRite | None, path: str | Path,
         for feed in feeds.values():
             feed.start()
         try:
-            with soundfile.SoundFile(out, "w", rate, CHANNELS, target.encoding.subtype, format=target.container) \
+            with soundfile.SoundFile(out, "w", rate, channels, target.encoding.subtype, format=target.container) \
                     as audio:
-                _write(audio, feeds, voices, target.frames, rate, progress)
+                _write(audio, feeds, voices, target.frames, rate, progress, channels)
         except (soundfile.SoundFileError, OSError) as exc:
             raise OutputError(f"cannot write {path}: {_why(exc, Path(path))}") from None
         for feed in feeds.values():
@@ -435,10 +629,10 @@ def render_placed(timeline: Timeline, rite: StagedRite | None, path: str | Path,
 
 
 def _write(audio: Any, feeds: Mapping[str, _Feed], voices: Mapping[str, Voice], frames: int, rate: int,
-           progress: Callable[[float], None] | None) -> None:
+           progress: Callable[[float], None] | None, channels: int = CHANNELS) -> None:
     """The parts placed and summed, block by block, for the whole length of the file, through the limiter."""
     mix = _Mix(voices)
-    limiter = Limiter(rate)
+    limiter = Limiter(rate, channels)
     at = 0
     while at < frames:
         count = min(BLOCK, frames - at)
@@ -458,9 +652,10 @@ class Limiter:
     gain needed anywhere); it needs a window's look-ahead, so the mix is held back one block. Where nothing passes
     the ceiling (the usual case: each part is as loud 4 m away as in the plain render) the mix is untouched."""
 
-    def __init__(self, rate: int) -> None:
+    def __init__(self, rate: int, channels: int = CHANNELS) -> None:
         import numpy as np
 
+        self.channels = channels
         self.window = max(2, round(LIMIT_WINDOW * rate))
         self.held: Any = None
         self.before = np.ones(self.window - 1)  # the gain needed just before the held block
@@ -471,7 +666,7 @@ class Limiter:
 
         held, self.held = self.held, block
         if held is None:
-            return np.zeros((0, CHANNELS))
+            return np.zeros((0, self.channels))
         ahead = np.ones(self.window - 1)
         if block is not None:
             ahead[:min(len(block), len(ahead))] = self._needed(block[:len(ahead)])
