@@ -58,3 +58,32 @@ def test_a_few_seconds_of_skew_are_not_another_clock(tmp_path, golden):
     path = _log(tmp_path, golden, NOW - timedelta(seconds=98), ("bin-ru", 60), ("bai-zhi", 100))
     resume = read_resume(path, golden, NOW)
     assert resume.clock == "" and [p.at for p in resume.presses] == [pytest.approx(-38), pytest.approx(0, abs=2.1)]
+
+
+def test_the_warning_is_said_with_resumed_for_the_page_and_the_terminal(tmp_path, golden):
+    from yuesheng.live.commands import Command
+    from yuesheng.live.control import Press
+    from yuesheng.live.player import Player
+
+    from fakes import FakeClock
+
+    path = _log(tmp_path, golden, datetime(1970, 1, 1, tzinfo=UTC), ("bin-ru", 60))
+    resume = read_resume(path, golden, NOW)
+    clock, said, states = FakeClock(), list[str](), list[object]()
+    clock.t = 500.0
+
+    class Once:  # no operator: the status is taken at the first wait, then the show ends
+        def wait_until(self, deadline):
+            states.append(player.status())
+            return Press(Command.QUIT, clock.t, "test", "over")
+
+    class Port:
+        def send(self, message) -> None:
+            pass
+
+    player = Player(golden, Port(), clock, control=Once(), show=said.append, resume=resume.on_clock(clock.t),
+                    resume_warning=resume.clock)
+    player.run()
+    line = states[0].resumed  # type: ignore[attr-defined]
+    assert line.startswith("resumed from the log at bin-ru") and "WARNING: the log's clock cannot be trusted" in line
+    assert said[0] == line

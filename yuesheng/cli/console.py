@@ -85,7 +85,7 @@ def cmd_console(args: argparse.Namespace) -> str:
     if not 0 <= args.msc_device <= 127:
         raise UsageError(f"--msc-device {args.msc_device}: expected a device ID 0..127 (127: all-call)")
     clock = RealClock()
-    resume = _read_resume(args.resume, timeline, clock.now) if args.resume else None
+    resume, warning = _read_resume(args.resume, timeline, clock.now) if args.resume else (None, "")
     control = Control(clock, guard=args.guard)
     closing: list[Any] = []
     try:
@@ -105,7 +105,8 @@ def cmd_console(args: argparse.Namespace) -> str:
         if pedal is not None:
             closing.append(open_input(pedal.port, pedal.listener(control)))
         player = Player(timeline, port, clock, control=control, start=args.start, preroll=0.2, log=log, stay=True,
-                        show=show, follow=not args.music_on_go, resume=resume)
+                        show=show, follow=not args.music_on_go, resume=resume,
+                        resume_warning=warning)
         if osc_out or args.msc_out:
             msc = open_output(args.msc_out) if args.msc_out else None
             if msc is not None:
@@ -145,9 +146,10 @@ def _resume_options(args: argparse.Namespace) -> None:
     args.log = args.resume
 
 
-def _read_resume(path: str, timeline: Any, now: Callable[[], float]) -> tuple[Any, ...]:
-    """The logged commands to replay, at their moments on the player's clock (*now*); the log's warnings (lost
-    lines) shown, a log of another show refused."""
+def _read_resume(path: str, timeline: Any, now: Callable[[], float]) -> tuple[tuple[Any, ...], str]:
+    """The logged commands to replay, at their moments on the player's clock (*now*), and the warning the page
+    shows with RESUMED (the log's clock not trusted, or ''); the log's warnings (lost lines) shown, a log of another
+    show refused."""
     from datetime import UTC, datetime
 
     from yuesheng.live.resume import read_resume
@@ -155,7 +157,7 @@ def _read_resume(path: str, timeline: Any, now: Callable[[], float]) -> tuple[An
     resume = read_resume(path, timeline, datetime.now(UTC))
     for warning in resume.warnings:
         show(f"warning: {warning}")
-    return resume.on_clock(now())
+    return resume.on_clock(now()), resume.clock
 
 
 def _bind(host: str, port: int, option: str) -> socket.socket:

@@ -382,9 +382,10 @@ class Cueing:
 
     # -- resuming --------------------------------------------------------------------------------------
 
-    def restore(self, presses: Sequence[Press], now: float) -> str:
+    def restore(self, presses: Sequence[Press], now: float, warning: str = "") -> str:
         """Replay logged commands (at their moments, before *now*), then bring back what sounded at *now*: held
-        music from its beginning, other music from its position; the line that says so."""
+        music from its beginning, other music from its position; the line that says so (with *warning*, what the
+        operator must know of the log: its clock not trusted)."""
         self.base = (self.begin, now)
         for press in presses:
             if press.command is Command.GO and press.cue in self.point_of_cue:
@@ -406,6 +407,7 @@ class Cueing:
                  and self.first_due[c] <= now + 1.0]  # held music was said above: restarted from its beginning
         where = f"at {self.points[self.current].cue.id}" if self.current >= 0 else "before the first GO"
         self.resumed = f"resumed from the log {where}" + ("; " + "; ".join(s for s in said if s) if said else "")
+        self.resumed += f" — WARNING: {warning}" if warning else ""
         return self.resumed
 
     def _restart(self, cue: str, now: float) -> str:

@@ -139,7 +139,7 @@ class Player:
     def __init__(self, timeline: Timeline, port: Port, clock: Clock, *, control: Commands | None = None,
                  start: str | None = None, show: Callable[[str], None] = print, preroll: float = 0.0,
                  log: Log | None = None, stay: bool = False, follow: bool = True,
-                 resume: Sequence[Press] | None = None) -> None:
+                 resume: Sequence[Press] | None = None, resume_warning: str = "") -> None:
         self.timeline, self.port, self.clock, self.control, self.show = timeline, port, clock, control, show
         self.preroll = preroll  # seconds from starting to the first message, so the queue is ready in time
         self.log, self.stay = log, stay  # stay: wait for commands after the last cue (the console), until QUIT
@@ -150,6 +150,7 @@ class Player:
         self.channels = sorted({m.channel for m in self.setup if hasattr(m, "channel")} |
                                {m.channel for _, _, m in timed})
         self.resume = resume  # logged commands to replay before playing, at their moments on *clock* (``on_clock``)
+        self.resume_warning = resume_warning  # said with the RESUMED line (the log's clock not trusted), or ''
         self.lock = threading.Lock()
         self.sent: list[tuple[float, float, Any]] = []  # (due, sent at, message), for checks and benchmarks
         self.priority = ""  # what ``realtime`` obtained from the OS, once playing
@@ -173,7 +174,7 @@ class Player:
         """Wait for the next command or message; change the machine under the lock, send and show outside it."""
         origin = self.clock.now() + self.preroll
         with self.lock:
-            resumed = self.cueing.restore(self.resume, origin) if self.resume is not None else ""
+            resumed = self.cueing.restore(self.resume, origin, self.resume_warning) if self.resume is not None else ""
             if self.resume is None:
                 self.cueing.start(origin)
         if resumed:
