@@ -93,7 +93,7 @@ def _stairs(n: int) -> str:
 
 def test_stairs_beyond_the_points_a_route_may_turn_at_are_refused_at_the_stairs(tmp_path):
     hall = _hall(tmp_path, "stairs:\n", "stairs:\n" + _stairs(300))
-    with pytest.raises(InvalidInputError, match=r"xiangshe.hall.yaml:\d+:1: stairs: the hall has 6\d\d points a route "
+    with pytest.raises(InvalidInputError, match=r"xiangshe.hall.yaml:\d+:1: stairs: the hall has \d+ points a route "
                        r"may turn at \(\d+ at wall corners, 604 at stairs, \d+ round set pieces\), beyond the limit "
                        r"of points a route may turn at in a hall \(4 a wall corner, 2 a stair, 4 a set piece\) "
                        r"\(at most 600\)"):
