@@ -136,6 +136,13 @@ def _audio(args: argparse.Namespace, production: Production, excerpt: Excerpt) -
     path = Path(args.audio)
     if not path.is_file():
         raise UsageError(f"--audio {path}: no such file")
+    from yuesheng.live.resume import plan_digest
+    from yuesheng.outputs.tags import checked
+
+    tags = checked(path, production.timeline, production.options, plan_digest(production.timeline))  # exit 1
+    if tags.span is not None or tags.cuts is not None:
+        raise UsageError(f"--audio {path}: a {'--music-only' if tags.cuts is not None else '--from/--to'} render "
+                         "does not keep the rite's clock: give a render of the whole rite")
     try:
         audio_check(path, production.timeline)
     except AudioError as exc:

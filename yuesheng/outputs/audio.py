@@ -397,12 +397,62 @@ def fluidsynth_arguments(command: str, font: Path, midi: Path, sample_rate: int,
             str(font), str(midi)]
 
 
+# --- tags -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Tags:
+    """What a render says of itself: a title for players, and yuesheng's document (``outputs/tags.py``), ASCII."""
+
+    title: str
+    document: str
+
+
+TAG_FIELDS = ("comment", "album", "artist", "genre", "copyright", "date")  # the document's pieces, in order
+TAG_PIECE = 2000  # characters a piece holds: libsndfile drops a WAV LIST/INFO string past 2045 bytes
+
+
+def set_tags(audio: Any, tags: Tags | None) -> None:
+    """Write *tags* into the open soundfile *audio* before its first frame (FLAC and Ogg write their Vorbis comments
+    then): the title and ``software`` for players, the document in pieces of ``TAG_PIECE`` over ``TAG_FIELDS`` (a
+    WAV's LIST/INFO chunk: ICMT, IPRD, IART, IGNR, ICOP, ICRD; Vorbis comments COMMENT, ALBUM, …)."""
+    if tags is None:
+        return
+    pieces = [tags.document[n:n + TAG_PIECE] for n in range(0, len(tags.document), TAG_PIECE)]
+    if len(pieces) > len(TAG_FIELDS) or not tags.document.isascii():
+        raise AudioError(f"the render's tags take {len(tags.document)} characters: at most "
+                         f"{TAG_PIECE * len(TAG_FIELDS)} ASCII ones fit")
+    audio.title = tags.title
+    audio.software = "yuesheng"
+    for name, piece in zip(TAG_FIELDS, pieces, strict=False):
+        setattr(audio, name, piece)
+
+
+def read_tags(path: str | Path) -> str:
+    """The document ``set_tags`` wrote into the audio file at *path* ('' if it has none), read from the file's header
+    without decoding its sound; AudioError for a file libsndfile cannot open."""
+    import soundfile
+
+    try:
+        with soundfile.SoundFile(path) as audio:
+            found = audio.copy_metadata()
+    except (soundfile.SoundFileError, OSError, RuntimeError) as exc:
+        raise AudioError(f"{path}: not an audio file libsndfile reads ({str(exc).strip()})") from None
+    document = ""
+    for name in TAG_FIELDS:
+        if not (piece := found.get(name, "")):
+            break
+        document += piece
+    return document
+
+
 # --- rendering -------------------------------------------------------------------------------------------
 
 
 def render(timeline: Timeline, path: str | Path, *, soundfont: str | Path | None = None,
-           effects: bool = True, progress: Callable[[float], None] | None = None) -> Rendered:
-    """Render *timeline* to *path* (format by extension), atomically, exactly the rite's length plus TAIL."""
+           effects: bool = True, progress: Callable[[float], None] | None = None, tags: Tags | None = None) -> Rendered:
+    """Render *timeline* to *path* (format by extension), atomically, exactly the rite's length plus TAIL, with
+    *tags* (``set_tags``) in it."""
     import soundfile
 
     from yuesheng.outputs.midi import write_midi
@@ -424,6 +474,7 @@ def render(timeline: Timeline, path: str | Path, *, soundfont: str | Path | None
             try:
                 with soundfile.SoundFile(out, "w", rate, CHANNELS, target.encoding.subtype, format=target.container) \
                         as audio:
+                    set_tags(audio, tags)
                     _write(audio, synth, target, progress)
             except (soundfile.SoundFileError, OSError) as exc:
                 raise OutputError(f"cannot write {path}: {_why(exc, Path(path))}") from None
