@@ -7,10 +7,12 @@ import json
 import re
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 import soundfile
+from test_audio import needs_fluidsynth
 
 from yuesheng import build, load
 from yuesheng.errors import AudioError
@@ -20,18 +22,17 @@ from yuesheng.outputs.condense import condense, excerpt
 from yuesheng.outputs.tags import parse, rite_map
 from yuesheng.timeline import seconds, ticks
 
-from test_audio import needs_fluidsynth
-
 DATA = Path(__file__).parent / "data"
 GOLDEN = str(DATA / "golden.yaml")
 MINI = str(DATA / "mini_xiangshe.yaml")
 ISLAND = re.compile(r'<script type="application/json" id="audio-data">(.*?)</script>')
 
 
-def _island(page: Path) -> dict:
+def _island(page: Path) -> dict[str, Any]:
     found = ISLAND.findall(page.read_text(encoding="utf-8"))
     assert len(found) == 1
-    return json.loads(found[0])
+    data: dict[str, Any] = json.loads(found[0])
+    return data
 
 
 def _silent(path: Path, tags: Tags | None = None) -> None:
@@ -132,9 +133,10 @@ def test_a_music_only_render_maps_the_rite_to_the_file_as_condense_moved_it(run,
     assert condensed.cuts and len(points) == 2 * len(condensed.cuts) + 2
     assert points[-1] == [seconds(timeline.duration_ticks),
                           seconds(timeline.duration_ticks - condensed.removed_ticks)]
-    for rite, moved in zip(timeline.cues, condensed.timeline.cues, strict=True):  # every cue lands where condense put it
+    rites, files = [p[0] for p in points], [p[1] for p in points]
+    for rite, moved in zip(timeline.cues, condensed.timeline.cues, strict=True):  # each cue where condense put it
         for a, b in ((rite.start_tick, moved.start_tick), (rite.end_tick, moved.end_tick)):
-            assert np.interp(seconds(a), *zip(*points)) == pytest.approx(seconds(b), abs=1 / 960)
+            assert np.interp(seconds(a), rites, files) == pytest.approx(seconds(b), abs=1 / 960)
 
 
 @needs_fluidsynth

@@ -7,6 +7,8 @@ that part as it is and every other part ``--others`` dB softer (−12 by default
 breaths, for practice; ``--part`` renders some parts,
 ``--stems DIR`` one file per part; ``--listener`` places every part where it stands, heard from a seat
 (``outputs/spatial.py``, docs/seat.md), ``--binaural`` through the HRIRs of a SOFA file (``outputs/sofa.py``).
+Every file written says in its tags what it is a render of (``outputs/tags.py``), for ``sheet --audio`` and
+``video --audio``.
 """
 
 from __future__ import annotations

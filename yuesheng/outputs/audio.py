@@ -20,10 +20,11 @@ How a render goes:
 3. **Written once.** The samples go through soundfile (libsndfile) into a
    temporary file beside the output, with zeros where silence was removed, at
    the same sample positions as a straight render; the file is renamed over
-   the output at the end (``files.atomic_path``). A render that yields fewer
-   samples than planned, a FluidSynth error (a SoundFont it cannot load), a
-   full disk, Ctrl-C or SIGTERM: the temporary file is removed, FluidSynth is
-   killed, the existing output is untouched.
+   the output at the end (``files.atomic_path``); its tags (``set_tags``) go in
+   before the first sample. A render that yields fewer samples than planned, a
+   FluidSynth error (a SoundFont it cannot load), a full disk, Ctrl-C or
+   SIGTERM: the temporary file is removed, FluidSynth is killed, the existing
+   output is untouched.
 
 FluidSynth runs in its own process group, with a time limit, and on Linux with
 a parent-death signal, so it dies with yuesheng even when yuesheng is killed
