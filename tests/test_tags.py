@@ -150,3 +150,14 @@ def test_an_excerpts_map_is_its_offset(run, tmp_path):
     start, end = cues["bai-zhi"].start_tick, cues["ge"].end_tick
     assert excerpt(timeline, start, end).cues  # the span is the one audio's --from/--to gives
     assert _island(page)["map"] == [[seconds(start), 0.0], [seconds(end), seconds(end - start)]]
+
+
+@needs_fluidsynth
+def test_a_placed_render_says_where_it_is_heard_from(run, tmp_path):
+    placed = str(DATA / "placed.yaml")
+    out = tmp_path / "bells.wav"
+    code, _, err = run("audio", placed, "--part", "鐘", "--listener", "0,-3.5,south", "-o", str(out))
+    assert code == 0, err
+    tags = parse(read_tags(out), str(out))
+    assert tags.rite == "placed" and tags.plan == plan_digest(build(load(placed)))
+    assert tags.render == {"parts": "鐘", "listener": "(0, -3.5) facing south"}
