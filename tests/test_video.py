@@ -4,6 +4,7 @@ as long as the picture; bad input is a usage error; a signal leaves no file and 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -17,7 +18,11 @@ from typing import Any
 import pytest
 
 import yuesheng
+from yuesheng.live.resume import plan_digest
+from yuesheng.outputs.audio import Tags, set_tags
+from yuesheng.outputs.condense import Cut
 from yuesheng.outputs.frames import Plate, Sounding
+from yuesheng.outputs.tags import RenderTags, options_text
 from yuesheng.outputs.video import Excerpt, excerpt_timeline
 from yuesheng.timeline import EventKind, seconds
 
@@ -156,12 +161,25 @@ def test_the_excerpts_sound_is_the_rites_from_its_start(rite):
     assert seconds(cut.duration_ticks) == pytest.approx(end - start - 10, abs=1e-3)
 
 
+def _silence(path: Path, length: float, tags: RenderTags | None) -> None:
+    """*length* seconds of silence at 8 kHz in FLAC, tagged as a render of *tags* (None: untagged)."""
+    import numpy as np
+    import soundfile
+
+    with soundfile.SoundFile(path, "w", 8000, 1, "PCM_16") as sound:
+        set_tags(sound, Tags("yuesheng", tags.document()) if tags else None)
+        frames = round(length * 8000)
+        for n in range(0, frames, 1 << 20):
+            sound.write(np.zeros(min(1 << 20, frames - n), dtype=np.int16))
+
+
 @pytest.mark.slow
 def test_an_audio_file_of_the_rite_is_cut_to_the_excerpt_and_another_is_refused(run, rite, tmp_path):
     whole = seconds(rite.timeline.duration_ticks) + 2  # audio.TAIL
     audio = tmp_path / "rite.flac"
-    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "anullsrc=r=8000:cl=mono",
-                    "-t", f"{whole:.3f}", str(audio)], check=True)
+    tags = RenderTags(rite="xiangyinjiu", options=options_text(rite.options, rite.timeline),
+                      plan=plan_digest(rite.timeline), length=rite.timeline.duration_ticks)
+    _silence(audio, whole, tags)
     out = tmp_path / "a.mp4"
     code, _, err = run("video", "xiangyinjiu", "--from", "ying-bin", "--to", "bai-zhi", "--audio", str(audio),
                        *SMALL, "-o", str(out))
@@ -172,10 +190,15 @@ def test_an_audio_file_of_the_rite_is_cut_to_the_excerpt_and_another_is_refused(
     assert float(streams["audio"]["duration"]) == pytest.approx(end - start, abs=0.1)
     assert float(streams["video"]["duration"]) == pytest.approx(end - start, abs=0.25)
     short = tmp_path / "short.flac"
-    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "anullsrc=r=22050", "-t", "30", str(short)],
-                   check=True)
+    _silence(short, 30, tags)
     code, _, err = run("video", "xiangyinjiu", "--audio", str(short), *SMALL, "-o", str(tmp_path / "b.mp4"))
     assert code == 2 and "30.00 s long" in err and "鄉飲酒禮" in err and not (tmp_path / "b.mp4").exists()
+    other = (dataclasses.replace(tags, options={**tags.options, "tuning": "sanfen"}), "tuning: sanfen in the file")
+    music_only = (dataclasses.replace(tags, gap=960, cuts=(Cut(0, 2000, 1000),)), "--music-only render")
+    for made, why in (other, music_only, (None, "no yuesheng tags")):
+        _silence(short, whole, made)
+        code, _, err = run("video", "xiangyinjiu", "--audio", str(short), *SMALL, "-o", str(tmp_path / "b.mp4"))
+        assert code in (1, 2) and why in err and not (tmp_path / "b.mp4").exists(), err
 
 
 def test_at_another_speed_the_sound_is_left_out_and_said_so(run, tmp_path):

@@ -7,11 +7,14 @@ that part as it is and every other part ``--others`` dB softer (−12 by default
 breaths, for practice; ``--part`` renders some parts,
 ``--stems DIR`` one file per part; ``--listener`` places every part where it stands, heard from a seat
 (``outputs/spatial.py``, docs/seat.md), ``--binaural`` through the HRIRs of a SOFA file (``outputs/sofa.py``).
+Every file written says in its tags what it is a render of (``outputs/tags.py``), for ``sheet --audio`` and
+``video --audio``.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import stat
 import sys
@@ -36,7 +39,12 @@ FORMATS = ("flac", "wav", "ogg", "opus")  # the suffixes of audio.ENCODINGS, the
 DEFAULT_GAP = Fraction(3)  # seconds: the longest silence --music-only keeps
 
 if TYPE_CHECKING:  # imported when a command builds (cli.common.timeline_of)
+    from yuesheng.outputs.audio import Tags
+    from yuesheng.outputs.tags import RenderTags
+    from yuesheng.production import Production
     from yuesheng.timeline import Timeline
+
+_TITLE = "yuesheng:"  # a tagged file's title, before the rite's id
 
 
 def _progress_bar(fraction: float) -> None:
@@ -102,6 +110,27 @@ def _unseekable(path: Path) -> bool:
     return not stat.S_ISREG(mode) and os.path.realpath(path) != os.devnull
 
 
+def _tags(production: Production, span: tuple[int, int] | None, length: int) -> RenderTags:
+    """What every file of this render says of the rite it is (``outputs/tags.py``): its options, its plan's digest
+    (the console's, ``live/resume.plan_digest``), the excerpt's span."""
+    from yuesheng.live.resume import plan_digest
+    from yuesheng.outputs.tags import RenderTags, options_text
+
+    timeline = production.timeline
+    return RenderTags(rite=timeline.rite_id, options=options_text(production.options, timeline),
+                      plan=plan_digest(timeline), length=length, span=span)
+
+
+def _file_tags(tagged: RenderTags, args: argparse.Namespace, held: frozenset[str], listener: str) -> Tags:
+    """The tags of one file: the render's, with what this file holds that does not move its time."""
+    from yuesheng.outputs.audio import Tags
+
+    render = {"parts": " ".join(sorted(held)), "listener": listener, "solo": " ".join(args.solo),
+              "breath": "yes" if args.breath else "", "dry": "yes" if args.dry else ""}
+    tagged = dataclasses.replace(tagged, render={k: v for k, v in render.items() if v})
+    return Tags(title=f"{_TITLE} {tagged.rite}", document=tagged.document())
+
+
 def cmd_audio(args: argparse.Namespace) -> str:
     from yuesheng.cuesheet import parse_duration
     from yuesheng.files import write_atomic
@@ -124,8 +153,11 @@ def cmd_audio(args: argparse.Namespace) -> str:
         from yuesheng.outputs.condense import excerpt
 
         timeline = excerpt(timeline, *span)
+    tagged = _tags(production, span, timeline.duration_ticks)
     if args.music_only:
-        timeline = condense(timeline, gap_ticks=ticks(gap)).timeline
+        condensed = condense(timeline, gap_ticks=ticks(gap))
+        timeline = condensed.timeline
+        tagged = dataclasses.replace(tagged, gap=ticks(gap), cuts=condensed.cuts)
     try:
         parts = sorted(part_names(args.part, timeline)) if args.part else sounding_parts(timeline)
     except AudioError as exc:
@@ -167,15 +199,16 @@ def cmd_audio(args: argparse.Namespace) -> str:
     lines: list[str] = []
     # Ctrl-C and SIGTERM end the command (130, 143) through main(); render() stops FluidSynth and removes its files
     for path, held in outputs:
+        tags = _file_tags(tagged, args, held, placed[0].describe() if placed else "")
         if placed is None:
             rendered = render(only_parts(timeline, held) if held else timeline, path, soundfont=args.soundfont,
-                              effects=not args.dry, progress=_progress_bar)
+                              effects=not args.dry, progress=_progress_bar, tags=tags)
         else:
             from yuesheng.outputs.spatial import render_placed
 
             rendered = render_placed(timeline, production.staged, path, placed[0], physics=placed[1], parts=held,
                                      soundfont=args.soundfont, hrtf=hrtf, progress=_progress_bar,
-                                     order=args.ambisonics or 0)
+                                     order=args.ambisonics or 0, tags=tags)
         heard = f", heard from {placed[0].describe()}" if placed else ""
         heard += f", binaural through {hrtf.path}" if hrtf else ""
         heard += f"; solo {' '.join(args.solo)}, the others at {args.others or -12:+g} dB" if args.solo else ""

@@ -3,8 +3,9 @@ with the caption and the sound, H.264 + AAC in MP4 (``outputs/video.py``, ``outp
 
 ``--from``/``--to`` choose an excerpt by its first and last cue; ``--speed`` plays it faster (the sound is then
 left out: a rite's music sped up is not its music); ``--follow PERSON`` keeps one person (or a group) in frame,
-zoomed, with his track; ``--audio FILE`` takes the sound from a render of the same rite instead of rendering it,
-``--no-audio`` makes a silent video. The rite's blocking must be complete: every cue drawn is staged.
+zoomed, with his track; ``--audio FILE`` takes the sound from a render of the same rite instead of rendering it
+(its tags checked: ``outputs/tags.py``), ``--no-audio`` makes a silent video. The rite's blocking must be complete:
+every cue drawn is staged.
 """
 
 from __future__ import annotations
@@ -136,6 +137,13 @@ def _audio(args: argparse.Namespace, production: Production, excerpt: Excerpt) -
     path = Path(args.audio)
     if not path.is_file():
         raise UsageError(f"--audio {path}: no such file")
+    from yuesheng.live.resume import plan_digest
+    from yuesheng.outputs.tags import checked
+
+    tags = checked(path, production.timeline, production.options, plan_digest(production.timeline))  # exit 1
+    if tags.span is not None or tags.cuts is not None:
+        raise UsageError(f"--audio {path}: a {'--music-only' if tags.cuts is not None else '--from/--to'} render "
+                         "does not keep the rite's clock: give a render of the whole rite")
     try:
         audio_check(path, production.timeline)
     except AudioError as exc:

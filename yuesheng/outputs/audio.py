@@ -20,10 +20,11 @@ How a render goes:
 3. **Written once.** The samples go through soundfile (libsndfile) into a
    temporary file beside the output, with zeros where silence was removed, at
    the same sample positions as a straight render; the file is renamed over
-   the output at the end (``files.atomic_path``). A render that yields fewer
-   samples than planned, a FluidSynth error (a SoundFont it cannot load), a
-   full disk, Ctrl-C or SIGTERM: the temporary file is removed, FluidSynth is
-   killed, the existing output is untouched.
+   the output at the end (``files.atomic_path``); its tags (``set_tags``) go in
+   before the first sample. A render that yields fewer samples than planned, a
+   FluidSynth error (a SoundFont it cannot load), a full disk, Ctrl-C or
+   SIGTERM: the temporary file is removed, FluidSynth is killed, the existing
+   output is untouched.
 
 FluidSynth runs in its own process group, with a time limit, and on Linux with
 a parent-death signal, so it dies with yuesheng even when yuesheng is killed
@@ -397,12 +398,62 @@ def fluidsynth_arguments(command: str, font: Path, midi: Path, sample_rate: int,
             str(font), str(midi)]
 
 
+# --- tags -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Tags:
+    """What a render says of itself: a title for players, and yuesheng's document (``outputs/tags.py``), ASCII."""
+
+    title: str
+    document: str
+
+
+TAG_FIELDS = ("comment", "album", "artist", "genre", "copyright", "date")  # the document's pieces, in order
+TAG_PIECE = 2000  # characters a piece holds: libsndfile drops a WAV LIST/INFO string past 2045 bytes
+
+
+def set_tags(audio: Any, tags: Tags | None) -> None:
+    """Write *tags* into the open soundfile *audio* before its first frame (FLAC and Ogg write their Vorbis comments
+    then): the title and ``software`` for players, the document in pieces of ``TAG_PIECE`` over ``TAG_FIELDS`` (a
+    WAV's LIST/INFO chunk: ICMT, IPRD, IART, IGNR, ICOP, ICRD; Vorbis comments COMMENT, ALBUM, …)."""
+    if tags is None:
+        return
+    pieces = [tags.document[n:n + TAG_PIECE] for n in range(0, len(tags.document), TAG_PIECE)]
+    if len(pieces) > len(TAG_FIELDS) or not tags.document.isascii():
+        raise AudioError(f"the render's tags take {len(tags.document)} characters: at most "
+                         f"{TAG_PIECE * len(TAG_FIELDS)} ASCII ones fit")
+    audio.title = tags.title
+    audio.software = "yuesheng"
+    for name, piece in zip(TAG_FIELDS, pieces, strict=False):
+        setattr(audio, name, piece)
+
+
+def read_tags(path: str | Path) -> str:
+    """The document ``set_tags`` wrote into the audio file at *path* ('' if it has none), read from the file's header
+    without decoding its sound; AudioError for a file libsndfile cannot open."""
+    import soundfile
+
+    try:
+        with soundfile.SoundFile(path) as audio:
+            found = audio.copy_metadata()
+    except (soundfile.SoundFileError, OSError, RuntimeError) as exc:
+        raise AudioError(f"{path}: not an audio file libsndfile reads ({str(exc).strip()})") from None
+    document = ""
+    for name in TAG_FIELDS:
+        if not (piece := found.get(name, "")):
+            break
+        document += piece
+    return document
+
+
 # --- rendering -------------------------------------------------------------------------------------------
 
 
 def render(timeline: Timeline, path: str | Path, *, soundfont: str | Path | None = None,
-           effects: bool = True, progress: Callable[[float], None] | None = None) -> Rendered:
-    """Render *timeline* to *path* (format by extension), atomically, exactly the rite's length plus TAIL."""
+           effects: bool = True, progress: Callable[[float], None] | None = None, tags: Tags | None = None) -> Rendered:
+    """Render *timeline* to *path* (format by extension), atomically, exactly the rite's length plus TAIL, with
+    *tags* (``set_tags``) in it."""
     import soundfile
 
     from yuesheng.outputs.midi import write_midi
@@ -424,6 +475,7 @@ def render(timeline: Timeline, path: str | Path, *, soundfont: str | Path | None
             try:
                 with soundfile.SoundFile(out, "w", rate, CHANNELS, target.encoding.subtype, format=target.container) \
                         as audio:
+                    set_tags(audio, tags)
                     _write(audio, synth, target, progress)
             except (soundfile.SoundFileError, OSError) as exc:
                 raise OutputError(f"cannot write {path}: {_why(exc, Path(path))}") from None

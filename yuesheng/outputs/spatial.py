@@ -37,6 +37,7 @@ from yuesheng.outputs.audio import (
     CHUNK,
     FluidSynth,
     Rendered,
+    Tags,
     _why,
     check_space,
     find_fluidsynth,
@@ -45,6 +46,7 @@ from yuesheng.outputs.audio import (
     only_parts,
     plan,
     segments,
+    set_tags,
     sounding_parts,
 )
 from yuesheng.outputs.placement import (
@@ -562,7 +564,7 @@ def render_placed(timeline: Timeline, rite: StagedRite | None, path: str | Path,
                   physics: Physics | None = None,
                   parts: frozenset[str] = frozenset(), soundfont: str | Path | None = None,
                   hrtf: Hrtf | None = None, progress: Callable[[float], None] | None = None,
-                  order: int = 0) -> Rendered:
+                  order: int = 0, tags: Tags | None = None) -> Rendered:
     """Render *timeline* (its *parts*, or all; placed by the staged *rite* where there is one, else by the cue
     sheet's places) to *path* in stereo as heard by *who* (binaurally through *hrtf*, if given), or in AmbiX of
     *order* 1 to 3 (a WAV file of (order + 1)² channels, ACN and SN3D, for head-tracked playback), atomically; the
@@ -617,6 +619,7 @@ def render_placed(timeline: Timeline, rite: StagedRite | None, path: str | Path,
         try:
             with soundfile.SoundFile(out, "w", rate, channels, target.encoding.subtype, format=target.container) \
                     as audio:
+                set_tags(audio, tags)
                 _write(audio, feeds, voices, target.frames, rate, progress, channels)
         except (soundfile.SoundFileError, OSError) as exc:
             raise OutputError(f"cannot write {path}: {_why(exc, Path(path))}") from None

@@ -8,7 +8,8 @@ full disk, Ctrl-C, SIGTERM — it is killed and reaped, and its output, a tempor
 
 The sound: the rite's own audio for the excerpt, rendered through FluidSynth (``audio.render``) from the Timeline's
 sounding events cut to the excerpt (a note begun before it sounds from its start), or an audio file given, a render
-of the same rite (``audio_check``: its length must be the rite's and the release tail's), cut by FFmpeg; or none.
+of the same rite (its tags checked by the command, ``outputs/tags.py``, then ``audio_check``: its length must be the
+rite's and the release tail's), cut by FFmpeg; or none.
 """
 
 from __future__ import annotations

@@ -534,11 +534,18 @@ def sheet_html(production: Production, *, plate_at: Sequence[str] = ()) -> str:
     return sheet_file(production, plate_at=plate_at).decode("utf-8")
 
 
-def sheet_file(production: Production, *, plate_at: Sequence[str] = ()) -> bytes:
+def sheet_file(production: Production, *, plate_at: Sequence[str] = (),
+               audio: Mapping[str, Any] | None = None) -> bytes:
     """``sheet_html`` as its file holds it (UTF-8): the page is encoded once, both to find the characters its font is
-    cut for and to be written (encoding a 1.2 MB page costs as much as the rest of finding its font)."""
+    cut for and to be written (encoding a 1.2 MB page costs as much as the rest of finding its font). With *audio*
+    (``src``, ``map``, ``rite``, ``digest``: the render it plays in step, ``cli/web.py``), the page holds it as
+    ``<script type="application/json" id="audio-data">``."""
     with collector_paused():  # tens of thousands of new objects, none in a cycle: the collector would rescan them
-        data = _page(production, plate_at).encode("utf-8")
+        page = _page(production, plate_at)
+    if audio is not None:
+        page = page.replace("</head>", f'<script type="application/json" id="audio-data">{json_island(audio)}'
+                                       "</script>\n</head>", 1)
+    data = page.encode("utf-8")
     faces = fonts.face_css_utf8(data)
     return data.replace(b"</head>", _style(faces).encode("ascii"), 1) if faces else data
 
