@@ -81,7 +81,8 @@ def flood(url: str, stop: threading.Event) -> None:
     """Heartbeats as fast as they go, on a socket opened again whenever the console closes it."""
     n = 0
     while not stop.is_set():
-        with contextlib.suppress(WebSocketException, OSError, TimeoutError), connect(url, ping_interval=None, close_timeout=0.2) as socket:
+        with contextlib.suppress(WebSocketException, OSError, TimeoutError), \
+                connect(url, ping_interval=None, close_timeout=0.2) as socket:
             while not stop.is_set():
                 n += 1
                 socket.send(json.dumps({"ping": n}))
@@ -106,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--idle", type=int, default=400)
     parser.add_argument("--flooders", type=int, default=3)
-    parser.add_argument("--rounds", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=10)
     args = parser.parse_args(argv)
     server, url = serve()
     try:

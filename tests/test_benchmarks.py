@@ -22,6 +22,8 @@ SMOKE: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "variants": (("--repeat", "1", "--counts", "2", "4"),
                  (rf"variants_4_load_s={NUMBER} \({NUMBER}x baseline read\)",
                   rf"variants_4_validate_s={NUMBER} \({NUMBER}x baseline read\)")),
+    "console_flood": (("--idle", "40", "--flooders", "1", "--rounds", "2"),
+                      (rf"attacked_worst_median_ms={NUMBER} \(load average {NUMBER}\)",)),
     "hall_bounds": (("--repeat", "1", "--places", "40", "80", "--stairs", "0", "10"),
                     (rf"places_80_load_hall_ms={NUMBER} \({NUMBER}x baseline YAML parse; per place {NUMBER}x the "
                      r"first count's\)",
