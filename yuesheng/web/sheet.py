@@ -575,7 +575,8 @@ def _page(production: Production, plate_at: Sequence[str] = ()) -> str:
 
             data["motion"] = transport_data(production)  # the transport's tracks and what sounds
     page: str = environment().get_template("sheet.html.j2").render(
-        timeline=timeline, **view, now_line="motion" in data, places=places, unplaced=unplaced(timeline), scale=PLAN_SCALE,
+        timeline=timeline, **view, now_line="motion" in data,  # the transport's time on the timeline
+        places=places, unplaced=unplaced(timeline), scale=PLAN_SCALE,
         hall_box=_view_box(places, hall=True), whole_box=_view_box(places, hall=False),
         table=_table(groups, measured=measured), names=names, performers=performers, plates=plates,
         measured=measured,

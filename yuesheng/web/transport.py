@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from yuesheng.production import Production
-    from yuesheng.staging.rite import StagedRite
     from yuesheng.staging.motion import Motion, Step
+    from yuesheng.staging.rite import StagedRite
 
 
 def _r(v: float) -> float:
@@ -90,7 +90,8 @@ def transport_data(production: Production) -> dict[str, Any] | None:
         return None
     sounding = Sounding(production.timeline, production.sheet)
     gestures = {c: [[g.name, _r(g.start), _r(g.end)] for g in motion.gestures(c)] for c in motion.cues}
-    return {"turn": TURN, "tracks": tracks(motion), "names": names(production, staged, set(motion.members)), "gestures": {c: g for c, g in gestures.items() if g},
+    return {"turn": TURN, "tracks": tracks(motion), "names": names(production, staged, set(motion.members)),
+            "gestures": {c: g for c, g in gestures.items() if g},
             "music": [[_r(m.start), _r(m.end), m.text] for m in sounding.music],
             "sung": [[_r(s.start), _r(s.end), s.piece, s.stanza, s.line, s.index] for s in sounding.syllables],
             "sounds": [[_r(s.start), s.text] for s in sounding.sounds]}
