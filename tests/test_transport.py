@@ -15,11 +15,12 @@ from typing import Any
 import pytest
 
 import yuesheng
+from yuesheng import caches
 from yuesheng.cli import main
 from yuesheng.staging.model import Point
 from yuesheng.staging.persons import person
 from yuesheng.timeline import TICKS_PER_SECOND
-from yuesheng.web.transport import key, transport_data
+from yuesheng.web.transport import key, transport_data, transport_json
 
 INSTANTS = 20
 
@@ -94,6 +95,17 @@ def test_the_page_carries_every_members_steps_and_what_sounds(dashe):
         assert all(len(w[5]) == len(w[6]) and w[6][0] == 0 and w[6][-1] == pytest.approx(1) for w in walks)
     assert data["sung"] and data["music"] and any("節" in text for _, text in data["sounds"])
     assert json.loads(json.dumps(data)) == data  # no inf or nan: the page reads it as JSON
+
+
+def test_the_data_are_kept_and_an_entry_not_whole_is_made_again(dashe):
+    made = transport_json(dashe)
+    assert made is not None and json.loads(made) == transport_data(dashe)
+    folder = caches.folder("transport")
+    assert folder is not None
+    assert folder.entries() and transport_json(dashe) == made  # read back
+    for entry, _, _ in folder.entries():
+        folder.write(entry, made[: len(made) // 2].encode(), entries=8)  # cut short: a miss, made again
+    assert transport_json(dashe) == made
 
 
 def test_every_name_persons_reads_follows_the_member_it_names(dashe):

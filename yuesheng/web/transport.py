@@ -6,6 +6,10 @@ along its route by the leg's per-point marks (the share of its seconds spent on 
 (``Still``) turns from the way he walked to his facing in ``TURN`` seconds. Times are seconds from the start of the
 rite, places in 步 (x east, y south); a start of -inf (on the ground from the start) is written null.
 
+The whole is kept in ``caches.folder("transport")`` under a key of the ground's entry (everything staging reads),
+every cue's span, the paces, the performers, the sung and sounding events and the words of the pieces sung, as the
+plates are (``web/plates.py``): a page drawn again neither stages the rite nor imports the staging model.
+
 ``{"turn", "tracks": {member: {"first": bool, "steps": [...]}}, "gestures": {cue: [[name, start, end]]},
 "music": [[start, end, text]], "sung": [[start, end, piece, stanza, line, index]], "sounds": [[start, text]],
 "names": {name: member}}`` (every name of a person on the ground, ``key``-folded, for ``?follow=NAME``);
@@ -15,10 +19,15 @@ a walk is ``["go", start, end, number, cue, route, marks, to, [fx, fy] | null]``
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import re
 import unicodedata
 from typing import TYPE_CHECKING, Any
+
+from yuesheng import caches
+from yuesheng.timeline import EventKind
 
 if TYPE_CHECKING:
     from yuesheng.production import Production
@@ -95,3 +104,108 @@ def transport_data(production: Production) -> dict[str, Any] | None:
             "music": [[_r(m.start), _r(m.end), m.text] for m in sounding.music],
             "sung": [[_r(s.start), _r(s.end), s.piece, s.stanza, s.line, s.index] for s in sounding.syllables],
             "sounds": [[_r(s.start), s.text] for s in sounding.sounds]}
+
+
+CACHE_ENTRIES = 64
+MAX_ENTRY_BYTES = 32 << 20  # 大射儀's: about 0.2 MB
+_FORMAT = "yuesheng-transport-1"
+_KEYS = {"turn", "tracks", "names", "gestures", "music", "sung", "sounds"}
+
+
+def transport_json(production: Production) -> str | None:
+    """``transport_data`` as JSON, kept between runs; None where no blocking is in force."""
+    ground = production.ground
+    if ground is None:
+        return None
+    folder = caches.folder("transport") if ground.entry else None
+    name = f"{caches.key(_FORMAT, ground.entry, *_inputs(production))}.json"
+    if folder is not None and (kept := _read(folder.read(name, limit=MAX_ENTRY_BYTES))) is not None:
+        return kept
+    data = transport_data(production)
+    if data is None:
+        return None
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    if folder is not None:
+        folder.write(name, text.encode("utf-8"), entries=CACHE_ENTRIES)
+    return text
+
+
+def _inputs(production: Production) -> list[str]:
+    """What the data depend on besides the ground: the cues' spans, the paces, the performers' names and counts, and
+    a digest of the events the page names (sung syllables, markers, calls, 節 strokes) and of the pieces' words."""
+    timeline, sheet = production.timeline, production.sheet
+    digest = hashlib.sha256()
+    for e in timeline.events:
+        if (e.kind is EventKind.NOTE and e.part == "歌") or e.kind in (EventKind.MARKER, EventKind.CALL) or \
+                (e.kind is EventKind.DRUM and (e.jie or e.piece)):
+            digest.update(f"{e.start_tick},{e.length_ticks},{e.kind.value},{e.cue},{e.part},{e.text},{e.piece},"
+                          f"{e.zhong},{e.jie},{e.degree}\n".encode())
+    for ref in {ref.piece.id: ref.piece for cue in sheet.cues for ref in cue.pieces}.values():
+        digest.update(f"{ref.id},{ref.title}".encode())
+        for stanza in ref.stanzas:
+            digest.update(f"{stanza.number},{stanza.line_lengths},{[n.lyric for n in stanza.notes]}".encode())
+    spans = ",".join(f"{t.cue.id}:{t.start_tick}:{t.end_tick}" for t in timeline.cues)
+    cast = ",".join(f"{r}:{m.name}:{m.count}" for r, m in sheet.performers.items())
+    return [spans, repr(production.options.paces), cast, digest.hexdigest()]
+
+
+def _read(entry: bytes | None) -> str | None:
+    """A kept entry's JSON, if it is one whole (a dict with every key), else None."""
+    try:
+        if entry is None:
+            return None
+        text = entry.decode("utf-8")
+        value = json.loads(text)
+        return text if _whole(value) else None
+    except (ValueError, RecursionError):
+        return None
+
+
+def _num(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _pair(v: Any) -> bool:
+    return isinstance(v, list) and len(v) == 2 and all(map(_num, v))
+
+
+def _rows(v: Any, *kinds: Any) -> bool:
+    """Whether *v* is a list of rows, each of *kinds* (``_num``, or a type) in order."""
+    def fits(k: Any, x: Any) -> bool:
+        return bool(k(x)) if k is _num else isinstance(x, k) and not isinstance(x, bool)
+
+    return isinstance(v, list) and all(
+        isinstance(r, list) and len(r) == len(kinds) and all(fits(k, x) for k, x in zip(kinds, r, strict=True))
+        for r in v)
+
+
+def _step_ok(s: Any) -> bool:
+    if not isinstance(s, list) or not s:
+        return False
+    if s[0] == "go" and len(s) == 9:
+        _, a, b, n, cue, route, marks, to, facing = s
+        return (_num(a) and _num(b) and isinstance(n, int) and isinstance(cue, str) and isinstance(route, list)
+                and len(route) >= 2 and all(map(_pair, route)) and isinstance(marks, list)
+                and len(marks) == len(route) and all(map(_num, marks)) and isinstance(to, str)
+                and (facing is None or _pair(facing)))
+    if s[0] == "at" and len(s) == 7:
+        _, a, x, y, place, facing, came = s
+        return ((a is None or _num(a)) and _num(x) and _num(y) and isinstance(place, str)
+                and all(v is None or _pair(v) for v in (facing, came)))
+    return False
+
+
+def _whole(v: Any) -> bool:
+    """Whether *v* is a whole ``transport_data``: every key, every value of its shape (a kept entry is read back)."""
+    if not isinstance(v, dict) or set(v) != _KEYS or not _num(v["turn"]):
+        return False
+    tracks, names, gestures = v["tracks"], v["names"], v["gestures"]
+    return (isinstance(tracks, dict) and all(
+                isinstance(t, dict) and set(t) == {"first", "steps"} and isinstance(t["first"], bool)
+                and isinstance(t["steps"], list) and t["steps"] and all(map(_step_ok, t["steps"]))
+                for t in tracks.values())
+            and isinstance(names, dict) and all(isinstance(m, str) and m in tracks for m in names.values())
+            and isinstance(gestures, dict) and all(_rows(g, str, _num, _num) for g in gestures.values())
+            and _rows(v["music"], _num, _num, str) and _rows(v["sung"], _num, _num, str, int, str, int)
+            and _rows(v["sounds"], _num, str))
+
