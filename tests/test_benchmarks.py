@@ -55,10 +55,13 @@ SMOKE: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
                rf"cpu_vs_real_time={NUMBER} load_average={NUMBER}->{NUMBER} on \d+ cores",)),
     "sheet": (("--rites", "xiangyinjiu", "--repeat", "1"),
               (rf"sheet_write_s\[xiangyinjiu\]={NUMBER}", rf"chromium_load_draw_warm_s\[xiangyinjiu\]={NUMBER}")),
+    "page_play": (("--rite", "xiangyinjiu", "--seconds", "1"),
+                  (rf"page_play_fps\[xiangyinjiu\]={NUMBER} \((ok|BELOW GOAL); goal >= 30\) frame_p95_ms={NUMBER} "
+                   rf"script_ms_per_frame={NUMBER} load_average={NUMBER}->{NUMBER} on \d+ cores",)),
 }
 # What a benchmark runs besides Python, as the tests' markers name it; a smoke run over ten seconds is slow too.
-KIND = {"audio": "synth", "placed_audio": "synth", "engrave": "engraver", "sheet": "browser"}
-SLOW = {"render", "audio", "placed_audio", "engrave", "sheet"}
+KIND = {"audio": "synth", "placed_audio": "synth", "engrave": "engraver", "sheet": "browser", "page_play": "browser"}
+SLOW = {"render", "audio", "placed_audio", "engrave", "sheet", "page_play"}
 PROGRAMS = {"synth": ("fluidsynth",), "browser": ("chromium", "chromium-browser")}
 
 

@@ -83,7 +83,7 @@ class Gesture:
 
 
 @dataclass(frozen=True, slots=True)
-class _Still:
+class Still:
     """A member standing from *start* (his arrival, or a turn or an entrance the blocking makes where he stands)."""
 
     start: float
@@ -94,7 +94,7 @@ class _Still:
 
 
 @dataclass(frozen=True, slots=True)
-class _Going:
+class Going:
     """A member walking *leg*: the share of its time spent when he reaches each point of its route."""
 
     leg: Leg
@@ -105,7 +105,7 @@ class _Going:
         return self.leg.start
 
 
-_Step = _Going | _Still
+Step = Going | Still
 
 
 class Motion:
@@ -117,7 +117,7 @@ class Motion:
         self._hall = staged.hall
         self._paces = paces or shipped()
         self._spans = {c: spans[c] for c in staged.cues if c in spans}
-        self._tracks: dict[str, list[_Step]] = {}
+        self._tracks: dict[str, list[Step]] = {}
         self._gestures: dict[str, tuple[Gesture, ...]] = {}
         self._build(staged)
         self._starts = {m: [s.start for s in track] for m, track in self._tracks.items()}
@@ -135,7 +135,12 @@ class Motion:
 
     def legs(self, member: str) -> tuple[Leg, ...]:
         """*member*'s walks in order, numbered from 1 (KeyError for one never on the ground)."""
-        return tuple(s.leg for s in self._tracks[member] if isinstance(s, _Going))
+        return tuple(s.leg for s in self._tracks[member] if isinstance(s, Going))
+
+    def track(self, member: str) -> tuple[Step, ...]:
+        """*member*'s steps in time, each a walk (``Going``) or a stand (``Still``), for drawing elsewhere as
+        ``position`` places him (KeyError for one never on the ground)."""
+        return tuple(self._tracks[member])
 
     def gestures(self, cue: str) -> tuple[Gesture, ...]:
         """The formulas of *cue* in time, one after another after its longest walk."""
@@ -148,7 +153,7 @@ class Motion:
     def entrance(self, member: str) -> float:
         """When *member* comes on the ground: -inf for one there from the start (KeyError for one never on it)."""
         first = self._tracks[member][0]
-        if isinstance(first, _Going):
+        if isinstance(first, Going):
             return -math.inf if self._spans and first.leg.cue == next(iter(self._spans)) else first.start
         return first.start
 
@@ -163,12 +168,12 @@ class Motion:
         i = bisect.bisect_right(self._starts[member], t) - 1
         if i < 0:  # before his first step: on the ground from the start only if that step is a walk at the first cue
             first = track[0]
-            if not isinstance(first, _Going) or self.entrance(member) > t:
+            if not isinstance(first, Going) or self.entrance(member) > t:
                 return None
             leg = first.leg
             return Position(member, leg.route[0], _way(leg.route[:2]), leg.origin, None, None)
         step = track[i]
-        if isinstance(step, _Still):
+        if isinstance(step, Still):
             return _standing(member, step, t)
         leg = step.leg
         if t >= leg.end:  # his stand follows at once; only a leg of no time is passed here
@@ -203,7 +208,7 @@ class Motion:
                 if member not in walked and before.get(member) != now:
                     came = before[member][1] if member in before else None
                     at = -math.inf if n == 0 else max(start, free.get(member, start))
-                    self._add(member, _Still(at, stand.point, stand.place, stand.facing,
+                    self._add(member, Still(at, stand.point, stand.place, stand.facing,
                                              came.vector if came else None))
                 before[member] = now
 
@@ -214,14 +219,14 @@ class Motion:
         origin = before[w.who][0] if w.who in before else _place_at(self._hall, w.route[0])
         arrived = w.route[-1].distance(stand.point) < 1e-6
         to, facing = (stand.place, stand.facing) if arrived else (_place_at(self._hall, w.route[-1]), None)
-        number = sum(isinstance(s, _Going) for s in self._tracks.get(w.who, ())) + 1
+        number = sum(isinstance(s, Going) for s in self._tracks.get(w.who, ())) + 1
         leg = Leg(w.who, number, cue, at, end, origin, to, w.route, w.length, w.run, facing)
-        self._add(w.who, _Going(leg, _marks(self._hall, w, self._paces)))
-        self._add(w.who, _Still(end, w.route[-1], to, facing, _way(w.route)))
+        self._add(w.who, Going(leg, _marks(self._hall, w, self._paces)))
+        self._add(w.who, Still(end, w.route[-1], to, facing, _way(w.route)))
         free[w.who] = end
         before[w.who] = (to, facing)
 
-    def _add(self, member: str, step: _Step) -> None:
+    def _add(self, member: str, step: Step) -> None:
         self._tracks.setdefault(member, []).append(step)
 
 
@@ -251,7 +256,7 @@ def _way(route: tuple[Point, ...]) -> Vector | None:
     return None
 
 
-def _standing(member: str, still: _Still, t: float) -> Position:
+def _standing(member: str, still: Still, t: float) -> Position:
     """*member* standing as *still* says at *t*: turning from the way he looked, then facing."""
     goal = still.facing.vector if still.facing else None
     if still.came is None or goal is None or t >= still.start + TURN:
@@ -286,7 +291,7 @@ def _marks(hall: Hall, w: Walk, paces: Paces) -> tuple[float, ...]:
     return tuple(marks)
 
 
-def _along(going: _Going, t: float) -> tuple[Point, Vector | None]:
+def _along(going: Going, t: float) -> tuple[Point, Vector | None]:
     """Where on its leg the walker of *going* is at *t*, and the way he goes."""
     leg, marks = going.leg, going.marks
     f = (t - leg.start) / leg.seconds if leg.seconds > 0 else 1.0

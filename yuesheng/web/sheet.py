@@ -578,8 +578,13 @@ def _page(production: Production, plate_at: Sequence[str] = ()) -> str:
 
         if (staged := plates_data(production, names)) is not None:
             plates, data["plates"] = _plates_view(staged, groups, plate_at), Encoded(staged.json)
+            from yuesheng.web.transport import transport_json
+
+            if (motion := transport_json(production)) is not None:
+                data["motion"] = Encoded(motion)  # the transport's tracks and what sounds
     page: str = environment().get_template("sheet.html.j2").render(
-        timeline=timeline, **view, now_line=False, places=places, unplaced=unplaced(timeline), scale=PLAN_SCALE,
+        timeline=timeline, **view, now_line="motion" in data,  # the transport's time on the timeline
+        places=places, unplaced=unplaced(timeline), scale=PLAN_SCALE,
         hall_box=_view_box(places, hall=True), whole_box=_view_box(places, hall=False),
         table=_table(groups, measured=measured), names=names, performers=performers, plates=plates,
         measured=measured,
