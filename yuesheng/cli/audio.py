@@ -17,7 +17,6 @@ import argparse
 import dataclasses
 import os
 import stat
-import sys
 from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +31,7 @@ from yuesheng.cli.common import (
     production_of,
     sequencer_options,
 )
+from yuesheng.cli.streams import progress_bar
 from yuesheng.errors import AudioError, InvalidValueError, UsageError
 from yuesheng.outputs.sofa import DEFAULT as DEFAULT_SOFA  # numpy and h5py only when a file is read
 
@@ -47,13 +47,6 @@ if TYPE_CHECKING:  # imported when a command builds (cli.common.timeline_of)
 _TITLE = "yuesheng:"  # a tagged file's title, before the rite's id
 
 
-def _progress_bar(fraction: float) -> None:
-    if sys.stderr.isatty():
-        filled = int(fraction * 30)
-        sys.stderr.write(f"\rrendering [{'#' * filled}{'.' * (30 - filled)}] {fraction:4.0%}")
-        if fraction >= 1:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
 
 
 def _outputs(args: argparse.Namespace, timeline: Timeline,
@@ -202,12 +195,12 @@ def cmd_audio(args: argparse.Namespace) -> str:
         tags = _file_tags(tagged, args, held, placed[0].describe() if placed else "")
         if placed is None:
             rendered = render(only_parts(timeline, held) if held else timeline, path, soundfont=args.soundfont,
-                              effects=not args.dry, progress=_progress_bar, tags=tags)
+                              effects=not args.dry, progress=progress_bar('rendering'), tags=tags)
         else:
             from yuesheng.outputs.spatial import render_placed
 
             rendered = render_placed(timeline, production.staged, path, placed[0], physics=placed[1], parts=held,
-                                     soundfont=args.soundfont, hrtf=hrtf, progress=_progress_bar,
+                                     soundfont=args.soundfont, hrtf=hrtf, progress=progress_bar('rendering'),
                                      order=args.ambisonics or 0, tags=tags)
         heard = f", heard from {placed[0].describe()}" if placed else ""
         heard += f", binaural through {hrtf.path}" if hrtf else ""

@@ -11,11 +11,24 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from typing import TextIO
 
 from yuesheng.text import visible
 
 _EXIT_FAILED = 1
+
+
+def progress_bar(label: str) -> Callable[[float], None]:
+    """A progress callback drawing ``LABEL [####....]  40%`` on stderr when it is a terminal (nothing otherwise)."""
+    def draw(fraction: float) -> None:
+        if sys.stderr.isatty():
+            filled = int(fraction * 30)
+            sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (30 - filled)}] {fraction:4.0%}")
+            if fraction >= 1:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+    return draw
 
 
 def say(message: str) -> None:

@@ -13,11 +13,11 @@ from __future__ import annotations
 import argparse
 import math
 import re
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from yuesheng.cli.common import check_output_arg, production_of, sequencer_options
+from yuesheng.cli.streams import progress_bar
 from yuesheng.errors import AmbiguousNameError, AudioError, UnknownNameError, UsageError
 
 if TYPE_CHECKING:
@@ -115,13 +115,6 @@ def followed(production: Production, name: str | None) -> tuple[tuple[str, ...],
     return members, who.label
 
 
-def _progress_bar(fraction: float) -> None:
-    if sys.stderr.isatty():
-        filled = int(fraction * 30)
-        sys.stderr.write(f"\rvideo [{'#' * filled}{'.' * (30 - filled)}] {fraction:4.0%}")
-        if fraction >= 1:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
 
 
 def _audio(args: argparse.Namespace, production: Production, excerpt: Excerpt) -> tuple[Path | str | None, str]:
@@ -178,7 +171,7 @@ def cmd_video(args: argparse.Namespace) -> str:
                   track=(excerpt.start, excerpt.end))
     # Ctrl-C and SIGTERM end the command (130, 143) through main(): FFmpeg is killed, its file removed
     written = render_video(plate, excerpt, output, timeline=production.timeline, audio=audio,
-                           soundfont=args.soundfont, progress=_progress_bar)
+                           soundfont=args.soundfont, progress=progress_bar('video'))
     what = f"{production.timeline.rite} from {clock_tenths(excerpt.start)} to {clock_tenths(excerpt.end)}"
     return describe(written, excerpt, what + (f", following {name}" if name else "")) + "\n"
 
