@@ -115,6 +115,18 @@ def _said(seconds: float) -> str:
     return "more than a day"
 
 
+def _frame(text: Any) -> Any:
+    """A WebSocket frame's JSON (None for what is not text of at most ``MAX_BODY``, or not JSON)."""
+    try:
+        return json.loads(text) if isinstance(text, str) and len(text) <= MAX_BODY else None
+    except (ValueError, RecursionError):
+        return None
+
+
+def _is_ping(data: Any) -> bool:
+    return isinstance(data, dict) and set(data) == {"ping"}
+
+
 def _seconds(value: int | float) -> float | None:
     """A JSON number as seconds; None for what no clock shows: NaN, ±Infinity, an integer beyond any float."""
     try:
@@ -474,12 +486,9 @@ class Console:
 
     def _answer(self, text: Any) -> dict[str, Any]:
         """The reply to one frame: a heartbeat's pong, or whether a command was accepted and why not."""
-        try:
-            data = json.loads(text) if isinstance(text, str) and len(text) <= MAX_BODY else None
-        except (ValueError, RecursionError):
-            data = None
-        if isinstance(data, dict) and set(data) == {"ping"}:
-            return {"pong": data["ping"], "server": self.control.clock.now()}
+        data = _frame(text)
+        if _is_ping(data):
+            return self._pong(data)
         accepted, why = self.command(data)
         tag = data.get("id") if isinstance(data, dict) else None
         return {"accepted": accepted, **({"why": why} if why else {}),
@@ -558,12 +567,12 @@ class Console:
         await self._serve(websocket, self._view_answer, f"view {who.label if who else ''}",
                           lambda: self.view_state(who))
 
+    def _pong(self, ping: dict[str, Any]) -> dict[str, Any]:
+        return {"pong": ping["ping"], "server": self.control.clock.now()}
+
     def _view_answer(self, text: Any) -> dict[str, Any]:
         """A view's heartbeat answered; anything else refused: a view cannot GO, STOP or jump."""
-        try:
-            data = json.loads(text) if isinstance(text, str) and len(text) <= MAX_BODY else None
-        except (ValueError, RecursionError):
-            data = None
-        if isinstance(data, dict) and set(data) == {"ping"}:
-            return {"pong": data["ping"], "server": self.control.clock.now()}
+        data = _frame(text)
+        if _is_ping(data):
+            return self._pong(data)
         return {"accepted": False, "why": "a view only shows the show: it cannot GO, STOP or jump"}
