@@ -367,10 +367,7 @@ QUIETEST_DB = -60.0  # the softest the others may be made: FluidSynth's velocity
 
 def decibels(text: str) -> float:
     """An argparse type: a level below one's own part, in dB, from ``QUIETEST_DB`` to 0 (``-12``)."""
-    try:
-        value = float(text.removesuffix("dB")) if text.isascii() else float("nan")
-    except ValueError:
-        value = float("nan")
-    if not QUIETEST_DB <= value <= 0:
+    value = decimal(text.removesuffix("dB"))
+    if value is None or not QUIETEST_DB <= value <= 0:
         raise argparse.ArgumentTypeError(f"{text!r}: expected decibels from {QUIETEST_DB:g} to 0, e.g. -12")
     return value
