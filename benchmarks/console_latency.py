@@ -1,9 +1,10 @@
 """How long a GO from one page takes to show on a second page of the console, on one machine.
 
-A console for 鄉射禮 (``cues/xiangshe.yaml``) is served by uvicorn on a free port of 127.0.0.1, its player on the
-real clock sending to no port (``NullPort``). Two WebSocket clients connect, as a laptop and a tablet would. The
-first sends GO; the time from that send to the first state frame on the second client that shows the new cue is
-the latency. GOs are ``GAP`` seconds apart (the guard set below that); the first ``WARM`` (``--warm``) are not counted.
+A console for 鄉射禮 (``cues/xiangshe.yaml``) is served by uvicorn on a free port of 127.0.0.1, its player on the real
+clock sending to no port (``NullPort``; ``_served.serve``). Two WebSocket clients connect, as a laptop and a tablet
+would. The first sends GO; the time from that send to the first state frame on the second client that shows the new
+cue is the latency. GOs are ``GAP`` seconds apart (the guard set below that); the first ``WARM`` (``--warm``) are
+not counted.
 
 Run ``python benchmarks/console_latency.py``; the last lines are ``RESULT`` lines (the issue's target: a median
 under 30 ms).
@@ -15,39 +16,19 @@ import argparse
 import json
 import statistics
 import sys
-import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's code, installed or not
 
-import uvicorn
 from websockets.sync.client import connect
 
+from benchmarks._served import ROOT, serve
 from yuesheng import build, load
-from yuesheng.live.control import Control
-from yuesheng.live.player import NullPort, Player, RealClock
-from yuesheng.web.console import Console
 
-ROOT = Path(__file__).resolve().parent.parent
 GOS = 55  # measured, after the WARM first
 WARM = 5
 GAP = 0.15  # seconds between GOs
-
-
-def serve() -> tuple[uvicorn.Server, Control, str]:
-    timeline = build(load(ROOT / "cues" / "xiangshe.yaml"))
-    clock = RealClock()
-    control = Control(clock, guard=GAP / 2)
-    player = Player(timeline, NullPort(), clock, control=control, stay=True, show=lambda _: None)
-    server = uvicorn.Server(uvicorn.Config(Console(timeline, player, control).app(), host="127.0.0.1", port=0,
-                                           log_level="warning", lifespan="off"))
-    for target in (server.run, player.run):
-        threading.Thread(target=target, daemon=True).start()
-    while not server.started:
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    return server, control, f"ws://127.0.0.1:{port}/ws"
 
 
 def current(frame: str | bytes) -> str | None:
@@ -89,12 +70,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.gos < 1 or args.warm < 0:
         parser.error("--gos must be at least 1 and --warm at least 0")
-    server, control, url = serve()
+    served = serve(build(load(ROOT / "cues" / "xiangshe.yaml")), guard=GAP / 2)
     try:
-        values = measure(url, args.gos, args.warm)
+        values = measure(served.url(), args.gos, args.warm)
     finally:
-        control.close("benchmark over")
-        server.should_exit = True
+        served.close()
     ordered = sorted(values)
     p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
     print(f"GO on one client to the new cue on another: n={len(values)} median {statistics.median(values):.1f} ms, "

@@ -1,13 +1,13 @@
 """How long a GO takes to show on the read-only views (``/observe`` and ``/cast/PERSON``), 20 of them connected.
 
-A console for 鄉射禮 (``cues/xiangshe.yaml``, staged) is served by uvicorn on a free port of 127.0.0.1, its player
-on the real clock sending to no port (``NullPort``). ``VIEWS`` view sockets connect, half the stage manager's
-(observe), half performers' (cast: 主人, 賓, …, in turn), each read by its own thread. The operator's page sends
-GO; the time from that send to the first state frame on each view that shows the new cue is one latency (so one
-GO gives ``VIEWS`` of them). GOs are ``GAP`` seconds apart; the first ``WARM`` (``--warm``) are not counted.
+A console for 鄉射禮 (``cues/xiangshe.yaml``, staged) is served by uvicorn on a free port of 127.0.0.1, its player on
+the real clock sending to no port (``NullPort``; ``_served.serve``). ``VIEWS`` view sockets connect, half the stage
+manager's (observe), half performers' (cast: 主人, 賓, …, in turn), each read by its own thread. The operator's page
+sends GO; the time from that send to the first state frame on each view that shows the new cue is one latency (so
+one GO gives ``VIEWS`` of them). GOs are ``GAP`` seconds apart; the first ``WARM`` (``--warm``) are not counted.
 
-Run ``python benchmarks/view_latency.py``; the last lines are ``RESULT`` lines (the issue's goal: a median under
-50 ms).
+Run ``python benchmarks/view_latency.py``; the last lines are ``RESULT`` lines (the issue's goal: a median under 50
+ms).
 """
 
 from __future__ import annotations
@@ -24,16 +24,12 @@ from urllib.parse import quote
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's code, installed or not
 
-import uvicorn
 from websockets.sync.client import ClientConnection, connect
 
+from benchmarks._served import ROOT, Served, serve
 from yuesheng import load, produce
-from yuesheng.live.control import Control
-from yuesheng.live.player import NullPort, Player, RealClock
-from yuesheng.web.console import Console
 from yuesheng.web.views import Views
 
-ROOT = Path(__file__).resolve().parent.parent
 GOS = 30  # measured, after the WARM first
 WARM = 3
 GAP = 0.3  # seconds between GOs
@@ -42,22 +38,14 @@ CAST = ("主人", "賓", "司射", "獲者", "工 1")
 TOKEN = "benchmark-view-token"
 
 
-def serve() -> tuple[uvicorn.Server, Control, str]:
+def serve_views() -> Served:
+    """The console with its views, each performer of ``CAST`` staged and his cues found before the show (as the
+    console warms them)."""
     production = produce(load(ROOT / "cues" / "xiangshe.yaml"))
-    clock = RealClock()
-    control = Control(clock, guard=GAP / 2)
-    player = Player(production.timeline, NullPort(), clock, control=control, stay=True, show=lambda _: None)
     views = Views(production)
-    for name in CAST:  # staged, and each performer's cues found, before the show (as the console warms them)
+    for name in CAST:
         views.parts_of(views.person(name))
-    console = Console(production.timeline, player, control, views=views, view_token=TOKEN)
-    server = uvicorn.Server(uvicorn.Config(console.app(), host="127.0.0.1", port=0, log_level="warning",
-                                           lifespan="off"))
-    for target in (server.run, player.run):
-        threading.Thread(target=target, daemon=True).start()
-    while not server.started:
-        time.sleep(0.01)
-    return server, control, f"ws://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    return serve(production.timeline, guard=GAP / 2, views=views, view_token=TOKEN)
 
 
 def current(frame: str | bytes) -> str | None:
@@ -131,12 +119,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.gos < 1 or args.warm < 0 or args.views < 2:
         parser.error("--gos must be at least 1, --warm at least 0 and --views at least 2")
-    server, control, base = serve()
+    served = serve_views()
     try:
-        values = measure(base, args.gos, args.warm, args.views)
+        values = measure(served.url(""), args.gos, args.warm, args.views)
     finally:
-        control.close("benchmark over")
-        server.should_exit = True
+        served.close()
     ordered = sorted(values)
     p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
     print(f"GO to the new cue on {args.views} views (half observe, half cast): n={len(values)} "

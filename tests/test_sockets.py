@@ -172,3 +172,58 @@ def test_a_client_told_once_whatever_it_does():
     assert len(told) == 1
     sockets.release("10.0.0.1")
     assert sockets.admit("10.0.0.1") == ""
+
+
+def test_a_flood_bars_its_address_but_not_the_pages_open_there():
+    now = [0.0]
+    told: list[str] = []
+    sockets = Sockets(100, told.append, clock=lambda: now[0])
+    assert sockets.admit("127.0.0.1", "operator-page-1") == "" and sockets.admit("127.0.0.1", "view-page-22") == ""
+    sockets.release("127.0.0.1", "view-page-22")  # a view between two reconnects
+    assert not sockets.refuses("127.0.0.1", "brand-new-id")  # nothing flooded yet
+    sockets.admit("127.0.0.1", "flooder-id-1")
+    sockets.flooded("127.0.0.1", "flooder-id-1", "over 200 frames")
+    sockets.flooded("127.0.0.1", "flooder-id-1", "over 200 frames")
+    assert told == [f"console: sockets from 127.0.0.1 barred for {sockets_module.BAN:g} s (over 200 frames); pages "
+                    "already open there reconnect"]
+    assert sockets.refuses("127.0.0.1", "flooder-id-1")  # open still, but it flooded
+    assert sockets.refuses("127.0.0.1", "") and sockets.refuses("127.0.0.1", "brand-new-id")
+    assert not sockets.refuses("127.0.0.1", "operator-page-1") and not sockets.refuses("127.0.0.1", "view-page-22")
+    assert not sockets.refuses("10.0.0.9", "")  # another address is not barred
+    now[0] = sockets_module.REJOIN + 1
+    assert sockets.refuses("127.0.0.1", "view-page-22")  # gone too long: a fresh page now
+    now[0] = sockets_module.BAN + 1
+    assert not sockets.refuses("127.0.0.1", "") and not sockets.refuses("127.0.0.1", "flooder-id-1")
+
+
+def _status(url: str) -> int:
+    """The HTTP status with which the console refuses a socket's handshake (101 if it takes it)."""
+    try:
+        with connect(url):
+            return 101
+    except InvalidStatus as refused:
+        return refused.response.status_code
+
+
+def test_a_flooder_on_loopback_is_barred_while_the_operator_there_goes_on(served, sockets):
+    operator = sockets(served.url + "?client=operator-page-1")
+    flood = sockets(served.url + "?client=flooder-page-1")
+    for n in range(int(BURST) + 400):
+        try:
+            flood.send(json.dumps({"ping": n}))
+        except ConnectionClosed:
+            break
+    assert _closed_code(flood) == 1008
+    assert [line for line in served.told if "barred" in line] == [
+        f"console: sockets from 127.0.0.1 barred for {sockets_module.BAN:g} s (over 200 frames beyond 20 a second); "
+        "pages already open there reconnect"]
+    # the flooder, under its id, a new one or none, is refused in its handshake; its refusals are not said again
+    assert {_status(served.url + q) for q in ("?client=flooder-page-1", "?client=made-up-id-2", "")} == {403}
+    assert len(served.told) == 1
+    operator.send(json.dumps({"command": "go", "id": 1}))
+    while "accepted" not in (reply := json.loads(operator.recv(timeout=5))):
+        pass
+    assert reply == {"accepted": True, "id": 1}
+    operator.close()  # the operator's page reconnects under its id, barred address or not
+    again = sockets(served.url + "?client=operator-page-1")
+    assert json.loads(again.recv(timeout=5))["state"]["current"]["id"]

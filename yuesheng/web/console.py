@@ -66,7 +66,7 @@ from yuesheng.live.cueing import FADE, PlayerStatus, Playing, label, music_name
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Timeline
 from yuesheng.timeline import clock as show_clock
 from yuesheng.web.sheet import environment, timeline_view, with_fonts
-from yuesheng.web.sockets import FLOOD, IDLE, POLICY, RATE, Bucket, Sockets, room
+from yuesheng.web.sockets import FLOOD, IDLE, POLICY, RATE, Bucket, Gate, Sockets, client_id, room
 from yuesheng.web.views import Views
 
 if TYPE_CHECKING:
@@ -374,7 +374,8 @@ class Console:
             Route("/view/plate/{cue}", self.view_plate),
             WebSocketRoute("/view/ws", self.view_socket),
         ]
-        return SameOrigin(TokenGuard(Starlette(routes=routes), self.token, self.view_token), self.hosts)
+        app = SameOrigin(TokenGuard(Starlette(routes=routes), self.token, self.view_token), self.hosts)
+        return Gate(app, self.sockets)  # a flooder's reconnect refused before anything else is done for it
 
     async def page(self, request: Request) -> Response:
         # in a worker thread: a page's first font cut takes about half a second (大射), in which the loop answers
@@ -433,41 +434,34 @@ class Console:
                      state: Callable[[], dict[str, Any]]) -> None:
         """One socket within the bounds of ``web.sockets``: the state pushed to it (*kind* names what it is sent,
         shared between the sockets of one kind), its frames answered by *answer* while it keeps to the rate."""
-        client = websocket.client.host if websocket.client else ""
-        if why := self.sockets.admit(client):  # refused in the handshake: 503, and why
-            await websocket.send_denial_response(Response(f"503 Service Unavailable: {why}; try again later", 503,
-                                                          media_type="text/plain; charset=utf-8"))
-            return
-        try:
-            await websocket.accept()
-            self.loop = asyncio.get_running_loop()
-            changed = asyncio.Event()
-            self.waiting.add(changed)
-            sender = asyncio.create_task(self._push(websocket, changed, lambda: self._shared(kind, state)))
-            try:
-                await self._listen(websocket, answer, client)
-            finally:
-                self.waiting.discard(changed)
-                sender.cancel()
-        finally:
-            self.sockets.release(client)
-
-    async def _listen(self, websocket: WebSocket, answer: Callable[[Any], dict[str, Any]], client: str) -> None:
-        """Answer the socket's frames until it closes, goes quiet for ``IDLE`` or floods."""
+        address = websocket.client.host if websocket.client else ""  # admitted by the gate (web.sockets.Gate)
+        client = client_id(websocket.scope.get("query_string", b""))
+        await websocket.accept()
+        self.loop = asyncio.get_running_loop()
+        changed = asyncio.Event()
+        self.waiting.add(changed)
         bucket = Bucket()
+        sender = asyncio.create_task(self._push(websocket, changed, lambda: self._shared(kind, state), bucket))
+        try:
+            await self._listen(websocket, answer, address, client, bucket)
+        finally:
+            self.waiting.discard(changed)
+            sender.cancel()
+
+    async def _listen(self, websocket: WebSocket, answer: Callable[[Any], dict[str, Any]], address: str,
+                      client: str, bucket: Bucket) -> None:
+        """Answer the socket's frames until it closes or floods. A frame beyond the rate costs a receive and a count
+        (the bucket's): no answer, no timer; the pusher closes the socket once it is idle."""
         try:
             while True:
-                try:
-                    message = await asyncio.wait_for(websocket.receive(), IDLE)
-                except TimeoutError:
-                    await websocket.close(code=POLICY, reason="idle")
-                    return
+                message = await websocket.receive()
                 if message["type"] == "websocket.disconnect":
                     return
                 if bucket.take():
+                    await asyncio.sleep(0)  # the loop's turn first: a client gone is seen before it is written to
                     await websocket.send_text(json.dumps(answer(message.get("text")), ensure_ascii=False))
                 elif bucket.flooding:
-                    self.sockets.drop(client, f"over {FLOOD} frames beyond {RATE:g} a second")
+                    self.sockets.flooded(address, client, f"over {FLOOD} frames beyond {RATE:g} a second")
                     await websocket.close(code=POLICY, reason="flooding")
                     return
         except (WebSocketDisconnect, RuntimeError, OSError):  # the client went while we answered
@@ -494,12 +488,17 @@ class Console:
         return {"accepted": accepted, **({"why": why} if why else {}),
                 **({"id": tag} if isinstance(tag, int) and not isinstance(tag, bool) else {})}
 
-    async def _push(self, websocket: WebSocket, changed: asyncio.Event, text: Callable[[], str]) -> None:
-        """Send the state whenever it changes, and every ``PUSH`` seconds for the clocks, until the socket goes;
-        a send that fails ends it quietly (the listener sees the socket close)."""
+    async def _push(self, websocket: WebSocket, changed: asyncio.Event, text: Callable[[], str],
+                    heard: Bucket) -> None:
+        """Send the state whenever it changes, and every ``PUSH`` seconds for the clocks, until the socket goes or
+        has sent nothing for ``IDLE`` seconds (*heard*: when its last frame came), then closed; a send that fails
+        ends it quietly (the listener sees the socket close)."""
         while True:
             changed.clear()
             try:
+                if time.monotonic() - heard.last > IDLE:
+                    await websocket.close(code=POLICY, reason="idle")
+                    return
                 await websocket.send_text(text())
             except (WebSocketDisconnect, RuntimeError, OSError):
                 return
