@@ -296,3 +296,63 @@ def test_a_restore_sets_the_master_level_the_show_had(golden):
     assert machine.level == 64
     items = _take_until(machine, 500.5)
     assert {(c, v) for c in machine.channels for _, v in _volumes(items, c)} == {(c, 64) for c in machine.channels}
+
+
+def test_pause_silences_and_holds_everything_and_resume_goes_on_from_where_it_paused(golden):
+    """Issue 31 §6: 肆夏 (one stroke a second from 0 s) paused at 4.5 s and resumed at 14.5 s: every channel's notes
+    off at the pause, nothing due while paused, then the strokes go on from the fifth, ten seconds later."""
+    machine = _machine(golden)
+    _press(machine, 0.0)
+    before = _take_until(machine, 4.5)
+    paused = _press(machine, 4.5, Command.PAUSE)
+    assert paused == Outcome("paused: RESUME goes on from here", True, ("pause", "bin-ru"))  # silence: notes off
+    assert machine.due() is None and machine.status(9.0).paused == 4.5
+    assert _press(machine, 5.0, Command.PAUSE) == Outcome("already paused: RESUME goes on")  # not logged again
+    assert _press(machine, 14.5, Command.RESUME) == Outcome("resumed", False, ("resume", "bin-ru"))
+    after = _take_until(machine, 30.0)
+    assert _ons(before, BELLS) == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert _ons(after, BELLS)[:3] == [15.0, 16.0, 17.0] and machine.status(15.0).paused is None
+    assert machine.status(15.0).current_started == 10.0  # the cue's clock held for the time paused
+
+
+def test_music_resumed_continues_from_its_position_and_armed_music_waits_out_the_pause(golden):
+    plain, paused = _machine(golden), _machine(golden)
+    for machine in (plain, paused):
+        _press(machine, 0.0)
+        _take_until(machine, 30.0)
+        _press(machine, 30.0)  # bai-zhi: 合樂 armed, following by itself after its pre-wait
+    follow = paused.status(31.0).follow_at
+    assert follow is not None and follow > 31.0
+    _press(paused, 31.0, Command.PAUSE)
+    assert paused.auto_go(None) is None and paused.status(35.0).follow_at is None  # no music starts while paused
+    _press(paused, 41.0, Command.RESUME)
+    assert paused.status(41.0).follow_at == pytest.approx(follow + 10.0)
+    for machine, at in ((plain, follow), (paused, follow + 10.0)):
+        _press(machine, at)  # 合樂 comes in
+    sung = _ons(_take_until(plain, follow + 20.0), SUNG)
+    first = _take_until(paused, follow + 12.0)
+    _press(paused, follow + 12.0, Command.PAUSE)  # 2 s into 合樂, 5 s paused
+    _press(paused, follow + 17.0, Command.RESUME)
+    later = _ons(first + _take_until(paused, follow + 35.0), SUNG)
+    assert later == pytest.approx([t + 10.0 + (5.0 if t >= follow + 2.0 else 0.0) for t in sung if t + 10 < follow + 30])
+
+
+def test_a_go_while_paused_resumes_then_goes_on_and_stop_forgets_what_was_paused(golden):
+    machine = _machine(golden)
+    _press(machine, 0.0)
+    _take_until(machine, 2.5)
+    _press(machine, 2.5, Command.PAUSE)
+    outcome = _press(machine, 8.0)  # bai-zhi's GO: the show goes on, 肆夏 to the end of its phrase
+    assert outcome.log == ("go", "bai-zhi") and machine.paused is None and machine.status(8.0).current == "bai-zhi"
+    _press(machine, 9.0, Command.PAUSE)
+    _press(machine, 10.0, Command.STOP)
+    assert machine.paused is None and machine.due() is None and not machine.status(10.0).playing
+
+
+def test_a_restore_of_a_paused_show_stays_paused_and_resume_goes_on_from_the_pause(golden):
+    machine = Cueing(golden, live_messages(golden)[1], manual=True)
+    line = machine.restore([Press(Command.GO, 490.0, "page", "bin-ru"), Press(Command.PAUSE, 494.5, "page")], 500.0)
+    assert line == "resumed from the log at bin-ru; PAUSED (♪ 金奏 肆夏): RESUME goes on from where it paused"
+    assert machine.status(500.0).paused == 494.5 and machine.due() is None
+    _press(machine, 600.0, Command.RESUME)
+    assert _ons(_take_until(machine, 603.0), BELLS) == [600.5, 601.5, 602.5]  # the stroke due at 495 s, and on

@@ -5,7 +5,8 @@ its OSC address, its name in the page's JSON, the event of its log line; whether
 press within the guard; a command never refused is the one that must always get through, and its key acts from
 anywhere on the page, a dialog or a text field included); whether it names a cue to go to (its log line then names
 that cue); whether it starts an action (its log line names the action, and ``retime`` measures from one to the
-next); and what the operator calls it.
+next); what the operator calls it; and the command that undoes it, if the two share one place on the page
+(PAUSE and RESUME).
 
 A new console control is a member of ``Command`` and a row of ``COMMANDS``; then only its behaviour, a handler in
 ``cueing``. ``tests/test_commands.py`` holds every place to the table.
@@ -27,6 +28,8 @@ class Command(Enum):
     STOP_CUE = "stop-cue"
     FADE_CUE = "fade-cue"
     LEVEL = "level"
+    PAUSE = "pause"
+    RESUME = "resume"
     QUIT = "quit"  # from no source: the control says that no command can come any more
 
 
@@ -46,6 +49,7 @@ class Spec:
     said: str  # what the operator calls it
     sounding: bool = False  # it names a sounding cue (the cue follows its word at the terminal, first at OSC)
     value: str = ""  # what its number is (a key of VALUES), "" if it takes none; at the terminal and OSC it is last
+    pair: str = ""  # the web name of the command that undoes it: the two share one place in the page's fixed bar
 
     @property
     def names_cue(self) -> bool:
@@ -70,6 +74,10 @@ COMMANDS: tuple[Spec, ...] = (
          value="seconds"),
     Spec(Command.LEVEL, typed=("l", "level"), key="", osc="/yuesheng/level", web="level", event="level",
          guarded=False, target=False, starts=False, said="master level", value="level"),
+    Spec(Command.PAUSE, typed=("p", "pause"), key="p", osc="/yuesheng/pause", web="pause", event="pause",
+         guarded=True, target=False, starts=False, said="PAUSE", pair="resume"),
+    Spec(Command.RESUME, typed=("r", "resume"), key="r", osc="/yuesheng/resume", web="resume", event="resume",
+         guarded=True, target=False, starts=False, said="RESUME", pair="pause"),
 )
 
 

@@ -20,7 +20,11 @@ The operator may also STOP (all notes and sound off at once), FADE (the held
 music — or, if none is held, whatever is playing — fades out over ``FADE``
 seconds and stops) and GOTO a cue (the cue before it becomes the current one,
 the next GO plays it; what sounds plays on unless the GOTO asks for silence).
-``restore`` replays a show's logged commands, then brings back what was sounding.
+PAUSE sets the whole queue aside (every channel's notes off at once) and holds the rite's clocks; RESUME puts it
+back, every message later by the time paused, so the music goes on from where it stopped and armed music's
+pre-wait, a held cue's phrases and a fade in progress with it. Any other command but the master level resumes
+first, then acts (a GO while paused goes on with the show).
+``restore`` replays a show's logged commands, then brings back what was sounding (or, paused, what was set aside).
 
 Time is absolute: every message's due time is its anchor (a GO press, or the
 start) plus its offset in the timeline, so no error accumulates over an hour;
@@ -114,6 +118,7 @@ class PlayerStatus:
     follow_at: float | None = None  # when the armed music starts by itself, if it does
     resumed: str = ""  # what a resume from a log brought back, for the page to say
     follow: bool = True  # armed music starts by itself after its pre-wait (else it waits for its own GO)
+    paused: float | None = None  # when the music was paused (None: it is not)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,11 +169,13 @@ class Cueing:
         self.closed = False  # no command can come: what is queued plays out
         self.resumed = ""  # what a resume brought back, said for the operator
         self.level = FULL_VOLUME  # the master level: every channel's volume, and what a fade restores
+        self.paused: float | None = None  # when PAUSE set the queue aside (None: not paused)
+        self.set_aside: list[Item] = []  # the queue while paused
         self.channels = sorted({m.channel for _, _, m in timed if hasattr(m, "channel")})
         self.handlers: dict[Command, Callable[[Press], Outcome]] = {
             Command.GO: self._on_go, Command.STOP: self._on_stop, Command.FADE: self._on_fade,
             Command.GOTO: self._on_goto, Command.STOP_CUE: self._on_stop_cue, Command.FADE_CUE: self._on_fade_cue,
-            Command.LEVEL: self._on_level}
+            Command.LEVEL: self._on_level, Command.PAUSE: self._on_pause, Command.RESUME: self._on_resume}
 
     # -- what the pump asks ----------------------------------------------------------------------------
 
@@ -179,7 +186,10 @@ class Cueing:
             self._activate(-1, origin)
 
     def press(self, press: Press) -> Outcome:
-        """Carry out an operator's command (any but QUIT, which is the pump's) at ``press.at``."""
+        """Carry out an operator's command (any but QUIT, which is the pump's) at ``press.at``; while paused, any
+        but PAUSE, RESUME and the master level resumes first."""
+        if self.paused is not None and press.command not in (Command.PAUSE, Command.RESUME, Command.LEVEL):
+            self._unpause(press.at)
         return self.handlers[press.command](press)
 
     def due(self) -> float | None:
@@ -205,7 +215,9 @@ class Cueing:
     def auto_go(self, due: float | None) -> float | None:
         """When the machine gives itself the next GO, if not after the message due at *due*: in auto mode the next
         action's planned time, in manual mode the moment armed music follows by itself."""
-        if self.manual:
+        if self.paused is not None:
+            at = None
+        elif self.manual:
             at = self.follow_at()
         elif not self.finished:
             tick, time0 = self.base
@@ -252,7 +264,8 @@ class Cueing:
                           and not self._cut_by(c, now)),
             ended=ended, priority=priority, begin_tick=self.begin, actions=self.actions,
             armed=self.together.get(self.actions[nxt], ()) if nxt < len(self.actions) else (),
-            follow_at=self.follow_at(), resumed=self.resumed, follow=self.follow and self.manual)
+            follow_at=None if self.paused is not None else self.follow_at(), resumed=self.resumed,
+            follow=self.follow and self.manual, paused=self.paused)
 
     # -- the commands ----------------------------------------------------------------------------------
 
@@ -293,6 +306,39 @@ class Cueing:
         for message in volume_messages(self.channels, self.level):
             self._push(press.at, "", message)
         return self._done(press, f"master level {self.level}")
+
+    def _on_pause(self, press: Press) -> Outcome:
+        """Everything queued set aside and every channel silenced (no note hangs); the clocks held."""
+        if self.paused is not None:
+            return Outcome("already paused: RESUME goes on")
+        self.paused = press.at
+        self.set_aside, self.heap = self.heap, []
+        return self._done(press, "paused: RESUME goes on from here", silence=True)
+
+    def _on_resume(self, press: Press) -> Outcome:
+        if self.paused is None:
+            return Outcome("not paused")
+        self._unpause(press.at)
+        return self._done(press, "resumed")
+
+    def _unpause(self, at: float) -> None:
+        """The queue set aside by PAUSE put back, every moment still to come later by the time paused."""
+        assert self.paused is not None
+        late = max(0.0, at - self.paused)
+        for item in self.set_aside:
+            item.due += late
+        self.heap = self.set_aside + self.heap
+        heapq.heapify(self.heap)
+        self.set_aside, self.paused = [], None
+        self.first_due = {cue: due + late for cue, due in self.first_due.items()}
+        self.cut = {cue: end + late for cue, end in self.cut.items()}
+        for looping in self.looping.values():
+            looping.anchor += late
+            looping.cut = None if looping.cut is None else looping.cut + late
+        if self.current in self.started:
+            self.started[self.current] += late
+        self.base = (self.base[0], self.base[1] + late)
+        self.follow_from += late
 
     def _on_goto(self, press: Press) -> Outcome:
         point = self._point_of(press.cue)
@@ -392,19 +438,42 @@ class Cueing:
                 self.next_point = self.point_of_cue[press.cue]  # a lost line does not shift the rest
             self.press(press)
         self.prompted, self.follow_from = -1, now
+        if self.paused is not None:
+            return self._restore_paused(now, warning)
         self.heap = [i for i in self.heap if i.due >= now and i.cue not in self.looping]
         heapq.heapify(self.heap)
         if self.level != FULL_VOLUME:  # the master level the show had, set again
             for message in volume_messages(self.channels, self.level):
                 self._push(now, "", message)
-        self.queued = Counter(i.cue for i in self.heap)
-        self.first_due = {}
-        for item in self.heap:
-            self.first_due[item.cue] = min(item.due, self.first_due.get(item.cue, item.due))
+        self._count_queued(self.heap)
         said = [self._restart(cue, now) for cue in list(self.looping)]
         said += [f"{label(self.by_id[c])} from {show_clock(self._position(c, now))}" for c in sorted(self.queued)
                  if c in self.by_id and c not in self.looping and self.by_id[c].cue.is_music
                  and self.first_due[c] <= now + 1.0]  # held music was said above: restarted from its beginning
+        return self._resumed_line(said, warning)
+
+    def _restore_paused(self, now: float, warning: str) -> str:
+        """A show paused when its console stopped: it stays paused, its queue set aside as the pause left it (held
+        music's passes and all), so RESUME goes on from where the music stopped."""
+        assert self.paused is not None
+        self.set_aside = [i for i in self.set_aside if i.due >= self.paused]  # sounded before the pause
+        if self.level != FULL_VOLUME:
+            self.heap = [Item(now, 1, self.seq + n, "", m)
+                         for n, m in enumerate(volume_messages(self.channels, self.level))]
+            self.seq += len(self.heap)
+        self._count_queued(self.set_aside + self.heap)
+        music = sorted({label(self.by_id[i.cue]) for i in self.set_aside if i.cue in self.by_id
+                        and self.by_id[i.cue].cue.is_music})
+        return self._resumed_line([f"PAUSED ({', '.join(music) or 'nothing sounding'}): RESUME goes on from where "
+                                   f"it paused"], warning)
+
+    def _count_queued(self, items: list[Item]) -> None:
+        self.queued = Counter(i.cue for i in items)
+        self.first_due = {}
+        for item in items:
+            self.first_due[item.cue] = min(item.due, self.first_due.get(item.cue, item.due))
+
+    def _resumed_line(self, said: list[str], warning: str) -> str:
         where = f"at {self.points[self.current].cue.id}" if self.current >= 0 else "before the first GO"
         self.resumed = f"resumed from the log {where}" + ("; " + "; ".join(s for s in said if s) if said else "")
         self.resumed += f" — WARNING: {warning}" if warning else ""

@@ -228,7 +228,7 @@ class Player:
         auto = self.cueing.auto_go(due)
         if self.control is None or self.cueing.closed:
             return None if auto is None else self._auto(auto)
-        if self.cueing.finished and not self.stay and due is None:
+        if self.cueing.finished and not self.stay and due is None and self.cueing.paused is None:
             return None
         if line := self.cueing.prompt_once(self.clock.now()):
             self.show(line)

@@ -81,7 +81,8 @@ COOKIE = "yuesheng-token"
 MAX_BODY = 16 * 1024  # bytes: a command body or WebSocket frame is a few dozen
 KEY_NAMES = {"Space": "space", "Escape": "Esc"}  # a command's key as its button's title says it
 VIEW_PATHS = ("/observe", "/cast/", "/view/")  # the read-only views: the view token opens these, and only these
-DONE = {Command.STOP: "all notes and all sound off", Command.FADE: f"fading out over {FADE:g} s"}  # its acknowledgement
+DONE = {Command.STOP: "all notes and all sound off", Command.FADE: f"fading out over {FADE:g} s",  # its ack
+        Command.PAUSE: "the music paused, its notes off", Command.RESUME: "the music goes on from where it paused"}
 
 
 def _host_name(host_header: str) -> str:
@@ -267,14 +268,14 @@ class Console:
             "position_s": 0.0, "log_warning": self.log.trouble if self.log is not None else "",
             "armed": self._armed(status), "resumed": status.resumed, "guard_s": self.control.guard,
             "n": status.actions.index(status.current) + 1 if status.current in status.actions else None,
-            "count": len(status.actions),
+            "count": len(status.actions), "paused": status.paused is not None,
         }
         if (status.current is None or status.current_started is None or status.first_started is None
                 or status.first_tick is None):
             return out
         current: CueTiming = self.by_id[status.current]
         rite_start = status.first_started - (status.first_tick - begin) / TICKS_PER_SECOND
-        in_cue = now - status.current_started
+        in_cue = (now if status.paused is None else status.paused) - status.current_started  # held while paused
         planned_at = (current.start_tick - begin) / TICKS_PER_SECOND
         planned_dur = (current.end_tick - current.start_tick) / TICKS_PER_SECOND
         overrun = (status.current_started - rite_start) - planned_at + max(0.0, in_cue - planned_dur)
@@ -460,9 +461,9 @@ class Console:
                 if bucket.take():
                     await asyncio.sleep(0)  # the loop's turn first: a client gone is seen before it is written to
                     await websocket.send_text(json.dumps(answer(message.get("text")), ensure_ascii=False))
-                elif bucket.flooding:
+                elif bucket.flooding:  # dropped, no close handshake: awaiting a flooder's close frame would read
+                    # its flood for the server's close timeout (10 s), on the loop that answers the operator
                     self.sockets.flooded(address, client, f"over {FLOOD} frames beyond {RATE:g} a second")
-                    await websocket.close(code=POLICY, reason="flooding")
                     return
         except (WebSocketDisconnect, RuntimeError, OSError):  # the client went while we answered
             return
