@@ -1079,3 +1079,43 @@ def test_one_sounding_cue_is_stopped_from_the_page_and_the_master_level_set(serv
     assert _stop_reachable(page)
     assert not errors
     page.close()
+
+
+def _reachable(page: Any, element: str) -> bool:
+    """The element wholly on screen and the topmost thing at its centre (nothing covers it)."""
+    return bool(page.evaluate("""(id) => {
+        const el = document.getElementById(id), r = el.getBoundingClientRect();
+        if (r.width === 0 || r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth) return false;
+        return el.contains(document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2));
+    }""", element))
+
+
+def _bell_strokes(port: Port, since: float) -> int:
+    return sum(1 for at, m in list(port.sent) if at > since and m.type == "note_on" and m.channel == BELLS
+               and m.velocity > 0)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_pause_and_resume_from_the_fixed_bar(served, browser, size):
+    """Issue 31 §6 on the page: PAUSE, in the fixed bar beside STOP ALL and GO at every width, stops 肆夏's strokes
+    (all notes off) and says PAUSED on NOW and the cue clock; RESUME, in its place, brings the strokes back."""
+    page, errors = _page(browser, served.url, size)
+    page.click("#go")
+    page.wait_for_function("document.getElementById('playing').textContent.includes('肆夏')")
+    assert _reachable(page, "pause") and page.is_hidden("#resume")
+    offs = len(served.port.controls(123))
+    page.click("#pause")
+    page.wait_for_function("document.getElementById('feedback').textContent === "
+                           "'PAUSE ✓ the music paused, its notes off'")
+    page.wait_for_function("!document.getElementById('paused-tag').hidden")
+    assert page.text_content("#in-cue") == "PAUSED" and page.is_hidden("#pause") and _reachable(page, "resume")
+    assert _wait(lambda: {m.channel for m in served.port.controls(123)[offs:]} == set(served.player.channels))
+    paused_at = time.perf_counter()
+    time.sleep(1.5)  # 肆夏 strikes once a second: none while paused
+    assert _bell_strokes(served.port, paused_at) == 0 and served.player.status().paused is not None
+    page.click("#resume")
+    page.wait_for_function("document.getElementById('feedback').textContent.startsWith('RESUME ✓')")
+    page.wait_for_function("document.getElementById('paused-tag').hidden")
+    assert _wait(lambda: _bell_strokes(served.port, paused_at) > 0, 3.0)
+    assert _reachable(page, "pause") and _stop_reachable(page) and not errors
+    page.close()

@@ -14,12 +14,14 @@ trusts. A page draws a random client id when it loads and puts it in its socket'
 reconnect; an id is trusted while a socket of it is open, and for ``REJOIN`` seconds after its last one closed,
 unless it flooded. So a flood from 127.0.0.1 does not lock out the operator on 127.0.0.1 (his page, open when the
 flood began, reconnects under its id), while the flooder, whatever id it makes up next, is refused until the ban
-ends; a page opened fresh from a barred address waits out the ban (it retries each second). The terminal hears of
-each ban once.
+ends; a page opened fresh from a barred address waits out the ban (it retries each second). A barred handshake's
+refusal is held back ``HOLD`` seconds, so a flooder reconnecting in a loop costs a handshake a second, not a
+thousand. The terminal hears of each ban once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from collections import Counter
@@ -42,6 +44,8 @@ BAN = 30.0  # seconds an address that flooded may open no socket under a client 
 REJOIN = IDLE  # seconds after its socket closed that a client id is still trusted (a page retries each second)
 KNOWN = 1024  # client ids remembered as closed lately, past which the older are forgotten
 CLIENT_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")  # what a page's client id looks like (else it names none)
+HOLD = 1.0  # seconds a barred handshake waits for its refusal
+HELD = 256  # barred handshakes held at once, past which they are refused at once
 POLICY = 1008  # WebSocket close code: policy violation (idle, flooding)
 
 
@@ -169,6 +173,18 @@ class Gate:
 
     def __init__(self, app: ASGIApp, sockets: Sockets) -> None:
         self.app, self.sockets = app, sockets
+        self.held = 0  # refusals being held back now
+
+    async def _hold(self) -> None:
+        """Hold a barred handshake's refusal back ``HOLD`` seconds (at most ``HELD`` at once): a flooder that
+        reconnects as soon as it is refused then tries once a second, not a thousand times."""
+        if self.held >= HELD:
+            return
+        self.held += 1
+        try:
+            await asyncio.sleep(HOLD)
+        finally:
+            self.held -= 1
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "websocket":
@@ -177,6 +193,7 @@ class Gate:
         address = scope["client"][0] if scope.get("client") else ""
         client = client_id(scope.get("query_string", b""))
         if self.sockets.barred and self.sockets.refuses(address, client):
+            await self._hold()
             await send({"type": "websocket.close", "code": POLICY})
             return
         if why := self.sockets.admit(address, client):
