@@ -1119,3 +1119,43 @@ def test_pause_and_resume_from_the_fixed_bar(served, browser, size):
     assert _wait(lambda: _bell_strokes(served.port, paused_at) > 0, 3.0)
     assert _reachable(page, "pause") and _stop_reachable(page) and not errors
     page.close()
+
+
+def test_the_cast_views_plate_is_cropped_to_his_move_in_chromium(repertoire, browser):
+    """Issue 31 §7: a performer's plate shows his move (his walk and where he stands, with a margin, and at least
+    ``AT_LEAST`` 步 each way), not the whole court: the panel's viewBox in Chromium, against the stage manager's."""
+    from yuesheng import produce
+    from yuesheng.outputs.plan import plan_data
+    from yuesheng.web.views import AT_LEAST, MARGIN, Views
+
+    production = produce(load(ROOT / "cues" / "xiangshe.yaml", repertoire=repertoire))  # staged
+    views = Views(production)
+    served = Served(production.timeline, views=views, view_token=VIEW)
+    try:
+        cast = browser.new_page(viewport={"width": 390, "height": 844})
+        cast.goto(f"{served.url}/cast/主人?token={VIEW}")
+        cast.wait_for_function("document.querySelector('#move svg.panel') !== null")
+        cue = cast.get_attribute("#mine-next", "data-cue")
+        mine = [float(v) for v in cast.get_attribute("#move svg.panel", "viewBox").split()]
+        whole = cast.evaluate("""async ([cue, view]) => {
+            const svg = await (await fetch('/view/plate/' + cue + '?token=' + view)).text();
+            const box = new DOMParser().parseFromString(svg, 'image/svg+xml').querySelector('svg.panel');
+            return box.getAttribute('viewBox').split(' ').map(Number); }""", [cue, VIEW])
+        person = views.person("主人")
+        staged = production.staged
+        assert staged is not None
+        data = plan_data(staged.hall, production.sheet, at=cue, staged=staged.cues[cue])
+        points = [p["at"] for p in data["people"] if p["id"] in person.members]
+        points += [xy for w in data["walks"] if w["who"] in person.members for xy in w["route"]]
+        assert points, "主人 is on the ground at his next cue"
+        x0, y0, width, height = mine
+        assert width >= AT_LEAST and height >= AT_LEAST
+        assert width * height < 0.8 * whole[2] * whole[3]  # not the whole court
+        assert all(x0 + MARGIN <= x + 1e-6 and x <= x0 + width - MARGIN + 1e-6 and y0 + MARGIN <= y + 1e-6
+                   and y <= y0 + height - MARGIN + 1e-6 for x, y in points)  # his whole move, with its margin
+        drawn = cast.evaluate("""() => { const r = document.querySelector('#move svg').getBoundingClientRect();
+            return [r.width, r.height]; }""")
+        assert drawn[0] > 200 and drawn[1] > 100  # drawn at a size a phone shows
+        cast.close()
+    finally:
+        served.close()

@@ -334,7 +334,8 @@ def test_music_resumed_continues_from_its_position_and_armed_music_waits_out_the
     _press(paused, follow + 12.0, Command.PAUSE)  # 2 s into 合樂, 5 s paused
     _press(paused, follow + 17.0, Command.RESUME)
     later = _ons(first + _take_until(paused, follow + 35.0), SUNG)
-    assert later == pytest.approx([t + 10.0 + (5.0 if t >= follow + 2.0 else 0.0) for t in sung if t + 10 < follow + 30])
+    shifted = [t + 10.0 + (5.0 if t >= follow + 2.0 else 0.0) for t in sung if t + 10 < follow + 30]
+    assert later == pytest.approx(shifted)
 
 
 def test_a_go_while_paused_resumes_then_goes_on_and_stop_forgets_what_was_paused(golden):

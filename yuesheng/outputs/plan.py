@@ -402,17 +402,19 @@ def _scales(boxes: list[Box]) -> list[float]:
     return [s * fit for s in scales]
 
 
-def plan_svg(data: dict[str, Any]) -> str:
+def plan_svg(data: dict[str, Any], crop: Box | None = None) -> str:
     """The plan drawn to scale (north up), with the cue's people and walks if the data has them: the 堂 and 庭, and
     the far end (the 侯, the 門) as a panel of its own where GAP 步 of empty court part them; each panel's labels
     placed clear of each other, of people, set pieces and mats (``labels``), sized to print at 9 pt or more on A4
-    (the SVG's width and height are in mm); below, the title, a legend and each panel's scale in 步, 尺 and m."""
+    (the SVG's width and height are in mm); below, the title, a legend and each panel's scale in 步, 尺 and m.
+    With *crop* (a box in 步), one panel shows that ground alone, labelled only where it shows."""
     people = data.get("people", [])
-    cut = split([p["at"][1] for p in data["places"]] + [p["at"][1] for p in people])
-    grounds = _grounds(data, cut)
+    cut = None if crop else split([p["at"][1] for p in data["places"]] + [p["at"][1] for p in people])
+    grounds = [crop] if crop else _grounds(data, cut)
     ks = [1.0] * len(grounds)
     for _ in range(5):  # a label's size grows its panel, which shrinks it on the page: until each prints large enough
-        panels = [_panel_labels(data, cut, i, k, g) for i, (k, g) in enumerate(zip(ks, grounds, strict=True))]
+        panels = [_panel_labels(data, cut, i, k, g, crop is not None)
+                  for i, (k, g) in enumerate(zip(ks, grounds, strict=True))]
         scales = _scales([box for box, _ in panels])
         short = [MIN_LABEL_MM / (min(PLACE_FONT, FONT) * k * s) for k, s in zip(ks, scales, strict=True)]
         if max(short) <= 1:
@@ -434,11 +436,13 @@ def plan_svg(data: dict[str, Any]) -> str:
 
 
 def _panel_labels(data: dict[str, Any], cut: tuple[float, float] | None, panel: int, k: float,
-                  ground: Box) -> tuple[Box, list[Placed]]:
-    """The labels of panel *panel* (those whose anchor it shows) at *k* times their size, placed, and the ground it
-    shows grown to hold them."""
+                  ground: Box, cropped: bool = False) -> tuple[Box, list[Placed]]:
+    """The labels of panel *panel* (those whose anchor it shows; *cropped*: within its ground) at *k* times their
+    size, placed, and the ground it shows grown to hold them."""
     labels, obstacles = plate_labels(data, k)
     mine = [la for la in labels if cut is None or (la.y >= cut[1]) == (panel == 1)]
+    if cropped:
+        mine = [la for la in mine if ground[0] <= la.x <= ground[2] and ground[1] <= la.y <= ground[3]]
     placed = place_labels(mine, obstacles)
     return _grown(ground, placed), placed
 

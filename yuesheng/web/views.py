@@ -6,7 +6,8 @@ What they show is reckoned here from the player's status and the console's state
 - **observe**: NOW, NEXT, the countdown (armed music's, else what is left of NOW's planned time) and the live plate
   of who stands where after NOW (``outputs/plan``'s plate of the staged rite, ``Production.staged``).
 - **cast**: for one person (named as every command names one, ``staging/persons``), his cue now if he is in it,
-  his next cue, where he goes at it (his stand after it, and his walk's route, drawn small), and the countdowns
+  his next cue, where he goes at it (his stand after it, and his walk's route, drawn small: the plate cropped to
+  his move, ``MARGIN`` 步 around it and at least ``AT_LEAST`` 步 each way), and the countdowns
   to it and to its warning cue (the GO point before the one that starts it: when he stands by).
 
 A person is in a cue when the cue names his role (``who`` or ``performers``) or the staged rite walks one of his
@@ -26,6 +27,10 @@ if TYPE_CHECKING:
     from yuesheng.production import Production
     from yuesheng.staging.persons import Person
     from yuesheng.staging.rite import StagedRite
+
+
+MARGIN = 2.0  # 步 of ground shown around a performer's move on his plate
+AT_LEAST = 10.0  # 步 each way a performer's plate shows, at the least: the hall around him, not his steps alone
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +91,7 @@ class Views:
             mine = set(who.members)
             data["people"] = [p for p in data["people"] if p["id"] in mine]
             data["walks"] = [w for w in data["walks"] if w["who"] in mine]
-        svg = plan_svg(data)
+        svg = plan_svg(data, crop=move_box(data) if who is not None else None)
         with self.lock:
             self.plates[key] = svg
         return svg
@@ -168,3 +173,18 @@ def _left(state: dict[str, Any]) -> float | None:
     if state["current"] is None or state["in_cue_s"] is None:
         return None
     return round(float(state["current"]["planned_s"]) - float(state["in_cue_s"]), 3)
+
+
+def move_box(data: dict[str, Any]) -> tuple[float, float, float, float] | None:
+    """The ground a performer's plate shows: his walks and where he stands, ``MARGIN`` 步 around, at least ``AT_LEAST``
+    步 each way so that the hall around him shows (None: he is not on the ground at the cue)."""
+    points = [p["at"] for p in data["people"]] + [xy for w in data["walks"] for xy in w["route"]]
+    if not points:
+        return None
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    box = [min(xs) - MARGIN, min(ys) - MARGIN, max(xs) + MARGIN, max(ys) + MARGIN]
+    for low, high in ((0, 2), (1, 3)):
+        short = AT_LEAST - (box[high] - box[low])
+        if short > 0:
+            box[low], box[high] = box[low] - short / 2, box[high] + short / 2
+    return box[0], box[1], box[2], box[3]
