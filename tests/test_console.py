@@ -1159,3 +1159,30 @@ def test_the_cast_views_plate_is_cropped_to_his_move_in_chromium(repertoire, bro
         cast.close()
     finally:
         served.close()
+
+
+def test_pause_stops_the_notes_holds_the_clock_and_resume_goes_on_from_where_it_paused(live):
+    """Issue 31 §6 with the player in process (a recording MIDI port, the fake clock): 肆夏 strikes once a second;
+    PAUSE at 2.5 s silences every channel and nothing more sounds while paused; RESUME at 10 s strikes the stroke
+    due at 3 s at 10.5 s, and the cue clock has stood still meanwhile."""
+    def strokes() -> list[Any]:
+        return [m for _, m in list(live.port.sent) if m.type == "note_on" and m.channel == BELLS and m.velocity]
+
+    assert live.command("go")
+    live.settle(lambda s: s["playing"])
+    live.clock.t = 2.5
+    assert _wait(lambda: len(strokes()) == 3)  # 0, 1 and 2 s
+    assert live.command("pause")
+    state = live.settle(lambda s: s["paused"])
+    assert _wait(lambda: {m.channel for m in live.port.controls(123)} == set(live.player.channels))
+    live.clock.t = 10.0
+    time.sleep(0.2)
+    state = live.client.get("/state").json()
+    assert len(strokes()) == 3 and state["in_cue_s"] == 2.5 and state["paused"]  # held
+    assert live.command("resume")
+    live.settle(lambda s: not s["paused"])
+    live.clock.t = 10.6
+    assert _wait(lambda: len(strokes()) == 4)
+    assert [due for due, _, m in list(live.player.sent) if m.type == "note_on" and m.channel == BELLS
+            and m.velocity][3] == pytest.approx(10.5)  # the fourth stroke: due at 3 s, 7.5 s paused
+    assert live.client.get("/state").json()["in_cue_s"] == pytest.approx(3.1)
