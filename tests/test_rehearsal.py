@@ -308,3 +308,11 @@ def test_logs_of_different_plans_are_refused_with_the_plans_named_unless_mixed_p
     assert f"plan aaaa at {tmp_path / '0.jsonl'}:1, plan bbbb at {tmp_path / '1.jsonl'}:1" in err
     code, out, err = run("retime", str(GOLDEN), *logs, "--mixed-plans")
     assert code == 0 and "bin-ru: {duration: 20.5s, n: 2, spread: 1s}" in out
+
+
+def test_the_time_paused_is_left_out_of_a_take(tmp_path, sheet):
+    music = _beyond(build(sheet), "bai-zhi", "zhengge-bei")
+    entries = [("go", "bin-ru", 0.0), ("go", "bai-zhi", 9.0), ("pause", "bai-zhi", 10.0), ("level", "", 11.0),
+               ("resume", "bai-zhi", 14.0), ("go", "zhengge-bei", 19.0 + music)]
+    log = read_log(_log(tmp_path / "p.jsonl", entries), sheet)[0]
+    assert retime(build(sheet), [log])["bai-zhi"] == Measured(Fraction(6), 1, Fraction(0))  # 10 s less 4 s paused

@@ -37,7 +37,7 @@ from pathlib import Path
 from yuesheng.checking import Checker
 from yuesheng.cuesheet import CueSheet, parse_duration
 from yuesheng.errors import InvalidInputError, InvalidValueError, Problem
-from yuesheng.live.commands import by_event, events
+from yuesheng.live.commands import Command, by_event, events
 from yuesheng.live.showlog import log_object, read_log_bytes
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Measurement, Timeline
 from yuesheng.yamlload import PathKey, load
@@ -186,8 +186,9 @@ def measure(timeline: Timeline, entries: list[Entry], log: str = "",
     """Each action's takes: from its GO to the next GO point's the operator gave (music included: the console's GO
     points), less what the plan puts between the action's end and that point's start. Unbroken by a jump, a new
     session or lost lines; music's GOs the console gave itself (armed music following its pre-wait) are passed
-    over, since they measure the plan. A take of no time or less (a GO pressed before the music the plan puts
-    between had ended) is no measurement: it is given to *void*, never kept."""
+    over, since they measure the plan; the time the music was paused (PAUSE to RESUME, or to the command that
+    resumed it) is left out, since the rite was held. A take of no time or less (a GO pressed before the music the
+    plan puts between had ended) is no measurement: it is given to *void*, never kept."""
     from yuesheng.live.cueing import go_points  # with mido: not for every command that reads a timing file
 
     points = go_points(timeline, 0, music=True)
@@ -195,9 +196,14 @@ def measure(timeline: Timeline, entries: list[Entry], log: str = "",
     out: dict[str, list[Take]] = {}
     last: Entry | None = None
     session = 0
+    held, paused = 0.0, None  # seconds paused since the last GO; when the pause in progress began
     for entry in entries:
         session += entry.event == "session"
         row = by_event(entry.event)
+        if row is not None and row.command is Command.PAUSE and paused is None:
+            paused = entry.mono
+        elif paused is not None and (row is None or row.command not in (Command.PAUSE, Command.LEVEL)):
+            held, paused = held + max(0.0, entry.mono - paused), None  # any other command resumes first
         if entry.event == "session" or entry.lost or (row is not None and row.target):
             last = None
         if row is None or not row.starts or entry.cue not in place:
@@ -206,16 +212,18 @@ def measure(timeline: Timeline, entries: list[Entry], log: str = "",
         if last is not None and at > place[last.cue] and all(p.cue.is_music for p in points[place[last.cue] + 1:at]):
             if entry.source == AUTO:
                 continue
-            take = _take(points[place[last.cue]], points[at], last, entry, log, max(session, 1))
+            take = _take(points[place[last.cue]], points[at], last, entry, log, max(session, 1), held)
             (out.setdefault(take.cue, []).append if take.seconds > 0 else void)(take)
         last = None if points[at].cue.is_music else entry
+        held = 0.0
     return out
 
 
-def _take(action: CueTiming, following: CueTiming, go: Entry, end: Entry, log: str, session: int) -> Take:
-    """The take of *action* from its GO to the GO of the point *following*."""
+def _take(action: CueTiming, following: CueTiming, go: Entry, end: Entry, log: str, session: int,
+          held: float = 0.0) -> Take:
+    """The take of *action* from its GO to the GO of the point *following*, less *held* seconds paused."""
     beyond = following.start_tick - action.end_tick  # what the plan puts after the action
-    seconds = Fraction(round((end.mono - go.mono) * 1000), 1000) - Fraction(beyond, TICKS_PER_SECOND)
+    seconds = Fraction(round((end.mono - go.mono - held) * 1000), 1000) - Fraction(beyond, TICKS_PER_SECOND)
     return Take(action.cue.id, seconds, log, go.line, session)
 
 
