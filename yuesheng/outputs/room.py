@@ -13,9 +13,10 @@ whose box would take minutes or gigabytes is refused with its size.
 orders 1 to ``ISM_ORDER`` (where each lies, and its octave-band amplitude after the walls) and the ray-traced diffuse
 tail at each ear (two runs of pyroomacoustics' random sequence: decorrelated). Results are kept on disk per hall,
 place and listener (``caches``: numpy's own array format, never pickle). pyroomacoustics draws at random (the
-scattered rays in its C++ tracer, the tail's sequence in numpy); both its generators are seeded from the pair's
-cache key before each simulation, so the same room, source and ears give the same response, byte for byte, in any
-run.
+scattered rays in its C++ tracer, the tail's sequence in numpy); both its generators are seeded from the room and
+the pair alone (not the code's digest in the cache key) before each simulation, and the tails are rounded to the
+cache's float32 when made, so the same room, source and ears give the same response, byte for byte, in any run,
+simulated or read back.
 """
 
 from __future__ import annotations
@@ -216,16 +217,16 @@ def simulate(room: Room, source: Sequence[float], ears: Sequence[Sequence[float]
 
     where = [room.inside(source)] + [room.inside(e) for e in ears]
     settings = [ISM_ORDER, RAYS, RECEIVER_M, TAIL_SECONDS, "seeded"]
-    name = caches.key("room", room.digest(), json.dumps([where, rate, physics.speed_m_s, physics.temperature_c,
-                                                          physics.humidity_pct, settings]),
-                      caches.library("pyroomacoustics"))
+    pair = json.dumps([where, rate, physics.speed_m_s, physics.temperature_c, physics.humidity_pct, settings])
+    name = caches.key("room", room.digest(), pair, caches.library("pyroomacoustics"))
     folder = caches.folder(CACHE) if caches.enabled() else None
     if folder is not None:
         data = folder.read(name, limit=CACHE_LIMIT)
         found = _decoded(data) if data is not None else None
         if found is not None:
             return found
-    result = _simulate(room, where[0], where[1:], physics, rate, int(name[:8], 16))
+    seed = int(hashlib.sha256(f"{room.digest()}{pair}".encode()).hexdigest()[:8], 16)  # the pair's, not the code's
+    result = _simulate(room, where[0], where[1:], physics, rate, seed)
     if folder is not None:
         folder.write(name, _encoded(result), entries=CACHE_ENTRIES)
     return result
@@ -289,7 +290,7 @@ def _simulate(room: Room, source: Sequence[float], ears: Sequence[Sequence[float
     both = np.zeros((2, max(length, 1)))
     for m, tail in enumerate(tails):
         both[m, :len(tail) - skip] = tail[skip:]
-    return Simulated(images, amplitudes, _levelled(both))
+    return Simulated(images, amplitudes, _levelled(both).astype(np.float32).astype(np.float64))  # as cached
 
 
 def _levelled(tails: Any) -> Any:
