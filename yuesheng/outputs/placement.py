@@ -8,7 +8,8 @@ Two halves:
   from the cue sheet: an instrument stands at its ``position``; the 瑟 goes where an action cue with ``where`` takes
   its player (遷樂于下 and back); the 歌 sit with the 瑟; a caller (獲者, 負侯者) calls
   from his cue's ``where``, else from where his last cue put him. This is the one function the staging model's
-  blocking replaces (see docs/seat.md).
+  blocking replaces (see docs/seat.md); there a player who walks while his part sounds gives it a passing stop
+  every ``STEP_TICKS`` of the walk, where ``staging.motion`` has him.
 - **Hearing** (``hear``): one place heard from one listener: distance, delay, level, air absorption (ISO 9613-1),
   and direction (interaural time and level differences, Woodworth's and Brown and Duda's spherical head).
 

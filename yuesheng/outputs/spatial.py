@@ -17,7 +17,9 @@ of emission, in the one room of the hall (``room.room_of``) whoever speaks and w
 
 The parts are mixed block by block by FFT convolution (overlap-add) with those responses, whose spectra are
 computed once per stop; a part silent in a block costs nothing. A part that moves (遷樂) crossfades the sound
-it makes from its old place to its new one over ``FADE`` seconds; what it made before rings on from the old.
+it makes from its old place to its new one over ``FADE`` seconds; what it made before rings on from the old. A
+walk (a player's while his part sounds, or a followed listener's) is heard at a point every quarter second,
+crossfaded point to point: each point's direct sound, the room of the stands on either side (``changes_of``).
 The file has the same length and format as a plain render; only its sound differs.
 """
 
