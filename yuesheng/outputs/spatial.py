@@ -394,6 +394,12 @@ class Voice:
         self.length = max(longest + [round(reach * rate) + 2 * FILTER_TAPS + (hrtf.responses.shape[-1] if hrtf else 0)])
         self.channels = (order + 1) ** 2 if order else CHANNELS
 
+    def response(self, k: int) -> Any:
+        """Segment *k*'s response (samples × channels, from the emission), made if it is not held."""
+        if k not in self.responses:
+            self.responses[k] = self._made(k)
+        return self.responses[k]
+
     def _made(self, k: int) -> Any:
         seg = self.segments[k]
         heard = [(near(seg.stop, seg.who, self.physics, self.rate, self.hrtf, self.order,
@@ -442,9 +448,7 @@ class Voice:
         from scipy.fft import rfft
 
         if (k, size) not in self.spectra:
-            if k not in self.responses:
-                self.responses[k] = self._made(k)
-            self.spectra[k, size] = rfft(self.responses[k][:self.length].astype(np.float32), size, axis=0)
+            self.spectra[k, size] = rfft(self.response(k)[:self.length].astype(np.float32), size, axis=0)
         return self.spectra[k, size]
 
 
