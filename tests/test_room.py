@@ -257,11 +257,11 @@ def test_a_listener_who_turns_hears_a_fixed_source_change_sides_across_the_cross
         Walked(k * TICKS_PER_SECOND, k * TICKS_PER_SECOND + TICKS_PER_SECOND // 2, t) for k, t in enumerate(turns, 1)))
     stops = (Stop(0, (Place(0, -3),)),)
     changes = spatial.changes_of(stops, who, RATE)
-    assert [start for start, _, _, _ in changes] == [0, RATE, 2 * RATE]
-    assert [fade for _, fade, _, _ in changes][1:] == [RATE // 2, RATE // 2]  # over each turn, not a click
+    assert [seg.start for seg in changes] == [0, RATE, 2 * RATE]
+    assert [seg.fade for seg in changes][1:] == [RATE // 2, RATE // 2]  # over each turn, not a click
     signs = []
-    for _, _, _, heard in changes:
-        near = spatial.direct(stops[0].places[0], heard, physics, RATE)
+    for seg in changes:
+        near = spatial.direct(stops[0].places[0], seg.who, physics, RATE)
         left, right = (int(np.argmax(np.abs(near[:, e]) > 0.05 * np.abs(near).max())) for e in (0, 1))
         signs.append(np.sign(left - right))
     assert signs == [1, 1, -1]
@@ -381,17 +381,154 @@ def test_cli_ambisonics_writes_ambix_read_back_and_decoded(tmp_path, capsys):
 @pytest.mark.synth
 @pytest.mark.skipif(shutil.which("fluidsynth") is None or not any(p.is_file() for p in SOUNDFONTS),
                     reason="fluidsynth and fluid-soundfont-gm not installed")
-def test_renders_from_the_bins_seat_and_far_down_the_court_carry_no_dc(tmp_path):
-    """合樂 heard from the 賓席 and from the court's west side: neither render carries DC. (Issue 32 asks that their
-    whole-mix ILD differ by at least 1 dB; the ray-traced tail of pyroomacoustics' C++ tracer is not seeded by numpy,
-    and three fresh runs gave 0.65 / 1.12 / 2.53 dB at the 賓席 and 0.27 / 1.58 / 1.83 dB at the far seat: not held.)"""
+def test_whole_mix_ild_at_the_bins_seat_and_far_down_the_court_differ_and_carry_no_dc(tmp_path):
+    """合樂 heard from the 賓席 (facing south, the music on his left) and from (8, 16) far down the court's east
+    side facing west (the 堂 and the 縣 ahead on his right): their whole-mix ILDs differ by at least 1 dB (measured
+    +0.86 and −2.86 dB; with the rooms' generators seeded three other ways, differences of 3.2 to 4.0 dB), neither
+    carries DC, and a render simulated afresh (--no-cache) is the cached one, byte for byte."""
     import soundfile
 
     from yuesheng.cli import main
 
-    for n, seat in enumerate(("default", "-4,16,north")):
+    ilds, data = [], {}
+    for n, seat in enumerate(("default", "8,16,west", "default")):
         out = tmp_path / f"{n}.flac"
         assert main(["audio", "xiangyinjiu", "--listener", seat, "--from", "heyue", "--to", _into_heyue(10),
-                     "--binaural", "-o", str(out)]) == 0
-        data, _ = soundfile.read(out)
-        assert np.abs(data.mean(axis=0)).max() < 1e-4
+                     "--binaural", "-o", str(out), *(["--no-cache"] if n == 2 else [])]) == 0
+        data[n], _ = soundfile.read(out)
+        assert np.abs(data[n].mean(axis=0)).max() < 1e-4
+        energy = (data[n] ** 2).sum(axis=0)
+        ilds.append(10 * math.log10(energy[0] / energy[1]))
+    assert ilds[0] - ilds[1] >= 1.0, ilds
+    assert data[0].tobytes() == data[2].tobytes()
+
+
+# --- determinism ------------------------------------------------------------------------------------------------
+
+
+def test_the_same_pair_is_simulated_to_the_same_bytes_whatever_ran_before():
+    """pyroomacoustics' own generators (numpy's and the C++ tracer's) are seeded from the room and the pair: the
+    same pair gives the same tail, after another pair or not (unseeded, two runs differed)."""
+    physics = Physics()
+    room = rooms.room_of(physics, None, [(0.0, 10.0, 1.2)])
+    ears = [(-0.1, 6.0, 1.2), (0.1, 6.0, 1.2)]
+    first = rooms._simulate(room, (0.0, 3.0, 1.2), ears, physics, RATE, 1234)
+    rooms._simulate(room, (2.0, 3.0, 1.2), ears, physics, RATE, 99)
+    again = rooms._simulate(room, (0.0, 3.0, 1.2), ears, physics, RATE, 1234)
+    assert first.tails.tobytes() == again.tails.tobytes()
+    assert first.images.tobytes() == again.images.tobytes()
+    assert first.tails.astype(np.float32).astype(np.float64).tobytes() == first.tails.tobytes()  # as the cache reads
+
+
+# --- moving: players who walk as they sound, a listener who walks -------------------------------------------------
+
+
+def _walk_stops(start: Place, end: Place, seconds: float, begin: float = 1.0):
+    """A part standing at *start*, walking to *end* from *begin* over *seconds* (passing stops every step)."""
+    from yuesheng.outputs.placement import STEP_TICKS, Stop
+    from yuesheng.timeline import TICKS_PER_SECOND
+
+    a, b = round(begin * TICKS_PER_SECOND), round((begin + seconds) * TICKS_PER_SECOND)
+    points = range(a, b, STEP_TICKS)
+    passing = [Stop(t, (Place(start.x + (end.x - start.x) * (t - a) / (b - a),
+                              start.y + (end.y - start.y) * (t - a) / (b - a), "p"),), STEP_TICKS, True)
+               for t in points]
+    return (Stop(0, (start,)), *passing, Stop(b, (end,), b - points[-1]))
+
+
+def _mixed(stops, who, physics, seconds: float, noise: bool = False):
+    """A steady 440 Hz tone (faded in), or noise, sounded at *stops*, heard by *who*: the placed mix, block by
+    block."""
+    room = spatial.placed_room(physics, None, {"瑟": stops}, who)
+    voice = spatial.Voice(stops, who, physics, RATE, {}, room)
+    mix = spatial._Mix({"瑟": voice})
+    n = round(seconds * RATE)
+    t = np.arange(n) / RATE
+    mono = (0.1 * np.random.default_rng(5).standard_normal(n) if noise else
+            0.1 * np.sin(2 * np.pi * 440 * t) * np.minimum(1.0, t / 0.05)).astype(np.float32)
+    block = 4096  # small blocks: many block boundaries inside the walk
+    return np.concatenate([mix.block([(voice, mono[at:at + block])], at, len(mono[at:at + block]))
+                           for at in range(0, n, block)])
+
+
+def _clicks(audio):
+    """The loudest 5 ms of what lies above 4 kHz (a steady 440 Hz tone has none: a step or a click has)."""
+    from scipy.signal import sosfilt
+
+    high = sosfilt(butter(4, 4000, "highpass", fs=RATE, output="sos"), audio, axis=0)[round(0.1 * RATE):]
+    frames = high[:len(high) // 220 * 220].reshape(-1, 220, audio.shape[1])
+    return float(np.sqrt((frames ** 2).mean(axis=1)).max())
+
+
+def _ild(audio, a: float, b: float) -> float:
+    part = audio[round(a * RATE):round(b * RATE)]
+    e = (part ** 2).sum(axis=0)
+    return 10 * math.log10(e[0] / e[1])
+
+
+def test_a_player_who_walks_as_he_plays_is_heard_moving_without_a_click():
+    """A 瑟 carried from the listener's left to his right over 4 s: the ILD goes from left to right step by step,
+    the level rises as he passes nearest and falls after, and nothing above 4 kHz (a click) comes of the steps
+    beyond what the same tone standing still has."""
+    physics = Physics()
+    who = Listener(0, 4, FACINGS["north"])
+    walking = _walk_stops(Place(-5, 2, "a"), Place(5, 2, "b"), 4.0)
+    heard = _mixed(walking, who, physics, 6.0, noise=True)
+    ilds = [_ild(heard, s, s + 0.5) for s in (0.3, 2.25, 2.75, 3.25, 5.3)]  # standing, walking past, standing
+    assert ilds[0] > 3 and ilds[-1] < -3, ilds  # left, then right
+    assert ilds[0] > ilds[1] > ilds[2] > ilds[3] > ilds[4], ilds  # step by step, one way
+    level = [float((heard[round(s * RATE):round((s + 0.5) * RATE)] ** 2).sum()) for s in (1.0, 2.8, 4.6)]
+    assert level[1] > level[0] and level[1] > level[2], level  # nearest midway (2 步 ahead), farther at either end
+    moving, still = _mixed(walking, who, physics, 6.0), _mixed(walking[:1], who, physics, 6.0)
+    assert _clicks(moving) < 2 * _clicks(still) + 1e-5, (_clicks(moving), _clicks(still))
+
+
+def test_a_listener_who_walks_hears_the_points_between_and_no_click():
+    """A listener walking past a fixed source (the points of his walk, ``Walked.between``): the source's ITD moves
+    through zero in small steps, the direct sound's level follows 1/r, and the mix has no click."""
+    from yuesheng.outputs.placement import STEP_TICKS, Stop, Walked
+    from yuesheng.timeline import TICKS_PER_SECOND
+
+    physics = Physics()
+    a, b = TICKS_PER_SECOND, 9 * TICKS_PER_SECOND  # 10 步 in 8 s: 1.7 m/s
+    between = tuple((t, Listener(-5 + 10 * (t - a) / (b - a), 4, FACINGS["north"])) for t in range(a, b, STEP_TICKS))
+    who = Listener(-5, 4, FACINGS["north"], "", (Walked(a, b, Listener(5, 4, FACINGS["north"]), between),))
+    stops = (Stop(0, (Place(0, 2, "fixed"),)),)
+    segments = spatial.changes_of(stops, who, RATE)
+    assert len(segments) == len(between) + 1 and segments[-1].who == who.path[0].to
+    itds, gains = [], []
+    for seg in segments:
+        near = spatial.near(seg.stop, seg.who, physics, RATE)
+        onsets = [int(np.argmax(np.abs(near[:, e]) > 0.3 * np.abs(near[:, e]).max())) for e in (0, 1)]
+        itds.append((onsets[0] - onsets[1]) / RATE * 1000)  # ms: right ear first (source on the right) > 0
+        gains.append(hear(seg.stop.places[0], seg.who, physics).gain)
+    assert itds[0] > 0.3 and itds[-1] < -0.3, itds  # on his right as he comes, on his left as he goes
+    assert max(abs(x - y) for x, y in zip(itds, itds[1:], strict=False)) < 0.15, itds  # through zero in small steps
+    assert gains.index(max(gains)) in range(len(gains) // 2 - 2, len(gains) // 2 + 3)  # nearest midway
+    assert max(seg.room[0][0] for seg in segments[1:-1]) < 1.0  # the room between: the stands' on either side
+    moving = _mixed(stops, who, physics, 10.0)
+    still = _mixed(stops, who.still, physics, 10.0)
+    assert _clicks(moving) < 2 * _clicks(still) + 1e-5, (_clicks(moving), _clicks(still))
+
+
+def test_the_staged_blocking_hears_a_caller_walk_as_he_calls_and_the_followed_listener_his_points():
+    """In 鄉射 the 獲者 answers (許諾) as he walks from the 侯 to the 乏: the blocking gives his part passing stops
+    along his route, a quarter second apart; a followed 賓 passes points every quarter second."""
+    import yuesheng
+    from yuesheng.outputs.placement import STEP_TICKS, blocking, following
+
+    production = yuesheng.produce(yuesheng.load(yuesheng.production.cue_path("xiangshe")))
+    stops = blocking(production.timeline, production.staged).stops["許諾"]
+    passing = [s for s in stops if s.passing]
+    assert len(passing) > 100
+    k = stops.index(passing[0])
+    run = stops[k:next(i for i in range(k, len(stops)) if not stops[i].passing)]
+    steps = [math.hypot(p.places[0].x - q.places[0].x, p.places[0].y - q.places[0].y)
+             for p, q in zip(run, run[1:], strict=False)]
+    assert max(steps) < 1.0 and sum(steps) > 10.0, steps  # 步 a quarter second: from the 侯 toward the 乏
+    assert all(b.start_tick - a.start_tick == STEP_TICKS for a, b in zip(run, run[1:], strict=False))
+    motion = yuesheng.produce(yuesheng.load(yuesheng.production.cue_path("xiangyinjiu"))).motion
+    assert motion is not None
+    walk = following("賓", "bin", motion).path[0]
+    assert len(walk.between) >= 2 and walk.between[0][0] == walk.start_tick
+    assert {(p.x, p.y) for _, p in walk.between} - {(walk.to.x, walk.to.y)}  # points before he arrives

@@ -578,5 +578,5 @@ def test_the_block_mix_is_the_convolution_of_each_sound_with_the_response_of_the
     start = voice.starts[1]
     rise = np.clip((t - start) / round(FADE * rate), 0.0, 1.0)
     expected = sum(fftconvolve((sound * weight)[:, None], response, axes=0)[:len(sound)]
-                   for weight, response in ((1 - rise, voice.responses[0]), (rise, voice.responses[1])))
+                   for weight, response in ((1 - rise, voice.response(0)), (rise, voice.response(1))))
     assert np.abs(heard - expected).max() < 1e-5 * np.abs(expected).max()

@@ -8,7 +8,8 @@ Two halves:
   from the cue sheet: an instrument stands at its ``position``; the 瑟 goes where an action cue with ``where`` takes
   its player (遷樂于下 and back); the 歌 sit with the 瑟; a caller (獲者, 負侯者) calls
   from his cue's ``where``, else from where his last cue put him. This is the one function the staging model's
-  blocking replaces (see docs/seat.md).
+  blocking replaces (see docs/seat.md); there a player who walks while his part sounds gives it a passing stop
+  every ``STEP_TICKS`` of the walk, where ``staging.motion`` has him.
 - **Hearing** (``hear``): one place heard from one listener: distance, delay, level, air absorption (ISO 9613-1),
   and direction (interaural time and level differences, Woodworth's and Brown and Duda's spherical head).
 
@@ -18,6 +19,7 @@ edge; a point with y < 0 is on the 堂, raised ``Physics.tang_height_m`` above t
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import math
 import re
@@ -63,6 +65,7 @@ MAX_BU = 200  # how far --listener x,y may sit from the 堂's edge: past every p
 # rites (大射's reach 102), well short of an open-air room or a delay line too long for memory
 FADE_WALK_S = 0.05  # the shortest crossfade of a listener's walk (seconds)
 MOVE_LEAD_TICKS = 2 * TICKS_PER_SECOND  # a part moves at most this long before its first note in the new place
+STEP_TICKS = TICKS_PER_SECOND // 4  # a walk is heard at a point every quarter second (0.3 m at 布武), crossfaded
 
 
 # --- the blocking ------------------------------------------------------------------------------------------
@@ -79,10 +82,14 @@ class Place:
 
 @dataclass(frozen=True, slots=True)
 class Stop:
-    """Where a part sounds from *start_tick* on: one place, or several sounding together."""
+    """Where a part sounds from *start_tick* on: one place, or several sounding together; a point its players
+    pass while they walk and sound (*passing*); the ticks it takes to glide into it (*glide_ticks*; 0: a move's
+    short fade, ``spatial.FADE``)."""
 
     start_tick: int
     places: tuple[Place, ...]
+    glide_ticks: int = 0
+    passing: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,8 +179,69 @@ def blocking(timeline: Timeline, rite: StagedRite | None) -> Blocking:
             lead = min(MOVE_LEAD_TICKS, max(0, event.start_tick - before) // 2)
             run.append(Stop(event.start_tick - lead if run else 0, places))
         last_end[event.part] = max(last_end.get(event.part, 0), event.start_tick + event.length_ticks)
+    if rite is not None:
+        _walks_heard(timeline, rite, stops)
     ordered = {name: tuple(stops[name]) for name in PARTS if name in stops}
     return Blocking(ordered, seats(timeline, rite))
+
+
+def _walks_heard(timeline: Timeline, rite: StagedRite, stops: dict[str, list[Stop]]) -> None:
+    """Each part's *stops* with the walks its players take while it sounds (``staging.motion`` on *timeline*'s
+    cue spans): a passing stop every ``STEP_TICKS`` of the walk, each player where the motion has him then, and
+    the stop in force at the walk's end from its end; the stops the blocking made in the walk (or just before it,
+    a move's lead) give way to them."""
+    from yuesheng.staging.motion import Motion
+
+    motion = Motion(rite, {t.cue.id: (t.start_tick / TICKS_PER_SECOND, t.end_tick / TICKS_PER_SECOND)
+                           for t in timeline.cues})
+    members = set(motion.members)
+    sounds: dict[str, list[tuple[int, int]]] = {}
+    for event in timeline.events:
+        if event.kind in SOUNDING and event.part in stops and event.key is not None:
+            sounds.setdefault(event.part, []).append((event.start_tick, event.start_tick + event.length_ticks))
+    for part, run in stops.items():
+        spans = sorted(sounds.get(part, ()))
+        walkers = sorted({p.name for stop in run for p in stop.places} & members)
+        windows = _merged([(a, b) for m in walkers for leg in motion.legs(m)
+                           if (a := round(leg.start * TICKS_PER_SECOND)) < (b := round(leg.end * TICKS_PER_SECOND))
+                           and _plays(tuple(run), spans, m, a, b)])
+        if not windows:
+            continue
+        kept = [s for s in run if not any(a - MOVE_LEAD_TICKS <= s.start_tick < b for a, b in windows)]
+        for a, b in windows:
+            end = stop_at(tuple(run), b)
+            points = range(a, b, STEP_TICKS)
+            kept += [Stop(t, _passed(end.places, motion, members, t), STEP_TICKS, True) for t in points]
+            kept.append(Stop(b, end.places, b - points[-1]))
+        stops[part] = sorted(kept, key=lambda s: s.start_tick)
+
+
+def _plays(run: tuple[Stop, ...], spans: list[tuple[int, int]], member: str, a: int, b: int) -> bool:
+    """Does *member* sound the part of *run* (its stops; *spans*, its sounds' ticks, sorted) between *a* and *b*?"""
+    longest = max((end - start for start, end in spans), default=0)
+    starts = [start for start, _ in spans]
+    return any(end > a and member in {p.name for p in stop_at(run, start).places}
+               for start, end in spans[bisect.bisect_left(starts, a - longest):bisect.bisect_left(starts, b)])
+
+
+def _merged(windows: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Overlapping spans of ticks as one."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(windows):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def _passed(places: tuple[Place, ...], motion: Motion, members: set[str], tick: int) -> tuple[Place, ...]:
+    """*places*, each player's (a place named by his member id) where *motion* has him at *tick*."""
+    out = []
+    for p in places:
+        at = motion.position(p.name, tick / TICKS_PER_SECOND) if p.name in members else None
+        out.append(Place(at.point.x, at.point.y, p.name) if at is not None else p)
+    return tuple(out)
 
 
 class _Staged:
@@ -292,7 +360,9 @@ class Listener:
         """The same listener on a clock that begins at *tick* of the rite's (an excerpt's): where he is then, and
         the walks after it."""
         start = self.at(tick)
-        walks = tuple(Walked(w.start_tick - tick, w.end_tick - tick, w.to) for w in self.path if w.start_tick > tick)
+        walks = tuple(Walked(w.start_tick - tick, w.end_tick - tick, w.to,
+                             tuple((t - tick, passed) for t, passed in w.between))
+                      for w in self.path if w.start_tick > tick)
         return dataclasses.replace(start, path=walks)
 
     @property
@@ -309,6 +379,15 @@ class Listener:
             found = walk.to
         return found
 
+    def hearing(self, tick: int) -> Listener:
+        """Where he is at *tick*, the points he passes on a walk included (``Walked.between``)."""
+        for walk in reversed(self.path):
+            if walk.start_tick <= tick:
+                if walk.between and tick < walk.between[-1][0] + STEP_TICKS:
+                    return [passed for t, passed in walk.between if t <= tick][-1]
+                break
+        return self.at(tick)
+
     @property
     def degrees(self) -> float:
         """The facing as compass degrees (0 north, 90 east)."""
@@ -317,16 +396,21 @@ class Listener:
 
 @dataclass(frozen=True, slots=True)
 class Walked:
-    """A walk of a listener who follows a person: from *start_tick* to *end_tick* he goes to *to*."""
+    """A walk of a listener who follows a person: from *start_tick* to *end_tick* he goes to *to*, passing
+    *between* (from *start_tick*, every ``STEP_TICKS``, through the turn to his stand's facing after he stops:
+    where he is and the way he looks then)."""
 
     start_tick: int
     end_tick: int
     to: Listener
+    between: tuple[tuple[int, Listener], ...] = ()
 
 
 def following(label: str, member: str, motion: Motion) -> Listener:
     """A listener who is *member* (``staging.persons``' member id) through the rite: where *motion* has him at the
     start, and each of his walks, ending where he stands and facing as he then faces (``motion``)."""
+    from yuesheng.staging.motion import TURN
+
     def seconds_ticks(t: float) -> int:
         return round(t * TICKS_PER_SECOND)
 
@@ -337,12 +421,18 @@ def following(label: str, member: str, motion: Motion) -> Listener:
         raise UsageError(f"--listener {label}: {member} never stands on the ground of this rite")
     facing = _vector(first.heading if first is not None else None, (0.0, -1.0))
     walks = []
-    for leg in legs:
+    for n, leg in enumerate(legs):
         after = motion.position(member, leg.end + 1.5)  # turned to his stand's facing (motion.TURN is 1 s)
         facing = _vector(after.heading if after is not None else None, facing)
         end = leg.route[-1]
-        walks.append(Walked(seconds_ticks(leg.start), seconds_ticks(max(leg.end, leg.start + FADE_WALK_S)),
-                            Listener(end.x, end.y, facing, label)))
+        start_tick, end_tick = seconds_ticks(leg.start), seconds_ticks(max(leg.end, leg.start + FADE_WALK_S))
+        between = []
+        turned = min(leg.end + TURN, legs[n + 1].start if n + 1 < len(legs) else math.inf)  # he turns as he stops
+        for tick in range(start_tick, max(end_tick, seconds_ticks(turned)), STEP_TICKS):
+            at = motion.position(member, tick / TICKS_PER_SECOND)
+            if at is not None:
+                between.append((tick, Listener(at.point.x, at.point.y, _vector(at.heading, facing), label)))
+        walks.append(Walked(start_tick, end_tick, Listener(end.x, end.y, facing, label), tuple(between)))
     return Listener(start.x, start.y, _vector(first.heading if first is not None else None, (0.0, -1.0)), label,
                     tuple(walks))
 

@@ -12,7 +12,11 @@ whose box would take minutes or gigabytes is refused with its size.
 ``simulate`` gives, for one source and the two ears, what the head then hears (``spatial``): the image sources of
 orders 1 to ``ISM_ORDER`` (where each lies, and its octave-band amplitude after the walls) and the ray-traced diffuse
 tail at each ear (two runs of pyroomacoustics' random sequence: decorrelated). Results are kept on disk per hall,
-place and listener (``caches``: numpy's own array format, never pickle).
+place and listener (``caches``: numpy's own array format, never pickle). pyroomacoustics draws at random (the
+scattered rays in its C++ tracer, the tail's sequence in numpy); both its generators are seeded from the room and
+the pair alone (not the code's digest in the cache key) before each simulation, and the tails are rounded to the
+cache's float32 when made, so the same room, source and ears give the same response, byte for byte, in any run,
+simulated or read back.
 """
 
 from __future__ import annotations
@@ -212,17 +216,17 @@ def simulate(room: Room, source: Sequence[float], ears: Sequence[Sequence[float]
     from yuesheng import caches
 
     where = [room.inside(source)] + [room.inside(e) for e in ears]
-    settings = [ISM_ORDER, RAYS, RECEIVER_M, TAIL_SECONDS]
-    name = caches.key("room", room.digest(), json.dumps([where, rate, physics.speed_m_s, physics.temperature_c,
-                                                          physics.humidity_pct, settings]),
-                      caches.library("pyroomacoustics"))
+    settings = [ISM_ORDER, RAYS, RECEIVER_M, TAIL_SECONDS, "seeded"]
+    pair = json.dumps([where, rate, physics.speed_m_s, physics.temperature_c, physics.humidity_pct, settings])
+    name = caches.key("room", room.digest(), pair, caches.library("pyroomacoustics"))
     folder = caches.folder(CACHE) if caches.enabled() else None
     if folder is not None:
         data = folder.read(name, limit=CACHE_LIMIT)
         found = _decoded(data) if data is not None else None
         if found is not None:
             return found
-    result = _simulate(room, where[0], where[1:], physics, rate, int(name[:8], 16))
+    seed = int(hashlib.sha256(f"{room.digest()}{pair}".encode()).hexdigest()[:8], 16)  # the pair's, not the code's
+    result = _simulate(room, where[0], where[1:], physics, rate, seed)
     if folder is not None:
         folder.write(name, _encoded(result), entries=CACHE_ENTRIES)
     return result
@@ -261,36 +265,32 @@ def _simulate(room: Room, source: Sequence[float], ears: Sequence[Sequence[float
                                     room.scattering[face]) for face, values in room.faces.items()}
     pra.constants.set("c", physics.speed_m_s)
     pra.constants.set("rir_hpf_enable", False)
-    state = np.random.get_state()
-    np.random.seed(seed)  # the tail's random sequence, the same for the same pair
-    try:
-        box = pra.ShoeBox(room.size, fs=rate, materials=materials, max_order=ISM_ORDER, ray_tracing=False,
-                          air_absorption=True, use_rand_ism=False)
-        # rays set after: the constructor's own count grows with the volume (100,000s for a court)
-        box.set_air_absorption(air_coefficients(physics), list(BANDS))
-        box.set_ray_tracing(n_rays=RAYS, receiver_radius=RECEIVER_M, time_thres=TAIL_SECONDS,
-                            hist_bin_size=HISTOGRAM_BIN)
-        box.add_source(np.asarray(source) - offset)
-        box.add_microphone_array((np.asarray(ears) - offset).T)
-        box.image_source_model()
-        box.ray_tracing()
-        box.simulator_state["ism_needed"] = False  # the tail alone: the image sources go through the head
-        box.compute_rir()
-        tails = [np.asarray(box.rir[m][0], dtype=np.float64) for m in (0, 1)]
-        src = box.sources[0]
-        keep = (src.orders >= 1) & (src.orders <= ISM_ORDER)
-        images = src.images[:, keep] + offset[:, None]
-        bands = box.octave_bands.centers
-        amplitudes = np.array([np.interp(np.log(BANDS), np.log(bands), src.damping[:, k])
-                               for k in np.nonzero(keep)[0]]).T.reshape(len(BANDS), -1)
-    finally:
-        np.random.set_state(state)
+    pra.random.seed(numpy=seed, libroom=seed)  # the scattered rays and the tail's sequence: the same every run
+    box = pra.ShoeBox(room.size, fs=rate, materials=materials, max_order=ISM_ORDER, ray_tracing=False,
+                      air_absorption=True, use_rand_ism=False)
+    # rays set after: the constructor's own count grows with the volume (100,000s for a court)
+    box.set_air_absorption(air_coefficients(physics), list(BANDS))
+    box.set_ray_tracing(n_rays=RAYS, receiver_radius=RECEIVER_M, time_thres=TAIL_SECONDS,
+                        hist_bin_size=HISTOGRAM_BIN)
+    box.add_source(np.asarray(source) - offset)
+    box.add_microphone_array((np.asarray(ears) - offset).T)
+    box.image_source_model()
+    box.ray_tracing()
+    box.simulator_state["ism_needed"] = False  # the tail alone: the image sources go through the head
+    box.compute_rir()
+    tails = [np.asarray(box.rir[m][0], dtype=np.float64) for m in (0, 1)]
+    src = box.sources[0]
+    keep = (src.orders >= 1) & (src.orders <= ISM_ORDER)
+    images = src.images[:, keep] + offset[:, None]
+    bands = box.octave_bands.centers
+    amplitudes = np.array([np.interp(np.log(BANDS), np.log(bands), src.damping[:, k])
+                           for k in np.nonzero(keep)[0]]).T.reshape(len(BANDS), -1)
     skip = pra.constants.get("frac_delay_length") // 2
     length = max(len(t) for t in tails) - skip
     both = np.zeros((2, max(length, 1)))
     for m, tail in enumerate(tails):
         both[m, :len(tail) - skip] = tail[skip:]
-    return Simulated(images, amplitudes, _levelled(both))
+    return Simulated(images, amplitudes, _levelled(both).astype(np.float32).astype(np.float64))  # as cached
 
 
 def _levelled(tails: Any) -> Any:

@@ -17,15 +17,19 @@ of emission, in the one room of the hall (``room.room_of``) whoever speaks and w
 
 The parts are mixed block by block by FFT convolution (overlap-add) with those responses, whose spectra are
 computed once per stop; a part silent in a block costs nothing. A part that moves (遷樂) crossfades the sound
-it makes from its old place to its new one over ``FADE`` seconds; what it made before rings on from the old.
+it makes from its old place to its new one over ``FADE`` seconds; what it made before rings on from the old. A
+walk (a player's while his part sounds, or a followed listener's) is heard at a point every quarter second,
+crossfaded point to point: each point's direct sound, the room of the stands on either side (``changes_of``).
 The file has the same length and format as a plain render; only its sound differs.
 """
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import math
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +54,7 @@ from yuesheng.outputs.audio import (
     sounding_parts,
 )
 from yuesheng.outputs.placement import (
+    STEP_TICKS,
     Listener,
     Physics,
     Place,
@@ -306,62 +311,123 @@ def heard_as(places: tuple[Place, ...], physics: Physics) -> tuple[tuple[Place, 
     return tuple((p, 1 / math.sqrt(len(places))) for p in places)
 
 
-def response(stop: Stop, who: Listener, physics: Physics, rate: int,
-             cache: dict[tuple[Place, Listener], Any], room: Room, hrtf: Hrtf | None = None, order: int = 0) -> Any:
-    """All that *who* hears of a sound made at *stop* (samples × 2, from its emission): each source's direct
-    sound and reflections (``heard_as``)."""
+Cache = dict[tuple[str, Place, Listener], Any]
+
+
+def _summed(heard: list[tuple[Any, float]]) -> Any:
+    """Responses (samples × channels, from sample 0) summed, each times its weight."""
     import numpy as np
 
-    heard = []
-    for place, share in heard_as(stop.places, physics):
-        if (place, who) not in cache:
-            near = direct(place, who, physics, rate, hrtf, order)
-            far = reflections(place, who, physics, rate, room, hrtf, order)
-            both = np.zeros((max(len(near), len(far)), near.shape[1]))
-            both[:len(near)] += near
-            both[:len(far)] += far
-            cache[place, who] = both
-        heard.append((cache[place, who], share))
     out = np.zeros((max(len(h) for h, _ in heard), heard[0][0].shape[1]))
-    for h, share in heard:
-        out[:len(h)] += h * share
+    for h, weight in heard:
+        out[:len(h)] += h * weight
     return out
 
 
+def near(stop: Stop, who: Listener, physics: Physics, rate: int, hrtf: Hrtf | None = None, order: int = 0,
+         cache: Cache | None = None) -> Any:
+    """The direct sound of each source of *stop* (``heard_as``) at *who*, summed (kept in *cache* if given)."""
+    heard = []
+    for place, share in heard_as(stop.places, physics):
+        if cache is None or ("near", place, who) not in cache:
+            found = direct(place, who, physics, rate, hrtf, order)
+            if cache is None:
+                heard.append((found, share))
+                continue
+            cache["near", place, who] = found
+        heard.append((cache["near", place, who], share))
+    return _summed(heard)
+
+
+def far(stop: Stop, who: Listener, physics: Physics, rate: int, cache: Cache, room: Room,
+        hrtf: Hrtf | None = None, order: int = 0) -> Any:
+    """The reflections and tail of each source of *stop* at *who* in *room*, summed; each pair simulated once."""
+    heard = []
+    for place, share in heard_as(stop.places, physics):
+        if ("far", place, who) not in cache:
+            cache["far", place, who] = reflections(place, who, physics, rate, room, hrtf, order)
+        heard.append((cache["far", place, who], share))
+    return _summed(heard)
+
+
+def response(stop: Stop, who: Listener, physics: Physics, rate: int, cache: Cache, room: Room,
+             hrtf: Hrtf | None = None, order: int = 0) -> Any:
+    """All that *who* hears of a sound made at *stop* (samples × 2, from its emission): each source's direct
+    sound and reflections (``heard_as``)."""
+    return _summed([(near(stop, who, physics, rate, hrtf, order, cache), 1.0),
+                    (far(stop, who, physics, rate, cache, room, hrtf, order), 1.0)])
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """From file sample *start* (gliding in over *fade* samples) the part is heard as the direct sound of *stop*
+    at *who* and the room of the stands around them: *room*, weighted pairs of a stop and a listener that are
+    not passing points of a walk (so simulated once each)."""
+
+    start: int
+    fade: int
+    stop: Stop
+    who: Listener
+    room: tuple[tuple[float, Stop, Listener], ...]
+
+
 class Voice:
-    """One part heard from the seat: the response of each of its segments (a stop of the part heard from where
-    the listener then is), from the file's sample where it begins.
+    """One part heard from the seat: its segments (``changes_of``), each one response from the file's sample
+    where it begins, made when the part first sounds in it and let go once it is past.
 
     A block of the part's sound is heard through the segment it is made in; across a change the sound made fades
-    from the old response to the new, over ``FADE`` seconds where the part moves and over the walk where the
-    listener walks (``Listener.path``), and what was made before rings on from the old."""
+    from the old response to the new (linearly: the responses of neighbouring points are coherent), over
+    ``FADE`` seconds where the part moves, over a quarter second between the points of a walk (of the players or
+    the listener), and what was made before rings on from the old."""
 
-    def __init__(self, stops: tuple[Stop, ...], who: Listener, physics: Physics, rate: int,
-                 cache: dict[tuple[Place, Listener], Any], room: Room, hrtf: Hrtf | None = None,
-                 order: int = 0) -> None:
-        parts = changes_of(stops, who, rate)
-        self.starts = [start for start, _, _, _ in parts]
-        self.fades = [fade for _, fade, _, _ in parts]
-        self.responses = [response(stop, heard, physics, rate, cache, room, hrtf, order)
-                          for _, _, stop, heard in parts]
+    def __init__(self, stops: tuple[Stop, ...], who: Listener, physics: Physics, rate: int, cache: Cache,
+                 room: Room, hrtf: Hrtf | None = None, order: int = 0) -> None:
+        self.segments = changes_of(stops, who, rate)
+        self.starts = [s.start for s in self.segments]
+        self.fades = [s.fade for s in self.segments]
+        self.physics, self.rate, self.cache, self.room, self.hrtf, self.order = physics, rate, cache, room, hrtf, order
+        self.responses: dict[int, Any] = {}
         self.spectra: dict[tuple[int, int], Any] = {}
+        rooms = {(s, w) for seg in self.segments for _, s, w in seg.room}
+        longest = [len(far(s, w, physics, rate, cache, room, hrtf, order)) for s, w in rooms]
+        reach = math.hypot(*room.size) / physics.speed_m_s  # the farthest direct sound, from any point of the room
+        self.length = max(longest + [round(reach * rate) + 2 * FILTER_TAPS + (hrtf.responses.shape[-1] if hrtf else 0)])
+        self.channels = (order + 1) ** 2 if order else CHANNELS
 
-    @property
-    def length(self) -> int:
-        """The longest response, in samples."""
-        return max(len(r) for r in self.responses)
+    def response(self, k: int) -> Any:
+        """Segment *k*'s response (samples × channels, from the emission), made if it is not held."""
+        if k not in self.responses:
+            self.responses[k] = self._made(k)
+        return self.responses[k]
+
+    def _made(self, k: int) -> Any:
+        seg = self.segments[k]
+        heard = [(near(seg.stop, seg.who, self.physics, self.rate, self.hrtf, self.order,
+                       None if seg.stop.passing or len(seg.room) > 1 else self.cache), 1.0)]
+        heard += [(far(s, w, self.physics, self.rate, self.cache, self.room, self.hrtf, self.order), weight)
+                  for weight, s, w in seg.room]
+        return _summed(heard)
 
     def add(self, mono: Any, at: int, size: int, into: Any) -> None:
-        """Add to *into* (a spectrum, size // 2 + 1 × 2) the sound of *mono*, made from sample *at* on, as heard."""
+        """Add to *into* (a spectrum, size // 2 + 1 × channels) the sound of *mono*, made from sample *at* on, as
+        heard; the segments past before *at* are let go."""
         import numpy as np
         from scipy.fft import rfft
 
         n = len(mono)
+        first = max(0, bisect.bisect_right(self.starts, at) - 1)
+        while first > 0 and self.starts[first] + self.fades[first] > at:  # the one before still fades out
+            first -= 1
+        for k in [k for k in self.responses if k < first]:
+            del self.responses[k]
+        for key in [key for key in self.spectra if key[0] < first]:
+            del self.spectra[key]
         plain = None
-        for k, start in enumerate(self.starts):
+        for k in range(first, bisect.bisect_left(self.starts, at + n)):
+            start = self.starts[k]
             end = self.starts[k + 1] if k + 1 < len(self.starts) else None
             out = self.fades[k + 1] if end is not None else 0
-            if start >= at + n or (end is not None and end + out <= at):
+            if end is not None and end + out <= at:
                 continue
             if (k == 0 or start + self.fades[k] <= at) and (end is None or at + n <= end):
                 if plain is None:
@@ -382,7 +448,7 @@ class Voice:
         from scipy.fft import rfft
 
         if (k, size) not in self.spectra:
-            self.spectra[k, size] = rfft(self.responses[k].astype(np.float32), size, axis=0)
+            self.spectra[k, size] = rfft(self.response(k)[:self.length].astype(np.float32), size, axis=0)
         return self.spectra[k, size]
 
 
@@ -395,7 +461,7 @@ class _Mix:
         from scipy.fft import next_fast_len
 
         self.size = next_fast_len(BLOCK + max([v.length for v in voices.values()] + [1]) - 1, real=True)
-        self.channels = next(iter(voices.values())).responses[0].shape[1] if voices else CHANNELS
+        self.channels = next(iter(voices.values())).channels if voices else CHANNELS
         self.carry = np.zeros((self.size, self.channels))
 
     def block(self, heard: list[tuple[Voice, Any]], at: int, n: int) -> Any:
@@ -492,38 +558,79 @@ class _Feed:
         return np.concatenate(pieces)
 
 
-def changes_of(stops: tuple[Stop, ...], who: Listener, rate: int) -> list[tuple[int, int, Stop, Listener]]:
-    """Where a part's sound changes: (first sample, samples of crossfade into it, the part's stop, the listener
-    then) at each stop of the part (a ``FADE``) and each walk of a listener who follows a person (the walk's
-    length: he hears the room change as he goes), each fade no longer than the segment before it."""
+def changes_of(stops: tuple[Stop, ...], who: Listener, rate: int) -> list[Segment]:
+    """Where a part's sound changes (``Segment``): at each stop of the part (gliding in over its ``glide_ticks``,
+    else a ``FADE``) and at each point of a walk of a listener who follows a person (over a step; a walk without
+    points, over the whole walk), each glide no longer than the segment before it. Between the stands, at the
+    points of a walk, the direct sound is the point's and the room the stands' on either side, weighted by how
+    far the walk has gone (players' and listener's alike)."""
     changes: dict[int, int] = {}
     for stop in stops:
-        changes[stop.start_tick] = max(changes.get(stop.start_tick, 0), round(FADE * TICKS_PER_SECOND))
+        changes[stop.start_tick] = max(changes.get(stop.start_tick, 0),
+                                       stop.glide_ticks or round(FADE * TICKS_PER_SECOND))
     for walk in who.path:
-        changes[walk.start_tick] = max(changes.get(walk.start_tick, 0), walk.end_tick - walk.start_tick)
-    out: list[tuple[int, int, Stop, Listener]] = []
+        if not walk.between:
+            changes[walk.start_tick] = max(changes.get(walk.start_tick, 0), walk.end_tick - walk.start_tick)
+        for tick, _ in walk.between:
+            changes[tick] = max(changes.get(tick, 0), STEP_TICKS)
+        if walk.between:
+            arrived = max(walk.end_tick, walk.between[-1][0] + STEP_TICKS)
+            changes[arrived] = max(changes.get(arrived, 0), STEP_TICKS)
+    out: list[Segment] = []
     for tick in sorted(changes):
-        stop, heard = stop_at(stops, tick), who.at(tick)
-        if out and (out[-1][2], out[-1][3]) == (stop, heard):
+        stop, heard = stop_at(stops, tick), who.hearing(tick)
+        if out and (out[-1].stop, out[-1].who) == (stop, heard):
             continue
         start = tick * rate // TICKS_PER_SECOND
         fade = max(1, changes[tick] * rate // TICKS_PER_SECOND)
         if out:
-            fade = max(1, min(fade, start - out[-1][0]))
-        out.append((start, fade, stop, heard))
+            fade = max(1, min(fade, start - out[-1].start))
+        room = tuple((a * b, s, w) for a, s in _stands(stops, stop, tick) for b, w in _seats(who, tick) if a * b)
+        out.append(Segment(start, fade, stop, heard, room))
     return out
+
+
+def _stands(stops: tuple[Stop, ...], stop: Stop, tick: int) -> list[tuple[float, Stop]]:
+    """The stops that are not passing points around *stop* at *tick*, with their weights: itself, or, on a walk,
+    the stop before the walk and the one it ends at, by the share of the walk gone."""
+    if not stop.passing:
+        return [(1.0, stop)]
+    k = stops.index(stop)
+    first = k
+    while first > 0 and stops[first - 1].passing:
+        first -= 1
+    last = k
+    while last + 1 < len(stops) and stops[last].passing:
+        last += 1
+    before, after = stops[first - 1] if first else stops[last], stops[last]
+    share = (tick - stops[first].start_tick) / max(1, after.start_tick - stops[first].start_tick)
+    return [(1.0 - share, before), (share, after)]
+
+
+def _seats(who: Listener, tick: int) -> list[tuple[float, Listener]]:
+    """Where *who* stands around *tick*, with weights: where he is, or, on a walk with its points, where he stood
+    before it and where it ends, by the share of the walk gone."""
+    for walk in reversed(who.path):
+        if walk.start_tick <= tick:
+            arrived = walk.between[-1][0] + STEP_TICKS if walk.between else walk.start_tick
+            if tick < arrived:
+                share = (tick - walk.start_tick) / max(1, arrived - walk.start_tick)
+                return [(1.0 - share, who.at(walk.start_tick - 1)), (share, walk.to)]
+            break
+    return [(1.0, who.at(tick))]
 
 
 def _first_stop(stops: tuple[Stop, ...]) -> tuple[Stop, ...]:
     """*stops* with the first moved to tick 0, so a part always has a placement."""
-    return (Stop(0, stops[0].places), *stops[1:]) if stops and stops[0].start_tick else stops
+    return (dataclasses.replace(stops[0], start_tick=0), *stops[1:]) if stops and stops[0].start_tick else stops
 
 
 def placed_room(physics: Physics, rite: StagedRite | None, stops: Mapping[str, tuple[Stop, ...]],
                 who: Listener) -> Room:
     """The one room every part of *stops* is heard in from *who* (``room.room_of``), checked against the bounds of
     time and memory (``room.check_bounds``) before anything is simulated."""
-    sources = {source for part in stops.values() for stop in part for source, _ in heard_as(stop.places, physics)}
+    sources = {source for part in stops.values() for stop in part if not stop.passing
+               for source, _ in heard_as(stop.places, physics)}
     points = [position_m(p.x, p.y, physics, source=True) for p in sources]
     points += [position_m(w.x, w.y, physics, source=False) for w in (who, *(walk.to for walk in who.path))]
     room = room_of(physics, rite.hall if rite is not None else None, points)
@@ -544,7 +651,7 @@ def room_figures(timeline: Timeline, rite: StagedRite | None, who: Listener, phy
     lines, seen = [], set()
     for part, part_stops in stops.items():
         for stop in part_stops:
-            for place, _ in heard_as(stop.places, physics):
+            for place, _ in heard_as(stop.places, physics) if not stop.passing else ():
                 if place in seen:
                     continue
                 seen.add(place)
@@ -595,7 +702,7 @@ def render_placed(timeline: Timeline, rite: StagedRite | None, path: str | Path,
                          "a placed render needs x, y for their positions (docs/cuesheet.md)"
                          + (f"; to hear the placed parts alone:{placed}" if placed else ""))
     room = placed_room(physics, rite, stops, who)  # every placed part's: one room, whichever are rendered
-    cache: dict[tuple[Place, Listener], Any] = {}
+    cache: Cache = {}
     hrtf = hrtf.at_rate(rate) if hrtf else None
     voices = {p: Voice(_first_stop(stops[p]), who, physics, rate, cache, room, hrtf, order) for p in names}
     with tempfile.TemporaryDirectory(prefix="yuesheng-") as tmp, atomic_path(path) as out, \
