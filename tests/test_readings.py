@@ -156,3 +156,17 @@ def test_a_default_other_than_the_sheets_chosen_is_an_error(repertoire, tmp_path
     hall.write_text(hall.read_text(encoding="utf-8").replace("default: wu", "default: tang"), encoding="utf-8")
     problems = staging_problems(load(cues, repertoire=repertoire))
     assert any("xiangshe.hall.yaml" in p.file and "chooses wu" in p.message for p in problems)
+
+
+def test_validate_checks_the_other_option_too(repertoire, tmp_path):
+    """A statement that fails only under the option not chosen is still found: rule staging draws the hall under each
+    option of its readings."""
+    cues, hall = _copy(tmp_path, "xiangshe")
+    text = hall.read_text(encoding="utf-8")
+    broken = text.replace("{kind: distance, a: hou, b: tanglian, steps: 50,", "{kind: distance, a: hou, b: tanglian, "
+                          "steps: 49,")
+    assert broken != text
+    hall.write_text(broken, encoding="utf-8")
+    problems = staging_problems(load(cues, repertoire=repertoire))
+    assert [p.line for p in problems if "9-2b" in p.message] == \
+        [n for n, line in enumerate(broken.splitlines(), 1) if "steps: 49" in line]

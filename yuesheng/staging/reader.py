@@ -160,7 +160,7 @@ def load_hall(path: str | Path, readings: Mapping[str, str] | None = None,
     corners = [_number(c, tang_raw.get(k), ("tang", k)) for k in ("x0", "y0", "x1", "y1")]
     x0, y0, x1, y1 = (v if v is not None else 0.0 for v in corners)
     stairs = _stairs(c, data.get("stairs", {}), y1)
-    walls = [_wall(c, raw, ("walls", n)) for n, raw in enumerate(data.get("walls", []) or [])]
+    walls = [_wall(c, raw, ("walls", n)) for n, raw in enumerate(data.get("walls", []) or []) if raw is not _NOT_HERE]
     if message := WALL_CORNERS.check("the walls have", sum(len(w.points) for w in walls if w is not None),
                                      " corners"):
         c.error(("walls",), message, "limits", key=True)
@@ -172,7 +172,7 @@ def load_hall(path: str | Path, readings: Mapping[str, str] | None = None,
     places = _places(c, data.get("places", {}))
     _distinct(c, places)
     statements = tuple(st for n, raw in enumerate(data.get("statements", []) or [])
-                       if (st := _statement(c, raw, ("statements", n), places)) is not None)
+                       if raw is not _NOT_HERE and (st := _statement(c, raw, ("statements", n), places)) is not None)
     things = _things(c, data.get("things", {}), places)
     _route_nodes(c, walls, stairs, things)
     if c.problems:
@@ -219,6 +219,7 @@ def _declared(c: Checker, path: PathKey, rid: str, options: list[str], default: 
 
 
 _UNDER = ("walls", "places", "things", "statements")
+_NOT_HERE = object()  # a wall or statement of another option: left in its list, so that each keeps its line
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,8 +237,8 @@ def _under(c: Checker, data: dict[str, Any], chosen: _Chosen) -> dict[str, Any]:
     for part in _UNDER:
         items = data.get(part)
         if isinstance(items, list):
-            out[part] = [kept for n, item in enumerate(items)
-                         if (kept := _item(c, item, (part, n), chosen)) is not None]
+            out[part] = [_NOT_HERE if (kept := _item(c, item, (part, n), chosen)) is None else kept
+                         for n, item in enumerate(items)]
         elif isinstance(items, dict):
             out[part] = {key: kept for key, item in items.items()
                          if (kept := _item(c, item, (part, key), chosen)) is not None}
