@@ -259,3 +259,24 @@ def test_a_walk_turns_at_the_point_the_text_names(rites, rite, cue, who, place):
     after = walk.route[walk.route.index(turn) + 1]
     if rite == "xiangyinjiu":  # nothing in the way: on from the bend straight north, along the stair's line
         assert after.x == turn.x and after.y < turn.y
+
+
+@pytest.mark.parametrize("rite, cue, members", [
+    ("xiangyinjiu", "san-yi-san-rang", ["jie", "zhongbin-zhang#1", "zhongbin"]),  # 釋曰 4-7a
+    ("xiangshe", "san-yi", ["zhongbin#1", "zhongbin#8"]),
+])
+def test_the_jie_and_the_zhongbin_follow_the_bin_up_the_tangtu_and_turn_square(rites, rite, cue, members):
+    """釋曰 4-7a 介及衆賓亦隨賓至西階下而序立: they bend onto the 西階's 堂塗 where the 賓 did (當陳), go up it along
+    the stair's line to below the 西階 (the 鄉射 侯 standing across it: round its west end, a step off the line), and
+    turn west there to their place: no diagonal across the court."""
+    staged = rites[rite][1]
+    bend, foot = (staged.hall.places[p].point for p in ("dang-chen-xi", "xijie-tu"))
+    walks = {w.who: w for w in staged.cues[cue].derivation.walks}
+    for who in members:
+        route = walks[who].route
+        assert bend in route and foot in route, who
+        up = route[route.index(bend):route.index(foot) + 1]
+        assert all(abs(p.x - bend.x) <= 0.7 for p in up), (who, up)
+        assert all(a.y >= b.y for a, b in zip(up, up[1:], strict=False)), (who, up)  # north all the way
+        (end,) = route[route.index(foot) + 1:]
+        assert end.x < foot.x and end.y >= foot.y, who  # west to their place, its head level with the turn

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from itertools import product
 from pathlib import Path
 
 import pytest
@@ -28,11 +29,16 @@ RITES = ["xiangyinjiu", "xiangshe", "yanli", "dashe"]
 _STATED = re.compile(r"[升降]自(.)階")
 
 
-def _rites(sheet) -> list[StagedRite]:
-    """The rite of *sheet* staged under each of its configurations of variants."""
-    readings = {r.id: r.chosen for r in sheet.readings.values()}
-    return [staged_rite(sheet, variants, readings, BLOCKING / f"{sheet.rite_id}.yaml")
-            for variants in variant_configurations(sheet)]
+def _rites(sheet, every_reading: bool = False) -> list[StagedRite]:
+    """The rite of *sheet* staged under each of its configurations of variants (and, *every_reading*, under each of
+    them with every choice of the readings its hall is drawn under: 左右房, the 侯道 from the 堂)."""
+    path = BLOCKING / f"{sheet.rite_id}.yaml"
+    chosen = {r.id: r.chosen for r in sheet.readings.values()}
+    hall = staged_rite(sheet, frozenset(), chosen, path).hall
+    choices = [chosen | dict(c) for c in product(*([(rid, o) for o in sheet.readings[rid].options]
+                                                   for rid in hall.readings))] if every_reading else [chosen]
+    return [staged_rite(sheet, variants, readings, path)
+            for readings in choices for variants in variant_configurations(sheet)]
 
 
 def _stated(sheet, blocking_text: str, cue_id: str) -> set[str]:
@@ -52,7 +58,7 @@ def test_every_walk_keeps_rank_and_clear_of_the_set_pieces_and_passes_people_onl
     sheet = load(ROOT / "cues" / f"{rite}.yaml", repertoire=repertoire)
     text = (BLOCKING / f"{rite}.yaml").read_text(encoding="utf-8")
     walks = flights_taken = passes = 0
-    for staged in _rites(sheet):
+    for staged in _rites(sheet, every_reading=True):
         hall = staged.hall
         stairs = {s.id: s for s in hall.stairs}
         for cue_id, cue in staged.cues.items():

@@ -755,12 +755,21 @@ def test_print_gives_the_whole_timeline_a_page_per_plate_and_the_run_sheet(rite,
     with page.checks(f"print-{rite}") as p:
         p.emulate_media(media="print")
         p.evaluate("window.dispatchEvent(new Event('beforeprint'))")
-        # everything the timeline draws lies inside the box the page's width scales
-        extent = p.evaluate("""() => { const tl = document.getElementById('timeline');
-            const right = Math.max(...Array.from(tl.querySelectorAll('#plot rect')).map(r => r.x.baseVal.value +
-                r.width.baseVal.value));
-            return [right, tl.viewBox.baseVal.width, tl.getBoundingClientRect().width]; }""")
-        assert extent[0] <= extent[1] + 1 and extent[2] <= 1047
+        # the whole rite in bands, each a slice of its time, one after another; what each draws is clipped to the box
+        # the page's width scales
+        bands = p.eval_on_selector_all("#timeline-panel svg", """ss => ss.map(s => { const clip =
+            s.querySelector('clipPath rect'); return [s.dataset.slice, clip.x.baseVal.value + clip.width.baseVal.value,
+            s.viewBox.baseVal.width, s.getBoundingClientRect().width]; })""")
+        slices = [tuple(map(float, band[0].split())) for band in bands]
+        duration = p.evaluate("JSON.parse(document.getElementById('rite-data').textContent).duration")
+        assert slices[0][0] == 0 and slices[-1][1] == pytest.approx(duration)
+        assert all(a[1] == pytest.approx(b[0]) for a, b in zip(slices, slices[1:], strict=False))
+        assert len(bands) >= 2 and all(clip <= width + 1 and shown <= 1047 for _, clip, width, shown in bands)
+        # every printed panel of every plate has its north arrow with 北, drawn where it shows
+        norths = p.eval_on_selector_all("figure.plate svg.plate-panel", """ps => ps.map(p =>
+            [...p.querySelectorAll('.north-label')].filter(t => t.textContent === '北' && t.getBBox().width > 0
+             && p.querySelector('path.north')).length)""")
+        assert norths and all(n == 1 for n in norths), norths
         counts = []
         for plates in ("", "none"):
             p.evaluate("d => { const s = document.getElementById('plates'); if (s) s.style.display = d; }", plates)
@@ -777,6 +786,7 @@ def test_print_gives_the_whole_timeline_a_page_per_plate_and_the_run_sheet(rite,
             assert small == [], (n, small[:5])
         filled = _filled(tmp_path / f"{rite}.pdf")
         assert [n for n in printed if filled[n] < 2 / 3] == [], filled  # no plate's page a third empty
+        assert filled[printed[0] - 1] >= 2 / 3, filled  # the timeline's page, before the plates: its bands fill it
         assert counts[1] <= 16, counts  # the notices and timeline, then the run sheet: 大射 in 15
 
 

@@ -13,6 +13,7 @@ sheet without one is not checked here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,12 +25,14 @@ from yuesheng.staging.paths import BLOCKING_FORMAT, HALL_FORMAT, blocking_beside
 from yuesheng.yamlload import Document, load
 
 if TYPE_CHECKING:
+    from yuesheng.staging.ground import Configuration
     from yuesheng.staging.model import Blocking, CueBlocking
     from yuesheng.staging.rite import StagedCue, StagedRite
 
 
 def staging_problems(sheet: CueSheet, path: Path | None = None) -> list[Problem]:
-    """Every problem of the blocking at *path* (else the sheet's own) for *sheet*, under every variant."""
+    """Every problem of the blocking at *path* (else the sheet's own) for *sheet*, under every variant, and under
+    every option of each reading its hall is drawn under."""
     from yuesheng.cuesheet import variant_configurations
     from yuesheng.staging.ground import keep_clean, kept_clean
     from yuesheng.staging.rite import loaded, staged_rite
@@ -44,8 +47,10 @@ def staging_problems(sheet: CueSheet, path: Path | None = None) -> list[Problem]
         return []
     try:
         blocking = loaded(path, sheet)
-        problems = statement_problems(blocking.hall)
-        for variants, chosen in configurations:
+        problems: list[Problem] = []  # the other options of the hall's readings: keyed by the hall file already
+        for variants, chosen in configurations + _other_readings(sheet, blocking.hall.readings):
+            if not variants:  # the hall drawn under these readings: its statements
+                problems += statement_problems(loaded(path, sheet, chosen).hall)
             rite = staged_rite(sheet, variants, chosen, path)
             problems += [Problem(rite.file, b.line, b.col, "", b.message, "route")
                          for cue in rite.cues.values() for b in cue.derivation.breaks]
@@ -55,6 +60,14 @@ def staging_problems(sheet: CueSheet, path: Path | None = None) -> list[Problem]
     if not problems:
         keep_clean(sheet, path, configurations)
     return list(dict.fromkeys(problems))
+
+
+def _other_readings(sheet: CueSheet, hall_readings: Mapping[str, str]) -> list[Configuration]:
+    """The plain programme under each other option of each reading the hall is drawn under (the 君's 左右房, the 侯道
+    from the 堂): a reading moves places, so its walks are checked too."""
+    chosen = {r.id: r.chosen for r in sheet.readings.values()}
+    return [(frozenset(), chosen | {rid: option}) for rid in hall_readings for option in sheet.readings[rid].options
+            if option != chosen[rid]]
 
 
 def long_problems(rite: StagedRite, blocking: Blocking) -> list[Problem]:

@@ -31,13 +31,13 @@ def cmd_plan(args: argparse.Namespace) -> str:
             raise UsageError(f"no blocking for {sheet.rite_id}: expected blocking/{sheet.rite_id}.yaml beside the cue "
                              f"sheet's folder{' (its hall alone is drawn without --at)' if hall else ''}")
         _check_output(args, [hall])
-        return _written(args, plan_data(load_hall(hall), sheet), sheet.rite_id)
+        return _written(args, plan_data(load_hall(hall, readings, sheet.readings), sheet), sheet.rite_id)
     try:  # the programme the timeline plays: variants with those they require, readings known to the sheet
         variants, chosen = sheet.programme(frozenset(args.variant), readings)
     except UnknownNameError as exc:
         raise UsageError(str(exc)) from None
     if not args.at:  # the hall and its places: nothing to stage
-        ground_hall = loaded(path, sheet).hall
+        ground_hall = loaded(path, sheet, chosen).hall
         _check_output(args, [path, Path(ground_hall.file)])  # the staging files are inputs too
         return _written(args, plan_data(ground_hall, sheet), sheet.rite_id)
     # everyone at every cue: as kept for this programme (the same inputs), else staged now and kept

@@ -42,6 +42,7 @@ def person_name(member: str, sheet: CueSheet) -> str:
 def _hall(hall: Hall) -> dict[str, Any]:
     return {
         "id": hall.id, "name": hall.name, "file": hall.file, "has_shi": hall.has_shi,
+        "readings": dict(hall.readings),  # the option it is drawn under, of each reading of the hall (fang, houdao)
         "tang": {"north_west": _xy(hall.tang[0]), "south_east": _xy(hall.tang[1])},
         "walls": [{"name": w.name, "points": [_xy(p) for p in w.points], "source": str(w.source)} for w in hall.walls],
         "stairs": [{"id": s.id, "name": s.name, "top": _xy(s.top), "foot": _xy(s.foot), "source": str(s.source),
@@ -382,8 +383,10 @@ def _grown(box: Box, placed: list[Placed]) -> Box:
 
 
 def _title(data: dict[str, Any]) -> str:
+    """The hall, the cue drawn, and the readings the hall is drawn under (fang=zuoyou: 左右房)."""
     cue = f" — {data['cue']['id']} {data['cue']['action']}" if "cue" in data else ""
-    return f"{data['hall']['name']}{cue}"
+    readings = ", ".join(f"{rid}={option}" for rid, option in sorted(data["hall"].get("readings", {}).items()))
+    return f"{data['hall']['name']}{cue}{f' (reading {readings})' if readings else ''}"
 
 
 A4_MM = (277.0, 190.0)  # A4 landscape inside margins of 10 mm: what the SVG's width and height are at most

@@ -6,8 +6,8 @@ blocking and hall, placing everyone at every cue, routing every walk) costs a bu
 durations staged once are kept in ``caches.folder("staging")`` (JSON, one small file per configuration; the whole
 staged rite beside it as JSON data, ``datacodec``, for the outputs that draw it: ``kept_rite``, ``keep_rite``), under
 ``caches.key`` of everything staging reads: the blocking file and the hall file it names, what the cue sheet gives it
-(its performers and counts, its cue ids, and who acts in each cue of the programme), the paces the walks are
-timed at (the shipped table's or a ``--paces`` file's values), and yuesheng itself (every file
+(its performers and counts, its cue ids, the readings chosen, and who acts in each cue of the programme), the paces
+the walks are timed at (the shipped table's or a ``--paces`` file's values), and yuesheng itself (every file
 of the package by content: a limit changed in any module is another key). A change to any of them is another key, so
 an entry is never used for other inputs; an entry that cannot be read, or is not what its format says, is a miss.
 Only a rite that staged without a problem is kept: a broken blocking is staged (and refused) every time.
@@ -225,8 +225,10 @@ def _hall_of(path: Path, size: int, mtime_ns: int) -> str | None:
 
 
 def _shape(sheet: CueSheet, configurations: Iterable[Configuration]) -> tuple[Any, ...]:
-    """What staging reads of *sheet*: its rite, performers and counts, cue ids, and under each configuration who acts
-    in each cue of the programme."""
+    """What staging reads of *sheet*: its rite, performers and counts, cue ids, and under each configuration its
+    readings (the hall is drawn under them: a reading may move its places) and who acts in each cue of the
+    programme."""
     return (sheet.rite_id, tuple((p, v.count) for p, v in sheet.performers.items()), tuple(c.id for c in sheet.cues),
-            tuple(tuple((c.id, c.who, c.performers) for c in sheet.active_cues(variants, dict(readings)))
+            tuple((tuple(sorted(readings.items())),
+                   tuple((c.id, c.who, c.performers) for c in sheet.active_cues(variants, dict(readings))))
                   for variants, readings in configurations))

@@ -214,10 +214,12 @@ class Hall:
     assumptions: tuple[Assumption, ...]
     statements: tuple[Statement, ...] = ()
     things: Mapping[str, Thing] = field(default_factory=dict)  # set pieces routes keep clear of
+    readings: Mapping[str, str] = field(default_factory=dict)  # the option it is drawn under, of each of its readings
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "places", MappingProxyType(dict(self.places)))
         object.__setattr__(self, "things", MappingProxyType(dict(self.things)))
+        object.__setattr__(self, "readings", MappingProxyType(dict(self.readings)))
 
     def on_tang(self, p: Point) -> bool:
         """Whether *p* is on the raised 堂 (its edge included)."""

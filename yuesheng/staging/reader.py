@@ -40,11 +40,13 @@ the 步 between the members of a file (1 by default).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from yuesheng.checking import Checker
-from yuesheng.cuesheet.model import CueSheet
+from yuesheng.cuesheet.model import CueSheet, Reading
 from yuesheng.errors import InvalidInputError
 from yuesheng.limits import PLACE_CHAIN, PLACES, REACH, ROUTE_NODES, TANG_DEPTH, TANG_WIDTH, VIA, WALL_CORNERS
 from yuesheng.staging.model import (
@@ -136,11 +138,18 @@ def _checked(doc: Document, fmt: str) -> tuple[Checker, dict[str, Any]]:
 # --- the hall ------------------------------------------------------------------------------------------------------
 
 
-def load_hall(path: str | Path) -> Hall:
-    """The hall in the file at *path*; InvalidInputError with every problem."""
+def load_hall(path: str | Path, readings: Mapping[str, str] | None = None,
+              declared: Mapping[str, Reading] | None = None) -> Hall:
+    """The hall in the file at *path*, drawn under *readings* (reading id → option; a reading of the hall not given
+    there at its ``default``); InvalidInputError with every problem. *declared*: the cue sheet's readings, which
+    every reading of the hall must be, with the same options and its default the sheet's chosen."""
     doc = load(path, HALL_FORMAT)
     c, data = _checked(doc, HALL_FORMAT)
-    c.keys(data, (), ("format", "hall", "assumptions", "tang", "stairs", "walls", "places", "things", "statements"))
+    c.keys(data, (), ("format", "hall", "readings", "assumptions", "tang", "stairs", "walls", "places", "things",
+                      "statements"))
+    options = _hall_readings(c, data.get("readings", {}), declared)
+    chosen = {rid: given if (given := (readings or {}).get(rid)) in opts else opts[0] for rid, opts in options.items()}
+    data = _under(c, data, _Chosen(chosen, options))
     head = c.mapping(data.get("hall", {}), ("hall",), "hall: {id, name, shi}") or {}
     assumptions = tuple(
         Assumption(aid, value, str(raw.get("text", "")))
@@ -151,7 +160,7 @@ def load_hall(path: str | Path) -> Hall:
     corners = [_number(c, tang_raw.get(k), ("tang", k)) for k in ("x0", "y0", "x1", "y1")]
     x0, y0, x1, y1 = (v if v is not None else 0.0 for v in corners)
     stairs = _stairs(c, data.get("stairs", {}), y1)
-    walls = [_wall(c, raw, ("walls", n)) for n, raw in enumerate(data.get("walls", []) or [])]
+    walls = [_wall(c, raw, ("walls", n)) for n, raw in enumerate(data.get("walls", []) or []) if raw is not _NOT_HERE]
     if message := WALL_CORNERS.check("the walls have", sum(len(w.points) for w in walls if w is not None),
                                      " corners"):
         c.error(("walls",), message, "limits", key=True)
@@ -163,14 +172,104 @@ def load_hall(path: str | Path) -> Hall:
     places = _places(c, data.get("places", {}))
     _distinct(c, places)
     statements = tuple(st for n, raw in enumerate(data.get("statements", []) or [])
-                       if (st := _statement(c, raw, ("statements", n), places)) is not None)
+                       if raw is not _NOT_HERE and (st := _statement(c, raw, ("statements", n), places)) is not None)
     things = _things(c, data.get("things", {}), places)
     _route_nodes(c, walls, stairs, things)
     if c.problems:
         raise InvalidInputError(c.problems)
     return Hall(str(path), str(head.get("id", "")), str(head.get("name", "")), bool(head.get("shi", False)),
                 (Point(x0, y0), Point(x1, y1)), places, tuple(w for w in walls if w is not None), stairs, assumptions,
-                statements, things)
+                statements, things, chosen)
+
+
+def _hall_readings(c: Checker, raw: Any, declared: Mapping[str, Reading] | None) -> dict[str, tuple[str, ...]]:
+    """``readings: {fang: {options: [dongfang-xishi, zuoyou], default: dongfang-xishi, note: why}}``: where the
+    commentators differ on the hall itself; each reading's options, its default first."""
+    out = {}
+    for rid, r in (c.mapping(raw, ("readings",), "reading id → {options, default, note}") or {}).items():
+        path: PathKey = ("readings", rid)
+        if (r := c.mapping(r, path, "{options, default, note}")) is None:
+            continue
+        c.keys(r, path, ("options", "default", "note"))
+        options, default = r.get("options"), r.get("default")
+        if not isinstance(options, list) or len(options) < 2 or not all(isinstance(o, str) for o in options):
+            c.error(path + ("options",), f"expected the reading's options, two or more, got {options!r}", "schema")
+            continue
+        if default not in options:
+            c.error(path + ("default",), f"expected one of {', '.join(options)}, got {default!r}", "schema")
+            continue
+        if declared is not None:
+            _declared(c, path, rid, options, str(default), declared)
+        out[rid] = (str(default), *(o for o in options if o != default))
+    return out
+
+
+def _declared(c: Checker, path: PathKey, rid: str, options: list[str], default: str,
+              declared: Mapping[str, Reading]) -> None:
+    """A reading of the hall is one of the cue sheet's (``--reading ID=OPTION`` chooses it), the same options, its
+    default the sheet's chosen."""
+    if rid not in declared:
+        c.error(path, f"the cue sheet has no reading {rid!r}{did_you_mean(rid, list(declared), n=1)}: declare it there "
+                "(its name, options and chosen; docs/cuesheet.md)", "reference", key=True)
+    elif set(declared[rid].options) != set(options):
+        c.error(path + ("options",), f"the cue sheet's reading {rid} has the options "
+                f"{', '.join(declared[rid].options)}", "reference")
+    elif declared[rid].chosen != default:
+        c.error(path + ("default",), f"the cue sheet chooses {declared[rid].chosen} for reading {rid}", "reference")
+
+
+_UNDER = ("walls", "places", "things", "statements")
+_NOT_HERE = object()  # a wall or statement of another option: left in its list, so that each keeps its line
+
+
+@dataclass(frozen=True, slots=True)
+class _Chosen:
+    """The option chosen of each reading of the hall, and the options each has."""
+
+    option: Mapping[str, str]
+    options: Mapping[str, tuple[str, ...]]
+
+
+def _under(c: Checker, data: dict[str, Any], chosen: _Chosen) -> dict[str, Any]:
+    """The hall's data under the *chosen* readings: an item with ``reading: ID=OPTION`` only under that option, a
+    place's ``readings: {ID=OPTION: {at: …}}`` its keys under that option (``at`` in place of ``of``, or back)."""
+    out = dict(data)
+    for part in _UNDER:
+        items = data.get(part)
+        if isinstance(items, list):
+            out[part] = [_NOT_HERE if (kept := _item(c, item, (part, n), chosen)) is None else kept
+                         for n, item in enumerate(items)]
+        elif isinstance(items, dict):
+            out[part] = {key: kept for key, item in items.items()
+                         if (kept := _item(c, item, (part, key), chosen)) is not None}
+    return out
+
+
+def _item(c: Checker, raw: Any, path: PathKey, chosen: _Chosen) -> Any:
+    """One item under the *chosen* readings (None: not under them)."""
+    if not isinstance(raw, dict) or not ("reading" in raw or "readings" in raw):
+        return raw
+    if "reading" in raw and not _holds(c, raw["reading"], path + ("reading",), chosen):
+        return None
+    item = {k: v for k, v in raw.items() if k not in ("reading", "readings")}
+    for which, keys in (c.mapping(raw.get("readings", {}), path + ("readings",), "ID=OPTION → its keys") or {}).items():
+        if _holds(c, which, path + ("readings", which), chosen) and \
+                (keys := c.mapping(keys, path + ("readings", which), "the keys under that option")) is not None:
+            if "at" in keys or "of" in keys:
+                item = {k: v for k, v in item.items() if k not in ("at", "of", "dir", "dist")}
+            item |= keys
+    return item
+
+
+def _holds(c: Checker, which: Any, path: PathKey, chosen: _Chosen) -> bool:
+    """Whether ``ID=OPTION`` is chosen; an error for a reading or option the hall does not declare."""
+    rid, _, option = str(which).partition("=")
+    if option not in chosen.options.get(rid, ()):
+        known = [f"{r}={o}" for r, opts in chosen.options.items() for o in opts]
+        c.error(path, f"expected ID=OPTION of a reading the hall declares (readings:), got {which!r}"
+                f"{did_you_mean(str(which), known, n=1)}", "reference")
+        return False
+    return chosen.option[rid] == option
 
 
 def _tang_size(c: Checker, width: float, depth: float) -> None:
@@ -388,15 +487,17 @@ def shipped_blocking(rite: str) -> Path | None:
     return path if path.is_file() else None
 
 
-def load_blocking(path: str | Path, sheet: CueSheet) -> Blocking:
+def load_blocking(path: str | Path, sheet: CueSheet, readings: Mapping[str, str] | None = None) -> Blocking:
     """The blocking in the file at *path*, for the rite of *sheet*; its hall is read from the file it names (beside
-    it). Every performer, place and cue is checked against the sheet and the hall; InvalidInputError lists all."""
+    it), drawn under *readings* (else the sheet's chosen). Every performer, place and cue is checked against the sheet
+    and the hall; InvalidInputError lists all."""
     doc = load(path, BLOCKING_FORMAT)
     c, data = _checked(doc, BLOCKING_FORMAT)
     c.keys(data, (), ("format", "rite", "hall", "same", "absent", "start", "cues", "plates"))
     if data.get("rite") != sheet.rite_id:
         c.error(("rite",), f"rite {data.get('rite')!r}, but the cue sheet is {sheet.rite_id!r}", "reference")
-    hall = load_hall(_hall_path(c, Path(path), data.get("hall")))
+    chosen = {r.id: r.chosen for r in sheet.readings.values()} | dict(readings or {})
+    hall = load_hall(_hall_path(c, Path(path), data.get("hall")), chosen, sheet.readings)
     same = _same(c, data.get("same", {}), sheet)
     absent = _thing_ids(c, data.get("absent", []), ("absent",), hall)
     start = tuple(m for n, raw in enumerate(data.get("start", []) or [])

@@ -65,7 +65,7 @@ class _Read:
 
     key: tuple[Path, int, int]  # the path, its size and modification time
     sheet: CueSheet
-    blocking: Blocking
+    blockings: list[Blocking]  # one for each choice of the hall's readings (its hall drawn under them)
     staged: dict[tuple[frozenset[str], tuple[tuple[str, str], ...], Paces | None], StagedRite]
     timed: dict[tuple[object, ...], StagedCue] = field(default_factory=dict)  # a cue as made → it timed
 
@@ -74,18 +74,25 @@ _LAST: list[_Read] = []
 
 
 def _read(path: Path, sheet: CueSheet) -> _Read:
-    from yuesheng.staging.reader import load_blocking
-
     info = path.stat()
     key = (path, info.st_size, info.st_mtime_ns)
     if not (_LAST and _LAST[0].key == key and _LAST[0].sheet is sheet):
-        _LAST[:] = [_Read(key, sheet, load_blocking(path, sheet), {})]
+        _LAST[:] = [_Read(key, sheet, [], {})]
     return _LAST[0]
 
 
-def loaded(path: Path, sheet: CueSheet) -> Blocking:
-    """The blocking at *path* for *sheet* (``reader.load_blocking``), kept while the file and the sheet are the same."""
-    return _read(path, sheet).blocking
+def loaded(path: Path, sheet: CueSheet, readings: Mapping[str, str] | None = None) -> Blocking:
+    """The blocking at *path* for *sheet* (``reader.load_blocking``), its hall under *readings* (else the sheet's
+    chosen), kept while the file and the sheet are the same."""
+    from yuesheng.staging.reader import load_blocking
+
+    read = _read(path, sheet)
+    chosen = {r.id: r.chosen for r in sheet.readings.values()} | dict(readings or {})
+    for blocking in read.blockings:  # the readings of the sheet the hall does not have do not load it again
+        if all(chosen.get(rid) == option for rid, option in blocking.hall.readings.items()):
+            return blocking
+    read.blockings.append(load_blocking(path, sheet, chosen))
+    return read.blockings[-1]
 
 
 def staged_rite(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, str], path: Path,
@@ -98,10 +105,11 @@ def staged_rite(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str
     read = _read(path, sheet)
     key = (variants, tuple(sorted(readings.items())), paces)
     if key not in read.staged:
-        blocking = read.blocking
+        blocking = loaded(path, sheet, readings)
         cues = {}
         for c in stage(blocking, sheet, variants, dict(readings)):
-            made = (c.cue, c.moved, c.things, frozenset(c.stands.items()), paces)  # what its walks go by and round
+            # what its walks go by and round: the hall as drawn under its readings too
+            made = (c.cue, c.moved, c.things, frozenset(c.stands.items()), paces, tuple(blocking.hall.readings.items()))
             timed = read.timed.get(made)  # the same cue made the same way under another variant
             if timed is None:
                 derivation = derive(blocking, c, sheet, paces)
