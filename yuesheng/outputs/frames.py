@@ -3,9 +3,11 @@
 with his facing and his name, and beside it a caption: the time, the cue and its action, the music sounding (its
 piece, and the line being sung where the Timeline gives the words), the calls (宮, 商) and the 節 drum as they sound.
 
-Drawn with Pillow, not a browser: what does not move (the ground, for each set of set pieces standing, with a
-followed person's track) is drawn once at the view's scale and only cropped per frame; each label is rendered once
-and pasted; a frame whose drawn state is the previous frame's is that frame's bytes again. Text is set in Noto Sans
+Drawn with Pillow, not a browser, in layers kept while they stay: the ground (for each set of set pieces standing,
+with a followed person's track) drawn once at the view's scale and cropped to the view; on it everyone standing,
+drawn again only when one of them moves, turns or goes; the caption's panel, set again only when its lines change.
+A frame draws only the walkers on a copy of those; each label is rendered once and pasted; a frame whose drawn
+state is the previous frame's is that frame's bytes again. Text is set in Noto Sans
 CJK (Debian's fonts-noto-cjk) where installed, else in the shipped font (``fonts``), and a character of the
 supplementary planes (𤣥, which Noto lacks) always in the shipped font.
 """
@@ -319,9 +321,10 @@ class Plate:
         self.legs = [leg for m in self.follow for leg in motion.legs(m)
                      if leg.end >= track[0] and leg.start <= track[1]]
         self._grounds: dict[tuple[str, ...], Image.Image] = {}
-        self._panel = self._panel_ground()
         self._last: tuple[object, bytes] | None = None
+        self._view: tuple[object, Image.Image] | None = None
         self._kept: tuple[object, Image.Image] | None = None
+        self._panel: tuple[object, Image.Image] | None = None
         self.drawn = 0  # frames drawn anew (the others were the frame before again)
         self._cues = [(motion.span(c)[0], c) for c in motion.cues]
         self._cue_starts = [s for s, _ in self._cues]
@@ -482,9 +485,27 @@ class Plate:
 
     def _compose(self, things: tuple[str, ...], corner: tuple[int, int], marks: tuple[Any, ...],
                  caption: tuple[tuple[str, int, tuple[int, int, int]], ...]) -> Image.Image:
+        """The frame: the view's ground with everyone standing (kept while neither changes), the walkers drawn on a
+        copy of it, then the caption's panel (kept while its lines stay)."""
+        standing = tuple(mark for mark in marks if not mark[4])
+        image = self._still(things, corner, standing).copy()
+        self._draw_marks(image, tuple(mark for mark in marks if mark[4]))
+        image.paste(self._captioned(caption), (self.layout.plate[0], 0))  # over a label that ran past the plate
+        return image
+
+    def _still(self, things: tuple[str, ...], corner: tuple[int, int], standing: tuple[Any, ...]) -> Image.Image:
+        """The view's ground with the marks of those standing: kept while the view and everyone standing stay."""
+        key = (things, corner, standing)
+        if self._kept is None or self._kept[0] != key:
+            image = self._base(things, corner).copy()
+            self._draw_marks(image, standing)
+            self._kept = (key, image)
+        return self._kept[1]
+
+    def _draw_marks(self, image: Image.Image, marks: tuple[Any, ...]) -> None:
+        """*marks* on *image*: the routes of walks in progress, each person's facing and dot, then the labels."""
         from PIL import ImageDraw
 
-        image = self._base(things, corner).copy()
         draw = ImageDraw.Draw(image)
         r = max(3.0, 0.25 * self.scale)
         size = max(11, min(round(0.45 * self.scale), self.layout.unit))
@@ -500,31 +521,33 @@ class Plate:
             if label:
                 name = text_image(label, size + (2 if followed else 0), (20, 60, 160) if followed else PERSON)
                 image.paste(name, (round(x + r + 2), round(y - name.height / 2)), name)
-        image.paste(self._panel, (self.layout.plate[0], 0))  # over any mark or label that ran past the plate
-        self._draw_caption(image, caption)
-        return image
 
     def _base(self, things: tuple[str, ...], corner: tuple[int, int]) -> Image.Image:
         """The frame's ground as the view shows it: kept while the view stays."""
         from PIL import Image
 
-        if self._kept is not None and self._kept[0] == (things, corner):
-            return self._kept[1]
+        if self._view is not None and self._view[0] == (things, corner):
+            return self._view[1]
         image = Image.new("RGB", (self.layout.width, self.layout.height), PAPER)
         ground = self._ground(things)
         pw, ph = self.layout.plate
         x0, y0 = max(corner[0], 0), max(corner[1], 0)
         x1, y1 = min(corner[0] + pw, ground.width), min(corner[1] + ph, ground.height)
         image.paste(ground.crop((x0, y0, x1, y1)), (x0 - corner[0], y0 - corner[1]))
-        self._kept = ((things, corner), image)
+        self._view = ((things, corner), image)
         return image
 
     # the caption
 
-    def _panel_ground(self) -> Image.Image:
+    def _captioned(self, lines: tuple[tuple[str, int, tuple[int, int, int]], ...]) -> Image.Image:
+        """The caption's panel with *lines* set on it: kept while they stay."""
         from PIL import Image
 
-        return Image.new("RGB", (self.layout.panel, self.layout.height), PANEL_BG)
+        if self._panel is None or self._panel[0] != lines:
+            image = Image.new("RGB", (self.layout.panel, self.layout.height), PANEL_BG)
+            self._draw_caption(image, lines)
+            self._panel = (lines, image)
+        return self._panel[1]
 
     def _caption(self, t: float, cue: str | None, step: float) -> tuple[tuple[str, int, tuple[int, int, int]], ...]:
         """The caption's lines at *t*: (text, size, colour)."""
@@ -551,7 +574,7 @@ class Plate:
 
     def _draw_caption(self, image: Image.Image, lines: Sequence[tuple[str, int, tuple[int, int, int]]]) -> None:
         u = self.layout.unit
-        x, y = self.layout.plate[0] + u, u
+        x, y = u, u
         for text, size, color in lines:
             if text.startswith("\x00"):  # a line sung: the syllables sung so far bright, the rest dim
                 _, index, line = text.split("\x00", 2)
