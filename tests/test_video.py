@@ -134,6 +134,28 @@ def test_a_followed_person_stays_in_frame_with_his_track(rite):
             assert 0 <= x < pw and 0 <= y < ph, (leg.number, t, x, y)
 
 
+def test_names_are_put_where_they_cover_no_other_name_nor_mark_and_left_out_where_none_is(rite):
+    """A crowd a few px apart (the whole of 大射儀's ground is 6 px a 步): each name placed clear of every other and
+    of every dot and facing tick, the followed person's first; those that do not fit left out."""
+    from PIL import Image
+
+    from yuesheng.outputs.frames import Boxes
+
+    plate = Plate(rite.staged, rite.motion, rite.timeline, rite.sheet, (640, 360), ("zhuren",))
+    crowd = tuple((100, 40 + 6 * n, (108, 40 + 6 * n), f"衆賓 {n}", (), n == 20, f"zhongbin#{n}")
+                  for n in range(1, 40))
+    taken = Boxes()
+    plate._draw_marks(Image.new("RGB", (640, 360)), crowd, taken)
+    dots, names = taken.boxes[:len(crowd)], taken.boxes[len(crowd):]
+
+    def apart(a, b) -> bool:
+        return a[2] <= b[0] or a[0] >= b[2] or a[3] <= b[1] or a[1] >= b[3]
+
+    assert 5 <= len(names) < len(crowd)
+    assert all(apart(a, b) for i, a in enumerate(names) for b in names[i + 1:] + dots)
+    assert "zhongbin#20" in plate._spots and names[0][1] < crowd[19][1] < names[0][3]  # his name first, beside him
+
+
 def test_the_caption_names_the_line_sung(rite):
     sounding = Sounding(rite.timeline, rite.sheet)
     first = sounding.syllables[0]
