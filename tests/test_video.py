@@ -102,6 +102,23 @@ def test_frames_differ_where_people_walk_and_not_where_no_one_does(rite):
     assert _plate_area(plate, plate.frame(t, 0.2)) == _plate_area(plate, plate.frame(t + 3, 0.2))
 
 
+def test_a_frame_the_same_as_the_one_before_is_not_encoded_again_and_the_video_keeps_its_length(rite, tmp_path):
+    """Only the pictures that change go to the encoder, each at its time on the --fps grid: a still stretch is one
+    picture (the last frame is sent too, for the length), and the video lasts the excerpt's frames to the frame."""
+    from yuesheng.outputs.video import render_video
+
+    t = _still(rite)
+    plate = Plate(rite.staged, rite.motion, rite.timeline, rite.sheet, (160, 120))
+    excerpt = Excerpt(t, t + 3, 1.0, 10)
+    written = render_video(plate, excerpt, tmp_path / "still.mp4", timeline=rite.timeline, audio=None)
+    assert written.frames == 30 and written.pictures <= 1 + 2 + 2  # the clock changes at most twice in 3 s
+    sent = subprocess.run(["ffprobe", "-v", "error", "-count_packets", "-show_entries", "stream=nb_read_packets",
+                           "-of", "csv=p=0", str(tmp_path / "still.mp4")], capture_output=True, text=True, check=True)
+    assert int(sent.stdout) == written.pictures
+    probe = _probe(tmp_path / "still.mp4")
+    assert float(probe["format"]["duration"]) == pytest.approx(3.0, abs=0.01)
+
+
 def test_the_video_itself_moves_where_people_walk(run, rite, tmp_path):
     leg = _walk(rite)
     out = tmp_path / "w.mp4"

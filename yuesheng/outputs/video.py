@@ -4,11 +4,11 @@ FFmpeg, to H.264 (yuv420p, ``+faststart``) and AAC in MP4, which a browser and V
 FFmpeg (Debian's ``ffmpeg``) is a child process fed raw RGB frames on its standard input, each in a Matroska cluster
 of its own with its time (``matroska_header``, ``matroska_frame``). A frame the same as the one before is not sent:
 FFmpeg converts and encodes only the pictures that change, each shown until the next (a variable frame rate on the
-grid of ``--fps``; the last frame is always sent, to give the video its length, and no B-frames, so that the track's
-length is the file's). It runs in a process group of its own and dies with yuesheng on Linux
-(``process.bound_to_us``); on every way out of the render — an error, a full disk, Ctrl-C, SIGTERM — it is killed
-and reaped, and its output, a temporary file beside the target (``files.atomic_path``), removed. The file is renamed
-over the target only once FFmpeg has finished it.
+grid of ``--fps``, the track's nominal frame length 1/fps so that FFmpeg keeps each time on it; the last frame is
+always sent, to give the video its length, and no B-frames, so that the track's length is the file's). It runs in a
+process group of its own and dies with yuesheng on Linux (``process.bound_to_us``); on every way out of the render
+— an error, a full disk, Ctrl-C, SIGTERM — it is killed and reaped, and its output, a temporary file beside the
+target (``files.atomic_path``), removed. The file is renamed over the target only once FFmpeg has finished it.
 
 The sound: the rite's own audio for the excerpt, rendered through FluidSynth (``audio.render``) from the Timeline's
 sounding events cut to the excerpt (a note begun before it sounds from its start), or an audio file given, a render
@@ -167,14 +167,15 @@ def _uint(ident: bytes, value: int) -> bytes:
     return _element(ident, value.to_bytes(max(1, (value.bit_length() + 7) // 8), "big"))
 
 
-def matroska_header(size: tuple[int, int]) -> bytes:
+def matroska_header(size: tuple[int, int], fps: int) -> bytes:
     """The start of a Matroska stream of one video track of *size* raw RGB frames (V_UNCOMPRESSED, 'RGB' 24 bits),
-    its times in microseconds; the segment's size unknown (it is written as it goes)."""
+    its times in microseconds, each frame nominally 1/*fps* s (DefaultDuration: FFmpeg's time base, so that a
+    frame's time stays on the grid however few are sent); the segment's size unknown (it is written as it goes)."""
     ebml = _element(b"\x1a\x45\xdf\xa3", _element(b"\x42\x82", b"matroska"))
     info = _element(b"\x15\x49\xa9\x66", _uint(b"\x2a\xd7\xb1", 1000))  # TimestampScale: 1000 ns
     video = _element(b"\xe0", _uint(b"\xb0", size[0]) + _uint(b"\xba", size[1]) + _element(b"\x2e\xb5\x24", b"RGB\x18"))
     track = _element(b"\xae", _uint(b"\xd7", 1) + _uint(b"\x73\xc5", 1) + _uint(b"\x83", 1)
-                     + _element(b"\x86", b"V_UNCOMPRESSED") + video)
+                     + _uint(b"\x23\xe3\x83", round(1e9 / fps)) + _element(b"\x86", b"V_UNCOMPRESSED") + video)
     return ebml + b"\x18\x53\x80\x67\x01\xff\xff\xff\xff\xff\xff\xff" + info + _element(b"\x16\x54\xae\x6b", track)
 
 
@@ -281,7 +282,7 @@ def _frames(plate: Plate, excerpt: Excerpt, encoder: Encoder, progress: Callable
     step = excerpt.speed / excerpt.fps
     total = excerpt.frames
     every = max(1, total // 200)
-    encoder.write(matroska_header((plate.layout.width, plate.layout.height)))
+    encoder.write(matroska_header((plate.layout.width, plate.layout.height), excerpt.fps))
     last, sent = b"", 0
     for n in range(total):
         frame = plate.frame(excerpt.at(n), step)
