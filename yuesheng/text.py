@@ -94,7 +94,7 @@ def fold(text: str) -> str:
     variants, traditional and simplified forms of a character all as one (its simplified form: 樂正, 乐正 → 乐正;
     衆賓, 眾賓, 众宾 → 众宾). Character by character (``fold_table`` gives the page the same).
 
-    >>> fold("眾賓 ２") == fold("衆宾 2") == fold("众宾 2")
+    >>> fold("眾賓 2") == fold("衆宾 2") == fold("众宾 2")
     True
     """
     return simplified_forms(normalize(unicodedata.normalize("NFKC", text))).translate(_NAME_FORMS).lower()
