@@ -165,7 +165,9 @@ def test_names_are_put_where_they_cover_no_other_name_nor_mark_and_left_out_wher
     plate._draw_marks(Image.new("RGB", (640, 360)), crowd, taken)
     dots, names = taken.boxes[:len(crowd)], taken.boxes[len(crowd):]
 
-    def apart(a, b) -> bool:
+    Box = tuple[float, float, float, float]
+
+    def apart(a: Box, b: Box) -> bool:
         return a[2] <= b[0] or a[0] >= b[2] or a[3] <= b[1] or a[1] >= b[3]
 
     assert 5 <= len(names) < len(crowd)
