@@ -7,7 +7,9 @@ Drawn with Pillow, not a browser, in layers kept while they stay: the ground (fo
 with a followed person's track) drawn once at the view's scale and cropped to the view; on it everyone standing,
 drawn again only when one of them moves, turns or goes; the caption's panel, set again only when its lines change.
 A frame draws only the walkers on a copy of those; each label is rendered once and pasted; a frame whose drawn
-state is the previous frame's is that frame's bytes again. Text is set in Noto Sans
+state is the previous frame's is that frame's bytes again. Each name goes beside its mark where it covers no other
+name, mark or facing tick (``Boxes``; the place it had before tried first, so that names do not jump between
+frames: a plate draws its frames in order), and is left out where none is clear. Text is set in Noto Sans
 CJK (Debian's fonts-noto-cjk) where installed, else in the shipped font (``fonts``), and a character of the
 supplementary planes (𤣥, which Noto lacks) always in the shipped font.
 """
