@@ -33,10 +33,10 @@ from yuesheng.staging.motion import Motion
 GOAL = 1.0  # render time / excerpt time
 
 
-def cpu_seconds() -> float:
-    """CPU time of this process and its finished children (FluidSynth, FFmpeg)."""
+def cpu_seconds() -> tuple[float, float]:
+    """CPU time (user and system) of this process, and of its finished children (FluidSynth, FFmpeg)."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
 
 def busiest(motion: Motion, seconds: float) -> float:
@@ -68,19 +68,22 @@ def main(argv: list[str] | None = None) -> int:
                   label=production.timeline.rite)
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="yuesheng-bench-") as tmp:
-        wall, cpu = time.perf_counter(), cpu_seconds()
-        render_video(plate, excerpt, Path(tmp) / "v.mp4", timeline=production.timeline,
-                     audio=None if args.no_audio else "render")
-        wall, cpu = time.perf_counter() - wall, cpu_seconds() - cpu
+        wall, (own, children) = time.perf_counter(), cpu_seconds()
+        written = render_video(plate, excerpt, Path(tmp) / "v.mp4", timeline=production.timeline,
+                               audio=None if args.no_audio else "render")
+        wall = time.perf_counter() - wall
+        own, children = (after - before for after, before in zip(cpu_seconds(), (own, children), strict=True))
     load_after = os.getloadavg()
+    cpu = own + children
     ratio = wall / excerpt.seconds
     sound = "no sound" if args.no_audio else "with its sound"
     print(f"{production.timeline.rite} from {start:.0f} s, {excerpt.seconds:.0f} s at {width}x{height} {args.fps} fps "
-          f"{sound}: {wall:.1f} s wall, {cpu:.1f} s CPU; {plate.drawn} of {excerpt.frames} frames drawn anew")
+          f"{sound}: {wall:.1f} s wall, {cpu:.1f} s CPU (yuesheng {own:.1f}, FFmpeg and FluidSynth {children:.1f}); "
+          f"{plate.drawn} of {excerpt.frames} frames drawn anew, {written.pictures} sent to the encoder")
     verdict = "ok" if ratio <= GOAL else "SLOWER THAN REAL TIME"
     print(f"RESULT video_render_vs_real_time={ratio:.2f} ({verdict}; goal <= {GOAL:g}) cpu_vs_real_time="
-          f"{cpu / excerpt.seconds:.2f} load_average={load_before[0]:.1f}->{load_after[0]:.1f} on {os.cpu_count()} "
-          f"cores")
+          f"{cpu / excerpt.seconds:.2f} wall_s={wall:.1f} cpu_s={cpu:.1f} load_average={load_before[0]:.1f}->"
+          f"{load_after[0]:.1f} on {os.cpu_count()} cores")
     return 0
 
 

@@ -15,7 +15,7 @@ def xiangshe():
 
 
 @pytest.mark.parametrize("query", ["衆賓 2", "衆賓2", "衆賓#2", "zhongbin#2", "zhongbin 2", "ZhongBin 2", "衆賓 ２",
-                                   "衆宾 2"])
+                                   "衆宾 2", "眾賓 2", "众宾 2", "众宾2"])
 def test_a_member_of_a_group_is_found_by_every_form_of_his_name(xiangshe, query):
     found = person(query, *xiangshe)
     assert (found.role, found.number, found.members, found.label) == ("zhongbin", 2, ("zhongbin#2",), "衆賓 2")
@@ -60,3 +60,19 @@ def test_every_person_one_by_one_and_each_found_by_his_label(xiangshe):
     assert not any(p.role in same for p in everyone)
     for p in everyone:
         assert person(p.label, sheet, same) == p
+
+
+
+@pytest.mark.parametrize(("rite", "query", "role"), [
+    ("dashe", "小乐正", "xiaoyuezheng"), ("dashe", "隶仆人", "lipuren"), ("dashe", "隷僕人", "lipuren"),
+    ("dashe", "摈者", "binzhe"), ("dashe", "执冪者", "zhimizhe"), ("dashe", "负侯者 2", "fuhouzhe"),
+    ("dashe", "钟人", "zhongren"), ("dashe", "镈人", "boren"), ("dashe", "御人", "yueren"),
+    ("dashe", "群工", "qungong"),
+    ("dashe", "胜者之弟子", "dizi"), ("dashe", "內小臣", "neixiaochen"), ("dashe", "阍人", "hunren"),
+    ("yanli", "钟人", "zhongren"), ("yanli", "鎛人", "boren"), ("yanli", "释获者", "shihuozhe"),
+    ("yanli", "执散爵者", "zhi-sanjue"), ("xiangshe", "举觯者 1", "juzhizhe"), ("xiangshe", "赞者", "zanzhe"),
+    ("xiangyinjiu", "众宾之长 3", "zhongbin-zhang"), ("xiangyinjiu", "眾賓之長", "zhongbin-zhang"),
+    ("xiangyinjiu", "从者", "congzhe"), ("xiangyinjiu", "诸公", "zhugong"), ("xiangyinjiu", "乐正", "yuezheng"),
+])
+def test_a_role_is_found_by_its_name_in_simplified_or_variant_characters(rite, query, role):
+    assert person(query, yuesheng.load(rite)).role == role

@@ -11,6 +11,7 @@ import wave
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -123,6 +124,24 @@ def test_every_name_persons_reads_follows_the_member_it_names(dashe):
     assert key("卿 1") not in names  # a name three roles share: each by its id
 
 
+def _page_key(data: dict[str, Any], name: str) -> str:
+    """*name* as the page's script makes it a key: NFKC, each character through the data's fold table, no spaces
+    or '#', lower case."""
+    import unicodedata
+
+    folded = "".join(data["fold"].get(c, c) for c in unicodedata.normalize("NFKC", name))
+    return re.sub(r"[\s#]", "", folded).lower()
+
+
+@pytest.mark.parametrize(("query", "member"), [("負侯者 2", "fuhouzhe#2"), ("负侯者 2", "fuhouzhe#2"),
+                                               ("小乐正", "xiaoyuezheng"), ("隶仆人", "lipuren"),
+                                               ("隷僕人", "lipuren"), ("钟人", "zhongren")])
+def test_a_name_in_simplified_or_variant_characters_follows_the_member_it_names(dashe, query, member):
+    data = transport_data(dashe)
+    assert data is not None and member in data["tracks"]
+    assert data["names"][_page_key(data, query)] == member == person(query, dashe.sheet, dashe.staged.same).members[0]
+
+
 @pytest.mark.browser
 def test_at_20_instants_everyone_is_drawn_where_motion_places_him(browser, page, dashe):
     """Standing people where ``plan --at`` has them (``Motion.position``), walkers on their routes, within 0.1 步;
@@ -207,6 +226,47 @@ def test_following_a_person_keeps_him_in_frame_and_draws_his_numbered_legs(brows
               return at[0] > x && at[0] < x + w && at[1] > y && at[1] < y + h; }""", member)
             assert inside
         assert tab.errors == []
+    finally:
+        tab.close()
+
+
+_LABELS = """() => Array.from(document.querySelectorAll('#player .mover-label'))
+  .filter((e) => e.getClientRects().length).map((e) => { const r = e.getBoundingClientRect();
+    return [e.textContent, r.left, r.top, r.right, r.bottom]; })"""
+
+
+@pytest.mark.browser
+def test_the_names_on_the_playing_plate_cover_no_other_and_are_readable_on_the_whole_ground(browser, page, dashe):
+    """大射儀's whole ground is a few px a 步: the names beside the 堂 are placed clear of each other, each at least
+    10 px high, those that do not fit left out (his mark's title still names him); zoomed in, nearly everyone's
+    name is shown."""
+    motion = dashe.motion
+    busiest = max(motion.cues, key=lambda c: sum(1 for m in motion.members for g in motion.legs(m) if g.cue == c))
+    at = motion.span(busiest)[0] + 5
+    tab = _open(browser, page.as_uri())
+    try:
+        tab.evaluate("t => yueshengTransport.seek(t)", at)
+        on_ground = len(motion.at(at))
+        for view in (-1, 0):  # the whole ground, then the 堂 and 庭
+            options = tab.eval_on_selector_all("#player-view option", "os => os.map((o) => o.value)")
+            tab.select_option("#player-view", options[view])
+            shown = tab.evaluate(_LABELS)
+            assert all(bottom - top >= 10 for _, _, top, _, bottom in shown)
+            for i, a in enumerate(shown):
+                for b in shown[i + 1:]:
+                    overlap = min(a[3], b[3]) - max(a[1], b[1]), min(a[4], b[4]) - max(a[2], b[2])
+                    assert min(overlap) <= 1, (a, b)
+            assert len(shown) >= (on_ground // 3 if view == -1 else on_ground * 2 // 3), (view, len(shown), on_ground)
+        assert tab.errors == []
+    finally:
+        tab.close()
+
+
+@pytest.mark.browser
+def test_follow_in_the_address_reads_a_name_in_simplified_characters(browser, page):
+    tab = _open(browser, page.as_uri() + "?follow=" + quote("负侯者 2"))
+    try:
+        assert tab.eval_on_selector("#follow", "e => e.value") == "fuhouzhe#2" and tab.errors == []
     finally:
         tab.close()
 

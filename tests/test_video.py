@@ -102,6 +102,23 @@ def test_frames_differ_where_people_walk_and_not_where_no_one_does(rite):
     assert _plate_area(plate, plate.frame(t, 0.2)) == _plate_area(plate, plate.frame(t + 3, 0.2))
 
 
+def test_a_frame_the_same_as_the_one_before_is_not_encoded_again_and_the_video_keeps_its_length(rite, tmp_path):
+    """Only the pictures that change go to the encoder, each at its time on the --fps grid: a still stretch is one
+    picture (the last frame is sent too, for the length), and the video lasts the excerpt's frames to the frame."""
+    from yuesheng.outputs.video import render_video
+
+    t = _still(rite)
+    plate = Plate(rite.staged, rite.motion, rite.timeline, rite.sheet, (160, 120))
+    excerpt = Excerpt(t, t + 3, 1.0, 10)
+    written = render_video(plate, excerpt, tmp_path / "still.mp4", timeline=rite.timeline, audio=None)
+    assert written.frames == 30 and written.pictures <= 1 + 2 + 2  # the clock changes at most twice in 3 s
+    sent = subprocess.run(["ffprobe", "-v", "error", "-count_packets", "-show_entries", "stream=nb_read_packets",
+                           "-of", "csv=p=0", str(tmp_path / "still.mp4")], capture_output=True, text=True, check=True)
+    assert int(sent.stdout) == written.pictures
+    probe = _probe(tmp_path / "still.mp4")
+    assert float(probe["format"]["duration"]) == pytest.approx(3.0, abs=0.01)
+
+
 def test_the_video_itself_moves_where_people_walk(run, rite, tmp_path):
     leg = _walk(rite)
     out = tmp_path / "w.mp4"
@@ -132,6 +149,30 @@ def test_a_followed_person_stays_in_frame_with_his_track(rite):
         for t in (leg.start, (leg.start + leg.end) / 2, leg.end):
             x, y = plate.drawn_at(t)["zhuren"]
             assert 0 <= x < pw and 0 <= y < ph, (leg.number, t, x, y)
+
+
+def test_names_are_put_where_they_cover_no_other_name_nor_mark_and_left_out_where_none_is(rite):
+    """A crowd a few px apart (the whole of 大射儀's ground is 6 px a 步): each name placed clear of every other and
+    of every dot and facing tick, the followed person's first; those that do not fit left out."""
+    from PIL import Image
+
+    from yuesheng.outputs.frames import Boxes
+
+    plate = Plate(rite.staged, rite.motion, rite.timeline, rite.sheet, (640, 360), ("zhuren",))
+    crowd = tuple((100, 40 + 6 * n, (108, 40 + 6 * n), f"衆賓 {n}", (), n == 20, f"zhongbin#{n}")
+                  for n in range(1, 40))
+    taken = Boxes()
+    plate._draw_marks(Image.new("RGB", (640, 360)), crowd, taken)
+    dots, names = taken.boxes[:len(crowd)], taken.boxes[len(crowd):]
+
+    Box = tuple[float, float, float, float]
+
+    def apart(a: Box, b: Box) -> bool:
+        return a[2] <= b[0] or a[0] >= b[2] or a[3] <= b[1] or a[1] >= b[3]
+
+    assert 5 <= len(names) < len(crowd)
+    assert all(apart(a, b) for i, a in enumerate(names) for b in names[i + 1:] + dots)
+    assert "zhongbin#20" in plate._spots and names[0][1] < crowd[19][1] < names[0][3]  # his name first, beside him
 
 
 def test_the_caption_names_the_line_sung(rite):

@@ -52,6 +52,17 @@ _SIMPLIFIED = str.maketrans(
         "黃": "黄", "齊": "齐", "宮": "宫", "驁": "骜", "貍": "狸", "儀": "仪",
     }
 )
+# The characters of the shipped rites' persons' names beyond the scores' (as their names are written in the
+# simplified forms (简化字总表), and the variant forms a reader may type for them: 眾 for 衆, 內 for 内, 冪 for 幂,
+# 隷 for 隸, 鑮 for 鎛) → the simplified form, for ``fold``. Checked by tests/test_text.py: every key, or the form it
+# folds to, is a character of a shipped rite's persons' names.
+_NAME_FORMS = str.maketrans(
+    {
+        "勝": "胜", "執": "执", "冪": "幂", "從": "从", "擯": "摈", "獲": "获", "禦": "御", "羣": "群", "舉": "举",
+        "衆": "众", "眾": "众", "觶": "觯", "諸": "诸", "負": "负", "贊": "赞", "車": "车", "釋": "释", "鍾": "钟",
+        "鎛": "镈", "鑮": "镈", "長": "长", "閽": "阍", "隸": "隶", "隷": "隶", "內": "内",
+    }
+)
 SUGGEST_CUTOFF = 0.5  # difflib similarity: two-character names that share one character still match
 
 
@@ -76,6 +87,26 @@ def simplified_forms(text: str) -> str:
     '关关雎鸠 呦呦鹿鸣'
     """
     return standard_forms(text).translate(_SIMPLIFIED)
+
+
+def fold(text: str) -> str:
+    """*text* as a name is matched however it is written: full-width forms as ASCII (NFKC), lower case, and glyph
+    variants, traditional and simplified forms of a character all as one (its simplified form: 樂正, 乐正 → 乐正;
+    衆賓, 眾賓, 众宾 → 众宾). Character by character (``fold_table`` gives the page the same).
+
+    >>> fold("眾賓 2") == fold("衆宾 2") == fold("众宾 2")
+    True
+    """
+    return simplified_forms(normalize(unicodedata.normalize("NFKC", text))).translate(_NAME_FORMS).lower()
+
+
+def fold_table(texts: Sequence[str]) -> dict[str, str]:
+    """Every character of the tables of forms that ``fold`` changes to one found in *texts* folded: what a page
+    needs to fold a name as ``fold`` does (after NFKC, before lower case)."""
+    wanted = set("".join(fold(t) for t in texts))
+    tables = (_VARIANTS, _STANDARD, _SIMPLIFIED, _NAME_FORMS)
+    chars = {chr(k) for table in tables for k in table} | {str(v) for table in tables for v in table.values()}
+    return {c: f for c in sorted(chars) if (f := fold(c)) != c and f in wanted}
 
 
 def normalize_pinyin(text: str) -> str:

@@ -3,9 +3,13 @@
 with his facing and his name, and beside it a caption: the time, the cue and its action, the music sounding (its
 piece, and the line being sung where the Timeline gives the words), the calls (宮, 商) and the 節 drum as they sound.
 
-Drawn with Pillow, not a browser: what does not move (the ground, for each set of set pieces standing, with a
-followed person's track) is drawn once at the view's scale and only cropped per frame; each label is rendered once
-and pasted; a frame whose drawn state is the previous frame's is that frame's bytes again. Text is set in Noto Sans
+Drawn with Pillow, not a browser, in layers kept while they stay: the ground (for each set of set pieces standing,
+with a followed person's track) drawn once at the view's scale and cropped to the view; on it everyone standing,
+drawn again only when one of them moves, turns or goes; the caption's panel, set again only when its lines change.
+A frame draws only the walkers on a copy of those; each label is rendered once and pasted; a frame whose drawn
+state is the previous frame's is that frame's bytes again. Each name goes beside its mark where it covers no other
+name, mark or facing tick (``Boxes``; the place it had before tried first, so that names do not jump between
+frames: a plate draws its frames in order), and is left out where none is clear. Text is set in Noto Sans
 CJK (Debian's fonts-noto-cjk) where installed, else in the shipped font (``fonts``), and a character of the
 supplementary planes (𤣥, which Noto lacks) always in the shipped font.
 """
@@ -277,6 +281,41 @@ def ground_box(hall: Hall) -> tuple[float, float, float, float]:
     return min(xs) - MARGIN, min(ys) - MARGIN, max(xs) + MARGIN, max(ys) + MARGIN
 
 
+SPOTS = ((1, 0), (-1, 0), (1, -1), (1, 1), (-1, -1), (-1, 1), (0, -1), (0, 1))  # a name's places about his mark
+
+
+class Boxes:
+    """Boxes taken on a frame (px: left, top, right, bottom), kept by cells of ``CELL`` px, so that whether a new
+    one touches any is asked of the few near it."""
+
+    CELL = 48
+
+    def __init__(self) -> None:
+        self.cells: dict[tuple[int, int], list[tuple[float, float, float, float]]] = {}
+        self.boxes: list[tuple[float, float, float, float]] = []  # in the order taken
+
+    def _cells(self, box: tuple[float, float, float, float]) -> list[tuple[int, int]]:
+        c = self.CELL
+        return [(i, j) for i in range(int(box[0] // c), int(box[2] // c) + 1)
+                for j in range(int(box[1] // c), int(box[3] // c) + 1)]
+
+    def add(self, box: tuple[float, float, float, float]) -> None:
+        self.boxes.append(box)
+        for cell in self._cells(box):
+            self.cells.setdefault(cell, []).append(box)
+
+    def clear(self, box: tuple[float, float, float, float]) -> bool:
+        """Whether *box* touches none taken."""
+        return all(box[2] <= o[0] or box[0] >= o[2] or box[3] <= o[1] or box[1] >= o[3]
+                   for cell in self._cells(box) for o in self.cells.get(cell, ()))
+
+    def copy(self) -> Boxes:
+        out = Boxes()
+        out.cells = {cell: list(boxes) for cell, boxes in self.cells.items()}
+        out.boxes = list(self.boxes)
+        return out
+
+
 @dataclass(frozen=True, slots=True)
 class Layout:
     """Where things go in a frame of *width* × *height* px: the plate on the left, the caption panel on the right."""
@@ -319,9 +358,11 @@ class Plate:
         self.legs = [leg for m in self.follow for leg in motion.legs(m)
                      if leg.end >= track[0] and leg.start <= track[1]]
         self._grounds: dict[tuple[str, ...], Image.Image] = {}
-        self._panel = self._panel_ground()
         self._last: tuple[object, bytes] | None = None
-        self._kept: tuple[object, Image.Image] | None = None
+        self._view: tuple[object, Image.Image] | None = None
+        self._kept: tuple[object, Image.Image, Boxes] | None = None
+        self._spots: dict[str, int] = {}  # member → where his name was last put (of SPOTS)
+        self._panel: tuple[object, Image.Image] | None = None
         self.drawn = 0  # frames drawn anew (the others were the frame before again)
         self._cues = [(motion.span(c)[0], c) for c in motion.cues]
         self._cue_starts = [s for s, _ in self._cues]
@@ -453,7 +494,7 @@ class Plate:
             route: tuple[tuple[int, int], ...] = ()
             if p.leg is not None:
                 route = tuple((round(a - corner[0]), round(b - corner[1])) for a, b in map(self._px, p.leg.route))
-            out.append((x, y, tick, labels.get(m, ""), route, m in self.follow))
+            out.append((x, y, tick, labels.get(m, ""), route, m in self.follow, m))
         return tuple(out)
 
     def _labels(self, at: Mapping[str, Position]) -> dict[str, str]:
@@ -482,49 +523,95 @@ class Plate:
 
     def _compose(self, things: tuple[str, ...], corner: tuple[int, int], marks: tuple[Any, ...],
                  caption: tuple[tuple[str, int, tuple[int, int, int]], ...]) -> Image.Image:
+        """The frame: the view's ground with everyone standing (kept while neither changes), the walkers drawn on a
+        copy of it, then the caption's panel (kept while its lines stay)."""
+        standing = tuple(mark for mark in marks if not mark[4])
+        still, taken = self._still(things, corner, standing)
+        image = still.copy()
+        self._draw_marks(image, tuple(mark for mark in marks if mark[4]), taken.copy())
+        image.paste(self._captioned(caption), (self.layout.plate[0], 0))  # over a label that ran past the plate
+        return image
+
+    def _still(self, things: tuple[str, ...], corner: tuple[int, int],
+               standing: tuple[Any, ...]) -> tuple[Image.Image, Boxes]:
+        """The view's ground with the marks of those standing, and the boxes they and their names take: kept while
+        the view and everyone standing stay."""
+        key = (things, corner, standing)
+        if self._kept is None or self._kept[0] != key:
+            image, taken = self._base(things, corner).copy(), Boxes()
+            self._draw_marks(image, standing, taken)
+            self._kept = (key, image, taken)
+        return self._kept[1], self._kept[2]
+
+    def _draw_marks(self, image: Image.Image, marks: tuple[Any, ...], taken: Boxes) -> None:
+        """*marks* on *image*: the routes of walks in progress, each person's facing and dot, then the names, each
+        beside its mark where it covers no other name nor mark in *taken* (the followed first; the place a
+        person's name had kept while it stays clear), left out where none is; what they take added to *taken*."""
         from PIL import ImageDraw
 
-        image = self._base(things, corner).copy()
         draw = ImageDraw.Draw(image)
         r = max(3.0, 0.25 * self.scale)
         size = max(11, min(round(0.45 * self.scale), self.layout.unit))
-        for _, _, _, _, route, _ in marks:
+        for _, _, _, _, route, _, _ in marks:
             if route:
                 draw.line(list(route), fill=ROUTE, width=max(1, round(0.1 * self.scale)))
-        for x, y, tick, _, _, followed in marks:
+        for x, y, tick, _, _, followed, _ in marks:
             if tick is not None:
                 draw.line([(x, y), tick], fill=PERSON, width=max(2, round(0.12 * self.scale)))
             color = (20, 90, 200) if followed else PERSON
             draw.ellipse((x - r, y - r, x + r, y + r), fill=color, outline=(255, 255, 255) if followed else None)
-        for x, y, _, label, _, followed in marks:
-            if label:
-                name = text_image(label, size + (2 if followed else 0), (20, 60, 160) if followed else PERSON)
-                image.paste(name, (round(x + r + 2), round(y - name.height / 2)), name)
-        image.paste(self._panel, (self.layout.plate[0], 0))  # over any mark or label that ran past the plate
-        self._draw_caption(image, caption)
-        return image
+            tx, ty = tick if tick is not None else (x, y)
+            taken.add((min(x - r, tx), min(y - r, ty), max(x + r, tx), max(y + r, ty)))
+        for x, y, _, label, _, followed, member in sorted(marks, key=lambda mark: not mark[5]):
+            if not label:
+                continue
+            name = text_image(label, size + (2 if followed else 0), (20, 60, 160) if followed else PERSON)
+            spot = self._spot(member, (x, y), r + 2, name.size, taken)
+            if spot is not None:
+                image.paste(name, spot, name)
+
+    def _spot(self, member: str, at: tuple[int, int], r: float, size: tuple[int, int],
+              taken: Boxes) -> tuple[int, int] | None:
+        """Where *member*'s name of *size* goes beside his mark at *at*, clear of *taken* (then taken), or None."""
+        (x, y), (w, h) = at, size
+        kept = self._spots.get(member)
+        for n in ([kept] if kept is not None else []) + list(range(len(SPOTS))):
+            sx, sy = SPOTS[n]
+            left = x + r if sx > 0 else x - r - w if sx < 0 else x - w / 2
+            top = y - h / 2 if sy == 0 else y - r - h if sy < 0 else y + r
+            box = (left, top, left + w, top + h)
+            if taken.clear(box):
+                taken.add(box)
+                self._spots[member] = n
+                return round(left), round(top)
+        return None
 
     def _base(self, things: tuple[str, ...], corner: tuple[int, int]) -> Image.Image:
         """The frame's ground as the view shows it: kept while the view stays."""
         from PIL import Image
 
-        if self._kept is not None and self._kept[0] == (things, corner):
-            return self._kept[1]
+        if self._view is not None and self._view[0] == (things, corner):
+            return self._view[1]
         image = Image.new("RGB", (self.layout.width, self.layout.height), PAPER)
         ground = self._ground(things)
         pw, ph = self.layout.plate
         x0, y0 = max(corner[0], 0), max(corner[1], 0)
         x1, y1 = min(corner[0] + pw, ground.width), min(corner[1] + ph, ground.height)
         image.paste(ground.crop((x0, y0, x1, y1)), (x0 - corner[0], y0 - corner[1]))
-        self._kept = ((things, corner), image)
+        self._view = ((things, corner), image)
         return image
 
     # the caption
 
-    def _panel_ground(self) -> Image.Image:
+    def _captioned(self, lines: tuple[tuple[str, int, tuple[int, int, int]], ...]) -> Image.Image:
+        """The caption's panel with *lines* set on it: kept while they stay."""
         from PIL import Image
 
-        return Image.new("RGB", (self.layout.panel, self.layout.height), PANEL_BG)
+        if self._panel is None or self._panel[0] != lines:
+            image = Image.new("RGB", (self.layout.panel, self.layout.height), PANEL_BG)
+            self._draw_caption(image, lines)
+            self._panel = (lines, image)
+        return self._panel[1]
 
     def _caption(self, t: float, cue: str | None, step: float) -> tuple[tuple[str, int, tuple[int, int, int]], ...]:
         """The caption's lines at *t*: (text, size, colour)."""
@@ -551,7 +638,7 @@ class Plate:
 
     def _draw_caption(self, image: Image.Image, lines: Sequence[tuple[str, int, tuple[int, int, int]]]) -> None:
         u = self.layout.unit
-        x, y = self.layout.plate[0] + u, u
+        x, y = u, u
         for text, size, color in lines:
             if text.startswith("\x00"):  # a line sung: the syllables sung so far bright, the rest dim
                 _, index, line = text.split("\x00", 2)

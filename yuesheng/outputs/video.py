@@ -1,10 +1,14 @@
 """A rite as a video to share (``yuesheng video``): the plate frame by frame (``frames``) with the sound, through
 FFmpeg, to H.264 (yuv420p, ``+faststart``) and AAC in MP4, which a browser and VLC play.
 
-FFmpeg (Debian's ``ffmpeg``) is a child process fed raw RGB frames on its standard input. It runs in a process group
-of its own and dies with yuesheng on Linux (``process.bound_to_us``); on every way out of the render — an error, a
-full disk, Ctrl-C, SIGTERM — it is killed and reaped, and its output, a temporary file beside the target
-(``files.atomic_path``), removed. The file is renamed over the target only once FFmpeg has finished it.
+FFmpeg (Debian's ``ffmpeg``) is a child process fed raw RGB frames on its standard input, each in a Matroska cluster
+of its own with its time (``matroska_header``, ``matroska_frame``). A frame the same as the one before is not sent:
+FFmpeg converts and encodes only the pictures that change, each shown until the next (a variable frame rate on the
+grid of ``--fps``, the track's nominal frame length 1/fps so that FFmpeg keeps each time on it; the last frame is
+always sent, to give the video its length, and no B-frames, so that the track's length is the file's). It runs in a
+process group of its own and dies with yuesheng on Linux (``process.bound_to_us``); on every way out of the render
+— an error, a full disk, Ctrl-C, SIGTERM — it is killed and reaped, and its output, a temporary file beside the
+target (``files.atomic_path``), removed. The file is renamed over the target only once FFmpeg has finished it.
 
 The sound: the rite's own audio for the excerpt, rendered through FluidSynth (``audio.render``) from the Timeline's
 sounding events cut to the excerpt (a note begun before it sounds from its start), or an audio file given, a render
@@ -36,6 +40,7 @@ if TYPE_CHECKING:
 INSTALL = "install it with: apt-get install ffmpeg"
 PRESET = "veryfast"  # x264's: real time for a 720p plate on two shared cores, with room to spare
 CRF = 23
+KEYFRAMES = 10  # seconds between keyframes at most, for seeking (x264 counts frames, and few are sent while still)
 AUDIO_BITRATE = "160k"
 LENGTH_SLACK = 0.05  # seconds an audio file's length may differ from the rite's (its encoder's padding)
 
@@ -128,19 +133,58 @@ def render_audio(timeline: Timeline, excerpt: Excerpt, folder: Path, soundfont: 
     return path
 
 
-def ffmpeg_arguments(command: str, size: tuple[int, int], excerpt: Excerpt, audio: tuple[Path, float] | None,
-                     output: Path) -> list[str]:
-    """FFmpeg's command line: raw RGB frames on stdin, the audio (a file and where in it the excerpt begins), H.264
-    yuv420p and AAC in MP4 with the index first (+faststart), exactly the excerpt's length."""
-    video = ["-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{size[0]}x{size[1]}", "-r", str(excerpt.fps),
-             "-i", "pipe:0"]
+def ffmpeg_arguments(command: str, excerpt: Excerpt, audio: tuple[Path, float] | None, output: Path) -> list[str]:
+    """FFmpeg's command line: frames in Matroska on stdin, the audio (a file and where in it the excerpt begins), H.264
+    yuv420p at the frames' own times and AAC in MP4 with the index first (+faststart), the excerpt's length."""
+    video = ["-f", "matroska", "-i", "pipe:0"]
     sound: list[str] = []
     if audio is not None:
         sound = ["-ss", f"{audio[1]:.3f}", "-t", f"{excerpt.seconds:.3f}", "-i", str(audio[0]),
-                 "-map", "0:v", "-map", "1:a", "-c:a", "aac", "-b:a", AUDIO_BITRATE, "-af", "apad"]
-    return [command, "-hide_banner", "-loglevel", "error", "-y", *video, *sound,
-            "-c:v", "libx264", "-preset", PRESET, "-crf", str(CRF), "-pix_fmt", "yuv420p",
-            "-movflags", "+faststart", "-t", f"{excerpt.seconds:.3f}", "-f", "mp4", str(output)]
+                 "-map", "0:v", "-map", "1:a", "-c:a", "aac", "-b:a", AUDIO_BITRATE,
+                 "-af", f"apad=whole_dur={excerpt.seconds:.3f}"]
+    return [command, "-hide_banner", "-loglevel", "error", "-y", *video, *sound, "-fps_mode", "passthrough",
+            "-c:v", "libx264", "-preset", PRESET, "-crf", str(CRF), "-bf", "0", "-pix_fmt", "yuv420p",
+            "-force_key_frames", f"expr:gte(t,n_forced*{KEYFRAMES})", "-movflags", "+faststart",
+            "-t", f"{excerpt.frames / excerpt.fps:.6f}", "-f", "mp4", str(output)]
+
+
+# --- frames in Matroska: the least of it FFmpeg reads (an EBML header, one track of raw RGB, a cluster a frame) ---
+
+
+def _size(n: int) -> bytes:
+    """An EBML element's size field: the shortest that holds *n* (all ones is reserved for 'unknown')."""
+    length = 1
+    while n >= (1 << (7 * length)) - 1:
+        length += 1
+    return ((1 << (7 * length)) | n).to_bytes(length, "big")
+
+
+def _element(ident: bytes, payload: bytes) -> bytes:
+    return ident + _size(len(payload)) + payload
+
+
+def _uint(ident: bytes, value: int) -> bytes:
+    return _element(ident, value.to_bytes(max(1, (value.bit_length() + 7) // 8), "big"))
+
+
+def matroska_header(size: tuple[int, int], fps: int) -> bytes:
+    """The start of a Matroska stream of one video track of *size* raw RGB frames (V_UNCOMPRESSED, 'RGB' 24 bits),
+    its times in microseconds, each frame nominally 1/*fps* s (DefaultDuration: FFmpeg's time base, so that a
+    frame's time stays on the grid however few are sent); the segment's size unknown (it is written as it goes)."""
+    ebml = _element(b"\x1a\x45\xdf\xa3", _element(b"\x42\x82", b"matroska"))
+    info = _element(b"\x15\x49\xa9\x66", _uint(b"\x2a\xd7\xb1", 1000))  # TimestampScale: 1000 ns
+    video = _element(b"\xe0", _uint(b"\xb0", size[0]) + _uint(b"\xba", size[1]) + _element(b"\x2e\xb5\x24", b"RGB\x18"))
+    track = _element(b"\xae", _uint(b"\xd7", 1) + _uint(b"\x73\xc5", 1) + _uint(b"\x83", 1)
+                     + _uint(b"\x23\xe3\x83", round(1e9 / fps)) + _element(b"\x86", b"V_UNCOMPRESSED") + video)
+    return ebml + b"\x18\x53\x80\x67\x01\xff\xff\xff\xff\xff\xff\xff" + info + _element(b"\x16\x54\xae\x6b", track)
+
+
+def matroska_frame(micros: int, length: int) -> bytes:
+    """What goes before a frame of *length* bytes shown from *micros* µs: a cluster of that time holding one
+    SimpleBlock (track 1, a keyframe) whose data is the frame."""
+    block = b"\xa3" + _size(4 + length) + b"\x81\x00\x00\x80"
+    time = _uint(b"\xe7", micros)
+    return b"\x1f\x43\xb6\x75" + _size(len(time) + len(block) + length) + time + block
 
 
 class Encoder:
@@ -159,11 +203,11 @@ class Encoder:
             raise OutputError(f"cannot start FFmpeg ({self.arguments[0]}): {exc.strerror or exc}") from None
         return self
 
-    def write(self, frame: bytes) -> None:
-        """Give FFmpeg one frame (OutputError, with what it said, if it has stopped)."""
+    def write(self, data: bytes) -> None:
+        """Give FFmpeg *data* (OutputError, with what it said, if it has stopped)."""
         assert self.process.stdin is not None
         try:
-            self.process.stdin.write(frame)
+            self.process.stdin.write(data)
         except (BrokenPipeError, ValueError):
             self.process.wait()
             raise OutputError(f"FFmpeg stopped (exit {self.process.returncode}){self._said()}") from None
@@ -200,10 +244,12 @@ class Encoder:
 
 @dataclass(frozen=True, slots=True)
 class Written:
-    """What was written: the file, its frames and length, and what its sound is."""
+    """What was written: the file, its frames (*pictures* of them sent to the encoder, the others being the frame
+    before again) and length, and what its sound is."""
 
     path: str
     frames: int
+    pictures: int
     seconds: float
     sound: str
 
@@ -214,7 +260,6 @@ def render_video(plate: Plate, excerpt: Excerpt, path: str | Path, *, timeline: 
     """Write the video of *excerpt* to *path*, atomically. *audio*: "render" (the rite's own, through FluidSynth),
     a file of the rite's audio (checked beforehand by ``audio_check``), or None for none."""
     command = find_ffmpeg()
-    size = (plate.layout.width, plate.layout.height)
     with tempfile.TemporaryDirectory(prefix="yuesheng-video-") as tmp:
         sound: tuple[Path, float] | None = None
         said = "no sound"
@@ -225,22 +270,35 @@ def render_video(plate: Plate, excerpt: Excerpt, path: str | Path, *, timeline: 
             sound = (audio, excerpt.start)
             said = f"the sound of {audio}"
         with atomic_path(path) as out:
-            with Encoder(ffmpeg_arguments(command, size, excerpt, sound, out)) as encoder:
-                _frames(plate, excerpt, encoder, progress)
+            with Encoder(ffmpeg_arguments(command, excerpt, sound, out)) as encoder:
+                pictures = _frames(plate, excerpt, encoder, progress)
                 encoder.finish()
-    return Written(str(path), excerpt.frames, excerpt.seconds, said)
+    return Written(str(path), excerpt.frames, pictures, excerpt.seconds, said)
 
 
-def _frames(plate: Plate, excerpt: Excerpt, encoder: Encoder, progress: Callable[[float], None] | None) -> None:
+def _frames(plate: Plate, excerpt: Excerpt, encoder: Encoder, progress: Callable[[float], None] | None) -> int:
+    """Send the excerpt's frames to *encoder*, each that differs from the one before at its time, and the last
+    again at the end; how many were sent."""
     step = excerpt.speed / excerpt.fps
     total = excerpt.frames
     every = max(1, total // 200)
+    encoder.write(matroska_header((plate.layout.width, plate.layout.height), excerpt.fps))
+    last, sent = b"", 0
     for n in range(total):
-        encoder.write(plate.frame(excerpt.at(n), step))
+        frame = plate.frame(excerpt.at(n), step)
+        if frame != last or n == total - 1:  # the last frame always: the video's length
+            _send(encoder, frame, n, excerpt.fps)
+            last, sent = frame, sent + 1
         if progress and n % every == 0:
             progress(n / total)
     if progress:
         progress(1.0)
+    return sent
+
+
+def _send(encoder: Encoder, frame: bytes, n: int, fps: int) -> None:
+    encoder.write(matroska_frame(round(n * 1_000_000 / fps), len(frame)))
+    encoder.write(frame)
 
 
 def describe(written: Written, excerpt: Excerpt, what: str) -> str:

@@ -2,9 +2,10 @@
 ``--follow``, the console's cast view, the seat's ``--listener PERSON``).
 
 A person is named by his role's hanzi name (衆賓), its id (zhongbin), or, in a group, by number as well (衆賓 2,
-衆賓2, 衆賓#2, zhongbin#2, zhongbin 2). Glyph variants and simplified characters fold to the source's forms, full-width
-forms to ASCII. A role the blocking names as another's (``same``: the 司正 is the 相) is that one. An unknown name
-is an ``UnknownNameError`` naming the nearest; a name two roles share is an ``AmbiguousNameError`` naming both ids.
+衆賓2, 衆賓#2, zhongbin#2, zhongbin 2), its characters in any of their forms: traditional, simplified or a variant
+(樂正, 乐正; 衆賓, 眾賓, 众宾: ``text.fold``), full-width forms as ASCII. A role the blocking names as another's
+(``same``: the 司正 is the 相) is that one. An unknown name is an ``UnknownNameError`` naming the nearest; a name two
+roles share is an ``AmbiguousNameError`` naming both ids.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 
 from yuesheng.cuesheet.model import CueSheet, Member
 from yuesheng.errors import AmbiguousNameError, UnknownNameError
-from yuesheng.text import normalize, suggest
+from yuesheng.text import fold, suggest
 
 _NUMBERED = re.compile(r"^(?P<role>.+?)\s*(?:#|\s)\s*(?P<n>[0-9]+)$|^(?P<han>[^\x00-\x7f]+?)(?P<m>[0-9]+)$")
 
@@ -72,14 +73,14 @@ def persons(sheet: CueSheet, same: Mapping[str, str] | None = None) -> list[Pers
 
 
 def _role(name: str, sheet: CueSheet, query: str) -> str:
-    """The performer id *name* means: an id (any case), else a hanzi name (variants folded)."""
+    """The performer id *name* means: an id (any case), else a hanzi name in any of its forms (``fold``)."""
     if name in sheet.performers:
         return name
     lower = name.lower()
     if lower in sheet.performers:
         return lower
-    folded = normalize(name)
-    named = [rid for rid, m in sheet.performers.items() if normalize(m.name) == folded]
+    folded = fold(name)
+    named = [rid for rid, m in sheet.performers.items() if fold(m.name) == folded]
     if len(named) > 1:
         raise AmbiguousNameError(query, named, kind="role")
     if named:

@@ -12,7 +12,8 @@ plates are (``web/plates.py``): a page drawn again neither stages the rite nor i
 
 ``{"turn", "tracks": {member: {"first": bool, "steps": [...]}}, "gestures": {cue: [[name, start, end]]},
 "music": [[start, end, text]], "sung": [[start, end, piece, stanza, line, index]], "sounds": [[start, text]],
-"names": {name: member}}`` (every name of a person on the ground, ``key``-folded, for ``?follow=NAME``);
+"names": {name: member}, "fold": {character: form}}`` (every name of a person on the ground, ``key``-folded, for
+``?follow=NAME``, and the characters the page folds a name's by: ``text.fold_table``);
 a walk is ``["go", start, end, number, cue, route, marks, to, [fx, fy] | null]`` and a stand
 ``["at", start | null, x, y, place, [fx, fy] | null, [cx, cy] | null]`` (his facing, and the way he looked before).
 """
@@ -23,10 +24,10 @@ import hashlib
 import json
 import math
 import re
-import unicodedata
 from typing import TYPE_CHECKING, Any
 
 from yuesheng import caches
+from yuesheng.text import fold, fold_table
 from yuesheng.timeline import EventKind
 
 if TYPE_CHECKING:
@@ -63,8 +64,9 @@ def tracks(motion: Motion) -> dict[str, Any]:
 
 
 def key(name: str) -> str:
-    """A name as the page looks it up: NFKC, without spaces and '#', lower case (the page's script does the same)."""
-    return re.sub(r"[\s#]", "", unicodedata.normalize("NFKC", name)).lower()
+    """A name as the page looks it up: folded (``text.fold``: NFKC, every form of a character as one, lower case),
+    without spaces and '#' (the page's script does the same, with the characters of ``fold_table``)."""
+    return re.sub(r"[\s#]", "", fold(name))
 
 
 def names(production: Production, staged: StagedRite, on_ground: set[str]) -> dict[str, str]:
@@ -99,7 +101,8 @@ def transport_data(production: Production) -> dict[str, Any] | None:
         return None
     sounding = Sounding(production.timeline, production.sheet)
     gestures = {c: [[g.name, _r(g.start), _r(g.end)] for g in motion.gestures(c)] for c in motion.cues}
-    return {"turn": TURN, "tracks": tracks(motion), "names": names(production, staged, set(motion.members)),
+    named = names(production, staged, set(motion.members))
+    return {"turn": TURN, "tracks": tracks(motion), "names": named, "fold": fold_table(list(named)),
             "gestures": {c: g for c, g in gestures.items() if g},
             "music": [[_r(m.start), _r(m.end), m.text] for m in sounding.music],
             "sung": [[_r(s.start), _r(s.end), s.piece, s.stanza, s.line, s.index] for s in sounding.syllables],
@@ -108,8 +111,8 @@ def transport_data(production: Production) -> dict[str, Any] | None:
 
 CACHE_ENTRIES = 64
 MAX_ENTRY_BYTES = 32 << 20  # 大射儀's: about 0.2 MB
-_FORMAT = "yuesheng-transport-1"
-_KEYS = {"turn", "tracks", "names", "gestures", "music", "sung", "sounds"}
+_FORMAT = "yuesheng-transport-2"
+_KEYS = {"turn", "tracks", "names", "fold", "gestures", "music", "sung", "sounds"}
 
 
 def transport_json(production: Production) -> str | None:
@@ -205,6 +208,8 @@ def _whole(v: Any) -> bool:
                 and isinstance(t["steps"], list) and t["steps"] and all(map(_step_ok, t["steps"]))
                 for t in tracks.values())
             and isinstance(names, dict) and all(isinstance(m, str) and m in tracks for m in names.values())
+            and isinstance(v["fold"], dict) and all(isinstance(c, str) and len(c) == 1 and isinstance(f, str)
+                                                     for c, f in v["fold"].items())
             and isinstance(gestures, dict) and all(_rows(g, str, _num, _num) for g in gestures.values())
             and _rows(v["music"], _num, _num, str) and _rows(v["sung"], _num, _num, str, int, str, int)
             and _rows(v["sounds"], _num, str))
