@@ -846,9 +846,9 @@ def test_each_printed_plate_draws_its_stages_walks_numbered_as_its_list(rite, pa
             assert len(labels) <= len(routes)
             svg = figure.query_selector("svg.plate-svg")
             assert svg.eval_on_selector(".walk-labels", "g => Number(g.dataset.dropped)") == 0, ids[0]
-            figure.evaluate("f => f.classList.add('drawing')")  # the whole court shown, to measure its labels
+            svg.evaluate("s => { s.style.display = 'block'; }")  # the whole court shown, to measure its labels
             assert _overlapping(svg.evaluate(LABEL_BOXES)) == [], ids[0]
-            figure.evaluate("f => f.classList.remove('drawing')")
+            svg.evaluate("s => { s.style.display = ''; }")
             walked += bool(walks)
         assert walked > len(stages) // 2
         assert page.errors == []
