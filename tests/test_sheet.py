@@ -437,6 +437,9 @@ def test_the_chinese_text_is_drawn_with_a_cjk_font(pages, opened):
         cdp.send("DOM.enable")
         cdp.send("CSS.enable")
         root = cdp.send("DOM.getDocument")["root"]["nodeId"]
+        # the run sheet is laid out (its text given a font) when it comes near the view (content-visibility: auto)
+        p.evaluate("""() => new Promise((done) => { document.querySelector('#cues tbody tr').scrollIntoView();
+            requestAnimationFrame(() => requestAnimationFrame(done)); })""")
         fonts = {}
         for selector in ("h1", "#cues tbody tr td:nth-child(6)", "#plan .position .name"):
             node = cdp.send("DOM.querySelector", {"nodeId": root, "selector": selector})["nodeId"]
