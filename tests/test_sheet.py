@@ -437,6 +437,9 @@ def test_the_chinese_text_is_drawn_with_a_cjk_font(pages, opened):
         cdp.send("DOM.enable")
         cdp.send("CSS.enable")
         root = cdp.send("DOM.getDocument")["root"]["nodeId"]
+        # the run sheet is laid out (its text given a font) when it comes near the view (content-visibility: auto)
+        p.evaluate("""() => new Promise((done) => { document.querySelector('#cues tbody tr').scrollIntoView();
+            requestAnimationFrame(() => requestAnimationFrame(done)); })""")
         fonts = {}
         for selector in ("h1", "#cues tbody tr td:nth-child(6)", "#plan .position .name"):
             node = cdp.send("DOM.querySelector", {"nodeId": root, "selector": selector})["nodeId"]
@@ -856,9 +859,9 @@ def test_each_printed_plate_draws_its_stages_walks_numbered_as_its_list(rite, pa
             assert len(labels) <= len(routes)
             svg = figure.query_selector("svg.plate-svg")
             assert svg.eval_on_selector(".walk-labels", "g => Number(g.dataset.dropped)") == 0, ids[0]
-            figure.evaluate("f => f.classList.add('drawing')")  # the whole court shown, to measure its labels
+            svg.evaluate("s => { s.style.display = 'block'; }")  # the whole court shown, to measure its labels
             assert _overlapping(svg.evaluate(LABEL_BOXES)) == [], ids[0]
-            figure.evaluate("f => f.classList.remove('drawing')")
+            svg.evaluate("s => { s.style.display = ''; }")
             walked += bool(walks)
         assert walked > len(stages) // 2
         assert page.errors == []
