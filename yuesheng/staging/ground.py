@@ -110,10 +110,9 @@ def ground(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, str
     folder, name = caches.folder("staging"), _digest(sheet, path, [(variants, readings)], paces=paces)
     cues = _read(folder, f"{name}.json") if folder is not None and name else None
     if cues is None:
-        from yuesheng.staging.rite import staged_rite
+        from yuesheng.staging.rite import cue_times
 
-        rite = staged_rite(sheet, variants, readings, path, paces)
-        cues = {cid: CueTime(c.duration, c.basis) for cid, c in rite.cues.items()}
+        cues = {cid: CueTime(*timed) for cid, timed in cue_times(sheet, variants, readings, path, paces).items()}
         if folder is not None and name:
             folder.write(f"{name}.json", _text(cues).encode(), entries=CACHE_ENTRIES)
     return Ground(path, cues, variants, tuple(sorted(readings.items())), name, paces)
