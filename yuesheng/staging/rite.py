@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from yuesheng import caches
 from yuesheng.cuesheet import CueSheet
@@ -262,7 +262,7 @@ class _Derived:
         self.kept, self.new = cues, False
 
 
-def _record(record: Any) -> bool:
+def _record(record: Any) -> TypeGuard[dict[str, Any]]:
     """Whether *record* is a kept cue's: its duration (None or [numerator, denominator > 0]), basis and derivation."""
     if not isinstance(record, dict) or not isinstance(record.get("b"), str) or "d" not in record:
         return False
