@@ -338,7 +338,7 @@ def load(path: str | Path, fmt: str = "") -> Document:
                                          "(nothing of it is shown)", "schema")])
     text = _decode(raw, name)
     folder = caches.folder("yaml")
-    entry = _cache_entry(raw) if folder is not None else ""
+    entry = caches.prefix(path) + _cache_entry(raw) if folder is not None else ""
     cached = _read_cache(folder.read_json(entry, limit=MAX_ENTRY_BYTES), text, name) if folder is not None else None
     if cached is not None:
         return cached

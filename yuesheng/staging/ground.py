@@ -191,8 +191,8 @@ def _digest(sheet: CueSheet, path: Path, configurations: Iterable[Configuration]
             files += [hall, _file_digest(path.parent / hall, *_stat(path.parent / hall))]
     except (OSError, InvalidInputError):
         return ""
-    return caches.key(f"{_FORMAT} {kind}", *files, repr(_shape(sheet, configurations)),
-                      "" if paces is None else paces.key())
+    return caches.prefix(sheet.file, path, path.parent / hall if hall is not None else path) + \
+        caches.key(f"{_FORMAT} {kind}", *files, repr(_shape(sheet, configurations)), "" if paces is None else paces.key())
 
 
 def _stat(path: Path) -> tuple[int, int]:
@@ -224,8 +224,10 @@ def _hall_of(path: Path, size: int, mtime_ns: int) -> str | None:
 
 
 def _shape(sheet: CueSheet, configurations: Iterable[Configuration]) -> tuple[Any, ...]:
-    """What staging reads of *sheet*: its rite, performers and counts, cue ids, and under each configuration who acts
-    in each cue of the programme."""
-    return (sheet.rite_id, tuple((p, v.count) for p, v in sheet.performers.items()), tuple(c.id for c in sheet.cues),
-            tuple(tuple((c.id, c.who, c.performers) for c in sheet.active_cues(variants, dict(readings)))
+    """What staging reads of *sheet*: its rite, performers' names and counts, cue ids, and under each configuration
+    who acts in each cue of the programme and what its action and quote say (``rank`` reads the stairs they name)."""
+    return (sheet.rite_id, tuple((p, v.name, v.count) for p, v in sheet.performers.items()),
+            tuple(c.id for c in sheet.cues),
+            tuple(tuple((c.id, c.who, c.performers, c.action, c.cite.page, c.cite.quote)
+                        for c in sheet.active_cues(variants, dict(readings)))
                   for variants, readings in configurations))

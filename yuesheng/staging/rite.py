@@ -173,8 +173,9 @@ class _Derived:
             files = [hashlib.sha256(read_bytes(name)).digest() for name in (blocking.file, blocking.hall.file)]
         except (OSError, InvalidInputError):  # a file gone or changed since it was read: nothing is kept
             return cls("", {}, blocking, sheet, paces)
-        entry = caches.key(_DERIVED_FORMAT, *files, blocking.file, repr(tuple(sheet.performers.items())),
-                           "" if paces is None else paces.key())
+        entry = caches.prefix(sheet.file, blocking.file, blocking.hall.file) + caches.key(
+            _DERIVED_FORMAT, *files, blocking.file, repr(tuple(sheet.performers.items())),
+            "" if paces is None else paces.key())
         folder = caches.folder("staging")
         data = folder.read_json(f"{entry}.cues.json", limit=MAX_DERIVED_BYTES) if folder is not None else None
         kept = data.get("cues") if isinstance(data, dict) and data.get("format") == _DERIVED_FORMAT else None

@@ -1,0 +1,91 @@
+"""The edit loop (issue 35): after a one-line edit of a cue sheet, what is staged again is the cue edited and the cues
+whose stands it changed, never the rest; and no number of edits of one's own sheet evicts a shipped rite's entries."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+import yuesheng
+from yuesheng import caches
+from yuesheng.staging import ground as ground_module
+from yuesheng.staging import rite as rite_module
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Caches on, in a folder of this test's own, and no blocking kept in memory from another test."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("YUESHENG_NO_CACHE", raising=False)
+    monkeypatch.setattr(rite_module, "_LAST", [])
+    return tmp_path / "cache"
+
+
+def _copy(tmp_path: Path, rite: str) -> Path:
+    """A copy of the shipped *rite*'s cue sheet with its blocking beside it, as a director keeps one."""
+    (tmp_path / "rite" / "cues").mkdir(parents=True)
+    shutil.copytree(ROOT / "blocking", tmp_path / "rite" / "blocking")
+    return Path(shutil.copy(ROOT / "cues" / f"{rite}.yaml", tmp_path / "rite" / "cues"))
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def _staged(path: Path) -> dict[str, tuple[object, ...]]:
+    """Each cue's stands, duration and basis, staged in a process that has kept nothing in memory."""
+    rite_module._LAST.clear()
+    staged = yuesheng.produce(yuesheng.load(path)).staged
+    assert staged is not None
+    return {cue: (dict(c.stands), c.duration, c.basis, c.derivation) for cue, c in staged.cues.items()}
+
+
+def test_an_edit_to_one_cue_derives_again_only_the_cues_it_changed(home, tmp_path, monkeypatch):
+    sheet = _copy(tmp_path, "xiangshe")
+    before = _staged(sheet)
+    # the action of the cue where 主人 and 賓 go up reworded: the same moves, another text (rank reads it)
+    _edit(sheet, "action: 主人以賓三揖皆行 及階三讓 主人升一等 賓升\n", "action: 主人以賓三揖皆行 及階三讓 主人升一等 賓升 (作階)\n")
+    monkeypatch.setattr(rite_module._Derived, "counts", {"kept": 0, "derived": 0})
+    after = _staged(sheet)
+    counts = dict(rite_module._Derived.counts)
+    assert counts["derived"] == 1 and counts["kept"] >= len(after) - 1  # the edited cue alone is derived again
+    assert after.keys() == before.keys()
+    assert sum(after[c] != before[c] for c in after) <= 1
+    monkeypatch.setenv("YUESHENG_NO_CACHE", "1")  # the same as staged from nothing
+    assert _staged(sheet) == after
+
+
+def test_a_cue_whose_stands_an_edit_changes_is_derived_again_and_matches_a_fresh_staging(home, tmp_path,
+                                                                                            monkeypatch):
+    sheet = _copy(tmp_path, "xiangshe")
+    _staged(sheet)
+    _edit(sheet, "    duration: 30min\n    variant: mingri\n", "    duration: 31min\n    variant: mingri\n")
+    monkeypatch.setattr(rite_module._Derived, "counts", {"kept": 0, "derived": 0})
+    after = _staged(sheet)
+    assert rite_module._Derived.counts["derived"] == 0  # a duration staging does not read: nothing derived again
+    monkeypatch.setenv("YUESHENG_NO_CACHE", "1")
+    assert _staged(sheet) == after
+
+
+def test_no_number_of_edits_evicts_the_shipped_rites_entries(home, tmp_path, monkeypatch):
+    assert yuesheng.produce(yuesheng.load("xiangshe")).staged is not None
+    shipped = {folder: {p.name for p in (home / "yuesheng" / folder).iterdir() if p.name.startswith(caches.SHIPPED)}
+               for folder in ("staging", "yaml")}
+    assert all(shipped.values())
+    # folders just large enough for what the shipped rite keeps: a few edits would fill them
+    monkeypatch.setattr(ground_module, "CACHE_ENTRIES", len(shipped["staging"]))
+    monkeypatch.setattr("yuesheng.yamlload.CACHE_ENTRIES", len(shipped["yaml"]))
+    sheet = _copy(tmp_path, "xiangshe")
+    for n in range(8):  # each a new cue id: another ground, another kept rite, another YAML entry
+        _edit(sheet, f"id: xi-sizheng-yue{n or ''}\n", f"id: xi-sizheng-yue{n + 1}\n")
+        assert yuesheng.produce(yuesheng.load(sheet)).staged is not None
+    for folder, names in shipped.items():
+        kept = {p.name for p in (home / "yuesheng" / folder).iterdir()}
+        assert names <= kept
+        assert len(kept - names) <= len(names)  # one's own entries are still bounded
