@@ -50,7 +50,8 @@ def test_an_edit_to_one_cue_derives_again_only_the_cues_it_changed(home, tmp_pat
     sheet = _copy(tmp_path, "xiangshe")
     before = _staged(sheet)
     # the action of the cue where 主人 and 賓 go up reworded: the same moves, another text (rank reads it)
-    _edit(sheet, "action: 主人以賓三揖皆行 及階三讓 主人升一等 賓升\n", "action: 主人以賓三揖皆行 及階三讓 主人升一等 賓升 (作階)\n")
+    action = "action: 主人以賓三揖皆行 及階三讓 主人升一等 賓升"
+    _edit(sheet, f"{action}\n", f"{action} (作階)\n")
     monkeypatch.setattr(rite_module._Derived, "counts", {"kept": 0, "derived": 0})
     after = _staged(sheet)
     counts = dict(rite_module._Derived.counts)

@@ -191,8 +191,9 @@ def _digest(sheet: CueSheet, path: Path, configurations: Iterable[Configuration]
             files += [hall, _file_digest(path.parent / hall, *_stat(path.parent / hall))]
     except (OSError, InvalidInputError):
         return ""
-    return caches.prefix(sheet.file, path, path.parent / hall if hall is not None else path) + \
-        caches.key(f"{_FORMAT} {kind}", *files, repr(_shape(sheet, configurations)), "" if paces is None else paces.key())
+    shipped = caches.prefix(sheet.file, path, path.parent / hall if hall is not None else path)
+    return shipped + caches.key(f"{_FORMAT} {kind}", *files, repr(_shape(sheet, configurations)),
+                                "" if paces is None else paces.key())
 
 
 def _stat(path: Path) -> tuple[int, int]:
