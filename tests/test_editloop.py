@@ -90,3 +90,22 @@ def test_no_number_of_edits_evicts_the_shipped_rites_entries(home, tmp_path, mon
         kept = {p.name for p in (home / "yuesheng" / folder).iterdir()}
         assert names <= kept
         assert len(kept - names) <= len(names)  # one's own entries are still bounded
+
+
+# --- a sheet whose blocking is not found says so -------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [("timeline", "-o", "{out}/r.txt"), ("validate",)])
+def test_a_copy_without_its_blocking_says_where_it_looked(run, tmp_path, command):
+    (tmp_path / "cues").mkdir()
+    sheet = Path(shutil.copy(ROOT / "cues" / "xiangshe.yaml", tmp_path / "cues"))
+    code, _, err = run(command[0], str(sheet), *(a.format(out=tmp_path) for a in command[1:]))
+    assert code == 0
+    assert f"no blocking for xiangshe beside {sheet}: looked for {tmp_path / 'blocking' / 'xiangshe.yaml'}" in err
+    assert "estimated durations are used" in err
+
+
+def test_a_sheet_with_its_blocking_or_of_a_rite_with_none_says_nothing_of_it(run, tmp_path):
+    code, _, err = run("timeline", str(_copy(tmp_path, "xiangshe")), "-o", str(tmp_path / "r.txt"))
+    assert code == 0 and "blocking" not in err
+    code, _, err = run("timeline", str(ROOT / "tests" / "data" / "golden.yaml"), "-o", str(tmp_path / "g.txt"))
+    assert code == 0 and "blocking" not in err
