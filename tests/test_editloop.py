@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import yuesheng
-from yuesheng import caches
+from yuesheng import caches, yamlload
 from yuesheng.staging import ground as ground_module
 from yuesheng.staging import rite as rite_module
 
@@ -109,3 +109,52 @@ def test_a_sheet_with_its_blocking_or_of_a_rite_with_none_says_nothing_of_it(run
     assert code == 0 and "blocking" not in err
     code, _, err = run("timeline", str(ROOT / "tests" / "data" / "golden.yaml"), "-o", str(tmp_path / "g.txt"))
     assert code == 0 and "blocking" not in err
+
+
+# --- an edit re-parses the cue it changed, and the pieces make the document the whole file makes -------------------
+
+def _same(doc: yamlload.Document, text: str) -> None:
+    whole = yamlload.loads(text, doc.file)
+    assert doc.data == whole.data
+    assert list(doc.marks.items()) == list(whole.marks.items())
+    assert list(doc.key_marks.items()) == list(whole.key_marks.items())
+
+
+def test_an_edit_to_one_cue_parses_that_cue_alone_and_the_document_is_the_whole_files(home, tmp_path, monkeypatch):
+    sheet = _copy(tmp_path, "dashe")
+    yamlload.load(sheet)
+    text = sheet.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    line = next(n for n, s in enumerate(lines) if n > len(lines) // 2 and s.startswith("    duration: "))
+    lines[line] = "    duration: 61s"
+    lines.insert(line, "    # a note added by the director: the lines below move down")
+    sheet.write_text("\n".join(lines), encoding="utf-8")
+    monkeypatch.setattr(yamlload, "parsed_pieces", [0])
+    doc = yamlload.load(sheet)
+    assert yamlload.parsed_pieces[0] == 2  # the cue edited, and the frame (whose lines moved)
+    _same(doc, sheet.read_text(encoding="utf-8"))
+    monkeypatch.setattr(yamlload, "parsed_pieces", [0])
+    yuesheng.produce(yuesheng.load(sheet))
+    assert yamlload.parsed_pieces[0] == 0  # the whole is kept now
+
+
+@pytest.mark.parametrize("old, new", [
+    ("  - id: zai-jie-baiguan\n", "  - id: &same zai-jie-baiguan\n"),  # an anchor used in a later cue
+    ("    action: 宰戒百官有事于射者\n", '    action: "宰戒百官有事于射者\n'),  # a quote that runs on: an error
+    ("cues:\n", "cues: # the cues\n"),
+])
+def test_a_sheet_the_pieces_cannot_make_is_parsed_whole(home, tmp_path, old, new):
+    sheet = _copy(tmp_path, "dashe")
+    yamlload.load(sheet)
+    text = sheet.read_text(encoding="utf-8").replace(old, new, 1)
+    if "&same" in new:
+        text = text.replace("    who: [sheren, sishi]\n", "    who: [sheren, sishi]\n    note: *same\n", 1)
+    sheet.write_text(text, encoding="utf-8")
+    try:
+        yamlload.loads(text, str(sheet))
+    except yuesheng.InvalidInputError as exc:
+        with pytest.raises(yuesheng.InvalidInputError) as raised:
+            yamlload.load(sheet)
+        assert [str(p) for p in raised.value.problems] == [str(p) for p in exc.problems]
+        return
+    _same(yamlload.load(sheet), text)

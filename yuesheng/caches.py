@@ -316,13 +316,14 @@ _SHIPPED_FOLDERS = ("cues", "scores", "blocking")  # in the package when install
 
 def shipped(path: str | Path) -> bool:
     """Whether *path* is a file shipped with yuesheng: in the package, or in a checkout's ``cues/``, ``scores/`` or
-    ``blocking/`` beside it."""
-    try:
-        where = Path(path).resolve()
-    except (OSError, RuntimeError):
-        return False
-    return where.is_relative_to(PACKAGE) or any(where.is_relative_to(PACKAGE.parent / name)
-                                                for name in _SHIPPED_FOLDERS)
+    ``blocking/`` beside it (by its absolute path, links not followed: a link to a shipped file is one's own)."""
+    return os.path.abspath(path).startswith(_shipped_folders())
+
+
+@cache
+def _shipped_folders() -> tuple[str, ...]:
+    return tuple(os.path.join(folder, "") for folder in (str(PACKAGE), *(str(PACKAGE.parent / name)
+                                                                          for name in _SHIPPED_FOLDERS)))
 
 
 def prefix(*paths: str | Path) -> str:
