@@ -158,3 +158,19 @@ def test_a_sheet_the_pieces_cannot_make_is_parsed_whole(home, tmp_path, old, new
         assert [str(p) for p in raised.value.problems] == [str(p) for p in exc.problems]
         return
     _same(yamlload.load(sheet), text)
+
+
+# --- a warm run reads the cites' layers from a table, parsing no page (issue 29's leftover) -------------------------
+
+def test_a_cites_layer_is_kept_so_that_the_next_process_parses_no_page(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    script = ("from yuesheng import sources; print(sources.layer('9-1a', '大射之儀君有命戒射'), "
+              "sources.layer('9-1a', '將有祭祀之事'), sources.pages.cache_info().currsize)")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    env.pop("YUESHENG_NO_CACHE", None)
+    runs = [subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                           check=True).stdout.split() for _ in range(2)]
+    assert runs == [["經", "鄭目録", "1"], ["經", "鄭目録", "0"]]  # the same layers, the second without the pages
