@@ -174,3 +174,32 @@ def test_a_cites_layer_is_kept_so_that_the_next_process_parses_no_page(tmp_path)
     runs = [subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
                            check=True).stdout.split() for _ in range(2)]
     assert runs == [["經", "鄭目録", "1"], ["經", "鄭目録", "0"]]  # the same layers, the second without the pages
+
+
+# --- the templates are compiled into the package ------------------------------------------------------------------
+
+def test_every_template_is_precompiled_from_its_text_as_it_is():
+    from yuesheng.web import sheet
+
+    stale = [p.name for p in sorted(sheet.TEMPLATES.glob("*.j2")) if sheet._precompiled(p.name) is None]
+    assert not stale, (f"templates/compiled/ is not compiled from {', '.join(stale)} as it is: run "
+                       'python -c "from yuesheng.web.sheet import precompile; precompile()"')
+
+
+def test_a_page_from_the_precompiled_templates_is_the_page_compiled_from_their_text(tmp_path, monkeypatch):
+    from yuesheng.web import sheet
+
+    production = yuesheng.produce(yuesheng.load(ROOT / "tests" / "data" / "golden.yaml"))
+    sheet.environment.cache_clear()
+    precompiled = sheet.sheet_file(production)
+    stale = tmp_path / "compiled"
+    stale.mkdir()
+    for path in sheet.PRECOMPILED.iterdir():  # each compiled from another text: its stamp does not match
+        (stale / path.name).write_text(path.read_text(encoding="utf-8").replace("precompiled from ", "from "))
+    monkeypatch.setattr(sheet, "PRECOMPILED", stale)
+    sheet.environment.cache_clear()
+    try:
+        assert sheet._precompiled("sheet.html.j2") is None  # compiled from the template now
+        assert sheet.sheet_file(production) == precompiled
+    finally:
+        sheet.environment.cache_clear()
