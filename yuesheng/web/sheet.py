@@ -476,7 +476,7 @@ def json_island(data: Mapping[str, Any]) -> str:
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 PRECOMPILED = TEMPLATES / "compiled"  # each template compiled to Python, part of the package (``precompile``)
-_SETTINGS = {"autoescape": True, "trim_blocks": True, "lstrip_blocks": True}
+_SETTINGS = "autoescape trim_blocks lstrip_blocks StrictUndefined"  # what ``_environment`` sets, in every stamp
 _STAMP = "# yuesheng precompiled from "
 
 
@@ -494,7 +494,14 @@ def environment() -> Any:
                 return super().load(environment, name, globals)
             return environment.template_class.from_code(environment, code, globals or {}, lambda: True)
 
-    return jinja2.Environment(loader=Precompiled(str(TEMPLATES)), undefined=jinja2.StrictUndefined, **_SETTINGS)
+    return _environment(Precompiled(str(TEMPLATES)))
+
+
+def _environment(loader: Any) -> Any:
+    import jinja2
+
+    return jinja2.Environment(loader=loader, autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+                              lstrip_blocks=True)
 
 
 def _stamp(name: str) -> str:
@@ -528,8 +535,7 @@ def precompile() -> list[Path]:
     import jinja2
 
     PRECOMPILED.mkdir(exist_ok=True)
-    plain = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), undefined=jinja2.StrictUndefined,
-                               **_SETTINGS)
+    plain = _environment(jinja2.FileSystemLoader(str(TEMPLATES)))
     written = []
     for path in sorted(TEMPLATES.glob("*.j2")):
         code = plain.compile(path.read_text(encoding="utf-8"), path.name, str(path), raw=True)
