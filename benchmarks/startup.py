@@ -146,14 +146,19 @@ class Editor:
         self.path.write_text("".join(lines), encoding="utf-8")
 
 
-def edit_loop(args: argparse.Namespace, env: dict[str, str], folder: str) -> dict[str, tuple[float, float]]:
-    """``edit_NAME``: each command of EDIT on a copy of the rite, warmed on it, then timed after one line changed."""
+def edit_loop(args: argparse.Namespace, env: dict[str, str], folder: str,
+              counted: dict[str, float]) -> dict[str, tuple[float, float]]:
+    """``edit_NAME``: each command of EDIT on a copy of the rite, warmed on it, then timed after one line changed
+    (and, with ``--instructions``, counted after one more edit, in *counted*)."""
     editor = Editor(args.rite, folder)
     times = {}
     for name in EDIT:
         argv = ["-m", "yuesheng", *(a.format(out=folder, rite=editor.path, stem="edited") for a in COMMANDS[name])]
         best_of(1, argv, env)  # warm on the sheet as shipped
         times[f"edit_{name}"] = best_of(args.repeat, argv, env, prepare=editor)
+        if args.instructions:
+            editor()
+            counted[f"edit_{name}"] = instructions(argv, env)
     return times
 
 
@@ -193,7 +198,7 @@ def main() -> None:
                 first = env | {"XDG_CACHE_HOME": str(Path(env["XDG_CACHE_HOME"], "first"))}
                 times[f"{name}_first"] = best_of(min(args.repeat, 3), argv, first, first=True)
         if args.edit:
-            times |= edit_loop(args, env, folder)
+            times |= edit_loop(args, env, folder, counted)
     print(f"after:  {load()}\n")
     base, base_cpu = times["python_pass"]
     print(f"{'command':<16} {'wall':>8} {'× python':>9} {'CPU':>8} {'× python':>9} {'target':>8}")
