@@ -136,6 +136,13 @@ def test_an_edit_to_one_cue_parses_that_cue_alone_and_the_document_is_the_whole_
     monkeypatch.setattr(yamlload, "parsed_pieces", [0])
     yuesheng.produce(yuesheng.load(sheet))
     assert yamlload.parsed_pieces[0] == 0  # the whole is kept now
+    cue = "\n".join(lines[next(n for n in range(line, 0, -1) if lines[n].startswith("  - id: ")):line + 1])
+    first = next(n for n, s in enumerate(lines) if s.startswith("  - id: "))
+    lines.insert(first, cue.replace("  - id: ", "  - id: new-"))
+    sheet.write_text("\n".join(lines), encoding="utf-8")
+    monkeypatch.setattr(yamlload, "parsed_pieces", [0])
+    _same(yamlload.load(sheet), sheet.read_text(encoding="utf-8"))
+    assert yamlload.parsed_pieces[0] == 2  # a cue added: it and the frame; the cues after it are where they were
 
 
 @pytest.mark.parametrize("old, new", [

@@ -518,7 +518,8 @@ def _cut(text: str) -> _Cut | None:
 
 def _piece(text: str, name: str, path: PathKey) -> list[Any]:
     """[data, marks, key marks] of one piece, its marks flat and counted from its own first line: a cue (its text is
-    a sequence of one item, built at *path*), or the frame (*path* ())."""
+    a sequence of one item, built at *path*, a cue's place: its depth is the depth it has in the file), or the frame
+    (*path* ())."""
     node = _compose(text, name)
     parsed_pieces[0] += 1
     if path:
@@ -548,7 +549,7 @@ def _pieced(folder: caches.Folder, path: str | Path, text: str, name: str) -> di
     used: dict[str, Any] = {}
     try:
         frame = _kept_piece(kept, used, cut.frame, name, ())
-        items = [_kept_piece(kept, used, item, name, ("cues", i)) for i, (_, item) in enumerate(cut.items)]
+        items = [_kept_piece(kept, used, item, name, ("cues", 0)) for _, item in cut.items]
     except InvalidInputError:
         return None
     whole = _whole(cut, frame, items)
@@ -562,10 +563,11 @@ def _pieced(folder: caches.Folder, path: str | Path, text: str, name: str) -> di
 
 
 def _kept_piece(kept: dict[str, Any], used: dict[str, Any], text: str, name: str, path: PathKey) -> list[Any]:
-    """A piece's [data, marks, key marks], kept (by a digest of its text and where it goes) or parsed now."""
+    """A piece's [data, marks, key marks], kept (by a digest of its text and whether it is a cue or the frame: not of
+    its place, so a cue added before it changes nothing of it) or parsed now at *path*."""
     import hashlib
 
-    digest = hashlib.sha256(f"{path!r}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    digest = hashlib.sha256(f"{bool(path)}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
     piece = kept.get(digest)
     if not (isinstance(piece, list) and len(piece) == 3 and _numbers(piece[1]) and _numbers(piece[2])):
         piece = _piece(text, name, path)

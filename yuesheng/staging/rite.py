@@ -195,7 +195,7 @@ class _Derived:
             try:
                 self.made[name] = decode(record["d"], Derivation)
             except DecodeError:
-                record = self._derive(name, cue)
+                self._derive(name, cue)
         return StagedCue(cue.stands, self.made[name], *self.timed(cue), cue.things)
 
     def _record(self, cue: CueStage) -> tuple[str, dict[str, Any]]:
