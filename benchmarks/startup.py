@@ -23,6 +23,11 @@ user meets it after the first run, with the cache that run left (in a temporary 
 ``--first`` also times each rite command as the first run after installing, an empty cache folder for each run
 (``NAME_first``, no target).
 
+``--edit`` times the edit loop (``edit_NAME``): the rite's cue sheet copied with its ``blocking/`` to a temporary
+folder, warmed, then before each run one line of one cue changed (a ``duration:`` near the middle of the sheet, a new
+value each time), as a director edits and runs again: ``timeline``, ``render`` and ``validate`` and ``sheet``
+(goals 0.25, 0.25, 0.35 and 0.4 s).
+
 Each is timed twice: wall-clock (what a user waits) and the CPU time of the child
 process (user + system, from ``getrusage``), which moves less with the load of a
 shared machine. Each command runs once untimed first, with byte-code caches written to a temporary
@@ -48,14 +53,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINES = {"python_pass": ["-c", "pass"], "import_yuesheng": ["-c", "import yuesheng"]}
 COMMANDS = {
-    "timeline": ["timeline", "{rite}", "-o", "{out}/{rite}.txt"],
-    "render": ["render", "{rite}", "-o", "{out}/{rite}.mid"],
-    "sheet": ["sheet", "{rite}", "-o", "{out}/{rite}.html"],
+    "timeline": ["timeline", "{rite}", "-o", "{out}/{stem}.txt"],
+    "render": ["render", "{rite}", "-o", "{out}/{stem}.mid"],
+    "sheet": ["sheet", "{rite}", "-o", "{out}/{stem}.html"],
     "source": ["source", "9-31b"],
     "score_list": ["score", "list"],
     "score_show": ["score", "show", "luming"],
@@ -64,7 +70,8 @@ COMMANDS = {
     "plan": ["plan", "{rite}", "-o", "{out}/plan.json"],
 }
 FIRST = ("timeline", "render", "sheet", "validate", "plan")  # what yuesheng's caches speed up (--first)
-TARGETS = {"validate": 0.35}
+EDIT = ("timeline", "render", "validate", "sheet")  # the edit loop (--edit)
+TARGETS = {"validate": 0.35, "edit_validate": 0.35, "edit_sheet": 0.4}
 TARGET = 0.25
 
 
@@ -83,13 +90,17 @@ def _cpu() -> float:
     return used.ru_utime + used.ru_stime
 
 
-def best_of(repeats: int, argv: list[str], env: dict[str, str], *, first: bool = False) -> tuple[float, float]:
+def best_of(repeats: int, argv: list[str], env: dict[str, str], *, first: bool = False,
+            prepare: Callable[[], None] | None = None) -> tuple[float, float]:
     """The fastest of *repeats* runs of ``python ARGV`` after one untimed run: (wall, CPU) seconds; exit 0 required.
-    *first*: each run with an empty cache folder of its own, as the first run after installing."""
+    *first*: each run with an empty cache folder of its own, as the first run after installing; *prepare* is called
+    before each run, untimed (``--edit``: one line of the sheet changed)."""
     wall = cpu = float("inf")
     for n in range(repeats + 1):
         if first:
             env = env | {"XDG_CACHE_HOME": tempfile.mkdtemp(dir=env["XDG_CACHE_HOME"])}
+        if prepare is not None:
+            prepare()
         start, start_cpu = time.perf_counter(), _cpu()
         done = subprocess.run([sys.executable, *argv], cwd=ROOT, env=env, capture_output=True, timeout=120)
         elapsed, used = time.perf_counter() - start, _cpu() - start_cpu
@@ -111,6 +122,46 @@ def instructions(argv: list[str], env: dict[str, str]) -> float:
     return int(found[1].replace(b",", b"")) / 1e6
 
 
+class Editor:
+    """A copy of a rite's cue sheet with its ``blocking/`` in *folder* (``rite/cues/RITE.yaml``), and one line of
+    one cue changed each call: the ``duration:`` nearest the middle of the sheet, a new value every time."""
+
+    def __init__(self, rite: str, folder: str) -> None:
+        top = Path(folder, "rite")
+        (top / "cues").mkdir(parents=True)
+        shutil.copytree(ROOT / "blocking", top / "blocking")
+        self.path = top / "cues" / f"{rite}.yaml"
+        self.lines = (ROOT / "cues" / f"{rite}.yaml").read_text(encoding="utf-8").splitlines(keepends=True)
+        self.path.write_text("".join(self.lines), encoding="utf-8")
+        durations = [n for n, line in enumerate(self.lines) if re.fullmatch(r" {4}duration: \S+\n", line)]
+        if not durations:
+            raise SystemExit(f"{rite}: no cue with a duration: line to edit")
+        self.line = min(durations, key=lambda n: abs(n - len(self.lines) // 2))
+        self.edits = 0
+
+    def __call__(self) -> None:
+        self.edits += 1
+        lines = list(self.lines)
+        lines[self.line] = f"    duration: {60 + self.edits}s\n"
+        self.path.write_text("".join(lines), encoding="utf-8")
+
+
+def edit_loop(args: argparse.Namespace, env: dict[str, str], folder: str,
+              counted: dict[str, float]) -> dict[str, tuple[float, float]]:
+    """``edit_NAME``: each command of EDIT on a copy of the rite, warmed on it, then timed after one line changed
+    (and, with ``--instructions``, counted after one more edit, in *counted*)."""
+    editor = Editor(args.rite, folder)
+    times = {}
+    for name in EDIT:
+        argv = ["-m", "yuesheng", *(a.format(out=folder, rite=editor.path, stem="edited") for a in COMMANDS[name])]
+        best_of(1, argv, env)  # warm on the sheet as shipped
+        times[f"edit_{name}"] = best_of(args.repeat, argv, env, prepare=editor)
+        if args.instructions:
+            editor()
+            counted[f"edit_{name}"] = instructions(argv, env)
+    return times
+
+
 def load() -> str:
     one, five, _ = os.getloadavg()
     return f"load average {one:.2f} (1 min), {five:.2f} (5 min) on {os.cpu_count()} CPUs"
@@ -123,6 +174,8 @@ def main() -> None:
     parser.add_argument("--rite", default="dashe", help="the rite of timeline, render, sheet, validate and plan")
     parser.add_argument("--first", action="store_true", help="also time the rite commands as the first run after "
                         "installing, with an empty cache (NAME_first)")
+    parser.add_argument("--edit", action="store_true", help="also time the edit loop: timeline, render, validate and "
+                        "sheet on a copy of the rite, each run after one line of one cue changed (edit_NAME)")
     parser.add_argument("--instructions", action="store_true", help="also count each command's instructions under "
                         "Valgrind (NAME_instructions, millions), which the machine's load does not move")
     args = parser.parse_args()
@@ -137,13 +190,15 @@ def main() -> None:
         times = {name: best_of(args.repeat, argv, env) for name, argv in BASELINES.items()}
         counted = {name: instructions(argv, env) for name, argv in BASELINES.items()} if args.instructions else {}
         for name in args.only:
-            argv = ["-m", "yuesheng", *(a.format(out=folder, rite=args.rite) for a in COMMANDS[name])]
+            argv = ["-m", "yuesheng", *(a.format(out=folder, rite=args.rite, stem=args.rite) for a in COMMANDS[name])]
             times[name] = best_of(args.repeat, argv, env)
             if args.instructions:
                 counted[name] = instructions(argv, env)
             if name in FIRST and args.first:
                 first = env | {"XDG_CACHE_HOME": str(Path(env["XDG_CACHE_HOME"], "first"))}
                 times[f"{name}_first"] = best_of(min(args.repeat, 3), argv, first, first=True)
+        if args.edit:
+            times |= edit_loop(args, env, folder, counted)
     print(f"after:  {load()}\n")
     base, base_cpu = times["python_pass"]
     print(f"{'command':<16} {'wall':>8} {'× python':>9} {'CPU':>8} {'× python':>9} {'target':>8}")

@@ -162,6 +162,25 @@ def test_writing_keeps_the_newest_entries_and_leaves_no_temporary_file(home):
     assert sorted(p.name for p in folder.path.iterdir()) == ["3", "4"]
 
 
+def test_no_number_of_ones_own_entries_evicts_a_shipped_one(home):
+    folder = caches.folder("staging")
+    assert folder is not None
+    for n in range(3):
+        folder.write(f"{caches.SHIPPED}{n}", b"x", entries=2)
+        os.utime(folder.path / f"{caches.SHIPPED}{n}", (n, n))
+    for n in range(10, 30):
+        folder.write(f"{n}", b"x", entries=2)
+        os.utime(folder.path / f"{n}", (n, n))
+    assert sorted(p.name for p in folder.path.iterdir()) == ["28", "29", f"{caches.SHIPPED}1", f"{caches.SHIPPED}2"]
+
+
+def test_only_files_shipped_with_yuesheng_make_a_shipped_entry(tmp_path):
+    copy = tmp_path / "dashe.yaml"
+    shutil.copy(ROOT / "cues" / "dashe.yaml", copy)
+    assert caches.prefix(ROOT / "cues" / "dashe.yaml", ROOT / "blocking" / "dashe.yaml") == caches.SHIPPED
+    assert caches.prefix(copy) == caches.prefix(ROOT / "cues" / "dashe.yaml", copy) == caches.prefix() == ""
+
+
 # --- the key --------------------------------------------------------------------------------------------------------
 
 def test_the_key_holds_every_part_its_kind_and_the_package():

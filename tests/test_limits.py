@@ -321,3 +321,34 @@ def test_many_variants_are_checked_each_alone_not_in_every_pair(run, repertoire,
     assert len(classes) == 200 + 1
     with deadline(30):
         assert run("validate", str(path))[0] == 0
+
+
+# --- docs/limits.md lists every bound with its figure (issue 35) ----------------------------------------------------
+
+def _figure(value: object) -> str:
+    """A bound as docs/limits.md writes it: 3,000,000; 48 h; 30 min; 0.05 s; 4 GiB; 2–60."""
+    if isinstance(value, limits.Limit):
+        return _figure(value.value)
+    if isinstance(value, tuple):
+        return "–".join(map(_figure, value))
+    if isinstance(value, Fraction):  # seconds
+        for unit, size in (("h", 3600), ("min", 60)):
+            if value >= size and value % size == 0:
+                return f"{value // size} {unit}"
+        return f"{float(value):g} s"
+    assert isinstance(value, int)
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20)):
+        if value >= size and value % size == 0:
+            return f"{value // size} {unit}"
+    return f"{value:,}"
+
+
+def test_limits_md_names_every_bound_with_its_figure():
+    from yuesheng import yamlload
+
+    bounds = {name: value for name, value in vars(limits).items() if name.isupper() and not name.startswith("_")}
+    bounds |= {name: getattr(yamlload, name) for name in ("MAX_BYTES", "MAX_NODES", "MAX_DEPTH", "MAX_NUMBER_CHARS")}
+    lines = (Path(__file__).parent.parent / "docs" / "limits.md").read_text(encoding="utf-8").splitlines()
+    missing = [f"{name} ({_figure(value)})" for name, value in bounds.items()
+               if not any(f"`{name}`" in line and _figure(value) in line for line in lines)]
+    assert not missing, f"docs/limits.md has no line naming these with their figure: {', '.join(missing)}"

@@ -147,7 +147,8 @@ def test_a_build_takes_its_durations_from_the_ground_kept_by_the_last_and_stages
     assert runs[0][0] == "True" and runs[1][0] == "False"  # the second run staged nothing, to time or to draw
     assert runs[0][1:] == runs[1][1:]  # the same stands and durations
     kept = tmp_path / "yuesheng" / "staging"
-    assert len(list(kept.glob("*.json"))) == 2 and len(list(kept.glob("*.rite.json"))) == 1  # durations, rite
+    assert len(list(kept.glob("*.json"))) == 3  # the durations, the rite, and each cue's derivation
+    assert len(list(kept.glob("*.rite.json"))) == 1 and len(list(kept.glob("*.cues.json"))) == 1
 
 
 def test_a_kept_ground_is_used_only_for_the_same_blocking_and_a_damaged_one_is_staged_again(tmp_path, monkeypatch,

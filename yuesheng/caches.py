@@ -13,6 +13,9 @@ foreign or malformed entry as a miss, so deleting a folder is always safe (``yue
 - ``key(kind, *parts)`` is the one rule that names an entry: a digest of the format, the kind, the installed package
   (every file by name and content: ``package_digest``) and the parts, which the caller makes of every input it reads
   (the bytes of each file) and its options.
+- An entry made only of shipped files (a shipped rite's sheet, blocking and hall: ``shipped``) is named with the prefix
+  ``SHIPPED``, and a folder keeps its newest ``entries`` of each kind apart: the entries of one's own sheets, however
+  many edits make, never evict the shipped rites'.
 - ``YUESHENG_NO_CACHE=1`` or ``disable()`` (the CLI's ``--no-cache``) turns every cache off: nothing read, nothing
   written.
 """
@@ -116,10 +119,13 @@ class Folder:
         self.prune(entries)
 
     def prune(self, entries: int) -> None:
-        """Remove all but the *entries* newest entries (by time of writing)."""
-        for name, _, _ in sorted(self.entries(), key=lambda e: e[2], reverse=True)[max(entries, 0):]:
-            with suppress(OSError):
-                os.unlink(name, dir_fd=self.fd)
+        """Remove all but the *entries* newest entries (by time of writing) of each kind: those of shipped files only
+        (named ``SHIPPED``…) and the others, so that no number of one's own evicts a shipped one."""
+        newest = sorted(self.entries(), key=lambda e: e[2], reverse=True)
+        for kind in (True, False):
+            for name, _, _ in [e for e in newest if e[0].startswith(SHIPPED) == kind][max(entries, 0):]:
+                with suppress(OSError):
+                    os.unlink(name, dir_fd=self.fd)
 
     def entries(self) -> list[tuple[str, int, int]]:
         """Each entry (not the temporary files being written): its name, size in bytes and time of writing (ns)."""
@@ -303,6 +309,33 @@ def _private(info: os.stat_result, kind: Callable[[int], bool], limit: int | Non
 
 
 # --- the one key rule ------------------------------------------------------------------------------------------------
+
+SHIPPED = "shipped-"  # the prefix of an entry made only of shipped files (``prefix``)
+_SHIPPED_FOLDERS = ("cues", "scores", "blocking")  # in the package when installed, beside it in a checkout
+
+
+def shipped(path: str | Path) -> bool:
+    """Whether *path* is a file shipped with yuesheng: in the package, or in a checkout's ``cues/``, ``scores/`` or
+    ``blocking/`` beside it (by its absolute path, links not followed: a link to a shipped file is one's own)."""
+    return os.path.abspath(path).startswith(_shipped_folders())
+
+
+@cache
+def _shipped_folders() -> tuple[str, ...]:
+    return tuple(os.path.join(folder, "") for folder in (str(PACKAGE), *(str(PACKAGE.parent / name)
+                                                                          for name in _SHIPPED_FOLDERS)))
+
+
+def prefix(*paths: str | Path) -> str:
+    """``SHIPPED`` if every one of *paths* is shipped (``shipped``), else '': the start of the name of an entry made
+    of them, kept apart from the others when a folder is pruned."""
+    return SHIPPED if paths and all(map(shipped, paths)) else ""
+
+
+def prefix_of(entry: str) -> str:
+    """The prefix of *entry* (an entry made from it is shipped, or not, as it is)."""
+    return SHIPPED if entry.startswith(SHIPPED) else ""
+
 
 def key(kind: str, *parts: bytes | str) -> str:
     """The name of an entry of *kind* made from *parts* (the bytes of every file it reads, its options): a digest of

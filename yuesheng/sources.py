@@ -444,8 +444,54 @@ def layers(quote: str, on: Page) -> tuple[str, ...]:
 
 @cache
 def layer(page_name: str, quote: str) -> str:
-    """The layer of a cite (``layers`` joined by ``+``: '經', '鄭注', '經+鄭注'), '' for a page or quote not found."""
+    """The layer of a cite (``layers`` joined by ``+``: '經', '鄭注', '經+鄭注'), '' for a page or quote not found.
+    Kept between runs in a table of every cite asked for (``_Layers``): a warm run parses no page to know it."""
+    table = _layers()
+    if (found := table.found.get(f"{page_name}\0{quote}")) is not None:
+        return found
     try:
-        return "+".join(layers(quote, page(page_name)))
+        found = "+".join(layers(quote, page(page_name)))
     except UnknownPageError:
-        return ""
+        found = ""
+    table.put(f"{page_name}\0{quote}", found)
+    return found
+
+
+_LAYERS_FORMAT = "yuesheng-layers-1"
+MAX_LAYERS = 20_000  # cites in the table (the four shipped rites: about 900); a fuller table is begun again
+
+
+class _Layers:
+    """The layer of each cite asked for (page NUL quote → layer), read once a process from ``caches.folder("texts")``
+    under ``caches.key`` (whose digest of the package holds the texts and this code) and written back once, at exit,
+    if a cite was added."""
+
+    def __init__(self) -> None:
+        self.folder = caches.folder("texts")
+        self.name = f"{caches.SHIPPED}{caches.key(_LAYERS_FORMAT)}.json"
+        kept = self.folder.read_json(self.name, limit=MAX_KEPT_BYTES) if self.folder is not None else None
+        table = kept.get("layers") if isinstance(kept, dict) and kept.get("format") == _LAYERS_FORMAT else None
+        self.found: dict[str, str] = {k: v for k, v in table.items() if isinstance(v, str)} \
+            if isinstance(table, dict) and len(table) <= MAX_LAYERS else {}
+        self.new = False
+
+    def put(self, cite: str, found: str) -> None:
+        import atexit
+
+        if self.folder is not None and not self.new:
+            atexit.register(self.write)
+        if len(self.found) >= MAX_LAYERS:
+            self.found.clear()
+        self.new = True
+        self.found[cite] = found
+
+    def write(self) -> None:
+        """Keep the table in the cache, whole; any failure is ignored."""
+        if self.folder is not None and self.new:
+            self.folder.write_json(self.name, {"format": _LAYERS_FORMAT, "layers": self.found}, entries=8)
+            self.new = False
+
+
+@cache
+def _layers() -> _Layers:
+    return _Layers()

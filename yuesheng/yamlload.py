@@ -233,6 +233,26 @@ def loads(text: str, file: str = "<string>") -> Document:
     """Load one YAML document from *text*; raise InvalidInputError with its place."""
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         raise InvalidInputError([Problem(file, None, None, "", f"file larger than {MAX_BYTES} bytes", "yaml")])
+    node = _compose(text, file)
+    if node is None:
+        return Document(file, None)
+    _bounded(node, file)
+    builder = _Builder(file)
+    data = builder.build(node, ())
+    return Document(file, data, builder.marks, builder.key_marks)
+
+
+def _bounded(node: Node, file: str) -> int:
+    """How many values *node* makes; InvalidInputError (an alias bomb) before it is expanded, over MAX_NODES."""
+    if (size := _expanded_size(node, {}, 0)) > MAX_NODES:
+        mark = node.start_mark
+        raise InvalidInputError([Problem(file, mark.line + 1, mark.column + 1, "", f"document too large: {size:,} "
+                                         f"values after alias expansion, more than {MAX_NODES}", "yaml")])
+    return size
+
+
+def _compose(text: str, file: str) -> Node | None:
+    """The node graph of *text* (None: empty); InvalidInputError at the place of a syntax error."""
     import yaml
     from yaml.reader import ReaderError
 
@@ -254,15 +274,7 @@ def loads(text: str, file: str = "<string>") -> Document:
                                          f"({exc.reason})", "yaml")]) from None
     except yaml.YAMLError as exc:
         raise InvalidInputError([Problem(file, None, None, "", f"YAML error: {exc}", "yaml")]) from None
-    if node is None:
-        return Document(file, None)
-    if (size := _expanded_size(node, {}, 0)) > MAX_NODES:  # an alias bomb fails before it is expanded
-        mark = node.start_mark
-        raise InvalidInputError([Problem(file, mark.line + 1, mark.column + 1, "", f"document too large: {size:,} "
-                                         f"values after alias expansion, more than {MAX_NODES}", "yaml")])
-    builder = _Builder(file)
-    data = builder.build(node, ())
-    return Document(file, data, builder.marks, builder.key_marks)
+    return node
 
 
 def _line_col(text: str, position: int) -> tuple[int, int]:
@@ -338,10 +350,13 @@ def load(path: str | Path, fmt: str = "") -> Document:
                                          "(nothing of it is shown)", "schema")])
     text = _decode(raw, name)
     folder = caches.folder("yaml")
-    entry = _cache_entry(raw) if folder is not None else ""
+    entry = caches.prefix(path) + _cache_entry(raw) if folder is not None else ""
     cached = _read_cache(folder.read_json(entry, limit=MAX_ENTRY_BYTES), text, name) if folder is not None else None
     if cached is not None:
         return cached
+    if folder is not None and (pieced := _pieced(folder, path, text, name)) is not None:
+        folder.write_json(entry, pieced, entries=CACHE_ENTRIES)
+        return _read_cache(pieced, text, name) or loads(text, name)
     doc = loads(text, name)
     if folder is not None:
         _write_cache(folder, entry, doc)
@@ -448,3 +463,144 @@ def _write_cache(folder: caches.Folder, entry: str, doc: Document) -> None:
                "marks": [n for mark in doc.marks.values() for n in mark],  # in the order of _visit's paths
                "key_marks": [n for mark in doc.key_marks.values() for n in mark]}
     folder.write_json(entry, content, entries=CACHE_ENTRIES)  # not a value JSON cannot hold (.nan): not kept
+
+
+# --- a cue sheet's cues, each parsed once ----------------------------------------------------------------------------
+#
+# An edit changes one cue of a sheet: its other cues need not be parsed again. A file whose top level has a line
+# ``cues:`` followed by a block sequence (each item a line ``  - ``, at one indentation) is cut into its frame (the
+# file with the cues' lines left empty) and its cues; each piece is parsed alone (its lines counted from its own
+# start) and kept, by a digest of its text, in one entry of the file's (``_PIECES``); the document is put together
+# from the pieces as the whole would have parsed. Anything else — another layout, a document marker, a piece that does
+# not parse alone (an alias to another piece, a scalar running on into the next cue), more than MAX_NODES values —
+# is parsed whole, as before, which also gives any error its place.
+
+_PIECES = "yuesheng-yaml-pieces-1"
+_CUES_LINE = re.compile(r"cues:[ \t]*(#.*)?\r?")
+_ITEM = re.compile(r"( +)-( |\r?$)")
+_MARKER = re.compile(r"^(---|\.\.\.|%)", re.MULTILINE)  # a document marker or a directive
+MAX_PIECES = 4096  # pieces kept for one file: those of its latest text first
+parsed_pieces = [0]  # the pieces parsed (not kept) in this process: the tests count what an edit parses again
+
+
+@dataclass(frozen=True, slots=True)
+class _Cut:
+    """A file cut into pieces: its frame's text, the line of ``cues:`` (0-based), and each cue's first line and text."""
+
+    frame: str
+    line: int
+    items: tuple[tuple[int, str], ...]
+
+
+def _cut(text: str) -> _Cut | None:
+    """*text* cut into its frame and cues, or None where it is not laid out as a cue sheet is (see above)."""
+    if _MARKER.search(text):
+        return None
+    lines = text.split("\n")
+    heads = [n for n, line in enumerate(lines) if _CUES_LINE.fullmatch(line)]
+    if len(heads) != 1:
+        return None
+    head = heads[0]
+    end = next((n for n in range(head + 1, len(lines)) if lines[n][:1] not in ("", " ", "#", "\r")), len(lines))
+    body = [n for n in range(head + 1, end) if lines[n].strip() and not lines[n].lstrip().startswith("#")]
+    first = _ITEM.match(lines[body[0]]) if body else None
+    if first is None:
+        return None
+    indent = " " * len(first[1])
+    if any(not lines[n].startswith(indent) for n in body):
+        return None
+    starts = [n for n in body if (item := _ITEM.match(lines[n])) is not None and item[1] == indent]
+    bounds = [*starts, end]
+    items = tuple((a, "\n".join(lines[a:b])) for a, b in zip(bounds, bounds[1:], strict=False))
+    frame = "\n".join(line if not head < n < end else "" for n, line in enumerate(lines))
+    return _Cut(frame, head, items)
+
+
+def _piece(text: str, name: str, path: PathKey) -> list[Any]:
+    """[data, marks, key marks] of one piece, its marks flat and counted from its own first line: a cue (its text is
+    a sequence of one item, built at *path*, a cue's place: its depth is the depth it has in the file), or the frame
+    (*path* ())."""
+    node = _compose(text, name)
+    parsed_pieces[0] += 1
+    if path:
+        if node is None or not isinstance(node.value, list) or len(node.value) != 1 or \
+                not isinstance(node.value[0], _node_kinds()[2]):
+            raise InvalidInputError([])
+        node = node.value[0]
+    if node is None:
+        raise InvalidInputError([])
+    _bounded(node, name)
+    builder = _Builder(name)
+    data = builder.build(node, path)
+    return [data, [n for mark in builder.marks.values() for n in mark],
+            [n for mark in builder.key_marks.values() for n in mark]]
+
+
+def _pieced(folder: caches.Folder, path: str | Path, text: str, name: str) -> dict[str, Any] | None:
+    """The cache entry of *text* (as ``_write_cache`` makes it), put together from its pieces, those of an earlier text
+    of the file kept; None where it is not cut (see above) or a piece does not parse alone."""
+    cut = _cut(text)
+    if cut is None:
+        return None
+    entry = f"{caches.prefix(path)}{caches.key(_PIECES, caches.library('yaml'), str(Path(path).resolve()))}.pieces.json"
+    kept = folder.read_json(entry, limit=MAX_ENTRY_BYTES)
+    kept = kept.get("pieces") if isinstance(kept, dict) and kept.get("format") == _PIECES else None
+    kept = kept if isinstance(kept, dict) else {}
+    used: dict[str, Any] = {}
+    try:
+        frame = _kept_piece(kept, used, cut.frame, name, ())
+        items = [_kept_piece(kept, used, item, name, ("cues", 0)) for _, item in cut.items]
+    except InvalidInputError:
+        return None
+    whole = _whole(cut, frame, items)
+    if whole is not None:
+        for digest, value in kept.items():
+            if len(used) >= MAX_PIECES:
+                break
+            used.setdefault(digest, value)
+        folder.write_json(entry, {"format": _PIECES, "pieces": used}, entries=CACHE_ENTRIES)
+    return whole
+
+
+def _kept_piece(kept: dict[str, Any], used: dict[str, Any], text: str, name: str, path: PathKey) -> list[Any]:
+    """A piece's [data, marks, key marks], kept (by a digest of its text and whether it is a cue or the frame: not of
+    its place, so a cue added before it changes nothing of it) or parsed now at *path*."""
+    import hashlib
+
+    digest = hashlib.sha256(f"{bool(path)}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    piece = kept.get(digest)
+    if not (isinstance(piece, list) and len(piece) == 3 and _numbers(piece[1]) and _numbers(piece[2])):
+        piece = _piece(text, name, path)
+    used[digest] = piece
+    return piece
+
+
+def _whole(cut: _Cut, frame: list[Any], items: list[list[Any]]) -> dict[str, Any] | None:
+    """The entry of the whole file from its pieces: the frame's data with its cues, and the marks in ``_visit``'s
+    order, each cue's lines moved to where it stands in the file; None if they do not fit (the frame has no empty
+    ``cues:``, or too many values)."""
+    data, marks, key_marks = frame
+    if not isinstance(data, dict) or "cues" not in data or data["cues"] is not None:
+        return None
+    if sum(len(item[1]) for item in items) // 2 > MAX_NODES:
+        return None
+    paths: list[PathKey] = []
+    key_paths: list[PathKey] = []
+    _visit(data, (), paths, key_paths)
+    at, key_at = 2 * paths.index(("cues",)), 2 * key_paths.index(("cues",)) + 2
+    first_line, first_text = cut.items[0]
+    cue_marks = [first_line + 1, len(first_text) - len(first_text.lstrip(" ")) + 1]  # the sequence: its first "-"
+    cue_keys: list[int] = []
+    for (line, _), (_, item_marks, item_keys) in zip(cut.items, items, strict=True):
+        cue_marks += _moved(item_marks, line)
+        cue_keys += _moved(item_keys, line)
+    return {"format": _CACHE_FORMAT, "data": {**data, "cues": [item[0] for item in items]},
+            "marks": marks[:at] + cue_marks + marks[at + 2:], "key_marks": key_marks[:key_at] + cue_keys +
+            key_marks[key_at:]}
+
+
+def _moved(flat: list[int], lines: int) -> list[int]:
+    """Flat (line, column) marks moved down by *lines*."""
+    out = list(flat)
+    out[::2] = [line + lines for line in flat[::2]]
+    return out

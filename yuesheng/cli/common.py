@@ -247,9 +247,20 @@ def production_of(args: argparse.Namespace) -> Production:
     sheet = load(cue_path(args.cue), scores=args.scores, variants=args.variant, readings=readings)
     options = options_of(args, sheet, readings)
     try:
-        return produce(sheet, options)
+        production = produce(sheet, options)
     except UnknownNameError as exc:  # a --variant or --reading that the cue sheet does not have
         raise UsageError(str(exc)) from None
+    if production.ground is None:
+        say_blocking_not_found(sheet)
+    return production
+
+
+def say_blocking_not_found(sheet: CueSheet) -> None:
+    """A note on stderr where *sheet*'s rite ships a blocking but none is beside it, naming where it looked."""
+    from yuesheng.staging.paths import not_found
+
+    if why := not_found(sheet):
+        say(f"note: {why}")
 
 
 def options_of(args: argparse.Namespace, sheet: CueSheet, readings: dict[str, str]) -> Options:

@@ -13,6 +13,7 @@ from yuesheng.cli.common import (
     placement_of,
     production_for_output,
     production_of,
+    say_blocking_not_found,
     scores_option,
     sequencer_options,
 )
@@ -45,6 +46,8 @@ def cmd_validate(args: argparse.Namespace) -> tuple[str, int]:
         if args.format == "text":
             for problem in problems:
                 say(str(problem))
+        if sheet is not None:
+            say_blocking_not_found(sheet)
         verdict = "valid" if not errors and sheet else "INVALID"
         out.append(f"{path}: {verdict} — {len(sheet.cues) if sheet else 0} cues, {len(errors)} error(s), "
                    f"{len(warnings)} warning(s)")

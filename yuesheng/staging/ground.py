@@ -110,10 +110,9 @@ def ground(sheet: CueSheet, variants: frozenset[str], readings: Mapping[str, str
     folder, name = caches.folder("staging"), _digest(sheet, path, [(variants, readings)], paces=paces)
     cues = _read(folder, f"{name}.json") if folder is not None and name else None
     if cues is None:
-        from yuesheng.staging.rite import staged_rite
+        from yuesheng.staging.rite import cue_times
 
-        rite = staged_rite(sheet, variants, readings, path, paces)
-        cues = {cid: CueTime(c.duration, c.basis) for cid, c in rite.cues.items()}
+        cues = {cid: CueTime(*timed) for cid, timed in cue_times(sheet, variants, readings, path, paces).items()}
         if folder is not None and name:
             folder.write(f"{name}.json", _text(cues).encode(), entries=CACHE_ENTRIES)
     return Ground(path, cues, variants, tuple(sorted(readings.items())), name, paces)
@@ -192,8 +191,9 @@ def _digest(sheet: CueSheet, path: Path, configurations: Iterable[Configuration]
             files += [hall, _file_digest(path.parent / hall, *_stat(path.parent / hall))]
     except (OSError, InvalidInputError):
         return ""
-    return caches.key(f"{_FORMAT} {kind}", *files, repr(_shape(sheet, configurations)),
-                      "" if paces is None else paces.key())
+    shipped = caches.prefix(sheet.file, path, path.parent / hall if hall is not None else path)
+    return shipped + caches.key(f"{_FORMAT} {kind}", *files, repr(_shape(sheet, configurations)),
+                                "" if paces is None else paces.key())
 
 
 def _stat(path: Path) -> tuple[int, int]:
@@ -225,10 +225,12 @@ def _hall_of(path: Path, size: int, mtime_ns: int) -> str | None:
 
 
 def _shape(sheet: CueSheet, configurations: Iterable[Configuration]) -> tuple[Any, ...]:
-    """What staging reads of *sheet*: its rite, performers and counts, cue ids, and under each configuration its
-    readings (the hall is drawn under them: a reading may move its places) and who acts in each cue of the
-    programme."""
-    return (sheet.rite_id, tuple((p, v.count) for p, v in sheet.performers.items()), tuple(c.id for c in sheet.cues),
+    """What staging reads of *sheet*: its rite, performers' names and counts, cue ids, and under each configuration
+    its readings (the hall is drawn under them: a reading may move its places) and who acts in each cue of the
+    programme and what its action and quote say (``rank`` reads the stairs they name)."""
+    return (sheet.rite_id, tuple((p, v.name, v.count) for p, v in sheet.performers.items()),
+            tuple(c.id for c in sheet.cues),
             tuple((tuple(sorted(readings.items())),
-                   tuple((c.id, c.who, c.performers) for c in sheet.active_cues(variants, dict(readings))))
+                   tuple((c.id, c.who, c.performers, c.action, c.cite.page, c.cite.quote)
+                         for c in sheet.active_cues(variants, dict(readings))))
                   for variants, readings in configurations))

@@ -28,6 +28,26 @@ def _beside(sheet: CueSheet, name: str) -> Path | None:
     return path if path.is_file() else None
 
 
+def not_found(sheet: CueSheet) -> str:
+    """Why *sheet* stages nothing although its rite ships a blocking: none beside it, and where it was looked for
+    (a copy of a shipped sheet without its ``blocking/`` silently lost its staging); '' if one is there or the rite
+    has none shipped."""
+    from yuesheng.music.repertoire import data_dir
+
+    if blocking_beside(sheet) is not None:
+        return ""
+    try:
+        shipped = data_dir("blocking") / f"{sheet.rite_id}.yaml"
+    except FileNotFoundError:
+        return ""
+    if not shipped.is_file():
+        return ""
+    looked = Path(sheet.file).resolve().parent.parent / "blocking" / f"{sheet.rite_id}.yaml"
+    return (f"no blocking for {sheet.rite_id} beside {sheet.file}: looked for {looked}; the cue sheet's places and "
+            f"estimated durations are used (the shipped blocking is {shipped}: copy its folder, blocking/, beside "
+            "the sheet's folder to stage the rite)")
+
+
 def hall_named(blocking: Path, name: object) -> Path | str:
     """The hall file a blocking's ``hall: NAME`` names, or why it names none: a plain name of a ``.yaml`` file in the
     blocking's own folder, never a folder, a path or a link that leads out of it (a cue sheet someone sends must not

@@ -195,7 +195,7 @@ _FORMAT = "yuesheng-plates-4"
 
 def _entry(ground: str, cues: list[str]) -> str:
     """The name of the kept drawing of the ground entry *ground* with the timeline's *cues* in this order."""
-    return f"{caches.key(_FORMAT, ground, *cues)}.json"
+    return f"{caches.prefix_of(ground)}{caches.key(_FORMAT, ground, *cues)}.json"
 
 
 def _text(kept: Kept) -> str:

@@ -24,10 +24,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from html import escape
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from yuesheng import fonts
 from yuesheng.cuesheet import Cue, Member, MusicKind
+from yuesheng.files import write_atomic
 from yuesheng.music.instruments import PARTS
 from yuesheng.outputs.report import cues_by_id, says_que, sections, takes, what_of
 from yuesheng.process import collector_paused
@@ -472,14 +474,75 @@ def json_island(data: Mapping[str, Any]) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+PRECOMPILED = TEMPLATES / "compiled"  # each template compiled to Python, part of the package (``precompile``)
+_SETTINGS = "autoescape trim_blocks lstrip_blocks StrictUndefined"  # what ``_environment`` sets, in every stamp
+_STAMP = "# yuesheng precompiled from "
+
+
 @lru_cache(maxsize=1)
 def environment() -> Any:
-    """The Jinja2 environment of the web templates (autoescaped, strict), made once. Templates are compiled in each
-    process that draws a page (no compiled template is kept on disk: it would be code read back)."""
+    """The Jinja2 environment of the web templates (autoescaped, strict), made once. Each template is taken as
+    compiled into the package (``templates/compiled/``, made by ``precompile``: package code, never a cache) where
+    that was compiled from the template as it is, with this Jinja2 and these settings; else compiled now."""
     import jinja2
 
-    return jinja2.Environment(loader=jinja2.PackageLoader("yuesheng.web", "templates"), autoescape=True,
-                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    class Precompiled(jinja2.FileSystemLoader):
+        def load(self, environment: Any, name: str, globals: Any = None) -> Any:  # noqa: A002 (Jinja2's name)
+            code = _precompiled(name)
+            if code is None:
+                return super().load(environment, name, globals)
+            return environment.template_class.from_code(environment, code, globals or {}, lambda: True)
+
+    return _environment(Precompiled(str(TEMPLATES)))
+
+
+def _environment(loader: Any) -> Any:
+    import jinja2
+
+    return jinja2.Environment(loader=loader, autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+                              lstrip_blocks=True)
+
+
+def _stamp(name: str) -> str:
+    """What a precompiled template's last line says it was compiled from: a digest of the template's text, the
+    Jinja2 version and the settings ('' if the template cannot be read)."""
+    import hashlib
+
+    import jinja2
+
+    try:
+        source = (TEMPLATES / name).read_bytes()
+    except OSError:
+        return ""
+    return f"{_STAMP}{hashlib.sha256(source + f'{jinja2.__version__} {_SETTINGS}'.encode()).hexdigest()}"
+
+
+def _precompiled(name: str) -> Any:
+    """The code of template *name* as precompiled, or None (none, or compiled from another text of it)."""
+    try:
+        text = (PRECOMPILED / f"{name}.py.txt").read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return None
+    body, _, last = text.rstrip("\n").rpartition("\n")
+    stamp = _stamp(name)
+    return compile(body, str(TEMPLATES / name), "exec") if stamp and last == stamp else None
+
+
+def precompile() -> list[Path]:
+    """Compile every template to Python in ``templates/compiled/`` (run when the package is built or a template
+    changes: ``python -c "from yuesheng.web.sheet import precompile; precompile()"``); the files written."""
+    import jinja2
+
+    PRECOMPILED.mkdir(exist_ok=True)
+    plain = _environment(jinja2.FileSystemLoader(str(TEMPLATES)))
+    written = []
+    for path in sorted(TEMPLATES.glob("*.j2")):
+        code = plain.compile(path.read_text(encoding="utf-8"), path.name, str(path), raw=True)
+        target = PRECOMPILED / f"{path.name}.py.txt"
+        write_atomic(target, f"{code}\n{_stamp(path.name)}\n".encode())
+        written.append(target)
+    return written
 
 
 def timeline_view(timeline: Timeline) -> dict[str, Any]:

@@ -121,7 +121,7 @@ def transport_json(production: Production) -> str | None:
     if ground is None:
         return None
     folder = caches.folder("transport") if ground.entry else None
-    name = f"{caches.key(_FORMAT, ground.entry, *_inputs(production))}.json"
+    name = f"{caches.prefix_of(ground.entry)}{caches.key(_FORMAT, ground.entry, *_inputs(production))}.json"
     if folder is not None and (kept := _read(folder.read(name, limit=MAX_ENTRY_BYTES))) is not None:
         return kept
     data = transport_data(production)
