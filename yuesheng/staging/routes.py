@@ -24,16 +24,16 @@ builds the graph nor imports networkx.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable, Iterable
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from heapq import heappop, heappush
+from itertools import count
+from typing import Any
 
 from yuesheng.errors import NoRouteError
 from yuesheng.staging import routecache
 from yuesheng.staging.model import Hall, Point
-
-if TYPE_CHECKING:
-    import networkx
 
 _EPS = 1e-9
 _AROUND = 0.05  # 步: a walk turns this far off the end or corner of a wall, never on it
@@ -118,13 +118,27 @@ def crosses(p: Point, q: Point, a: Point, b: Point) -> bool:
 
 
 def _first(segments: Iterable[_Segment], p: Point, q: Point) -> str:
-    px, py, qx, qy = p.x, p.y, q.x, q.y
-    x0, x1 = (px, qx) if px <= qx else (qx, px)
-    y0, y1 = (py, qy) if py <= qy else (qy, py)
+    return _first_xy(segments, p.x, p.y, q.x, q.y)
+
+
+def _first_xy(segments: Iterable[_Segment], px: float, py: float, qx: float, qy: float) -> str:
+    """The name of the first of *segments* the segment from (px, py) to (qx, qy) meets, or ''."""
+    x0, x1 = (px - _EPS, qx + _EPS) if px <= qx else (qx - _EPS, px + _EPS)
+    y0, y1 = (py - _EPS, qy + _EPS) if py <= qy else (qy - _EPS, py + _EPS)
+    dx, dy, eps = qx - px, qy - py, _EPS
     for name, ax, ay, bx, by, sx0, sx1, sy0, sy1 in segments:
-        if sx1 < x0 - _EPS or sx0 > x1 + _EPS or sy1 < y0 - _EPS or sy0 > y1 + _EPS:
+        if sx1 < x0 or sx0 > x1 or sy1 < y0 or sy0 > y1:
             continue
-        if _meets(px, py, qx, qy, ax, ay, bx, by):
+        ex, ey = bx - ax, by - ay  # _meets inline: its figures, in its order (the same floats)
+        d1 = ex * (py - ay) - ey * (px - ax)
+        d2 = ex * (qy - ay) - ey * (qx - ax)
+        d3 = dx * (ay - py) - dy * (ax - px)
+        d4 = dx * (by - py) - dy * (bx - px)
+        if ((d1 > eps and d2 < -eps) or (d1 < -eps and d2 > eps)) and \
+                ((d3 > eps and d4 < -eps) or (d3 < -eps and d4 > eps)):
+            return name
+        if (-eps <= d1 <= eps or -eps <= d2 <= eps or -eps <= d3 <= eps or -eps <= d4 <= eps) and \
+                _meets(px, py, qx, qy, ax, ay, bx, by):  # touching, or along it: rare
             return name
     return ""
 
@@ -158,25 +172,60 @@ def _corners(box: Box) -> list[Point]:
     return [Point(round(x, 4), round(y, 4)) for x, y in ((x0, y0), (x1, y0), (x1, y1), (x0, y1))]
 
 
-@cache
-def _graph(hall: Hall, things: tuple[Box, ...] = ()) -> networkx.Graph[Point]:
-    import networkx
+Node = tuple[float, float]  # a point of the graph: a tuple hashes in C, a frozen Point in Python
+Edge = list[Any]  # [length, the stair's id or ''], one list for both ways, as networkx keeps an edge's data
+Graph = dict[Node, dict[Node, Edge]]  # node → neighbour → edge, in the order they were added
 
+
+def _join(graph: Graph, a: Node, b: Node, weight: float, stair: str | None = None) -> None:
+    """Add the edge ab (and either end not yet in *graph*), or set the length (and the stair, if given) of the one
+    there: networkx's ``add_edge`` and ``add_weighted_edges_from``, whose order of nodes and neighbours the search
+    follows."""
+    edges_a = graph.setdefault(a, {})
+    edges_b = graph.setdefault(b, {})
+    edge = edges_a.get(b)
+    if edge is None:
+        edge = edges_a[b] = edges_b[a] = [weight, stair or ""]
+    else:
+        edge[0] = weight
+        if stair is not None:
+            edge[1] = stair
+
+
+def _drop(graph: Graph, nodes: Iterable[Node]) -> None:
+    """Take *nodes* out of *graph*, with their edges (a node not there, or named twice, is passed over)."""
+    for node in nodes:
+        edges = graph.pop(node, None)
+        for other in edges or ():
+            del graph[other][node]
+
+
+def _xy(p: Point) -> Node:
+    return p.x, p.y
+
+
+def _apart(a: Node, b: Node) -> float:
+    return math.hypot(a[0] - b[0], a[1] - b[1])  # Point.distance
+
+
+@cache
+def _graph(hall: Hall, things: tuple[Box, ...] = ()) -> Graph:
+    """The hall's visibility graph round *things*: the nodes in order of x then y, each pair that sees each other
+    joined, then the stairs."""
     fence = _fence(hall, things)
     nodes = {s.top for s in hall.stairs} | {s.foot for s in hall.stairs}
     nodes |= {pt.shifted(dx, dy) for w in hall.walls for pt in w.points
               for dx, dy in ((_AROUND, _AROUND), (_AROUND, -_AROUND), (-_AROUND, _AROUND), (-_AROUND, -_AROUND))}
     nodes |= {c for box in things for c in _corners(box)}
     nodes = {n for n in nodes if not any(_inside(n, reach) for _, reach, _, _ in _zones(things))}  # never reached
-    graph: networkx.Graph[Point] = networkx.Graph()
-    ordered = sorted(nodes, key=lambda p: (p.x, p.y))
-    graph.add_nodes_from(ordered)
+    ordered = [_xy(p) for p in sorted(nodes, key=lambda p: (p.x, p.y))]
+    graph: Graph = {node: {} for node in ordered}
     for i, p in enumerate(ordered):
         for q in ordered[i + 1:]:
-            if not _first(fence, p, q):
-                graph.add_edge(p, q, weight=p.distance(q), stair="")
+            if not _first_xy(fence, *p, *q):
+                _join(graph, p, q, _apart(p, q), "")
     for s in hall.stairs:
-        graph.add_edge(s.top, s.foot, weight=s.top.distance(s.foot), stair=s.id)
+        _join(graph, _xy(s.top), _xy(s.foot), s.top.distance(s.foot), s.id)
     return graph
 
 
@@ -187,46 +236,101 @@ def _leg(hall: Hall, p: Point, q: Point, stairs: frozenset[str] | None, things: 
     stair only if it is one of *stairs* (None: any)."""
     if not blocked(hall, p, q, things + people):
         return [p, q]
-    import networkx
-
     graph = _graph(hall, things)
-    added = [end for end in dict.fromkeys((p, q)) if end not in graph]
+    added = [end for end in dict.fromkeys((_xy(p), _xy(q))) if end not in graph]
     for end in added:
-        graph.add_node(end)
-        graph.add_weighted_edges_from((end, node, end.distance(node)) for node in _seen(hall, things, end))
-    around = [c for box in people for c in _corners(box) if c not in graph]
+        graph.setdefault(end, {})
+        for node in _seen(hall, things, end):
+            _join(graph, end, node, _apart(end, node))
+    around = [_xy(c) for box in people for c in _corners(box) if _xy(c) not in graph]
     for node in around:
-        fence = _fence_at(hall, things + people, (node,))
-        graph.add_node(node)
-        graph.add_weighted_edges_from((node, other, node.distance(other)) for other in list(graph.nodes)
-                                      if other != node and not _first(fence, node, other))
+        fence = _fence_at(hall, things + people, (Point(*node),))
+        graph.setdefault(node, {})
+        for other in list(graph):
+            if other != node and not _first_xy(fence, *node, *other):
+                _join(graph, node, other, _apart(node, other))
     try:
-        return list(networkx.shortest_path(graph, p, q, weight=_weight(stairs, people)))
-    except networkx.NetworkXNoPath:
-        raise NoRouteError(f"no route from ({p.x:g}, {p.y:g}) to ({q.x:g}, {q.y:g}) in {hall.name}") from None
+        path = _shortest(graph, _xy(p), _xy(q), _weight(stairs, people))
     finally:
-        graph.remove_nodes_from(added + around)
+        _drop(graph, added + around)
+    if path is None:
+        raise NoRouteError(f"no route from ({p.x:g}, {p.y:g}) to ({q.x:g}, {q.y:g}) in {hall.name}")
+    return [Point(*node) for node in path]
+
+
+def _shortest(graph: Graph, source: Node, target: Node,
+              weight: Callable[[Node, Node, Edge], float | None]) -> list[Node] | None:
+    """The shortest path source → target (None: there is none): networkx's bidirectional Dijkstra, step for step
+    (the same ties broken the same way), on *graph*; *weight* is an edge's length, None where it may not be taken."""
+    if source == target:
+        return [source]
+    dists: tuple[dict[Node, float], dict[Node, float]] = ({}, {})
+    preds: tuple[dict[Node, Node | None], dict[Node, Node | None]] = ({source: None}, {target: None})
+    seen: tuple[dict[Node, float], dict[Node, float]] = ({source: 0}, {target: 0})
+    fringe: tuple[list[tuple[float, int, Node]], list[tuple[float, int, Node]]] = ([(0, 0, source)], [(0, 1, target)])
+    counter = count(2)
+    finaldist: float | None = None
+    meet: Node | None = None
+    direction = 1
+    while fringe[0] and fringe[1]:
+        direction = 1 - direction
+        dist, _, v = heappop(fringe[direction])
+        if v in dists[direction]:
+            continue
+        dists[direction][v] = dist
+        if v in dists[1 - direction]:
+            return _walk(preds, meet)
+        for w, edge in graph[v].items():
+            if w in dists[direction]:  # settled (networkx weighs it first, to no effect: a length is never < 0)
+                continue
+            cost = weight(v, w, edge) if direction == 0 else weight(w, v, edge)
+            if cost is None:
+                continue
+            length = dist + cost
+            if w not in seen[direction] or length < seen[direction][w]:
+                seen[direction][w] = length
+                heappush(fringe[direction], (length, next(counter), w))
+                preds[direction][w] = v
+                if w in seen[1 - direction] and (finaldist is None or finaldist > length + seen[1 - direction][w]):
+                    finaldist, meet = length + seen[1 - direction][w], w
+    return None
+
+
+def _walk(preds: tuple[dict[Node, Node | None], dict[Node, Node | None]], meet: Node | None) -> list[Node]:
+    """The path through *meet*: back to the source by the forward search's predecessors, on to the target by the
+    backward one's."""
+    out: list[Node] = []
+    node = meet
+    while node is not None:
+        out.append(node)
+        node = preds[0][node]
+    out.reverse()
+    node = preds[1][meet] if meet is not None else None
+    while node is not None:
+        out.append(node)
+        node = preds[1][node]
+    return out
 
 
 @cache
-def _seen(hall: Hall, things: tuple[Box, ...], end: Point) -> tuple[Point, ...]:
+def _seen(hall: Hall, things: tuple[Box, ...], end: Node) -> tuple[Node, ...]:
     """The nodes of the graph an end sees (kept: a walk's ends are the hall's places, again and again)."""
-    fence = _fence_at(hall, things, (end,))
-    return tuple(node for node in _graph(hall, things) if node != end and not _first(fence, end, node))
+    fence = _fence_at(hall, things, (Point(*end),))
+    return tuple(node for node in _graph(hall, things) if node != end and not _first_xy(fence, *end, *node))
 
 
 def _weight(stairs: frozenset[str] | None,
-            people: tuple[Box, ...] = ()) -> Callable[[Point, Point, dict[str, Any]], float | None]:
+            people: tuple[Box, ...] = ()) -> Callable[[Node, Node, Edge], float | None]:
     """An edge's length, or None for a stair the walker may not take or a way through the reach of one of
     *people* (tested only for the edges the search looks at)."""
     reach = tuple(s for _, _, _, grown_segments in _zones(people) for s in grown_segments)
 
-    def weight(a: Point, b: Point, data: dict[str, Any]) -> float | None:
-        if data.get("stair") and stairs is not None and data["stair"] not in stairs:
+    def weight(a: Node, b: Node, edge: Edge) -> float | None:
+        if edge[1] and stairs is not None and edge[1] not in stairs:
             return None
-        if reach and not data.get("stair") and _first(reach, a, b):
+        if reach and not edge[1] and _first_xy(reach, *a, *b):
             return None
-        return float(data["weight"])
+        return float(edge[0])
     return weight
 
 
