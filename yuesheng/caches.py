@@ -17,6 +17,7 @@ foreign or malformed entry as a miss, so deleting a folder is always safe (``yue
   when the package is built: ``setup.py``), read where the user's folder has no such entry. Each is named by the same
   ``key`` as the user's, so it is read only for the very inputs it was made from; it is checked as a kept entry is
   (its digest), and left out of ``package_digest`` (it is made from the package, not a part of it).
+  ``YUESHENG_NO_SHIPPED=1`` leaves them unread (the test suite's default, so that it builds what it tests).
 - ``YUESHENG_NO_CACHE=1`` or ``disable()`` (the CLI's ``--no-cache``) turns every cache off: nothing read, nothing
   written.
 """
@@ -39,6 +40,7 @@ from typing import Any
 FORMAT = "yuesheng-cache-2"
 PACKAGE = Path(__file__).resolve().parent
 SHIPPED = "built"  # the package's folder of shipped entries (``shipped``), one folder in it per cache folder
+SHIPPED_DIR = PACKAGE / SHIPPED
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")  # a folder's or an entry's name: never a path
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _ENTRY = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK  # a FIFO would block an open without O_NONBLOCK
@@ -192,10 +194,11 @@ def shipped(folder: str, name: str, *, limit: int) -> bytes | None:
     staging, routes, pages' fonts, parsed YAML and texts, made when the package was built), checked as a kept entry
     is; None where there is none (a checkout never built, a rite not shipped) or it is damaged. Package data, as
     trusted as the package's code (not the user's own files): a regular file, never followed through a symlink."""
-    if not (_NAME.fullmatch(folder) and _NAME.fullmatch(name)):
+    if not (_NAME.fullmatch(folder) and _NAME.fullmatch(name)) or \
+            os.environ.get("YUESHENG_NO_SHIPPED", "") not in ("", "0"):
         return None
     try:
-        fd = os.open(PACKAGE / SHIPPED / folder / name, _ENTRY)
+        fd = os.open(SHIPPED_DIR / folder / name, _ENTRY)
     except OSError:
         return None
     try:

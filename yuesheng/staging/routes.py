@@ -3,22 +3,24 @@
 a 乏, an instrument of the 縣, the 次, the 楅, the 中), and passes through the places a move names (``via``: 由楹內,
 出于司馬之南).
 
-A shortest walk among walls turns only at their ends and corners, so the graph (networkx, imported only when a
-route is searched) has just those — points just off each end and corner of a wall, and just off each corner of a
-set piece's footprint grown by ``CLEAR`` (in the graph it is a wall) — and the stairs' tops and feet; two nodes are
-joined when they see each other: the segment between them meets no wall (touching counts: no slipping through a
-corner). A stair is an edge of its own, from its top to its foot, taken only by those whose stair it is (``stairs``:
-rank, or the stair the text names). A walk's two ends join the graph for its search only; an end within ``CLEAR`` of
-a set piece (its player, the one who sets it) may come as near as that, but never through it. A wall test looks only
-at the segments whose bounding box meets the walk's.
+A shortest walk among walls turns only at their ends and corners, so the graph (plain dicts, node → neighbour →
+edge, its nodes (x, y) tuples) has just those — points just off each end and corner of a wall, and just off each
+corner of a set piece's footprint grown by ``CLEAR`` (in the graph it is a wall) — and the stairs' tops and feet;
+two nodes are joined when they see each other: the segment between them meets no wall (touching counts: no slipping
+through a corner). A stair is an edge of its own, from its top to its foot, taken only by those whose stair it is
+(``stairs``: rank, or the stair the text names). A walk's two ends join the graph for its search only; an end within
+``CLEAR`` of a set piece (its player, the one who sets it) may come as near as that, but never through it. The
+search is networkx's bidirectional Dijkstra, written out step for step (``_shortest``; networkx found the same
+routes, ties broken alike, at twice the cost). A wall test looks only at the walls and set pieces whose bounding box
+meets the walk's, and in them at the segments whose own box does.
 
 People standing still are a soft cost (``people``): a route that passes within ``CLEAR`` of one is searched again
 around him (and around whoever the new route passes), and kept only if a way round exists; a person within ``CLEAR``
 of the walk's own stops cannot be avoided and is not tried.
 
 A route, once found, is kept on disk (``routecache``: keyed by the hall's walls and stairs and this code, each walk
-by its stops and a digest of what it kept clear of), so a process that finds every walk of a rite there neither
-builds the graph nor imports networkx.
+by its stops and a digest of what it kept clear of), so a process that finds every walk of a rite there builds no
+graph.
 """
 
 from __future__ import annotations
@@ -42,6 +44,15 @@ _TRIES = 4  # detours round people standing, for each leg of a route
 
 Box = tuple[float, float, float, float]  # a footprint: x0, y0, x1, y1
 _Segment = tuple[str, float, float, float, float, float, float, float, float]  # name, a, b, bounding box
+_Group = tuple[float, float, float, float, tuple[_Segment, ...]]  # segments (a wall's, a box's) and their bounding box
+
+
+def _group(segments: tuple[_Segment, ...]) -> tuple[_Group, ...]:
+    """*segments* as one group, tested only where the segment tested meets their bounding box (none: no group)."""
+    if not segments:
+        return ()
+    return ((min(s[5] for s in segments), max(s[6] for s in segments), min(s[7] for s in segments),
+             max(s[8] for s in segments), segments),)
 
 
 def _box_segments(name: str, box: Box) -> tuple[_Segment, ...]:
@@ -64,26 +75,28 @@ def _on(p: Point, box: Box) -> bool:
 
 
 @cache
-def _segments(hall: Hall) -> tuple[_Segment, ...]:
-    """Every wall segment of *hall*: its wall's name, its ends and its bounding box (x0, x1, y0, y1)."""
-    return tuple((wall.name, a.x, a.y, b.x, b.y, min(a.x, b.x), max(a.x, b.x), min(a.y, b.y), max(a.y, b.y))
-                 for wall in hall.walls for a, b in wall.segments())
+def _segments(hall: Hall) -> tuple[_Group, ...]:
+    """Every wall segment of *hall* (its wall's name, its ends and its bounding box: x0, x1, y0, y1), a group for each
+    wall."""
+    return tuple(group for wall in hall.walls for group in _group(tuple(
+        (wall.name, a.x, a.y, b.x, b.y, min(a.x, b.x), max(a.x, b.x), min(a.y, b.y), max(a.y, b.y))
+        for a, b in wall.segments())))
 
 
 @cache
-def _fence(hall: Hall, things: tuple[Box, ...]) -> tuple[_Segment, ...]:
+def _fence(hall: Hall, things: tuple[Box, ...]) -> tuple[_Group, ...]:
     """The walls and every set piece grown by ``CLEAR``: what the graph's edges may not meet."""
-    return _segments(hall) + tuple(s for _, _, _, grown_segments in _zones(things) for s in grown_segments)
+    return _segments(hall) + tuple(g for _, _, _, grown_segments in _zones(things) for g in grown_segments)
 
 
 @cache
-def _zones(things: tuple[Box, ...]) -> tuple[tuple[Box, Box, tuple[_Segment, ...], tuple[_Segment, ...]], ...]:
+def _zones(things: tuple[Box, ...]) -> tuple[tuple[Box, Box, tuple[_Group, ...], tuple[_Group, ...]], ...]:
     """Each of *things*: its footprint, the footprint grown by ``CLEAR``, and the segments of each."""
-    return tuple((box, grown(box), _box_segments("a set piece", box), _box_segments("a set piece", grown(box)))
-                 for box in things)
+    return tuple((box, grown(box), _group(_box_segments("a set piece", box)),
+                  _group(_box_segments("a set piece", grown(box)))) for box in things)
 
 
-def _fence_at(hall: Hall, things: tuple[Box, ...], ends: tuple[Point, ...]) -> tuple[_Segment, ...]:
+def _fence_at(hall: Hall, things: tuple[Box, ...], ends: tuple[Point, ...]) -> tuple[_Group, ...]:
     """The fence for a segment from *ends*: a set piece whose reach holds an end is only itself to that segment
     (its player comes up to it), and nothing where the end is on it (the one who sets it)."""
     zones = _zones(things)
@@ -117,29 +130,33 @@ def crosses(p: Point, q: Point, a: Point, b: Point) -> bool:
     return _meets(p.x, p.y, q.x, q.y, a.x, a.y, b.x, b.y)
 
 
-def _first(segments: Iterable[_Segment], p: Point, q: Point) -> str:
-    return _first_xy(segments, p.x, p.y, q.x, q.y)
+def _first(groups: Iterable[_Group], p: Point, q: Point) -> str:
+    return _first_xy(groups, p.x, p.y, q.x, q.y)
 
 
-def _first_xy(segments: Iterable[_Segment], px: float, py: float, qx: float, qy: float) -> str:
-    """The name of the first of *segments* the segment from (px, py) to (qx, qy) meets, or ''."""
+def _first_xy(groups: Iterable[_Group], px: float, py: float, qx: float, qy: float) -> str:
+    """The name of the first segment of *groups* the segment from (px, py) to (qx, qy) meets, or ''. A group whose
+    bounding box it misses is passed over whole (each of its segments would be)."""
     x0, x1 = (px - _EPS, qx + _EPS) if px <= qx else (qx - _EPS, px + _EPS)
     y0, y1 = (py - _EPS, qy + _EPS) if py <= qy else (qy - _EPS, py + _EPS)
     dx, dy, eps = qx - px, qy - py, _EPS
-    for name, ax, ay, bx, by, sx0, sx1, sy0, sy1 in segments:
-        if sx1 < x0 or sx0 > x1 or sy1 < y0 or sy0 > y1:
+    for gx0, gx1, gy0, gy1, segments in groups:
+        if gx1 < x0 or gx0 > x1 or gy1 < y0 or gy0 > y1:
             continue
-        ex, ey = bx - ax, by - ay  # _meets inline: its figures, in its order (the same floats)
-        d1 = ex * (py - ay) - ey * (px - ax)
-        d2 = ex * (qy - ay) - ey * (qx - ax)
-        d3 = dx * (ay - py) - dy * (ax - px)
-        d4 = dx * (by - py) - dy * (bx - px)
-        if ((d1 > eps and d2 < -eps) or (d1 < -eps and d2 > eps)) and \
-                ((d3 > eps and d4 < -eps) or (d3 < -eps and d4 > eps)):
-            return name
-        if (-eps <= d1 <= eps or -eps <= d2 <= eps or -eps <= d3 <= eps or -eps <= d4 <= eps) and \
-                _meets(px, py, qx, qy, ax, ay, bx, by):  # touching, or along it: rare
-            return name
+        for name, ax, ay, bx, by, sx0, sx1, sy0, sy1 in segments:
+            if sx1 < x0 or sx0 > x1 or sy1 < y0 or sy0 > y1:
+                continue
+            ex, ey = bx - ax, by - ay  # _meets inline: its figures, in its order (the same floats)
+            d1 = ex * (py - ay) - ey * (px - ax)
+            d2 = ex * (qy - ay) - ey * (qx - ax)
+            d3 = dx * (ay - py) - dy * (ax - px)
+            d4 = dx * (by - py) - dy * (bx - px)
+            if ((d1 > eps and d2 < -eps) or (d1 < -eps and d2 > eps)) and \
+                    ((d3 > eps and d4 < -eps) or (d3 < -eps and d4 > eps)):
+                return name
+            if (-eps <= d1 <= eps or -eps <= d2 <= eps or -eps <= d3 <= eps or -eps <= d4 <= eps) and \
+                    _meets(px, py, qx, qy, ax, ay, bx, by):  # touching, or along it: rare
+                return name
     return ""
 
 
@@ -150,7 +167,7 @@ def blocked(hall: Hall, p: Point, q: Point, things: tuple[Box, ...] = ()) -> str
 
 def distance_to_box(p: Point, q: Point, box: Box) -> float:
     """The least distance between segment pq and the box (0 where they meet)."""
-    if _first(_box_segments("box", box), p, q) or _inside(p, box):
+    if _first(_group(_box_segments("box", box)), p, q) or _inside(p, box):
         return 0.0
     x0, y0, x1, y1 = box
     corners = (Point(x0, y0), Point(x1, y0), Point(x1, y1), Point(x0, y1))
