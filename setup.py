@@ -45,7 +45,7 @@ def build_data(importable: Path, package: Path, rite_ids: list[str]) -> int:
     shutil.rmtree(target, ignore_errors=True)
     with tempfile.TemporaryDirectory(prefix="yuesheng-built-") as folder:
         env = {k: v for k, v in os.environ.items() if k not in ("YUESHENG_NO_CACHE", "PYTHONPYCACHEPREFIX")}
-        env |= {"XDG_CACHE_HOME": folder, "PYTHONDONTWRITEBYTECODE": "1",
+        env |= {"XDG_CACHE_HOME": folder, "PYTHONDONTWRITEBYTECODE": "1", "YUESHENG_NO_SHIPPED": "1",
                 "PYTHONPATH": os.pathsep.join([str(importable), *filter(None, [os.environ.get("PYTHONPATH")])])}
         for rite in rite_ids:
             for command in COMMANDS:
