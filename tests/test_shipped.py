@@ -11,7 +11,6 @@ from types import ModuleType
 import pytest
 
 from yuesheng import caches
-from yuesheng.cli import main
 from yuesheng.staging import rite as staging_rite
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,7 +41,7 @@ def staged(monkeypatch) -> list[str]:
 
 
 @pytest.fixture
-def fresh(tmp_path, monkeypatch) -> Path:
+def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty cache folder, the shipped entries read."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("YUESHENG_NO_SHIPPED")
@@ -50,7 +49,7 @@ def fresh(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> Path:
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The shipped data of one rite, made as a build makes it (setup.py's ``build_data``) by the yuesheng these tests
     import, in a folder of the tests' own."""
     package = tmp_path_factory.mktemp("package")
@@ -59,7 +58,7 @@ def built(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def shipped(built, fresh, monkeypatch) -> Path:
+def shipped(built: Path, fresh: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(caches, "SHIPPED_DIR", built)
     return built
 
