@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from functools import cache
 from heapq import heappop, heappush
 from itertools import count
@@ -267,7 +267,7 @@ def _leg(hall: Hall, p: Point, q: Point, stairs: frozenset[str] | None, things: 
             if other != node and not _first_xy(fence, *node, *other):
                 _join(graph, node, other, _apart(node, other))
     try:
-        path = _shortest(graph, _xy(p), _xy(q), _weight(stairs, people))
+        path = _shortest(graph, _xy(p), _xy(q), stairs, _reach(people))
     finally:
         _drop(graph, added + around)
     if path is None:
@@ -275,10 +275,12 @@ def _leg(hall: Hall, p: Point, q: Point, stairs: frozenset[str] | None, things: 
     return [Point(*node) for node in path]
 
 
-def _shortest(graph: Graph, source: Node, target: Node,
-              weight: Callable[[Node, Node, Edge], float | None]) -> list[Node] | None:
+def _shortest(graph: Graph, source: Node, target: Node, stairs: frozenset[str] | None,
+              reach: tuple[_Group, ...]) -> list[Node] | None:
     """The shortest path source → target (None: there is none): networkx's bidirectional Dijkstra, step for step
-    (the same ties broken the same way), on *graph*; *weight* is an edge's length, None where it may not be taken."""
+    (the same ties broken the same way), on *graph*; an edge is its length, and is not taken where it is a stair not
+    among *stairs* (None: any), or a way that meets *reach* (each in the direction of the search: networkx weighs
+    the backward search's edges from their far end)."""
     if source == target:
         return [source]
     dists: tuple[dict[Node, float], dict[Node, float]] = ({}, {})
@@ -300,10 +302,13 @@ def _shortest(graph: Graph, source: Node, target: Node,
         for w, edge in graph[v].items():
             if w in dists[direction]:  # settled (networkx weighs it first, to no effect: a length is never < 0)
                 continue
-            cost = weight(v, w, edge) if direction == 0 else weight(w, v, edge)
-            if cost is None:
+            stair = edge[1]
+            if stair:
+                if stairs is not None and stair not in stairs:
+                    continue
+            elif reach and (_first_xy(reach, *v, *w) if direction == 0 else _first_xy(reach, *w, *v)):
                 continue
-            length = dist + cost
+            length = dist + edge[0]
             if w not in seen[direction] or length < seen[direction][w]:
                 seen[direction][w] = length
                 heappush(fringe[direction], (length, next(counter), w))
@@ -336,19 +341,9 @@ def _seen(hall: Hall, things: tuple[Box, ...], end: Node) -> tuple[Node, ...]:
     return tuple(node for node in _graph(hall, things) if node != end and not _first_xy(fence, *end, *node))
 
 
-def _weight(stairs: frozenset[str] | None,
-            people: tuple[Box, ...] = ()) -> Callable[[Node, Node, Edge], float | None]:
-    """An edge's length, or None for a stair the walker may not take or a way through the reach of one of
-    *people* (tested only for the edges the search looks at)."""
-    reach = tuple(s for _, _, _, grown_segments in _zones(people) for s in grown_segments)
-
-    def weight(a: Node, b: Node, edge: Edge) -> float | None:
-        if edge[1] and stairs is not None and edge[1] not in stairs:
-            return None
-        if reach and not edge[1] and _first_xy(reach, *a, *b):
-            return None
-        return float(edge[0])
-    return weight
+def _reach(people: tuple[Box, ...]) -> tuple[_Group, ...]:
+    """What a way round *people* may not meet: each one's reach (tested only for the edges the search looks at)."""
+    return tuple(s for _, _, _, grown_segments in _zones(people) for s in grown_segments)
 
 
 @cache
