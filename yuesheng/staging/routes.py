@@ -353,8 +353,10 @@ def _kept(hall: Hall) -> routecache.Routes:
                                   [(s.top.x, s.top.y, s.foot.x, s.foot.y) for s in hall.stairs])
 
 
+@cache
 def _tag(stairs: frozenset[str] | None, things: tuple[Box, ...], people: tuple[Point, ...]) -> tuple[float, float]:
-    """What a route kept clear of, as a last 'stop' of its key: a digest that a float holds exactly."""
+    """What a route kept clear of, as a last 'stop' of its key: a digest that a float holds exactly (kept: the same
+    set pieces stand for many walks, and their repr is slow)."""
     text = repr((sorted(stairs) if stairs is not None else None, things, [(p.x, p.y) for p in people]))
     return float(int(hashlib.sha256(text.encode()).hexdigest()[:13], 16)), -1.0
 
