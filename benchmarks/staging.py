@@ -2,7 +2,7 @@
 
 For each rite with a blocking (``blocking/RITE.yaml``): reading the hall and blocking (YAML cache warm),
 ``stage`` (everyone's place after every cue) and ``derive`` of every cue (its walks routed through the hall's
-graph, networkx), timed separately: cold (no route found before: the graph built and every walk searched), from
+graph, its own search), timed separately: cold (no route found before: the graph built and every walk searched), from
 disk (the routes kept by an earlier process, ``staging/routecache``, read and checked against the walls) and warm
 (a second pass in the same process). Baseline: the same routes by straight lines (``Point.distance``, no graph),
 the floor any routing pays. Rites without a blocking are listed as such (their durations stay the cue sheet's).

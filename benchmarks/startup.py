@@ -154,11 +154,11 @@ def main() -> None:
                 times[f"{name}_first"] = best_of(min(args.repeat, 3), argv, first, first=True)
     print(f"after:  {load()}\n")
     base, base_cpu = times["python_pass"]
-    print(f"{'command':<16} {'wall':>8} {'× python':>9} {'CPU':>8} {'× python':>9} {'target':>8}")
+    print(f"{'command':<18} {'wall':>8} {'× python':>9} {'CPU':>8} {'× python':>9} {'target':>8}")
     for name, (wall, cpu) in times.items():
         goal = FIRST_TARGET if name.endswith("_first") else TARGETS.get(name, TARGET)
         target = "" if name in BASELINES else f"{goal:.2f}s"
-        print(f"{name:<16} {wall:>7.3f}s {wall / base:>8.1f}× {cpu:>7.3f}s {cpu / base_cpu:>8.1f}× {target:>8}")
+        print(f"{name:<18} {wall:>7.3f}s {wall / base:>8.1f}× {cpu:>7.3f}s {cpu / base_cpu:>8.1f}× {target:>8}")
     if counted:
         print(f"\n{'command':<16} {'instructions':>13} {'× python':>9}")
         for name, count in counted.items():
