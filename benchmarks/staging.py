@@ -8,7 +8,7 @@ disk (the routes kept by an earlier process, ``staging/routecache``, read and ch
 the floor any routing pays. Rites without a blocking are listed as such (their durations stay the cue sheet's).
 
 Times are CPU seconds (``time.process_time``, best of ``--repeat``, 3 by default), with a cache folder of the
-benchmark's own. Run ``python benchmarks/staging.py`` (``--rites xiangshe`` for one rite); the last lines are
+benchmark's own (the package's shipped routes unread). Run ``python benchmarks/staging.py`` (``--rites xiangshe`` for one rite); the last lines are
 ``RESULT`` lines.
 """
 
@@ -76,6 +76,7 @@ def main() -> None:
         parser.error(f"--repeat {args.repeat}: expected at least 1")
     with tempfile.TemporaryDirectory(prefix="yuesheng-staging-") as folder:
         os.environ["XDG_CACHE_HOME"] = folder
+        os.environ["YUESHENG_NO_SHIPPED"] = "1"  # cold is cold: not the routes the package ships (caches.shipped)
         measure(args.rites, args.repeat)
 
 
