@@ -8,8 +8,8 @@ disk (the routes kept by an earlier process, ``staging/routecache``, read and ch
 the floor any routing pays. Rites without a blocking are listed as such (their durations stay the cue sheet's).
 
 Times are CPU seconds (``time.process_time``, best of ``--repeat``, 3 by default), with a cache folder of the
-benchmark's own (the package's shipped routes unread). Run ``python benchmarks/staging.py`` (``--rites xiangshe`` for one rite); the last lines are
-``RESULT`` lines.
+benchmark's own (the package's shipped routes unread). Run ``python benchmarks/staging.py`` (``--rites xiangshe``
+for one rite); the last lines are ``RESULT`` lines.
 """
 
 from __future__ import annotations
