@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
             first = first or per
             print(f"RESULT places_{count}_load_hall_ms={hall_s * 1000:.1f} ({hall_s / parse_s:.2f}x baseline YAML "
                   f"parse; per place {per / first:.2f}x the first count's)")
-        _via(1, 1)  # networkx imported, outside the figures
+        _via(1, 1)  # the routing modules imported, outside the figures
         for count in (1, 4, 16):
             print(f"RESULT via_{count}_route_ms={_via(count, args.repeat) * 1000:.1f}")
         for count in args.stairs:

@@ -2,14 +2,14 @@
 
 For each rite with a blocking (``blocking/RITE.yaml``): reading the hall and blocking (YAML cache warm),
 ``stage`` (everyone's place after every cue) and ``derive`` of every cue (its walks routed through the hall's
-graph, networkx), timed separately: cold (no route found before: the graph built and every walk searched), from
+graph, its own search), timed separately: cold (no route found before: the graph built and every walk searched), from
 disk (the routes kept by an earlier process, ``staging/routecache``, read and checked against the walls) and warm
 (a second pass in the same process). Baseline: the same routes by straight lines (``Point.distance``, no graph),
 the floor any routing pays. Rites without a blocking are listed as such (their durations stay the cue sheet's).
 
 Times are CPU seconds (``time.process_time``, best of ``--repeat``, 3 by default), with a cache folder of the
-benchmark's own. Run ``python benchmarks/staging.py`` (``--rites xiangshe`` for one rite); the last lines are
-``RESULT`` lines.
+benchmark's own (the package's shipped routes unread). Run ``python benchmarks/staging.py`` (``--rites xiangshe``
+for one rite); the last lines are ``RESULT`` lines.
 """
 
 from __future__ import annotations
@@ -76,6 +76,7 @@ def main() -> None:
         parser.error(f"--repeat {args.repeat}: expected at least 1")
     with tempfile.TemporaryDirectory(prefix="yuesheng-staging-") as folder:
         os.environ["XDG_CACHE_HOME"] = folder
+        os.environ["YUESHENG_NO_SHIPPED"] = "1"  # cold is cold: not the routes the package ships (caches.shipped)
         measure(args.rites, args.repeat)
 
 

@@ -1,7 +1,8 @@
 """Shared fixtures: the shipped repertoire, a temporary score writer, the CLI runner.
 
 The suite keeps its caches (parsed YAML, staged grounds, routes, fonts …) in a folder of its own, for every test and
-every child process it starts, so that it neither reads nor fills the user's ``~/.cache/yuesheng``.
+every child process it starts, so that it neither reads nor fills the user's ``~/.cache/yuesheng``, and reads none of
+the data an installed package ships for its rites (``caches.shipped``: tests/test_shipped.py turns it on).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def _caches_of_our_own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+        patch.setenv("YUESHENG_NO_SHIPPED", "1")  # the package's built data unread: the suite builds what it tests
         yield
 
 

@@ -16,6 +16,11 @@ foreign or malformed entry as a miss, so deleting a folder is always safe (``yue
 - An entry made only of shipped files (a shipped rite's sheet, blocking and hall: ``shipped``) is named with the prefix
   ``SHIPPED``, and a folder keeps its newest ``entries`` of each kind apart: the entries of one's own sheets, however
   many edits make, never evict the shipped rites'.
+- ``built(folder, name)``: the entries the package ships for its own rites (``yuesheng/built/FOLDER/NAME``, made
+  when the package is built: ``setup.py``), read where the user's folder has no such entry. Each is named by the same
+  ``key`` as the user's, so it is read only for the very inputs it was made from; it is checked as a kept entry is
+  (its digest), and left out of ``package_digest`` (it is made from the package, not a part of it).
+  ``YUESHENG_NO_SHIPPED=1`` leaves them unread (the test suite's default, so that it builds what it tests).
 - ``YUESHENG_NO_CACHE=1`` or ``disable()`` (the CLI's ``--no-cache``) turns every cache off: nothing read, nothing
   written.
 """
@@ -37,6 +42,8 @@ from typing import Any
 
 FORMAT = "yuesheng-cache-2"
 PACKAGE = Path(__file__).resolve().parent
+BUILT = "built"  # the package's folder of the entries made when it is built (``built``), one folder per cache folder
+BUILT_DIR = PACKAGE / BUILT
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")  # a folder's or an entry's name: never a path
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _ENTRY = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK  # a FIFO would block an open without O_NONBLOCK
@@ -77,9 +84,14 @@ class Folder:
 
     def read(self, name: str, *, limit: int) -> bytes | None:
         """The bytes of entry *name*, or None: no such entry, or not a regular file of the user's that others cannot
-        write, or larger than *limit*, or unreadable, or not what the digest written with it says (damaged)."""
+        write, or larger than *limit*, or unreadable, or not what the digest written with it says (damaged). Where
+        the user's folder has none, the package's own (``built``)."""
         if not _NAME.fullmatch(name):
             return None
+        kept = self._read(name, limit)
+        return kept if kept is not None else built(self.path.name, name, limit=limit)
+
+    def _read(self, name: str, limit: int) -> bytes | None:
         try:
             fd = os.open(name, _ENTRY, dir_fd=self.fd)
         except OSError:
@@ -93,8 +105,7 @@ class Folder:
             return None
         finally:
             os.close(fd)
-        data = kept[_HEAD:]
-        return data if len(data) <= limit and kept[:_HEAD] == _head(data) else None
+        return _checked(kept, limit)
 
     def write(self, name: str, data: bytes, *, entries: int) -> None:
         """Write *data* as entry *name* whole (after a digest of it: a temporary file, created exclusively, renamed over
@@ -176,6 +187,35 @@ _HEAD = len(FORMAT) + 1 + 64 + 1  # each entry begins with a line of the format 
 
 def _head(data: bytes) -> bytes:
     return f"{FORMAT} {hashlib.sha256(data).hexdigest()}\n".encode("ascii")
+
+
+def _checked(kept: bytes, limit: int) -> bytes | None:
+    """An entry's data after its head, if the head's digest is of it and it is within *limit*; else None."""
+    data = kept[_HEAD:]
+    return data if len(data) <= limit and kept[:_HEAD] == _head(data) else None
+
+
+def built(folder: str, name: str, *, limit: int) -> bytes | None:
+    """The entry *name* of cache *folder* as the package ships it (``yuesheng/built/FOLDER/NAME``: the shipped rites'
+    staging, routes, pages' fonts, parsed YAML and texts, made when the package was built), checked as a kept entry
+    is; None where there is none (a checkout never built, a rite not shipped) or it is damaged. Package data, as
+    trusted as the package's code (not the user's own files): a regular file, never followed through a symlink."""
+    if not (_NAME.fullmatch(folder) and _NAME.fullmatch(name)) or \
+            os.environ.get("YUESHENG_NO_SHIPPED", "") not in ("", "0"):
+        return None
+    try:
+        fd = os.open(BUILT_DIR / folder / name, _ENTRY)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with open(fd, "rb", closefd=False) as handle:
+            return _checked(handle.read(limit + _HEAD + 1), limit)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 _OPEN: dict[tuple[Path, str], Folder] = {}
@@ -353,7 +393,8 @@ def key(kind: str, *parts: bytes | str) -> str:
 @cache
 def package_digest() -> bytes:
     """A digest of every file of the installed package (code, data, templates, fonts, texts) by its name and its
-    content, not its size or time: a change to any file of yuesheng changes every key. Once a process (about 4 ms)."""
+    content, not its size or time: a change to any file of yuesheng changes every key. Once a process (about 4 ms).
+    The entries made when it is built (``BUILT``) are not in it: they are made from it."""
     digest = hashlib.sha256()
     for name, path in _package_files(str(PACKAGE)):
         with open(path, "rb") as handle:
@@ -369,7 +410,7 @@ def _package_files(top: str, prefix: str = "") -> list[tuple[str, str]]:
     with os.scandir(top) as listing:
         for item in sorted(listing, key=lambda item: item.name):
             if item.is_dir(follow_symlinks=False):
-                if item.name != "__pycache__":
+                if item.name != "__pycache__" and (prefix or item.name != BUILT):
                     found += _package_files(item.path, f"{prefix}{item.name}/")
             elif not item.name.endswith((".pyc", ".pyo")):
                 found.append((prefix + item.name, item.path))

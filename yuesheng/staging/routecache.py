@@ -1,8 +1,8 @@
 """The routes found in a hall, kept on disk between processes (``caches.folder("routes")``: JSON in
 ``$XDG_CACHE_HOME/yuesheng/routes``).
 
-One file per hall geometry: its key (``caches.key``) is of the walls, the stairs, networkx (which finds them) and
-yuesheng's own code, so a hall whose walls move, or a change to how routes are found, starts afresh. The routes found
+One file per hall geometry: its key (``caches.key``) is of the walls, the stairs and yuesheng's own code (which finds
+them), so a hall whose walls move, or a change to how routes are found, starts afresh. The routes found
 in a process are written when it ends, whole; an entry that cannot be read or written, or is not the JSON it should
 be, is ignored without a word (the cache is only a shortcut, and ``routes`` checks every kept route against the walls
 before using it). The folder holds at most ``CACHE_ENTRIES`` files.
@@ -77,4 +77,4 @@ def open_routes(walls: list[list[tuple[float, float]]], stairs: list[tuple[float
         return Routes(None)
     walled = json.dumps([[[float(x), float(y)] for x, y in w] for w in walls])
     stepped = json.dumps([[float(v) for v in s] for s in stairs])
-    return Routes(folder, f"{caches.key(_FORMAT, caches.library('networkx'), walled, stepped)}.json")
+    return Routes(folder, f"{caches.key(_FORMAT, walled, stepped)}.json")

@@ -3,37 +3,39 @@
 a 乏, an instrument of the 縣, the 次, the 楅, the 中), and passes through the places a move names (``via``: 由楹內,
 出于司馬之南).
 
-A shortest walk among walls turns only at their ends and corners, so the graph (networkx, imported only when a
-route is searched) has just those — points just off each end and corner of a wall, and just off each corner of a
-set piece's footprint grown by ``CLEAR`` (in the graph it is a wall) — and the stairs' tops and feet; two nodes are
-joined when they see each other: the segment between them meets no wall (touching counts: no slipping through a
-corner). A stair is an edge of its own, from its top to its foot, taken only by those whose stair it is (``stairs``:
-rank, or the stair the text names). A walk's two ends join the graph for its search only; an end within ``CLEAR`` of
-a set piece (its player, the one who sets it) may come as near as that, but never through it. A wall test looks only
-at the segments whose bounding box meets the walk's.
+A shortest walk among walls turns only at their ends and corners, so the graph (plain dicts, node → neighbour →
+edge, its nodes (x, y) tuples) has just those — points just off each end and corner of a wall, and just off each
+corner of a set piece's footprint grown by ``CLEAR`` (in the graph it is a wall) — and the stairs' tops and feet;
+two nodes are joined when they see each other: the segment between them meets no wall (touching counts: no slipping
+through a corner). A stair is an edge of its own, from its top to its foot, taken only by those whose stair it is
+(``stairs``: rank, or the stair the text names). A walk's two ends join the graph for its search only; an end within
+``CLEAR`` of a set piece (its player, the one who sets it) may come as near as that, but never through it. The
+search is networkx's bidirectional Dijkstra, written out step for step (``_shortest``; networkx found the same
+routes, ties broken alike, at twice the cost). A wall test looks only at the walls and set pieces whose bounding box
+meets the walk's, and in them at the segments whose own box does.
 
 People standing still are a soft cost (``people``): a route that passes within ``CLEAR`` of one is searched again
 around him (and around whoever the new route passes), and kept only if a way round exists; a person within ``CLEAR``
 of the walk's own stops cannot be avoided and is not tried.
 
 A route, once found, is kept on disk (``routecache``: keyed by the hall's walls and stairs and this code, each walk
-by its stops and a digest of what it kept clear of), so a process that finds every walk of a rite there neither
-builds the graph nor imports networkx.
+by its stops and a digest of what it kept clear of), so a process that finds every walk of a rite there builds no
+graph.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+import math
+from collections.abc import Iterable
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from heapq import heappop, heappush
+from itertools import count
+from typing import Any
 
 from yuesheng.errors import NoRouteError
 from yuesheng.staging import routecache
 from yuesheng.staging.model import Hall, Point
-
-if TYPE_CHECKING:
-    import networkx
 
 _EPS = 1e-9
 _AROUND = 0.05  # 步: a walk turns this far off the end or corner of a wall, never on it
@@ -42,6 +44,15 @@ _TRIES = 4  # detours round people standing, for each leg of a route
 
 Box = tuple[float, float, float, float]  # a footprint: x0, y0, x1, y1
 _Segment = tuple[str, float, float, float, float, float, float, float, float]  # name, a, b, bounding box
+_Group = tuple[float, float, float, float, tuple[_Segment, ...]]  # segments (a wall's, a box's) and their bounding box
+
+
+def _group(segments: tuple[_Segment, ...]) -> tuple[_Group, ...]:
+    """*segments* as one group, tested only where the segment tested meets their bounding box (none: no group)."""
+    if not segments:
+        return ()
+    return ((min(s[5] for s in segments), max(s[6] for s in segments), min(s[7] for s in segments),
+             max(s[8] for s in segments), segments),)
 
 
 def _box_segments(name: str, box: Box) -> tuple[_Segment, ...]:
@@ -64,26 +75,28 @@ def _on(p: Point, box: Box) -> bool:
 
 
 @cache
-def _segments(hall: Hall) -> tuple[_Segment, ...]:
-    """Every wall segment of *hall*: its wall's name, its ends and its bounding box (x0, x1, y0, y1)."""
-    return tuple((wall.name, a.x, a.y, b.x, b.y, min(a.x, b.x), max(a.x, b.x), min(a.y, b.y), max(a.y, b.y))
-                 for wall in hall.walls for a, b in wall.segments())
+def _segments(hall: Hall) -> tuple[_Group, ...]:
+    """Every wall segment of *hall* (its wall's name, its ends and its bounding box: x0, x1, y0, y1), a group for each
+    wall."""
+    return tuple(group for wall in hall.walls for group in _group(tuple(
+        (wall.name, a.x, a.y, b.x, b.y, min(a.x, b.x), max(a.x, b.x), min(a.y, b.y), max(a.y, b.y))
+        for a, b in wall.segments())))
 
 
 @cache
-def _fence(hall: Hall, things: tuple[Box, ...]) -> tuple[_Segment, ...]:
+def _fence(hall: Hall, things: tuple[Box, ...]) -> tuple[_Group, ...]:
     """The walls and every set piece grown by ``CLEAR``: what the graph's edges may not meet."""
-    return _segments(hall) + tuple(s for _, _, _, grown_segments in _zones(things) for s in grown_segments)
+    return _segments(hall) + tuple(g for _, _, _, grown_segments in _zones(things) for g in grown_segments)
 
 
 @cache
-def _zones(things: tuple[Box, ...]) -> tuple[tuple[Box, Box, tuple[_Segment, ...], tuple[_Segment, ...]], ...]:
+def _zones(things: tuple[Box, ...]) -> tuple[tuple[Box, Box, tuple[_Group, ...], tuple[_Group, ...]], ...]:
     """Each of *things*: its footprint, the footprint grown by ``CLEAR``, and the segments of each."""
-    return tuple((box, grown(box), _box_segments("a set piece", box), _box_segments("a set piece", grown(box)))
-                 for box in things)
+    return tuple((box, grown(box), _group(_box_segments("a set piece", box)),
+                  _group(_box_segments("a set piece", grown(box)))) for box in things)
 
 
-def _fence_at(hall: Hall, things: tuple[Box, ...], ends: tuple[Point, ...]) -> tuple[_Segment, ...]:
+def _fence_at(hall: Hall, things: tuple[Box, ...], ends: tuple[Point, ...]) -> tuple[_Group, ...]:
     """The fence for a segment from *ends*: a set piece whose reach holds an end is only itself to that segment
     (its player comes up to it), and nothing where the end is on it (the one who sets it)."""
     zones = _zones(things)
@@ -117,15 +130,33 @@ def crosses(p: Point, q: Point, a: Point, b: Point) -> bool:
     return _meets(p.x, p.y, q.x, q.y, a.x, a.y, b.x, b.y)
 
 
-def _first(segments: Iterable[_Segment], p: Point, q: Point) -> str:
-    px, py, qx, qy = p.x, p.y, q.x, q.y
-    x0, x1 = (px, qx) if px <= qx else (qx, px)
-    y0, y1 = (py, qy) if py <= qy else (qy, py)
-    for name, ax, ay, bx, by, sx0, sx1, sy0, sy1 in segments:
-        if sx1 < x0 - _EPS or sx0 > x1 + _EPS or sy1 < y0 - _EPS or sy0 > y1 + _EPS:
+def _first(groups: Iterable[_Group], p: Point, q: Point) -> str:
+    return _first_xy(groups, p.x, p.y, q.x, q.y)
+
+
+def _first_xy(groups: Iterable[_Group], px: float, py: float, qx: float, qy: float) -> str:
+    """The name of the first segment of *groups* the segment from (px, py) to (qx, qy) meets, or ''. A group whose
+    bounding box it misses is passed over whole (each of its segments would be)."""
+    x0, x1 = (px - _EPS, qx + _EPS) if px <= qx else (qx - _EPS, px + _EPS)
+    y0, y1 = (py - _EPS, qy + _EPS) if py <= qy else (qy - _EPS, py + _EPS)
+    dx, dy, eps = qx - px, qy - py, _EPS
+    for gx0, gx1, gy0, gy1, segments in groups:
+        if gx1 < x0 or gx0 > x1 or gy1 < y0 or gy0 > y1:
             continue
-        if _meets(px, py, qx, qy, ax, ay, bx, by):
-            return name
+        for name, ax, ay, bx, by, sx0, sx1, sy0, sy1 in segments:
+            if sx1 < x0 or sx0 > x1 or sy1 < y0 or sy0 > y1:
+                continue
+            ex, ey = bx - ax, by - ay  # _meets inline: its figures, in its order (the same floats)
+            d1 = ex * (py - ay) - ey * (px - ax)
+            d2 = ex * (qy - ay) - ey * (qx - ax)
+            d3 = dx * (ay - py) - dy * (ax - px)
+            d4 = dx * (by - py) - dy * (bx - px)
+            if ((d1 > eps and d2 < -eps) or (d1 < -eps and d2 > eps)) and \
+                    ((d3 > eps and d4 < -eps) or (d3 < -eps and d4 > eps)):
+                return name
+            if (-eps <= d1 <= eps or -eps <= d2 <= eps or -eps <= d3 <= eps or -eps <= d4 <= eps) and \
+                    _meets(px, py, qx, qy, ax, ay, bx, by):  # touching, or along it: rare
+                return name
     return ""
 
 
@@ -136,7 +167,7 @@ def blocked(hall: Hall, p: Point, q: Point, things: tuple[Box, ...] = ()) -> str
 
 def distance_to_box(p: Point, q: Point, box: Box) -> float:
     """The least distance between segment pq and the box (0 where they meet)."""
-    if _first(_box_segments("box", box), p, q) or _inside(p, box):
+    if _first(_group(_box_segments("box", box)), p, q) or _inside(p, box):
         return 0.0
     x0, y0, x1, y1 = box
     corners = (Point(x0, y0), Point(x1, y0), Point(x1, y1), Point(x0, y1))
@@ -158,25 +189,60 @@ def _corners(box: Box) -> list[Point]:
     return [Point(round(x, 4), round(y, 4)) for x, y in ((x0, y0), (x1, y0), (x1, y1), (x0, y1))]
 
 
-@cache
-def _graph(hall: Hall, things: tuple[Box, ...] = ()) -> networkx.Graph[Point]:
-    import networkx
+Node = tuple[float, float]  # a point of the graph: a tuple hashes in C, a frozen Point in Python
+Edge = list[Any]  # [length, the stair's id or ''], one list for both ways, as networkx keeps an edge's data
+Graph = dict[Node, dict[Node, Edge]]  # node → neighbour → edge, in the order they were added
 
+
+def _join(graph: Graph, a: Node, b: Node, weight: float, stair: str | None = None) -> None:
+    """Add the edge ab (and either end not yet in *graph*), or set the length (and the stair, if given) of the one
+    there: networkx's ``add_edge`` and ``add_weighted_edges_from``, whose order of nodes and neighbours the search
+    follows."""
+    edges_a = graph.setdefault(a, {})
+    edges_b = graph.setdefault(b, {})
+    edge = edges_a.get(b)
+    if edge is None:
+        edge = edges_a[b] = edges_b[a] = [weight, stair or ""]
+    else:
+        edge[0] = weight
+        if stair is not None:
+            edge[1] = stair
+
+
+def _drop(graph: Graph, nodes: Iterable[Node]) -> None:
+    """Take *nodes* out of *graph*, with their edges (a node not there, or named twice, is passed over)."""
+    for node in nodes:
+        edges = graph.pop(node, None)
+        for other in edges or ():
+            del graph[other][node]
+
+
+def _xy(p: Point) -> Node:
+    return p.x, p.y
+
+
+def _apart(a: Node, b: Node) -> float:
+    return math.hypot(a[0] - b[0], a[1] - b[1])  # Point.distance
+
+
+@cache
+def _graph(hall: Hall, things: tuple[Box, ...] = ()) -> Graph:
+    """The hall's visibility graph round *things*: the nodes in order of x then y, each pair that sees each other
+    joined, then the stairs."""
     fence = _fence(hall, things)
     nodes = {s.top for s in hall.stairs} | {s.foot for s in hall.stairs}
     nodes |= {pt.shifted(dx, dy) for w in hall.walls for pt in w.points
               for dx, dy in ((_AROUND, _AROUND), (_AROUND, -_AROUND), (-_AROUND, _AROUND), (-_AROUND, -_AROUND))}
     nodes |= {c for box in things for c in _corners(box)}
     nodes = {n for n in nodes if not any(_inside(n, reach) for _, reach, _, _ in _zones(things))}  # never reached
-    graph: networkx.Graph[Point] = networkx.Graph()
-    ordered = sorted(nodes, key=lambda p: (p.x, p.y))
-    graph.add_nodes_from(ordered)
+    ordered = [_xy(p) for p in sorted(nodes, key=lambda p: (p.x, p.y))]
+    graph: Graph = {node: {} for node in ordered}
     for i, p in enumerate(ordered):
         for q in ordered[i + 1:]:
-            if not _first(fence, p, q):
-                graph.add_edge(p, q, weight=p.distance(q), stair="")
+            if not _first_xy(fence, *p, *q):
+                _join(graph, p, q, _apart(p, q), "")
     for s in hall.stairs:
-        graph.add_edge(s.top, s.foot, weight=s.top.distance(s.foot), stair=s.id)
+        _join(graph, _xy(s.top), _xy(s.foot), s.top.distance(s.foot), s.id)
     return graph
 
 
@@ -187,47 +253,97 @@ def _leg(hall: Hall, p: Point, q: Point, stairs: frozenset[str] | None, things: 
     stair only if it is one of *stairs* (None: any)."""
     if not blocked(hall, p, q, things + people):
         return [p, q]
-    import networkx
-
     graph = _graph(hall, things)
-    added = [end for end in dict.fromkeys((p, q)) if end not in graph]
+    added = [end for end in dict.fromkeys((_xy(p), _xy(q))) if end not in graph]
     for end in added:
-        graph.add_node(end)
-        graph.add_weighted_edges_from((end, node, end.distance(node)) for node in _seen(hall, things, end))
-    around = [c for box in people for c in _corners(box) if c not in graph]
+        graph.setdefault(end, {})
+        for node in _seen(hall, things, end):
+            _join(graph, end, node, _apart(end, node))
+    around = [_xy(c) for box in people for c in _corners(box) if _xy(c) not in graph]
     for node in around:
-        fence = _fence_at(hall, things + people, (node,))
-        graph.add_node(node)
-        graph.add_weighted_edges_from((node, other, node.distance(other)) for other in list(graph.nodes)
-                                      if other != node and not _first(fence, node, other))
+        fence = _fence_at(hall, things + people, (Point(*node),))
+        graph.setdefault(node, {})
+        for other in list(graph):
+            if other != node and not _first_xy(fence, *node, *other):
+                _join(graph, node, other, _apart(node, other))
     try:
-        return list(networkx.shortest_path(graph, p, q, weight=_weight(stairs, people)))
-    except networkx.NetworkXNoPath:
-        raise NoRouteError(f"no route from ({p.x:g}, {p.y:g}) to ({q.x:g}, {q.y:g}) in {hall.name}") from None
+        path = _shortest(graph, _xy(p), _xy(q), stairs, _reach(people))
     finally:
-        graph.remove_nodes_from(added + around)
+        _drop(graph, added + around)
+    if path is None:
+        raise NoRouteError(f"no route from ({p.x:g}, {p.y:g}) to ({q.x:g}, {q.y:g}) in {hall.name}")
+    return [Point(*node) for node in path]
+
+
+def _shortest(graph: Graph, source: Node, target: Node, stairs: frozenset[str] | None,
+              reach: tuple[_Group, ...]) -> list[Node] | None:
+    """The shortest path source → target (None: there is none): networkx's bidirectional Dijkstra, step for step
+    (the same ties broken the same way), on *graph*; an edge is its length, and is not taken where it is a stair not
+    among *stairs* (None: any), or a way that meets *reach* (each in the direction of the search: networkx weighs
+    the backward search's edges from their far end)."""
+    if source == target:
+        return [source]
+    dists: tuple[dict[Node, float], dict[Node, float]] = ({}, {})
+    preds: tuple[dict[Node, Node | None], dict[Node, Node | None]] = ({source: None}, {target: None})
+    seen: tuple[dict[Node, float], dict[Node, float]] = ({source: 0}, {target: 0})
+    fringe: tuple[list[tuple[float, int, Node]], list[tuple[float, int, Node]]] = ([(0, 0, source)], [(0, 1, target)])
+    counter = count(2)
+    finaldist: float | None = None
+    meet: Node | None = None
+    direction = 1
+    while fringe[0] and fringe[1]:
+        direction = 1 - direction
+        dist, _, v = heappop(fringe[direction])
+        if v in dists[direction]:
+            continue
+        dists[direction][v] = dist
+        if v in dists[1 - direction]:
+            return _walk(preds, meet)
+        for w, edge in graph[v].items():
+            if w in dists[direction]:  # settled (networkx weighs it first, to no effect: a length is never < 0)
+                continue
+            stair = edge[1]
+            if stair:
+                if stairs is not None and stair not in stairs:
+                    continue
+            elif reach and (_first_xy(reach, *v, *w) if direction == 0 else _first_xy(reach, *w, *v)):
+                continue
+            length = dist + edge[0]
+            if w not in seen[direction] or length < seen[direction][w]:
+                seen[direction][w] = length
+                heappush(fringe[direction], (length, next(counter), w))
+                preds[direction][w] = v
+                if w in seen[1 - direction] and (finaldist is None or finaldist > length + seen[1 - direction][w]):
+                    finaldist, meet = length + seen[1 - direction][w], w
+    return None
+
+
+def _walk(preds: tuple[dict[Node, Node | None], dict[Node, Node | None]], meet: Node | None) -> list[Node]:
+    """The path through *meet*: back to the source by the forward search's predecessors, on to the target by the
+    backward one's."""
+    out: list[Node] = []
+    node = meet
+    while node is not None:
+        out.append(node)
+        node = preds[0][node]
+    out.reverse()
+    node = preds[1][meet] if meet is not None else None
+    while node is not None:
+        out.append(node)
+        node = preds[1][node]
+    return out
 
 
 @cache
-def _seen(hall: Hall, things: tuple[Box, ...], end: Point) -> tuple[Point, ...]:
+def _seen(hall: Hall, things: tuple[Box, ...], end: Node) -> tuple[Node, ...]:
     """The nodes of the graph an end sees (kept: a walk's ends are the hall's places, again and again)."""
-    fence = _fence_at(hall, things, (end,))
-    return tuple(node for node in _graph(hall, things) if node != end and not _first(fence, end, node))
+    fence = _fence_at(hall, things, (Point(*end),))
+    return tuple(node for node in _graph(hall, things) if node != end and not _first_xy(fence, *end, *node))
 
 
-def _weight(stairs: frozenset[str] | None,
-            people: tuple[Box, ...] = ()) -> Callable[[Point, Point, dict[str, Any]], float | None]:
-    """An edge's length, or None for a stair the walker may not take or a way through the reach of one of
-    *people* (tested only for the edges the search looks at)."""
-    reach = tuple(s for _, _, _, grown_segments in _zones(people) for s in grown_segments)
-
-    def weight(a: Point, b: Point, data: dict[str, Any]) -> float | None:
-        if data.get("stair") and stairs is not None and data["stair"] not in stairs:
-            return None
-        if reach and not data.get("stair") and _first(reach, a, b):
-            return None
-        return float(data["weight"])
-    return weight
+def _reach(people: tuple[Box, ...]) -> tuple[_Group, ...]:
+    """What a way round *people* may not meet: each one's reach (tested only for the edges the search looks at)."""
+    return tuple(s for _, _, _, grown_segments in _zones(people) for s in grown_segments)
 
 
 @cache
@@ -237,8 +353,10 @@ def _kept(hall: Hall) -> routecache.Routes:
                                   [(s.top.x, s.top.y, s.foot.x, s.foot.y) for s in hall.stairs])
 
 
+@cache
 def _tag(stairs: frozenset[str] | None, things: tuple[Box, ...], people: tuple[Point, ...]) -> tuple[float, float]:
-    """What a route kept clear of, as a last 'stop' of its key: a digest that a float holds exactly."""
+    """What a route kept clear of, as a last 'stop' of its key: a digest that a float holds exactly (kept: the same
+    set pieces stand for many walks, and their repr is slow)."""
     text = repr((sorted(stairs) if stairs is not None else None, things, [(p.x, p.y) for p in people]))
     return float(int(hashlib.sha256(text.encode()).hexdigest()[:13], 16)), -1.0
 
