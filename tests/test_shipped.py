@@ -28,15 +28,16 @@ def _setup() -> ModuleType:
 
 @pytest.fixture
 def staged(monkeypatch) -> list[str]:
-    """The blockings staged from here on (each call of ``staged_rite``)."""
+    """The blockings staged from here on (each call of ``staged_rite``, or of ``cue_times``: a build's)."""
     calls: list[str] = []
-    real = staging_rite.staged_rite
+    for name in ("staged_rite", "cue_times"):
+        real = getattr(staging_rite, name)
 
-    def counting(sheet, *args, **kwargs):
-        calls.append(sheet.rite_id)
-        return real(sheet, *args, **kwargs)
+        def counting(sheet, *args, real=real, **kwargs):
+            calls.append(sheet.rite_id)
+            return real(sheet, *args, **kwargs)
 
-    monkeypatch.setattr(staging_rite, "staged_rite", counting)
+        monkeypatch.setattr(staging_rite, name, counting)
     return calls
 
 
@@ -98,12 +99,13 @@ def test_a_first_run_reads_the_shipped_staging_and_stages_nothing(shipped, stage
 def test_an_edited_blocking_or_hall_is_staged_again_not_read_from_the_shipped_data(shipped, staged, run, tmp_path,
                                                                                    name):
     cue = _copy(tmp_path)
-    _timeline(run, cue, tmp_path / "copy.txt")
-    assert staged == []  # an unedited copy: the same bytes, the same key
+    _timeline(run, cue, tmp_path / "copy.txt")  # a copy is one's own: its entries are named apart from the shipped
+    _timeline(run, cue, tmp_path / "again.txt")
+    assert staged == [RITE]  # staged once, then read from what that run kept
     edited = tmp_path / "rite" / "blocking" / name
     edited.write_text(edited.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
     _timeline(run, cue, tmp_path / "edited.txt")
-    assert staged == [RITE]
+    assert staged == [RITE, RITE]
     assert list((tmp_path / "cache" / "yuesheng" / "staging").glob("*.json"))  # and kept in the user's cache
 
 
