@@ -126,15 +126,20 @@ def test_a_silent_socket_is_closed(served, monkeypatch, sockets):
     assert _closed_code(socket) == 1008
 
 
+def _flood(socket) -> None:
+    """Ping on *socket* far beyond the rate until the console drops it (1006: its flood no longer read)."""
+    for n in range(int(BURST) + 400):
+        try:
+            socket.send(json.dumps({"ping": n}))
+        except ConnectionClosed:
+            break
+    assert _closed_code(socket) == 1006
+
+
 def test_a_heartbeat_flood_goes_unanswered_then_is_closed_while_a_go_is_answered_at_once(served, caplog, sockets):
     caplog.set_level(logging.WARNING)
     flood, operator = sockets(served.url), sockets(served.url)
-    for n in range(int(BURST) + 400):
-        try:
-            flood.send(json.dumps({"ping": n}))
-        except ConnectionClosed:
-            break
-    assert _closed_code(flood) == 1006  # dropped: its flood no longer read
+    _flood(flood)
     assert any("beyond 20 a second" in line for line in served.told)
     start = time.perf_counter()
     operator.send(json.dumps({"command": "go", "id": 7}))
@@ -209,12 +214,7 @@ def _status(url: str) -> int:
 def test_a_flooder_on_loopback_is_barred_while_the_operator_there_goes_on(served, sockets):
     operator = sockets(served.url + "?client=operator-page-1")
     flood = sockets(served.url + "?client=flooder-page-1")
-    for n in range(int(BURST) + 400):
-        try:
-            flood.send(json.dumps({"ping": n}))
-        except ConnectionClosed:
-            break
-    assert _closed_code(flood) == 1006  # dropped: its flood no longer read
+    _flood(flood)
     assert [line for line in served.told if "barred" in line] == [
         f"console: sockets from 127.0.0.1 barred for {sockets_module.BAN:g} s (over 200 frames beyond 20 a second); "
         "pages already open there reconnect"]
