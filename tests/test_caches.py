@@ -175,10 +175,11 @@ def test_no_number_of_ones_own_entries_evicts_a_shipped_one(home):
 
 
 def test_only_files_shipped_with_yuesheng_make_a_shipped_entry(tmp_path):
+    home = caches.PACKAGE if (caches.PACKAGE / "cues").is_dir() else ROOT  # installed, or a checkout's
     copy = tmp_path / "dashe.yaml"
-    shutil.copy(ROOT / "cues" / "dashe.yaml", copy)
-    assert caches.prefix(ROOT / "cues" / "dashe.yaml", ROOT / "blocking" / "dashe.yaml") == caches.SHIPPED
-    assert caches.prefix(copy) == caches.prefix(ROOT / "cues" / "dashe.yaml", copy) == caches.prefix() == ""
+    shutil.copy(home / "cues" / "dashe.yaml", copy)
+    assert caches.prefix(home / "cues" / "dashe.yaml", home / "blocking" / "dashe.yaml") == caches.SHIPPED
+    assert caches.prefix(copy) == caches.prefix(home / "cues" / "dashe.yaml", copy) == caches.prefix() == ""
 
 
 # --- the key --------------------------------------------------------------------------------------------------------

@@ -191,7 +191,7 @@ def songbook(timeline: Timeline, *, part: str = "", labels: Mapping[str, str] | 
                     for pid in order)
     return Songbook(timeline.rite, timeline.rite_id, part, entries, _book_notices(timeline, part, entries),
                     tuple(labels.get(v, v) for v in sorted(timeline.variants)),
-                    tuple(f"{labels[k]} — {v}" if k in labels else f"{k}={v}"
+                    tuple(f"{labels[k].split(' (')[0]} — {v}" if k in labels else f"{k}={v}"  # the name, not its gloss
                           for k, v in sorted(timeline.readings.items())))
 
 
