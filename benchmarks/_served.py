@@ -7,6 +7,7 @@ with ``_``).
 from __future__ import annotations
 
 import multiprocessing
+import signal
 import sys
 import threading
 import time
@@ -91,13 +92,17 @@ def in_process(sheet: str, *, guard: float, ban: bool = True) -> Iterator[Child]
     context = multiprocessing.get_context("spawn")
     said, stop = context.Queue(), context.Event()
     process = context.Process(target=_serve_here, args=(sheet, guard, ban, said, stop), daemon=True)
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:  # a SIGTERM unwinds, so the console below is stopped
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     process.start()
-    child = Child(said.get(timeout=120))
     try:
-        yield child
+        child = Child(said.get(timeout=120))
+        try:
+            yield child
+        finally:
+            stop.set()
+            child.cpu = said.get(timeout=10)
     finally:
-        stop.set()
-        child.cpu = said.get(timeout=10)
         process.join(timeout=10)
         if process.is_alive():
             process.terminate()
