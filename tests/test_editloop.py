@@ -10,6 +10,7 @@ import pytest
 
 import yuesheng
 from yuesheng import caches, yamlload
+from yuesheng.check.rules import RULES
 from yuesheng.staging import ground as ground_module
 from yuesheng.staging import rite as rite_module
 
@@ -210,3 +211,77 @@ def test_a_page_from_the_precompiled_templates_is_the_page_compiled_from_their_t
         assert sheet.sheet_file(production) == precompiled
     finally:
         sheet.environment.cache_clear()
+
+
+# --- an edit checks again the cue it changed: its schema, references, rules of one cue and quotes --------------------
+
+def _validate(path: Path) -> list[str]:
+    """``validate``'s problems of *path*, each as printed, with the cues checked (not kept) by kind."""
+    from yuesheng.check import kept
+    from yuesheng.check.validate import check_cuesheet
+    from yuesheng.music.repertoire import load_repertoire
+
+    kept.counted.clear()
+    return [str(p) for p in check_cuesheet(path, load_repertoire())[1]]
+
+
+def _uncached(path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    with monkeypatch.context() as m:
+        m.setenv("YUESHENG_NO_CACHE", "1")
+        return _validate(path)
+
+
+def test_an_edit_to_one_cue_checks_that_cue_alone_and_finds_what_a_fresh_check_finds(home, tmp_path, monkeypatch):
+    from yuesheng.check import kept
+
+    sheet = _copy(tmp_path, "dashe")
+    cues = sheet.read_text(encoding="utf-8").count("\n  - id: ")
+    first = _validate(sheet)
+    assert kept.counted["read"] == kept.counted["declared"] == kept.counted["quotes"] == cues
+    assert kept.counted["rules"] >= cues  # each rule of one cue on each cue of a programme, once
+    assert _validate(sheet) == first and sum(kept.counted.values()) == 0  # nothing checked again
+    yamlload.parsed_pieces[0] = 0
+    _edit(sheet, "    duration: 25min\n", "    duration: 26min\n")  # 無算爵: the wine goes round a while longer
+    after = _validate(sheet)
+    of_cue = len([rule for rule in RULES if rule.of_cue is not None])
+    assert dict(kept.counted) == {"read": 1, "declared": 1, "rules": of_cue, "quotes": 1}
+    assert yamlload.parsed_pieces[0] == 1  # and the edited cue alone parsed again
+    assert after == first == _uncached(sheet, monkeypatch)
+
+
+def test_problems_kept_with_a_cue_are_placed_where_it_stands_after_lines_move(home, tmp_path, monkeypatch):
+    from yuesheng.check import kept
+
+    sheet = Path(shutil.copy(ROOT / "tests" / "data" / "mini_xiangshe.yaml", tmp_path / "mini.yaml"))
+    _edit(sheet, "    calls: [宫, 商]\n", "    calls: [商, 宫]\n")  # a rule of one cue broken ([calls])
+    _edit(sheet, "    who: [a1, a2]\n", "    who: [a1, a9]\n    colour: red\n")  # a reference, and the schema
+    _edit(sheet, "quote: 乃射}", "quote: 乃射箭}")  # a quote not on its page
+    first = _validate(sheet)
+    rules = {line.rsplit("[", 1)[-1] for line in first}
+    assert {"calls]", "reference]", "schema]", "quote]"} <= rules
+    assert first == _uncached(sheet, monkeypatch)
+    _edit(sheet, "  - id: heyue\n", "  - id: heyue-note\n    section: 樂賓\n    action: 樂正先升\n"
+          "    duration: 10s\n    cite: {page: 5-15b, quote: 乃合樂}\n  - id: heyue\n")  # six lines before them
+    moved = _validate(sheet)
+    assert kept.counted["read"] == 1 and kept.counted["quotes"] == 1  # the new cue alone: the others as kept
+    assert moved == _uncached(sheet, monkeypatch) and moved != first  # each problem on its new line
+    assert len(moved) == len(first)
+
+
+def test_a_kept_cue_that_is_not_what_was_kept_is_checked_again(home, tmp_path, monkeypatch):
+    from yuesheng.check import kept
+
+    sheet = Path(shutil.copy(ROOT / "tests" / "data" / "mini_xiangshe.yaml", tmp_path / "mini.yaml"))
+    first = _validate(sheet)
+    folder = caches.folder("checks")
+    assert folder is not None
+    entries = [name for name, _, _ in folder.entries()]
+    assert len(entries) == 1
+    entry = folder.read_json(entries[0], limit=1 << 20)
+    damaged = [{"cue": "x", "read": []}, {"cue": {"cue": {}, "pieces": [["nopiece", 1, "", None]]}, "read": []},
+               {"read": [[["id"], 1, "", "error", False]], "cue": None}, []]
+    for n, digest in enumerate(entry["cues"]):
+        entry["cues"][digest] = damaged[n % len(damaged)]
+    folder.write_json(entries[0], entry, entries=8)
+    assert _validate(sheet) == first
+    assert kept.counted["read"] == len(entry["cues"])  # every cue read again

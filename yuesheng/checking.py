@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from yuesheng.errors import Problem
+from yuesheng.errors import Problem, Severity
 from yuesheng.text import did_you_mean
 from yuesheng.yamlload import Document, PathKey
 
@@ -22,18 +22,29 @@ def type_name(value: Any) -> str:
     return "null" if value is None else _TYPE_NAMES.get(type(value), type(value).__name__)
 
 
+Found = tuple[PathKey, str, str, Severity, bool]  # a problem before it is placed: path, message, rule, severity, key
+
+
 class Checker:
-    """Collects problems found in one Document."""
+    """Collects problems found in one Document: each placed (``problems``), and as found (``found``: what a kept
+    check gives back, to be placed again where its value stands then)."""
 
     def __init__(self, doc: Document) -> None:
         self.doc = doc
         self.problems: list[Problem] = []
+        self.found: list[Found] = []
 
     def error(self, path: PathKey, message: str, rule: str = "", *, key: bool = False) -> None:
-        self.problems.append(self.doc.problem(path, message, rule=rule, key=key))
+        self.report((path, message, rule, "error", key))
 
     def warn(self, path: PathKey, message: str, rule: str = "") -> None:
-        self.problems.append(self.doc.problem(path, message, rule=rule, severity="warning"))
+        self.report((path, message, rule, "warning", False))
+
+    def report(self, found: Found) -> None:
+        """Add a problem as found, placed in the Document."""
+        path, message, rule, severity, key = found
+        self.found.append(found)
+        self.problems.append(self.doc.problem(path, message, rule=rule, severity=severity, key=key))
 
     def field(self, data: dict[str, Any], path: PathKey, key: str, kind: type, *, required: bool = True) -> Any:
         """``data[key]`` if it is of *kind*; otherwise None and a problem (if required or present)."""

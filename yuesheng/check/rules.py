@@ -50,15 +50,36 @@ def rite_of(sheet: CueSheet) -> Rite | None:
     return datafiles.rite_of(sheet.rite_id, sheet.rite_name)
 
 
+SheetCheck = Callable[[CueSheet, tuple[Cue, ...]], Iterator[Finding]]  # a rule over the cues of a programme
+CueCheck = Callable[[CueSheet, Cue], Iterator[Finding]]  # a rule of one cue alone (and the sheet's frame)
+CueFindings = Callable[["Rule", CueSheet, Cue], list[Finding]]  # a rule of one cue's findings, or as kept
+
+
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """A rule: id, the passage it enforces, its check, and whether it holds only for the rites that list it."""
+    """A rule: id, the passage it enforces, its check — over the cues of a programme (*check*), or of one cue alone
+    (*of_cue*: kept with the cue's other checks, ``check.kept``) — and whether it holds only for the rites that list
+    it."""
 
     id: str
     cite: str
-    check: Callable[[CueSheet, tuple[Cue, ...]], Iterator[Finding]]
+    check: SheetCheck | None = None
     per_rite: bool = False  # holds only for the rites whose row of data/rites.json lists it
     severity: Severity = "error"
+    of_cue: CueCheck | None = None
+
+    def findings(self, sheet: CueSheet, cues: tuple[Cue, ...], of_cue: CueFindings) -> Iterator[Finding]:
+        """What the rule finds in the programme *cues*: its *check*, or *of_cue* on each cue."""
+        if self.check is not None:
+            yield from self.check(sheet, cues)
+        else:
+            for cue in cues:
+                yield from of_cue(self, sheet, cue)
+
+
+def cue_findings(rule: Rule, sheet: CueSheet, cue: Cue) -> list[Finding]:
+    """What a rule of one cue finds in *cue*."""
+    return list(rule.of_cue(sheet, cue)) if rule.of_cue is not None else []
 
 
 def _cue_path(cue: Cue, *rest: str | int) -> PathKey:
@@ -110,25 +131,23 @@ def xiangshe_bu_ge(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
                                             "(不歌不笙不閒)")
 
 
-def jiange_alternation(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
+def jiange_alternation(sheet: CueSheet, cue: Cue) -> Iterator[Finding]:
     """間歌: one ode sung, then one 笙 piece, three times (一歌則一吹)."""
-    for cue in cues:
-        if cue.music is MusicKind.JIANGE:
-            parts = [p.part for p in cue.pieces]
-            if parts != ["歌", "笙"] * 3:
-                yield _cue_path(cue, "pieces"), f"間歌 parts are {' '.join(parts) or 'missing'}, expected 歌 笙 ×3"
+    if cue.music is MusicKind.JIANGE:
+        parts = [p.part for p in cue.pieces]
+        if parts != ["歌", "笙"] * 3:
+            yield _cue_path(cue, "pieces"), f"間歌 parts are {' '.join(parts) or 'missing'}, expected 歌 笙 ×3"
 
 
-def jinzou_que(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
+def jinzou_que(sheet: CueSheet, cue: Cue) -> Iterator[Finding]:
     """金奏 runs from one ritual action until another: it needs the action that stops it (end: {at: CUE}) —
     樂闋 where the text writes it (肆夏), our reading of the text elsewhere (陔).
 
     Where the text names no action that stops it, the sheet must say so with end: {zhong: true}.
     """
-    for cue in cues:
-        if cue.music is MusicKind.JINZOU and not (cue.end_at or cue.end_on_zhong):
-            yield _cue_path(cue), ("金奏 without its end: give end: {at: CUE} (the action that stops it: 樂闋 "
-                                   "where the text writes it), or end: {zhong: true} where the text names none")
+    if cue.music is MusicKind.JINZOU and not (cue.end_at or cue.end_on_zhong):
+        yield _cue_path(cue), ("金奏 without its end: give end: {at: CUE} (the action that stops it: 樂闋 "
+                               "where the text writes it), or end: {zhong: true} where the text names none")
 
 
 def _archery(sheet: CueSheet, cues: tuple[Cue, ...]) -> Archery | None:
@@ -241,20 +260,18 @@ def music_round(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
                 yield ("archery", "rounds", n), f"{rite.short} shoots to {rite.round_names}, not {ref.piece.title}"
 
 
-def calls_on_gong_shang(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
+def calls_on_gong_shang(sheet: CueSheet, cue: Cue) -> Iterator[Finding]:
     """Hit calls rise on 宫 and fall on 商; a 許諾 is on the sounds its rite's row gives (鄉射: one unbroken sound;
     大射: on 宫 then 商, the 商 held until the 負侯者 reach the 乏)."""
-    rite = rite_of(sheet)
-    for cue in cues:
-        if cue.music is not MusicKind.CHANGSHENG:
-            continue
-        calls = list(cue.calls)
-        if not calls:
-            yield _cue_path(cue), "a 唱聲 cue needs its calls: [宫, 商] for a hit, [不絶] for 鄉射's 許諾"
-        elif "獲" in cue.words and calls != ["宫", "商"]:
-            yield _cue_path(cue, "calls"), f"the hit call is {calls}; expected [宫, 商] (舉旌以宫偃旌以商)"
-        elif "諾" in cue.words and rite is not None and rite.xunuo:
-            yield from _xunuo_calls(cue, calls, rite)
+    if cue.music is not MusicKind.CHANGSHENG:
+        return
+    calls = list(cue.calls)
+    if not calls:
+        yield _cue_path(cue), "a 唱聲 cue needs its calls: [宫, 商] for a hit, [不絶] for 鄉射's 許諾"
+    elif "獲" in cue.words and calls != ["宫", "商"]:
+        yield _cue_path(cue, "calls"), f"the hit call is {calls}; expected [宫, 商] (舉旌以宫偃旌以商)"
+    elif "諾" in cue.words and (rite := rite_of(sheet)) is not None and rite.xunuo:
+        yield from _xunuo_calls(cue, calls, rite)
 
 
 def _xunuo_calls(cue: Cue, calls: list[str], rite: Rite) -> Iterator[Finding]:
@@ -326,13 +343,13 @@ def within_limits(sheet: CueSheet, cues: tuple[Cue, ...]) -> Iterator[Finding]:
 RULES: tuple[Rule, ...] = (
     Rule("zhengge-bei", "儀禮集釋 4-26a 釋曰; 8-7a 鄭注 升歌及笙各三終閒歌三終合樂三終", zhengge_bei, per_rite=True),
     Rule("xiangshe-bu-ge", "儀禮集釋 5-15b 鄭注 不歌不笙不閒志在射略於樂也", xiangshe_bu_ge, per_rite=True),
-    Rule("jiange-alternation", "儀禮集釋 4-23b 乃間歌魚麗笙由庚…; 鄭注 一歌則一吹", jiange_alternation),
-    Rule("jinzou-que", "儀禮集釋 8-24a 奏肆夏…而樂闋", jinzou_que),
+    Rule("jiange-alternation", "儀禮集釋 4-23b 乃間歌魚麗笙由庚…; 鄭注 一歌則一吹", of_cue=jiange_alternation),
+    Rule("jinzou-que", "儀禮集釋 8-24a 奏肆夏…而樂闋", of_cue=jinzou_que),
     Rule("three-rounds", "儀禮集釋 6-31a 記 始射獲而未釋獲復釋獲復用樂行之", three_rounds, per_rite=True),
     Rule("archery-reference", "the archery section names declared cues, pairs and performers", archery_references),
     Rule("jie", "儀禮集釋 6-12b 鄭注 鄉射之鼓五節…四節四拾其一節先以聽也", jie_rule, per_rite=True),
     Rule("music-round", "儀禮集釋 6-34b 記 歌騶虞若采蘋皆五終 鄭注 每一耦射歌五終也", music_round, per_rite=True),
-    Rule("calls", "儀禮集釋 5-25a 聲不絶; 5-26a 舉旌以宫偃旌以商; 9-31b 許諾以宫…又諾以商", calls_on_gong_shang),
+    Rule("calls", "儀禮集釋 5-25a 聲不絶; 5-26a 舉旌以宫偃旌以商; 9-31b 許諾以宫…又諾以商", of_cue=calls_on_gong_shang),
     Rule("calls-hits", "儀禮集釋 5-26a 獲者坐而獲", calls_belong_to_hits),
     Rule("xunuo-sounds", "儀禮集釋 9-31b 負侯皆許諾以宫…又諾以商至乏聲止; 5-25a 獲者執旌許諾聲不絶", xunuo_sounds),
     Rule("gong-after-music", "儀禮集釋 10-23a 公樂作而後就物…不以樂志; 8-26b 樂作而后就物", gong_after_music,
@@ -358,9 +375,17 @@ def programmes(sheet: CueSheet) -> list[Programme]:
     return out
 
 
-def check_rules(sheet: CueSheet, chosen: Programme | None = None) -> list[Problem]:
+def check_rules(sheet: CueSheet, chosen: Programme | None = None, of_cue: CueFindings = cue_findings) -> list[Problem]:
     """Every rule on each of the ``programmes`` (on the *chosen* one alone, if given: a build's); deduplicated, in
-    file order."""
+    file order. A rule of one cue is asked of each cue once, through *of_cue* (``cue_findings``, or as kept)."""
+    found: dict[tuple[str, int], list[Finding]] = {}
+
+    def once(rule: Rule, sheet: CueSheet, cue: Cue) -> list[Finding]:
+        key = (rule.id, cue.index)
+        if key not in found:
+            found[key] = of_cue(rule, sheet, cue)
+        return found[key]
+
     seen: dict[tuple[PathKey, str, str], Problem] = {}
     configurations = [(variants, readings, sheet.active_cues(variants, readings))
                       for variants, readings in ([chosen] if chosen is not None else programmes(sheet))]
@@ -369,7 +394,7 @@ def check_rules(sheet: CueSheet, chosen: Programme | None = None) -> list[Proble
         if rule.per_rite and (rite is None or rule.id not in rite.rules):
             continue
         for variants, readings, cues in configurations:
-            for path, message in rule.check(sheet, cues):
+            for path, message in rule.findings(sheet, cues, once):
                 said = [f"variant {', '.join(sorted(variants))}"] * bool(variants) + \
                        [f"reading {k}={v}" for k, v in readings.items()]
                 suffix = f" (with {'; '.join(said)})" if said else ""

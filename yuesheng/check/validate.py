@@ -37,11 +37,15 @@ not import it.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from yuesheng.check.rules import Programme, check_rules
+from yuesheng.check.kept import KeptChecks, kept_checks
+from yuesheng.check.rules import Programme, check_rules, cue_findings
 from yuesheng.check.staging import staging_documents, staging_problems
+from yuesheng.checking import Found
 from yuesheng.cuesheet import CueSheet, read_cuesheet, variant_configurations
 from yuesheng.cuesheet.references import cycle_classes, programme_cycle
 from yuesheng.errors import (
@@ -60,31 +64,55 @@ if TYPE_CHECKING:
     from yuesheng.timeline import Options, Timeline
 
 
-def _read(path: str | Path, repertoire: Repertoire) -> tuple[Document | None, CueSheet | None, list[Problem]]:
-    """The YAML document, the sheet if it reads, and the problems of YAML, schema and references."""
+@dataclass
+class _Read:
+    """A cue-sheet file read: its YAML document (None: it does not load), the sheet (None: it does not read), the
+    problems so far, and its cues' kept checks (None: caches off)."""
+
+    doc: Document | None
+    sheet: CueSheet | None
+    problems: list[Problem]
+    kept: KeptChecks | None = None
+
+    def rules(self, sheet: CueSheet, chosen: Programme | None = None) -> list[Problem]:
+        """``check_rules`` of *sheet* (this file's), a rule of one cue taken as kept where it is."""
+        kept = self.kept
+        if kept is None:
+            return check_rules(sheet, chosen)
+        return check_rules(sheet, chosen,
+                           lambda rule, sheet, cue: kept.rule(rule.id, lambda: cue_findings(rule, sheet, cue),
+                                                              cue.index))
+
+
+def _read(path: str | Path, repertoire: Repertoire) -> _Read:
+    """The file read: YAML, schema and references, each cue's own checks as kept where they are (``check.kept``)."""
     try:
         doc = load(path)
     except InvalidInputError as exc:
-        return None, None, list(exc.problems)
-    sheet, problems = read_cuesheet(doc, repertoire)
-    return doc, sheet, problems
+        return _Read(None, None, list(exc.problems))
+    kept = kept_checks(path, doc, repertoire)
+    sheet, problems = read_cuesheet(doc, repertoire, kept)
+    return _Read(doc, sheet, problems, kept)
 
 
 def check_cuesheet(path: str | Path, repertoire: Repertoire) -> tuple[CueSheet | None, list[Problem]]:
     """Every problem of a cue sheet file — YAML, schema, references, quotes, ritual rules, the size under every
     variant — in file order, and the sheet if it reads."""
-    doc, sheet, problems = _read(path, repertoire)
+    read = _read(path, repertoire)
+    doc, sheet, problems = read.doc, read.sheet, read.problems
     if doc is None:
         return None, problems
-    problems += check_quotes(doc)
+    problems += check_quotes(doc, read.kept)
     staging: list[Problem] = []
     if sheet is not None:
         problems += cycle_problems(sheet, problems)
-        problems += check_rules(sheet)
+        problems += read.rules(sheet)
         if not any(p.severity == "error" for p in problems):
             problems += size_problems(sheet)
             staging = staging_problems(sheet)
             staging += [q for doc in staging_documents(sheet) for q in check_quotes(doc)]
+    if read.kept is not None:
+        read.kept.save()
     return sheet, _in_file_order(problems) + staging
 
 
@@ -160,10 +188,13 @@ def load_cuesheet(path: str | Path, repertoire: Repertoire, build: Programme | N
     every variant: see the module's docstring) — the rules on the programme of the *build* (its variants, with
     those they require, and readings) if given, else on every programme; InvalidInputError holding every error if
     there is any."""
-    _, sheet, problems = _read(path, repertoire)
+    read = _read(path, repertoire)
+    sheet, problems = read.sheet, read.problems
     if sheet is not None:
         chosen = None if build is None else (sheet.with_requirements(build[0]), build[1])
-        problems += check_rules(sheet, chosen)
+        problems += read.rules(sheet, chosen)
+    if read.kept is not None:
+        read.kept.save()
     errors = _in_file_order([p for p in problems if p.severity == "error"])
     if errors or sheet is None:
         raise InvalidInputError(errors)
@@ -183,36 +214,49 @@ def _cites(data: Any, path: PathKey = ()) -> Iterator[tuple[PathKey, str, str]]:
             yield from _cites(value, path + (index,))
 
 
-def check_quotes(doc: Document) -> list[Problem]:
+def check_quotes(doc: Document, kept: KeptChecks | None = None) -> list[Problem]:
     """Rule ``quote``: every cite's quote is on its page of the shipped texts (``…`` for words left out), in one
     layer of it (a quote that runs from the 經 into its 鄭注 splices two voices: cite each on its own).
 
-    Cues, variants, reading options, the archery's 節 and rounds alike. A page of a
-    卷 that is not shipped cannot be checked: a warning. A malformed page id is the
-    reader's error (rule ``cite``), not repeated here.
+    Cues, variants, reading options, the archery's 節 and rounds alike; each cue's as *kept* where it is. A page of
+    a 卷 that is not shipped cannot be checked: a warning. A malformed page id is the reader's error (rule
+    ``cite``), not repeated here.
     """
+    data = doc.data
+    if not isinstance(data, dict):
+        return []
+    found = [f for key, value in data.items() if key != "cues" for f in _quote_findings(value, (key,))]
+    cues = data.get("cues")
+    for n, raw in enumerate(cues if isinstance(cues, list) else []):
+        find = partial(_quote_findings, raw, ("cues", n))
+        found += kept.quotes(n, find) if kept is not None else find()
+    return [doc.problem(path, message, rule=rule, severity=severity) for path, message, rule, severity, _ in found]
+
+
+def _quote_findings(data: Any, at: PathKey) -> list[Found]:
+    """The problems of rule ``quote`` of every cite in *data* (at *at* in its document), as found."""
     from yuesheng import sources
 
-    problems: list[Problem] = []
-    for path, name, quote in _cites(doc.data):
+    found: list[Found] = []
+    for path, name, quote in _cites(data, at):
         try:
             pid = sources.parse_page(name)
         except InvalidValueError:  # a malformed page id: the reader's error (rule cite), not repeated here
             continue
         if not sources.has_juan(pid):
-            problems.append(doc.problem(path + ("page",), f"cannot check the quote: {sources.TEXTS[pid.text].title} "
-                                        f"卷{pid.juan} is not shipped", rule="quote", severity="warning"))
+            found.append((path + ("page",), f"cannot check the quote: {sources.TEXTS[pid.text].title} "
+                          f"卷{pid.juan} is not shipped", "quote", "warning", False))
             continue
         try:
             page = sources.page(pid)
         except UnknownPageError as exc:
-            problems.append(doc.problem(path + ("page",), str(exc), rule="quote"))
+            found.append((path + ("page",), str(exc), "quote", "error", False))
             continue
         if sources.find_quote(quote, page) is None:
-            problems.append(doc.problem(path + ("quote",), f"{quote!r} is not on {pid.citation} (nor running on to "
-                                        f"the next page); see: yuesheng source {pid}", rule="quote"))
+            found.append((path + ("quote",), f"{quote!r} is not on {pid.citation} (nor running on to the next page); "
+                          f"see: yuesheng source {pid}", "quote", "error", False))
         elif len(layers := sources.layers(quote, page)) > 1:
-            problems.append(doc.problem(path + ("quote",), f"{quote!r} on {pid.citation} runs over "
-                                        f"{' and '.join(layers)}: quote one layer (the others in a note, each with "
-                                        f"its own cite); see: yuesheng source {pid}", rule="quote"))
-    return problems
+            found.append((path + ("quote",), f"{quote!r} on {pid.citation} runs over {' and '.join(layers)}: quote "
+                          f"one layer (the others in a note, each with its own cite); see: yuesheng source {pid}",
+                          "quote", "error", False))
+    return found

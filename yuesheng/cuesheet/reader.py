@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
-from typing import Any
+from typing import Any, Protocol
 
 from yuesheng.characters import display
 from yuesheng.checking import Checker, type_name
@@ -100,7 +100,7 @@ KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
-class _Reader(Checker):
+class Reader(Checker):
     """Schema and reference checks of one cue-sheet Document."""
 
     def __init__(self, doc: Document, repertoire: Repertoire) -> None:
@@ -474,7 +474,7 @@ def _given(data: dict[str, Any], key: str) -> Any:
     return {} if value is None else value
 
 
-def _defaults(r: _Reader, data: dict[str, Any]) -> tuple[Fraction, Lu, int]:
+def _defaults(r: Reader, data: dict[str, Any]) -> tuple[Fraction, Lu, int]:
     raw = r.field(data, (), "defaults", dict, required=False) or {}
     r.keys(raw, ("defaults",), KEYS["defaults"])
     syllable = r.duration(raw, ("defaults",), "syllable", required=False)
@@ -496,9 +496,22 @@ def _defaults(r: _Reader, data: dict[str, Any]) -> tuple[Fraction, Lu, int]:
     return syllable, call_jun, huangzhong
 
 
-def read_cuesheet(doc: Document, repertoire: Repertoire) -> tuple[CueSheet | None, list[Problem]]:
-    """Schema and reference checks; the CueSheet (None if the schema fails) and every problem found."""
-    r = _Reader(doc, repertoire)
+class CueMemo(Protocol):
+    """Each cue's own checks kept between runs (``check.kept``): a cue read, and what it names of the declarations
+    checked, only where its text or the sheet's frame changed; else as kept, its problems reported again."""
+
+    def read(self, r: Reader, raw: Any, index: int) -> Cue | None:
+        """``r.cue(raw, index)``, or the cue as kept."""
+
+    def declared(self, r: Checker, sheet: CueSheet, cue: Cue) -> None:
+        """``declared_references(r, sheet, cue)``, or as kept."""
+
+
+def read_cuesheet(doc: Document, repertoire: Repertoire,
+                  memo: CueMemo | None = None) -> tuple[CueSheet | None, list[Problem]]:
+    """Schema and reference checks; the CueSheet (None if the schema fails) and every problem found. Each cue's own
+    checks through *memo* where one is given."""
+    r = Reader(doc, repertoire)
     data = doc.data
     if not isinstance(data, dict):
         message = f"a cue sheet is a mapping with keys {', '.join(_TOP_KEYS)}; got {type_name(data)}"
@@ -522,7 +535,8 @@ def read_cuesheet(doc: Document, repertoire: Repertoire) -> tuple[CueSheet | Non
             r.keys(item, vpath, KEYS["variants/*"])
             variants[vid] = Variant(vid, r.text(item, vpath, "name", required=True), r.cite(item, vpath),
                                     r.id_list(item, vpath, "requires"), r.text(item, vpath, "note"))
-    cues = tuple(c for i, raw in enumerate(r.field(data, (), "cues", list) or []) if (c := r.cue(raw, i)))
+    read = r.cue if memo is None else lambda raw, index: memo.read(r, raw, index)
+    cues = tuple(c for i, raw in enumerate(r.field(data, (), "cues", list) or []) if (c := read(raw, i)))
     archery = r.archery(data["archery"]) if data.get("archery") is not None else None
     sheet = CueSheet(
         doc.file, rite_id, r.text(rite, ("rite",), "name", required=True), r.text(rite, ("rite",), "rank"),
@@ -530,5 +544,5 @@ def read_cuesheet(doc: Document, repertoire: Repertoire) -> tuple[CueSheet | Non
         r.readings(data), members["performers"], members["instruments"], members["positions"], variants, cues,
         archery, doc,
     )
-    check_references(r, sheet)
+    check_references(r, sheet, None if memo is None else memo.declared)
     return sheet, r.problems

@@ -10,7 +10,7 @@ finds a cycle in its own programme before it schedules (ScheduleError).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from yuesheng.checking import Checker
@@ -23,8 +23,10 @@ MAX_COMBINED_VARIANTS = 12  # 4,096 programmes checked for anchor cycles at most
 MAX_PAIRED_VARIANTS = 64  # beyond, 2,016 pairs: each variant is then checked alone
 
 
-def check_references(r: Checker, sheet: CueSheet) -> None:
-    """Ids unique; anchors, cast, positions and variants declared; anchors acyclic."""
+def check_references(r: Checker, sheet: CueSheet,
+                     declared: Callable[[Checker, CueSheet, Cue], None] | None = None) -> None:
+    """Ids unique; anchors, cast, positions and variants declared; anchors acyclic. What each cue names of the
+    declarations is checked by *declared* (``declared_references``, or its kept result: ``check.kept``)."""
     seen: dict[str, int] = {}
     for cue in sheet.cues:
         path: PathKey = ("cues", cue.index)
@@ -33,28 +35,7 @@ def check_references(r: Checker, sheet: CueSheet) -> None:
         seen.setdefault(cue.id, cue.index)
     for cue in sheet.cues:
         path = ("cues", cue.index)
-        for key, ids, table in (("who", cue.who, sheet.performers), ("performers", cue.performers, sheet.performers),
-                                ("instruments", cue.instruments, sheet.instruments)):
-            for n, ident in enumerate(ids):
-                if ident not in table:
-                    r.error(path + (key, n), _unknown(ident, key.rstrip("s") if key != "who" else "performer", table),
-                            "reference")
-        if cue.where and cue.where not in sheet.positions:
-            r.error(path + ("where",), _unknown(cue.where, "position", sheet.positions), "reference")
-        for key in ("variant", "unless"):
-            if getattr(cue, key) and getattr(cue, key) not in sheet.variants:
-                r.error(path + (key,), _unknown(getattr(cue, key), "variant", sheet.variants), "reference")
-        if cue.variant and cue.unless and cue.unless in sheet.with_requirements(frozenset({cue.variant})):
-            r.error(path + ("unless",), f"unless {cue.unless!r} is on whenever variant {cue.variant!r} is: the cue "
-                    "would never be in the programme", "reference")
-        if cue.reading:
-            rid, option = parse_reading(cue.reading)
-            if rid not in sheet.readings:
-                r.error(path + ("reading",), _unknown(rid, "reading", sheet.readings) + " (write reading: ID=OPTION)",
-                        "reference")
-            elif option not in sheet.readings[rid].options:
-                options = dict.fromkeys(sheet.readings[rid].options)
-                r.error(path + ("reading",), _unknown(option, f"option of reading {rid}", options), "reference")
+        (declared or declared_references)(r, sheet, cue)
         if cue.start and cue.start.cue not in seen:
             r.error(path + ("start", cue.start.anchor), _unknown(cue.start.cue, "cue", seen), "reference")
         if cue.end_at:
@@ -92,6 +73,34 @@ def check_references(r: Checker, sheet: CueSheet) -> None:
                         "reference")
     if not any(p.rule == "reference" for p in r.problems) and (found := programme_cycle(sheet, [frozenset()])):
         r.error(*found, "cycle")
+
+
+def declared_references(r: Checker, sheet: CueSheet, cue: Cue) -> None:
+    """What one cue names of the sheet's declarations: its cast, instruments, position, variants and reading exist
+    (a cue alone and the sheet's frame: kept with the cue's other checks, ``check.kept``)."""
+    path: PathKey = ("cues", cue.index)
+    for key, ids, table in (("who", cue.who, sheet.performers), ("performers", cue.performers, sheet.performers),
+                            ("instruments", cue.instruments, sheet.instruments)):
+        for n, ident in enumerate(ids):
+            if ident not in table:
+                r.error(path + (key, n), _unknown(ident, key.rstrip("s") if key != "who" else "performer", table),
+                        "reference")
+    if cue.where and cue.where not in sheet.positions:
+        r.error(path + ("where",), _unknown(cue.where, "position", sheet.positions), "reference")
+    for key in ("variant", "unless"):
+        if getattr(cue, key) and getattr(cue, key) not in sheet.variants:
+            r.error(path + (key,), _unknown(getattr(cue, key), "variant", sheet.variants), "reference")
+    if cue.variant and cue.unless and cue.unless in sheet.with_requirements(frozenset({cue.variant})):
+        r.error(path + ("unless",), f"unless {cue.unless!r} is on whenever variant {cue.variant!r} is: the cue "
+                "would never be in the programme", "reference")
+    if cue.reading:
+        rid, option = parse_reading(cue.reading)
+        if rid not in sheet.readings:
+            r.error(path + ("reading",), _unknown(rid, "reading", sheet.readings) + " (write reading: ID=OPTION)",
+                    "reference")
+        elif option not in sheet.readings[rid].options:
+            options = dict.fromkeys(sheet.readings[rid].options)
+            r.error(path + ("reading",), _unknown(option, f"option of reading {rid}", options), "reference")
 
 
 def programme_cycle(sheet: CueSheet, programmes: Iterable[frozenset[str]]) -> tuple[PathKey, str] | None:

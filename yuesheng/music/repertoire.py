@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from yuesheng.errors import AmbiguousNameError, InvalidInputError, Problem, UnknownNameError
 from yuesheng.music.score import Piece, load_piece
@@ -55,6 +56,11 @@ class Repertoire:
             raise AmbiguousNameError(name, hits)
         every = sorted({k for p in self.pieces.values() for k in _keys(p)})
         raise UnknownNameError("piece", name, suggest(normalize(name), every))
+
+    def names(self) -> list[list[Any]]:
+        """What finding a piece by name reads of each piece, by id: its spellings, and whether it sounds (a cue's
+        checks are kept under a digest of it: ``check.kept``)."""
+        return [[p.id, sorted(_keys(p)), bool(p.realization), bool(p.playable)] for p in self]
 
     def __iter__(self) -> Iterator[Piece]:
         return iter(sorted(self.pieces.values(), key=lambda p: p.id))
