@@ -6,9 +6,9 @@ cue (``Rule.of_cue``) and its quotes against the shipped texts (``validate`` onl
 ``caches.folder("checks")``, one entry for each cue-sheet file (named by its path, a shipped sheet by its name, under
 ``caches.key``: the package's code is in it), each cue's checks in it under a digest of the cue's data and of its
 context: the sheet's frame (everything but the cues: rite, defaults, declarations, readings, archery) and the
-repertoire's names. A cue found there is decoded (``datacodec``; its pieces by id from the repertoire) and its
-problems are placed again where it stands now; a cue whose text changed — every cue, where the frame or the repertoire
-did — is read and checked.
+repertoire's names. A cue found there is made again from what was kept of it (each value checked for its type; its
+pieces by id from the repertoire) and its problems are placed again where it stands now; a cue whose text changed —
+every cue, where the frame or the repertoire did — is read and checked.
 
 What relates cues to each other is checked over the whole sheet on every run, from the cues as they are: ids unique,
 the anchors that name cues (and 樂闋 and 聲止 at actions), cycles of anchors, and the rules over a programme (正歌備,
@@ -24,14 +24,13 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from yuesheng import caches
 from yuesheng.checking import Checker, Found
-from yuesheng.cuesheet.model import Cue, CueSheet, PieceRef
+from yuesheng.cuesheet.model import Anchor, Cite, Cue, CueSheet, MusicKind, PieceRef, Start
 from yuesheng.cuesheet.reader import Reader
 from yuesheng.cuesheet.references import declared_references
 from yuesheng.errors import DecodeError
@@ -135,28 +134,36 @@ class KeptChecks:
 
     def _decoded(self, data: Any, index: int) -> Cue | None:
         """A kept cue (None: the cue did not read), at *index*, its pieces from the repertoire; DecodeError if the data
-        are not a kept cue's."""
+        are not what ``_encoded`` makes."""
         if data is None:
             return None
-        from yuesheng.datacodec import decode
-
-        if not (isinstance(data, dict) and data.keys() == {"cue", "pieces"} and isinstance(data["pieces"], list)):
+        if not (isinstance(data, list) and len(data) == len(_PARTS)):
             raise DecodeError("not a kept cue")
-        cue = decode(data["cue"], Cue)
-        return replace(cue, index=index, pieces=tuple(self._piece(p) for p in data["pieces"]))
+        texts, ids, cite, start, times, music, end_on_zhong, pieces = data
+        if not (_strings(texts, len(_TEXTS)) and isinstance(ids, list) and len(ids) == len(_IDS)
+                and all(_strings(i) for i in ids) and _strings(cite, 2) and isinstance(end_on_zhong, bool)
+                and (music is None or isinstance(music, str)) and isinstance(times, list) and len(times) == 2
+                and (start is None or (isinstance(start, list) and len(start) == 3 and _strings(start[:2])))
+                and isinstance(pieces, list)):
+            raise DecodeError("not a kept cue")
+        given: dict[str, Any] = dict(zip(_TEXTS, texts, strict=True))
+        given |= {k: tuple(v) for k, v in zip(_IDS, ids, strict=True)}
+        try:
+            return Cue(**given, index=index, cite=Cite(*cite), end_on_zhong=end_on_zhong,
+                       start=None if start is None else _start(start),
+                       duration=_fraction(times[0]), hold=_fraction(times[1]),
+                       music=None if music is None else MusicKind(music), pieces=tuple(map(self._piece, pieces)))
+        except (ValueError, ZeroDivisionError):
+            raise DecodeError("not a kept cue") from None
 
     def _piece(self, data: Any) -> PieceRef:
         if not (isinstance(data, list) and len(data) == 4 and isinstance(data[0], str) and type(data[1]) is int
-                and isinstance(data[2], str) and (data[3] is None or isinstance(data[3], str))):
+                and isinstance(data[2], str)):
             raise DecodeError("not a kept piece")
         piece = self.repertoire.pieces.get(data[0])
         if piece is None:
             raise DecodeError(f"no piece {data[0]!r}")
-        try:
-            syllable = Fraction(data[3]) if data[3] is not None else None
-        except ValueError:
-            raise DecodeError("not a kept piece") from None
-        return PieceRef(piece, data[1], data[2], syllable)
+        return PieceRef(piece, data[1], data[2], _fraction(data[3]))
 
     def save(self) -> None:
         """Keep this run's cues' checks, and those kept before up to ``MAX_CUES``, where any was checked anew."""
@@ -187,17 +194,56 @@ def _context(data: dict[str, Any], repertoire: Repertoire) -> str:
 
 
 def _digest(context: str, raw: Any) -> str:
-    text = context + json.dumps(raw, ensure_ascii=False, default=repr)
+    """A digest of a cue's data (plain YAML values: their ``repr`` is the same in every process) in its context."""
+    text = context + repr(raw)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def _encoded(cue: Cue) -> dict[str, Any]:
-    """*cue* as kept: its pieces by id (the repertoire holds them), the rest as ``datacodec`` encodes it."""
-    from yuesheng.datacodec import encode
+_TEXTS = ("id", "section", "where", "words", "note", "variant", "unless", "reading", "action", "end_at", "hold_until")
+_IDS = ("who", "performers", "instruments", "calls")
+_PARTS = ("texts", "ids", "cite", "start", "times", "music", "end_on_zhong", "pieces")  # a kept cue's, in order
 
-    return {"cue": encode(replace(cue, pieces=()), Cue),
-            "pieces": [[r.piece.id, r.zhong, r.part, None if r.syllable is None else str(r.syllable)]
-                       for r in cue.pieces]}
+
+def _encoded(cue: Cue) -> list[Any]:
+    """*cue* as kept (``_PARTS``): its pieces by id (the repertoire holds them), fractions as text, no index."""
+    start = cue.start
+    return [[getattr(cue, k) for k in _TEXTS], [list(getattr(cue, k)) for k in _IDS], [cue.cite.page, cue.cite.quote],
+            None if start is None else [start.anchor.value, start.cue, _pair(start.delay)],
+            [_pair(cue.duration), _pair(cue.hold)], None if cue.music is None else cue.music.value, cue.end_on_zhong,
+            [[r.piece.id, r.zhong, r.part, _pair(r.syllable)] for r in cue.pieces]]
+
+
+def _pair(value: Fraction | None) -> list[int] | None:
+    return None if value is None else [value.numerator, value.denominator]
+
+
+def _fraction(pair: Any) -> Fraction | None:
+    """A fraction kept as [numerator, denominator] (None: none); DecodeError for anything else."""
+    if pair is None:
+        return None
+    if not (isinstance(pair, list) and len(pair) == 2 and type(pair[0]) is int and type(pair[1]) is int
+            and pair[1] > 0):
+        raise DecodeError("not a kept fraction")
+    return Fraction(pair[0], pair[1])
+
+
+def _start(data: list[Any]) -> Start:
+    """A kept start: [anchor, cue, delay]; DecodeError for anything else (ValueError for an anchor that is none)."""
+    delay = _fraction(data[2])
+    if delay is None:
+        raise DecodeError("not a kept start")
+    return Start(Anchor(data[0]), data[1], delay)
+
+
+def _strings(value: Any, length: int | None = None) -> bool:
+    """Whether *value* is a list of strings, of *length* if given (``str.join`` checks them at C speed)."""
+    if not isinstance(value, list) or (length is not None and len(value) != length):
+        return False
+    try:
+        "".join(value)
+    except TypeError:
+        return False
+    return True
 
 
 def _relative(found: list[Found], at: PathKey) -> list[list[Any]] | None:
@@ -211,6 +257,8 @@ def _placed(kept: Any, at: PathKey) -> list[Found] | None:
     """Kept findings placed under *at* again; None if there are none kept, or they are not what ``_relative`` makes."""
     if not isinstance(kept, list):
         return None
+    if not kept:
+        return []
     out: list[Found] = []
     for item in kept:
         if not (isinstance(item, list) and len(item) == 5 and isinstance(item[0], list)
