@@ -343,12 +343,55 @@ def _figure(value: object) -> str:
     return f"{value:,}"
 
 
+_FILE_BOUNDS = ("MAX_BYTES", "MAX_NODES", "MAX_DEPTH", "MAX_NUMBER_CHARS")  # yamlload's, in the table of the file
+
+
 def test_limits_md_names_every_bound_with_its_figure():
     from yuesheng import yamlload
 
     bounds = {name: value for name, value in vars(limits).items() if name.isupper() and not name.startswith("_")}
-    bounds |= {name: getattr(yamlload, name) for name in ("MAX_BYTES", "MAX_NODES", "MAX_DEPTH", "MAX_NUMBER_CHARS")}
+    bounds |= {name: getattr(yamlload, name) for name in _FILE_BOUNDS}
     lines = (Path(__file__).parent.parent / "docs" / "limits.md").read_text(encoding="utf-8").splitlines()
     missing = [f"{name} ({_figure(value)})" for name, value in bounds.items()
                if not any(f"`{name}`" in line and _figure(value) in line for line in lines)]
+    assert not missing, f"docs/limits.md has no line naming these with their figure: {', '.join(missing)}"
+
+
+def _module_bounds() -> list[tuple[str, str, object]]:
+    """(file, name, value) of every module-level ``MAX_…``, ``…_ENTRIES`` and ``HELD`` of the package with a number
+    for its value (beyond ``limits.py`` and the YAML file's own, above)."""
+    import ast
+    import importlib
+
+    root = Path(limits.__file__).parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "limits.py":
+            continue
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+                node, ast.AnnAssign) else []
+            for target in targets:
+                name = target.id if isinstance(target, ast.Name) else ""
+                bound = name.startswith("MAX_") or name.endswith("_ENTRIES") or name == "HELD"
+                if bound and not (path.name == "yamlload.py" and name in _FILE_BOUNDS):
+                    module = ".".join(path.relative_to(root.parent).with_suffix("").parts).removesuffix(".__init__")
+                    value = getattr(importlib.import_module(module), name)
+                    if isinstance(value, int | float) and not isinstance(value, bool):
+                        found.append((path.relative_to(root.parent).as_posix(), name, value))
+    return found
+
+
+def test_limits_md_names_every_modules_bound_with_its_figure():
+    bounds = _module_bounds()
+    assert len(bounds) > 30
+    lines = (Path(__file__).parent.parent / "docs" / "limits.md").read_text(encoding="utf-8").splitlines()
+    missing = []
+    for file, name, value in bounds:
+        figures = {f"{value:,g}" if isinstance(value, float) else f"{value:,}"}
+        if isinstance(value, int):
+            figures.add(_figure(value))
+        if not any(f"`{file}`" in line and f"`{name}`" in line and any(f"| {f} |" in line for f in figures)
+                   for line in lines):
+            missing.append(f"{file} {name} ({' or '.join(sorted(figures))})")
     assert not missing, f"docs/limits.md has no line naming these with their figure: {', '.join(missing)}"
