@@ -81,7 +81,7 @@ def _timeline(run, cue: str | Path, out: Path, *options: str) -> str:
 
 def test_the_build_ships_the_rites_data_and_no_staged_rite_nor_path_of_the_build(built):
     folders = {p.name for p in built.iterdir()}
-    assert {"staging", "routes", "yaml", "texts", "plates", "transport", "fonts"} <= folders
+    assert {"staging", "routes", "yaml", "texts", "plates", "transport", "fonts", "checks"} <= folders
     for entry in built.glob("*/*"):
         assert not entry.name.endswith(".rite.json")
         assert str(caches.PACKAGE.parent).encode() not in entry.read_bytes()
@@ -90,7 +90,8 @@ def test_the_build_ships_the_rites_data_and_no_staged_rite_nor_path_of_the_build
 def test_a_first_run_reads_the_shipped_staging_and_stages_nothing(shipped, staged, run, tmp_path):
     text = _timeline(run, RITE, tmp_path / "first.txt")
     assert staged == []
-    assert not list((tmp_path / "cache" / "yuesheng" / "staging").glob("*"))  # nothing rebuilt, nothing kept
+    for folder in ("staging", "checks"):  # nothing rebuilt or checked again, nothing kept
+        assert not list((tmp_path / "cache" / "yuesheng" / folder).glob("*"))
     assert text == _timeline(run, RITE, tmp_path / "built.txt", "--no-cache")  # as if built here
     assert staged == [RITE]
 
