@@ -279,9 +279,10 @@ def test_a_kept_cue_that_is_not_what_was_kept_is_checked_again(home, tmp_path, m
     assert len(entries) == 1
     entry = folder.read_json(entries[0], limit=1 << 20)
     damaged = [{"cue": "x", "read": []}, {"cue": {"cue": {}, "pieces": [["nopiece", 1, "", None]]}, "read": []},
-               {"read": [[["id"], 1, "", "error", False]], "cue": None}, []]
+               {"read": [[["id"], 1, "", "error", False]], "cue": None}, [],
+               {"read": [], "cue": None, "declared": "x", "rules": ["x"], "quotes": {"a": 1}}]
     for n, digest in enumerate(entry["cues"]):
         entry["cues"][digest] = damaged[n % len(damaged)]
     folder.write_json(entries[0], entry, entries=8)
     assert _validate(sheet) == first
-    assert kept.counted["read"] == len(entry["cues"])  # every cue read again
+    assert kept.counted["read"] == len(entry["cues"])  # every cue read again (a cue kept as not reading, no error)

@@ -75,21 +75,27 @@ class KeptChecks:
     def read(self, r: Reader, raw: Any, index: int) -> Cue | None:
         """The cue at *index*: as kept, its problems reported to *r* again, else read by *r*."""
         record = self.record(index)
-        found = _placed(record.get("read"), ("cues", index))
-        if found is not None and "cue" in record:
-            try:
-                cue = self._decoded(record["cue"], index)
-            except DecodeError:
-                pass
-            else:
-                for f in found:
-                    r.report(f)
-                return cue
+        kept = self._kept_cue(record, index)
+        if kept is not None:
+            for f in kept[1]:
+                r.report(f)
+            return kept[0]
         start = len(r.found)
         cue = r.cue(raw, index)
         self._keep(record, "read", r.found[start:], index)
         record["cue"] = _encoded(cue) if cue is not None else None
         return cue
+
+    def _kept_cue(self, record: Record, index: int) -> tuple[Cue | None, list[Found]] | None:
+        """The kept cue of *record* (None: it did not read, which an error says) and its problems, or None (a miss)."""
+        found = _placed(record.get("read"), ("cues", index))
+        if found is None or "cue" not in record:
+            return None
+        try:
+            cue = self._decoded(record["cue"], index)
+        except DecodeError:
+            return None
+        return (cue, found) if cue is not None or any(f[3] == "error" for f in found) else None
 
     def declared(self, r: Checker, sheet: CueSheet, cue: Cue) -> None:
         """``declared_references`` of *cue*, or its problems as kept."""
@@ -104,7 +110,10 @@ class KeptChecks:
 
     def rule(self, rule_id: str, find: Callable[[], Iterable[Finding]], index: int) -> list[Finding]:
         """The findings of the rule of one cue *rule_id* in the cue at *index*: as kept, else ``find()``'s."""
-        rules = self.record(index).setdefault("rules", {})
+        record = self.record(index)
+        rules = record.get("rules")
+        if not isinstance(rules, dict):
+            rules = record["rules"] = {}
         found = _placed(rules.get(rule_id), ("cues", index))
         if found is not None:
             return [(path, message) for path, message, *_ in found]
