@@ -50,6 +50,7 @@ def test_a_key_error_inside_a_lookup_propagates_as_the_bug_it_is(monkeypatch: py
         raise KeyError("a bug")
 
     monkeypatch.setattr(Repertoire, "find", broken)
+    monkeypatch.setenv("YUESHENG_NO_CACHE", "1")  # the cues read, not taken as kept (check/kept.py)
     from yuesheng import load
     from yuesheng.cli.common import cue_path
 

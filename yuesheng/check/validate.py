@@ -225,9 +225,10 @@ def check_quotes(doc: Document, kept: KeptChecks | None = None) -> list[Problem]
     data = doc.data
     if not isinstance(data, dict):
         return []
-    found = [f for key, value in data.items() if key != "cues" for f in _quote_findings(value, (key,))]
-    cues = data.get("cues")
-    for n, raw in enumerate(cues if isinstance(cues, list) else []):
+    given = data.get("cues")
+    cues: list[Any] = given if isinstance(given, list) else []  # a cue sheet's (a blocking's is a mapping)
+    found = [f for key, value in data.items() if not (key == "cues" and cues) for f in _quote_findings(value, (key,))]
+    for n, raw in enumerate(cues):
         find = partial(_quote_findings, raw, ("cues", n))
         found += kept.quotes(n, find) if kept is not None else find()
     return [doc.problem(path, message, rule=rule, severity=severity) for path, message, rule, severity, _ in found]
