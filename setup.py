@@ -31,6 +31,7 @@ BUILT = "built"  # yuesheng.caches.BUILT
 COMMANDS = (("validate", "{rite}"), ("timeline", "{rite}", "-o", "{out}/{rite}.txt"),
             ("sheet", "{rite}", "-o", "{out}/{rite}.html"), ("plan", "{rite}", "-o", "{out}/{rite}.json"))
 NOT_SHIPPED = (".rite.json",)  # the staged rite names the build's files
+TIMEOUT = 600  # seconds one command may take (大射's slowest, validate, takes a few on a loaded machine)
 
 
 def rites(cues: Path) -> list[str]:
@@ -50,8 +51,12 @@ def build_data(importable: Path, package: Path, rite_ids: list[str]) -> int:
         for rite in rite_ids:
             for command in COMMANDS:
                 argv = [a.format(rite=rite, out=folder) for a in command]
-                done = subprocess.run([sys.executable, "-m", "yuesheng", *argv], env=env, cwd=folder,
-                                      capture_output=True, text=True, check=False)
+                try:
+                    done = subprocess.run([sys.executable, "-m", "yuesheng", *argv], env=env, cwd=folder,
+                                          capture_output=True, text=True, check=False, timeout=TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    raise SystemExit(f"building yuesheng's shipped data: yuesheng {' '.join(argv)}: still running "
+                                     f"after {TIMEOUT} s, stopped") from None
                 if done.returncode != 0:
                     raise SystemExit(f"building yuesheng's shipped data: yuesheng {' '.join(argv)}: exit "
                                      f"{done.returncode}\n{done.stderr}")
