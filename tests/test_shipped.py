@@ -147,3 +147,10 @@ def test_the_installed_package_carries_every_shipped_rites_data(fresh, staged, r
     for rite in ("xiangyinjiu", "xiangshe", "yanli", "dashe"):
         _timeline(run, rite, tmp_path / f"{rite}.txt")
     assert staged == []
+
+
+def test_a_build_command_that_runs_too_long_is_stopped_and_named(tmp_path, monkeypatch):
+    setup = _setup()
+    monkeypatch.setattr(setup, "TIMEOUT", 0.01)  # less than Python takes to start
+    with pytest.raises(SystemExit, match=r"yuesheng validate xiangshe: still running after 0.01 s, stopped"):
+        setup.build_data(caches.PACKAGE.parent, tmp_path / "package", ["xiangshe"])
