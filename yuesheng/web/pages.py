@@ -59,7 +59,8 @@ def entry(production: Production, plate_at: Sequence[str]) -> str | None:
         return None
     where = ground.entry if ground is not None else ""
     prefix = caches.prefix_of(where) if ground is not None else caches.prefix(sheet.file)
-    return f"{prefix}{caches.key(_FORMAT, caches.library('jinja2'), caches.library('markupsafe'), where, values)}.html"
+    parts = (caches.library("jinja2"), caches.library("markupsafe"), where.removeprefix(prefix), values)
+    return f"{prefix}{caches.key(_FORMAT, *parts)}.html"
 
 
 def columns(events: tuple[Event, ...]) -> list[tuple[Any, ...]]:
