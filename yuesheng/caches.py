@@ -435,8 +435,8 @@ def digest(*values: Any) -> str | None:
     """A SHA-256 of *values* (frozen values: dataclasses, named tuples, tuples, dicts, strings, numbers, enums), a part
     of a key for what is made of them rather than of files (``key``); None for a value it cannot write.
 
-    Written by the standard library's pickle writer, in C, with each dataclass written as its class and its fields
-    in order (not through its ``__getstate__``, in Python), and a field declared a set written as its members sorted
+    Written by the standard library's pickle writer, in C, with each dataclass written as its class and the fields its
+    equality compares, in order (not through its ``__getstate__``, in Python), and a field declared a set sorted
     (a set's order follows its strings' hashes, which differ between processes). Only written, never read back:
     nothing is unpickled. Equal values written otherwise (shared or not) give another digest, a miss; unequal values
     never give the same one."""
@@ -480,17 +480,18 @@ def _canonical() -> type:
 
 
 def _fields(cls: type) -> Callable[[Any], tuple[Any, ...]] | None:
-    """How ``digest`` reads an instance of *cls*: a dataclass's fields in order, a field declared a set sorted; None
-    for any other class (written as pickle writes it)."""
+    """How ``digest`` reads an instance of *cls*: a dataclass's fields that its equality compares, in order, a field
+    declared a set sorted; None for any other class (written as pickle writes it)."""
     from dataclasses import fields, is_dataclass
     from operator import attrgetter
 
     if not is_dataclass(cls):
         return None
-    names = [f.name for f in fields(cls)]
+    compared = [f for f in fields(cls) if f.compare]  # what its equality reads: not a field derived from others
+    names = [f.name for f in compared]
     get: Callable[[Any], tuple[Any, ...]] = attrgetter(*names) if len(names) > 1 else \
         lambda obj: tuple(getattr(obj, n) for n in names)
-    sets = {n for n, f in enumerate(fields(cls)) if "set" in str(f.type).lower()}  # its declared type, as written
+    sets = {n for n, f in enumerate(compared) if "set" in str(f.type).lower()}  # its declared type, as written
     if not sets:
         return get
 

@@ -1,12 +1,14 @@
 """The director's page kept between runs: a page made once is read back, not made again (``web/sheet.py``).
 
 What is kept is the page as the templates make it (``sheet._page``), before its font and the render it plays are put
-in, in ``caches.folder("pages")``. Its name is ``caches.key`` of the values the page is made from, never of a file's
-name: the Timeline whole (its events, its cues' timings and the cues, the cast, layout, names, notices …), the
-ground's entry (itself a key of everything staging reads: the plates and the transport are kept under it), the
-sheet's cast and the pieces its cues sing (the transport's names and words), the paces' values, the cues given a
-plate of their own, and the package's code and templates with the Jinja2 and MarkupSafe that render them. A page
-whose ground cannot be kept (no entry) is made every time.
+in, in ``caches.folder("pages")``. Its name is ``caches.key`` of the values the page is made from (``caches.digest``),
+not of the files they were read from: the Timeline whole (its events, its cues' timings and the cues, the cast,
+layout, names, notices …), the ground's entry (itself a key of everything staging reads: the plates and the
+transport are kept under it), the sheet's cast and the pieces its cues sing (the transport's names and words), the
+paces' values, the cues given a plate of their own, and the package's code and templates with the Jinja2 and
+MarkupSafe that render them. A copy of a cue sheet and its blocking elsewhere is the same page; a piece holds its
+score's path among its values, so a score moved is another key (a miss, never a wrong page). A page whose ground
+cannot be kept (no entry) is made every time.
 
 An entry is the format's line and the page; it is read back only if it is one whole page (UTF-8, from its doctype to
 its end, with its head's end where the font goes): anything else, a damaged or cut-short entry included, is a miss.
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
     from yuesheng.production import Production
     from yuesheng.timeline import Event
 
-CACHE_ENTRIES = 16  # pages of each kind (shipped rites', one's own): 大射's is 1.2 MB
+CACHE_ENTRIES = 16  # pages of each kind (shipped rites', one's own): 大射's is 1.3 MB
 MAX_ENTRY_BYTES = 64 << 20  # a page larger than this is neither kept nor read
 _FORMAT = "yuesheng-page-1"
 _HEAD = f"{_FORMAT}\n".encode("ascii")
@@ -34,8 +36,8 @@ _START, _END, _HEAD_END = b"<!DOCTYPE html>\n", b"</html>", b"</head>"
 def kept(production: Production, plate_at: Sequence[str], make: Callable[[], str]) -> bytes:
     """The page of *production* with plates also at *plate_at* as UTF-8: kept from an earlier run, else *make*'s
     (and kept)."""
-    name = entry(production, plate_at)
-    folder = caches.folder("pages") if name is not None else None
+    folder = caches.folder("pages")
+    name = entry(production, plate_at) if folder is not None else None  # no digest with the caches off
     if folder is not None and name is not None and \
             (page := _read(folder.read(name, limit=len(_HEAD) + MAX_ENTRY_BYTES))) is not None:
         return page

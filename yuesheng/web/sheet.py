@@ -603,7 +603,8 @@ def sheet_file(production: Production, *, plate_at: Sequence[str] = (),
     """``sheet_html`` as its file holds it (UTF-8): the page is encoded once, both to find the characters its font is
     cut for and to be written (encoding a 1.2 MB page costs as much as the rest of finding its font). With *audio*
     (``src``, ``map``, ``rite``, ``digest``: the render it plays in step, ``cli/web.py``), the page holds it as
-    ``<script type="application/json" id="audio-data">``."""
+    ``<script type="application/json" id="audio-data">``. The page as made, before its font and audio, is kept
+    between runs (``web/pages.py``): made once for the same values, then read back."""
     with collector_paused():  # tens of thousands of new objects, none in a cycle: the collector would rescan them
         data = kept_page(production, plate_at, lambda: _page(production, plate_at))  # made once, then kept
     if audio is not None:
