@@ -21,6 +21,9 @@ foreign or malformed entry as a miss, so deleting a folder is always safe (``yue
   ``key`` as the user's, so it is read only for the very inputs it was made from; it is checked as a kept entry is
   (its digest), and left out of ``package_digest`` (it is made from the package, not a part of it).
   ``YUESHENG_NO_SHIPPED=1`` leaves them unread (the test suite's default, so that it builds what it tests).
+- ``digest(*values)``: a part of a key made of frozen values rather than of files (a SHA-256 of them written in a
+  canonical form, sets sorted; never read back), for what is made from values, as the director's page
+  (``web/pages.py``) from its Timeline.
 - ``YUESHENG_NO_CACHE=1`` or ``disable()`` (the CLI's ``--no-cache``) turns every cache off: nothing read, nothing
   written.
 """
