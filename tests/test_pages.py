@@ -118,6 +118,7 @@ def test_every_value_the_page_is_made_of_makes_another_page(production, plate, r
             replace(sung.pieces[0], piece=replace(piece, title=piece.title + "之二")),)))),
         "the syllable": built(Options(syllable=Fraction(2))),
         "a variant": built(Options(variants=frozenset({"dashi"}))),
+        "a reading": built(Options(readings={"heyue": "li-rugui"})),
         "a measured duration": built(Options(timing={action: Measurement(Fraction(77))})),
         "the paces": built(Options(paces=with_values(shipped(), {"堂下": Fraction(3, 2)}, "mine.yaml"))),
     }
