@@ -12,8 +12,10 @@ import shutil
 import stat
 import subprocess
 import sys
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -476,3 +478,44 @@ def test_a_corrupt_rite_decodes_as_a_rite_or_not_at_all(staged, where, what, val
     except DecodeError:
         return
     assert isinstance(rite, StagedRite)
+
+
+# --- a key of values (``caches.digest``) ------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class _Seat:
+    name: str
+    at: tuple[float, float]
+    guests: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class _Mat:
+    name: str
+    at: tuple[float, float]
+    guests: frozenset[str] = frozenset()
+
+
+def test_a_digest_of_values_tells_every_value_apart_and_writes_a_set_in_order():
+    values = [1, True, 1.0, Fraction(1), "1", b"1", ("1",), ["1"], {"1": 1}, None, -0.0, 0.0,
+              _Seat("a", (0.0, 1.0)), _Seat("a", (1.0, 0.0)), _Mat("a", (0.0, 1.0)), _Seat("b", (0.0, 1.0)),
+              _Seat("a", (0.0, 1.0), frozenset({"x"})), (_Seat("a", (0.0, 1.0)), _Seat("a", (0.0, 1.0)))]
+    digests = [caches.digest(v) for v in values]
+    assert None not in digests and len(set(digests)) == len(values)
+    assert caches.digest("a", "b") != caches.digest("ab") != caches.digest(("a", "b"))
+    assert caches.digest(_Seat("a", (0.0, 1.0))) == caches.digest(_Seat("a", (0.0, 1.0)))
+    many = [f"guest {n}" for n in range(50)]
+    guests = caches.digest(_Seat("a", (0, 0), frozenset(many)))
+    assert guests == caches.digest(_Seat("a", (0, 0), frozenset(many[::-1])))
+    script = ("import sys; sys.path.insert(0, 'tests'); from test_caches import _Seat; from yuesheng import caches; "
+              "print(caches.digest(_Seat('a', (0, 0), frozenset(f'guest {n}' for n in range(50)))))")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    printed = {subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env | {"PYTHONHASHSEED": str(seed)},
+                              capture_output=True, text=True, check=True).stdout.strip() for seed in (1, 2, 3)}
+    assert printed == {guests}  # whatever the strings' hashes
+
+
+def test_a_value_the_digest_cannot_write_has_none():
+    assert caches.digest(MappingProxyType({"a": 1})) is None
+    assert caches.digest(lambda: 0) is None
+    assert caches.digest(_Seat("a", (0.0, 1.0), frozenset({"x"}))) is not None

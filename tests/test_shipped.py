@@ -81,7 +81,7 @@ def _timeline(run, cue: str | Path, out: Path, *options: str) -> str:
 
 def test_the_build_ships_the_rites_data_and_no_staged_rite_nor_path_of_the_build(built):
     folders = {p.name for p in built.iterdir()}
-    assert {"staging", "routes", "yaml", "texts", "plates", "transport", "fonts", "checks"} <= folders
+    assert {"staging", "routes", "yaml", "texts", "plates", "transport", "pages", "fonts", "checks"} <= folders
     for entry in built.glob("*/*"):
         assert not entry.name.endswith(".rite.json")
         assert str(caches.PACKAGE.parent).encode() not in entry.read_bytes()
@@ -108,6 +108,21 @@ def test_an_edited_blocking_or_hall_is_staged_again_not_read_from_the_shipped_da
     _timeline(run, cue, tmp_path / "edited.txt")
     assert staged == [RITE, RITE]
     assert list((tmp_path / "cache" / "yuesheng" / "staging").glob("*.json"))  # and kept in the user's cache
+
+
+def test_a_first_sheet_reads_the_shipped_page_and_makes_none(shipped, run, tmp_path, monkeypatch):
+    from yuesheng.web import sheet
+
+    assert run("sheet", RITE, "-o", str(tmp_path / "built.html"), "--no-cache")[0] == 0
+
+    def refused(*_: object) -> str:
+        raise AssertionError("the page was made")
+
+    monkeypatch.setattr(sheet, "_page", refused)
+    code, _, err = run("sheet", RITE, "-o", str(tmp_path / "first.html"))
+    assert code == 0, err
+    assert (tmp_path / "first.html").read_bytes() == (tmp_path / "built.html").read_bytes()
+    assert not list((tmp_path / "cache" / "yuesheng" / "pages").glob("*"))  # read from the package, nothing kept
 
 
 def test_an_edited_cue_sheet_is_read_and_built_as_it_now_is(shipped, run, tmp_path):

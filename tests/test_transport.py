@@ -109,6 +109,41 @@ def test_the_data_are_kept_and_an_entry_not_whole_is_made_again(dashe):
     assert transport_json(dashe) == made
 
 
+def test_the_kept_data_are_keyed_by_the_events_the_page_names_and_the_words_sung(dashe):
+    """Another time, text or 節 of an event the transport names, or other words of a piece, is another entry; a
+    pitch, or a note of another part, is not (the data do not read them)."""
+    from dataclasses import replace
+
+    from yuesheng.timeline import EventKind
+    from yuesheng.web.transport import _inputs
+
+    timeline, doc = dashe.timeline, dashe.sheet
+    events = timeline.events
+    sung = next(n for n, e in enumerate(events) if e.kind is EventKind.NOTE and e.part == "歌")
+    played = next(n for n, e in enumerate(events) if e.kind is EventKind.NOTE and e.part not in ("歌", ""))
+    stroke = next(n for n, e in enumerate(events) if e.kind is EventKind.DRUM and e.jie)
+
+    def changed(n: int, **fields: Any) -> Any:
+        new = events[:n] + (events[n]._replace(**fields),) + events[n + 1:]
+        return replace(dashe, timeline=replace(timeline, events=new))
+
+    piece = next(c for c in doc.cues if c.pieces).pieces[0].piece
+    stanza = replace(piece.stanzas[0], notes=(replace(piece.stanzas[0].notes[0], lyric="某"),
+                                             *piece.stanzas[0].notes[1:]))
+    reworded = replace(piece, stanzas=(stanza, *piece.stanzas[1:]))
+    cues = tuple(replace(c, pieces=tuple(replace(r, piece=reworded) if r.piece is piece else r for r in c.pieces))
+                 for c in doc.cues)
+    other_words = replace(dashe, sheet=replace(doc, cues=cues))  # the piece's words wherever it is sung
+    base = _inputs(dashe)
+    assert base is not None
+    for other in (changed(sung, start_tick=events[sung].start_tick + 1), changed(sung, text="x"),
+                  changed(stroke, jie=events[stroke].jie + 1), other_words):
+        assert _inputs(other) != base
+    for same in (changed(sung, cents=events[sung].cents + 5),
+                 changed(played, start_tick=events[played].start_tick + 1)):
+        assert _inputs(same) == base
+
+
 def test_every_name_persons_reads_follows_the_member_it_names(dashe):
     data = transport_data(dashe)
     assert data is not None

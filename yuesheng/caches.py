@@ -21,6 +21,9 @@ foreign or malformed entry as a miss, so deleting a folder is always safe (``yue
   ``key`` as the user's, so it is read only for the very inputs it was made from; it is checked as a kept entry is
   (its digest), and left out of ``package_digest`` (it is made from the package, not a part of it).
   ``YUESHENG_NO_SHIPPED=1`` leaves them unread (the test suite's default, so that it builds what it tests).
+- ``digest(*values)``: a part of a key made of frozen values rather than of files (a SHA-256 of them written in a
+  canonical form, sets sorted; never read back), for what is made from values, as the director's page
+  (``web/pages.py``) from its Timeline.
 - ``YUESHENG_NO_CACHE=1`` or ``disable()`` (the CLI's ``--no-cache``) turns every cache off: nothing read, nothing
   written.
 """
@@ -428,3 +431,75 @@ def library(name: str) -> bytes:
         return Path(spec.origin).read_bytes() if spec is not None and spec.origin else b""
     except (OSError, ValueError, ImportError):
         return b""
+
+
+
+def digest(*values: Any) -> str | None:
+    """A SHA-256 of *values* (frozen values: dataclasses, named tuples, tuples, dicts, strings, numbers, enums), a part
+    of a key for what is made of them rather than of files (``key``); None for a value it cannot write.
+
+    Written by the standard library's pickle writer, in C, with each dataclass written as its class and the fields its
+    equality compares, in order (not through its ``__getstate__``, in Python), and a field declared a set sorted
+    (a set's order follows its strings' hashes, which differ between processes). Only written, never read back:
+    nothing is unpickled. Equal values written otherwise (shared or not) give another digest, a miss; unequal values
+    never give the same one."""
+    import pickle
+
+    sink = _Digest()
+    try:
+        _canonical()(sink, protocol=5).dump(values)
+    except (pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError):
+        return None
+    return sink.sha.hexdigest()
+
+
+class _Digest:
+    """A file that hashes what is written to it."""
+
+    def __init__(self) -> None:
+        self.sha = hashlib.sha256()
+
+    def write(self, data: bytes) -> int:
+        self.sha.update(data)
+        return len(data)
+
+
+@cache
+def _canonical() -> type:
+    """The pickle writer of ``digest``, made on first use (pickle is imported only for a key of values)."""
+    import pickle
+
+    readers: dict[type, Callable[[Any], tuple[Any, ...]] | None] = {}
+
+    class Canonical(pickle.Pickler):
+        def reducer_override(self, obj: Any) -> Any:
+            cls = type(obj)
+            if cls not in readers:
+                readers[cls] = _fields(cls)
+            read = readers[cls]
+            return NotImplemented if read is None else (cls, read(obj))
+
+    return Canonical
+
+
+def _fields(cls: type) -> Callable[[Any], tuple[Any, ...]] | None:
+    """How ``digest`` reads an instance of *cls*: a dataclass's fields that its equality compares, in order, a field
+    declared a set sorted; None for any other class (written as pickle writes it)."""
+    from dataclasses import fields, is_dataclass
+    from operator import attrgetter
+
+    if not is_dataclass(cls):
+        return None
+    compared = [f for f in fields(cls) if f.compare]  # what its equality reads: not a field derived from others
+    names = [f.name for f in compared]
+    get: Callable[[Any], tuple[Any, ...]] = attrgetter(*names) if len(names) > 1 else \
+        lambda obj: tuple(getattr(obj, n) for n in names)
+    sets = {n for n, f in enumerate(compared) if "set" in str(f.type).lower()}  # its declared type, as written
+    if not sets:
+        return get
+
+    def read(obj: Any) -> tuple[Any, ...]:
+        return tuple(tuple(sorted(v, key=repr)) if n in sets and isinstance(v, set | frozenset) else v
+                     for n, v in enumerate(get(obj)))
+
+    return read

@@ -57,7 +57,8 @@ def _clear() -> str:
 
 def _add_cache(p: argparse.ArgumentParser) -> None:
     p.description = ("What yuesheng keeps between runs in $XDG_CACHE_HOME/yuesheng (~/.cache/yuesheng): parsed "
-                     "YAML, the texts' pages, the staged grounds and routes, plates and font subsets.")
+                     "YAML, the texts' pages, the staged grounds and routes, plates, the director's pages and font "
+                     "subsets.")
     p.add_argument("action", choices=("info", "clear"), help="info: each folder, its entries and bytes; clear: remove "
                    "them all")
     format_option(p)

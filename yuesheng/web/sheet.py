@@ -34,6 +34,7 @@ from yuesheng.music.instruments import PARTS
 from yuesheng.outputs.report import cues_by_id, says_que, sections, takes, what_of
 from yuesheng.process import collector_paused
 from yuesheng.timeline import TICKS_PER_SECOND, CueTiming, Event, EventKind, Timeline, clock, seconds
+from yuesheng.web.pages import kept as kept_page
 
 if TYPE_CHECKING:
     from yuesheng.production import Production
@@ -602,13 +603,13 @@ def sheet_file(production: Production, *, plate_at: Sequence[str] = (),
     """``sheet_html`` as its file holds it (UTF-8): the page is encoded once, both to find the characters its font is
     cut for and to be written (encoding a 1.2 MB page costs as much as the rest of finding its font). With *audio*
     (``src``, ``map``, ``rite``, ``digest``: the render it plays in step, ``cli/web.py``), the page holds it as
-    ``<script type="application/json" id="audio-data">``."""
+    ``<script type="application/json" id="audio-data">``. The page as made, before its font and audio, is kept
+    between runs (``web/pages.py``): made once for the same values, then read back."""
     with collector_paused():  # tens of thousands of new objects, none in a cycle: the collector would rescan them
-        page = _page(production, plate_at)
+        data = kept_page(production, plate_at, lambda: _page(production, plate_at))  # made once, then kept
     if audio is not None:
-        page = page.replace("</head>", f'<script type="application/json" id="audio-data">{json_island(audio)}'
-                                       "</script>\n</head>", 1)
-    data = page.encode("utf-8")
+        data = data.replace(b"</head>", f'<script type="application/json" id="audio-data">{json_island(audio)}'
+                                        "</script>\n</head>".encode(), 1)
     faces = fonts.face_css_utf8(data)
     return data.replace(b"</head>", _style(faces).encode("ascii"), 1) if faces else data
 

@@ -20,7 +20,6 @@ a walk is ``["go", start, end, number, cue, route, marks, to, [fx, fy] | null]``
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -28,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from yuesheng import caches
 from yuesheng.text import fold, fold_table
-from yuesheng.timeline import EventKind
+from yuesheng.timeline import Event, EventKind
+from yuesheng.web.pages import columns
 
 if TYPE_CHECKING:
     from yuesheng.production import Production
@@ -111,7 +111,7 @@ def transport_data(production: Production) -> dict[str, Any] | None:
 
 CACHE_ENTRIES = 64
 MAX_ENTRY_BYTES = 32 << 20  # 大射儀's: about 0.2 MB
-_FORMAT = "yuesheng-transport-2"
+_FORMAT = "yuesheng-transport-3"
 _KEYS = {"turn", "tracks", "names", "fold", "gestures", "music", "sung", "sounds"}
 
 
@@ -120,8 +120,9 @@ def transport_json(production: Production) -> str | None:
     ground = production.ground
     if ground is None:
         return None
-    folder = caches.folder("transport") if ground.entry else None
-    name = f"{caches.prefix_of(ground.entry)}{caches.key(_FORMAT, ground.entry, *_inputs(production))}.json"
+    inputs = _inputs(production) if ground.entry else None
+    folder = caches.folder("transport") if inputs is not None else None
+    name = f"{caches.prefix_of(ground.entry)}{caches.key(_FORMAT, ground.entry, *inputs or ())}.json"
     if folder is not None and (kept := _read(folder.read(name, limit=MAX_ENTRY_BYTES))) is not None:
         return kept
     data = transport_data(production)
@@ -133,23 +134,25 @@ def transport_json(production: Production) -> str | None:
     return text
 
 
-def _inputs(production: Production) -> list[str]:
+def _inputs(production: Production) -> list[str] | None:
     """What the data depend on besides the ground: the cues' spans, the paces, the performers' names and counts, and
-    a digest of the events the page names (sung syllables, markers, calls, 節 strokes) and of the pieces' words."""
+    a digest of the events the page names (sung syllables, markers, calls, 節 strokes: each one's time, kind, cue,
+    part, text, piece, 終, 節 and degree) and of the pieces' words; None where they cannot be digested."""
     timeline, sheet = production.timeline, production.sheet
-    digest = hashlib.sha256()
-    for e in timeline.events:
-        if (e.kind is EventKind.NOTE and e.part == "歌") or e.kind in (EventKind.MARKER, EventKind.CALL) or \
-                (e.kind is EventKind.DRUM and (e.jie or e.piece)):
-            digest.update(f"{e.start_tick},{e.length_ticks},{e.kind.value},{e.cue},{e.part},{e.text},{e.piece},"
-                          f"{e.zhong},{e.jie},{e.degree}\n".encode())
-    for ref in {ref.piece.id: ref.piece for cue in sheet.cues for ref in cue.pieces}.values():
-        digest.update(f"{ref.id},{ref.title}".encode())
-        for stanza in ref.stanzas:
-            digest.update(f"{stanza.number},{stanza.line_lengths},{[n.lyric for n in stanza.notes]}".encode())
+    note, marker, call, drum = EventKind.NOTE, EventKind.MARKER, EventKind.CALL, EventKind.DRUM
+    named = columns(tuple(e for e in timeline.events if (e.kind is note and e.part == "歌") or e.kind is marker
+                          or e.kind is call or (e.kind is drum and (e.jie or e.piece))))
+    pieces = {ref.piece.id: ref.piece for cue in sheet.cues for ref in cue.pieces}
+    words = [(p.id, p.title, [(s.number, s.line_lengths, [n.lyric for n in s.notes]) for s in p.stanzas])
+             for p in pieces.values()]
+    digest = caches.digest([named[n] for n in _NAMED] if named else [], words)
     spans = ",".join(f"{t.cue.id}:{t.start_tick}:{t.end_tick}" for t in timeline.cues)
     cast = ",".join(f"{r}:{m.name}:{m.count}" for r, m in sheet.performers.items())
-    return [spans, repr(production.options.paces), cast, digest.hexdigest()]
+    return [spans, repr(production.options.paces), cast, digest] if digest is not None else None
+
+
+_NAMED = tuple(Event._fields.index(f) for f in ("start_tick", "length_ticks", "kind", "cue", "part", "text", "piece",
+                                                  "zhong", "jie", "degree"))  # the fields of an event the page reads
 
 
 def _read(entry: bytes | None) -> str | None:
