@@ -519,3 +519,19 @@ def test_a_value_the_digest_cannot_write_has_none():
     assert caches.digest(MappingProxyType({"a": 1})) is None
     assert caches.digest(lambda: 0) is None
     assert caches.digest(_Seat("a", (0.0, 1.0), frozenset({"x"}))) is not None
+
+
+def test_a_digest_is_of_the_values_not_of_which_of_them_are_one_object():
+    one, two = Fraction(3, 2), Fraction(3, 2)
+    text = "".join(["gong", "-ru"])  # an equal string that is not the same object as the literal
+    assert text is not "gong-ru"  # noqa: F632 (the point of the test)
+    assert caches.digest([one, one], ["gong-ru", "gong-ru"]) == caches.digest([one, two], ["gong-ru", text])
+    assert caches.column_digest([("a", "gong-ru", "gong-ru"), (1, None, 2)]) == \
+        caches.column_digest([("a", "gong-ru", text), (1, None, 2)])
+    assert caches.column_digest([("a", None, "gong-ru")]) == caches.column_digest([("a", None, text)])  # mixed
+    assert caches.column_digest([("a", "b")]) != caches.column_digest([("ab",)]) != caches.column_digest([("a",)])
+    seat = _Seat("a", (0.0, 1.0))
+    pair = (_Seat("a", (0.0, 1.0)), _Seat("a", (0.0, 1.0)))
+    assert caches.digest((seat, seat), apart=(_Seat,)) == caches.digest(pair, apart=(_Seat,))
+    assert caches.digest((seat, seat)) == caches.digest(pair)
+    assert caches.digest(seat, apart=(_Seat,)) != caches.digest(_Mat("a", (0.0, 1.0)), apart=(_Seat, _Mat))

@@ -357,7 +357,7 @@ def test_limits_md_names_every_bound_with_its_figure():
     assert not missing, f"docs/limits.md has no line naming these with their figure: {', '.join(missing)}"
 
 
-def _module_bounds() -> list[tuple[str, str, object]]:
+def _module_bounds() -> list[tuple[str, str, int | float]]:
     """(file, name, value) of every module-level ``MAX_…``, ``…_ENTRIES`` and ``HELD`` of the package with a number
     for its value (beyond ``limits.py`` and the YAML file's own, above)."""
     import ast

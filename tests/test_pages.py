@@ -201,3 +201,14 @@ def test_cache_info_lists_the_pages(cache, tmp_path, capsys):
     assert main(["cache", "info", "--format", "json"]) == 0
     folders = {f["name"]: f for f in json.loads(capsys.readouterr().out)["folders"]}
     assert folders["pages"]["entries"] == 1 and folders["pages"]["bytes"] > 100_000
+
+
+def test_the_key_is_the_same_whether_the_cues_were_read_or_made_again_from_their_kept_checks(cache, monkeypatch):
+    for rite in ("xiangshe", "dashe"):
+        read = produce(load(cue_path(rite)))  # an empty cache: every cue read (and its checks kept)
+        kept = produce(load(cue_path(rite)))  # every cue made again from what was kept
+        assert kept.sheet.cues == read.sheet.cues
+        assert entry(kept, []) == entry(read, [])
+        with monkeypatch.context() as m:
+            m.setenv("YUESHENG_NO_CACHE", "1")
+            assert entry(produce(load(cue_path(rite))), []) == entry(read, [])

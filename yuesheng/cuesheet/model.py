@@ -67,7 +67,7 @@ def parse_duration(text: object) -> Fraction:
     if not isinstance(text, str):
         raise InvalidValueError("duration", text, DURATION_FORM,
                                 message=f"expected a duration string such as 90s or 1min30s, got {type_name(text)}")
-    return _duration_of(text)
+    return Fraction(_duration_of(text))  # a value of its own: no two cues share one (caches.digest sees sharing)
 
 
 @lru_cache(maxsize=1024)

@@ -21,6 +21,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from yuesheng import caches
+from yuesheng.music.score import Piece
 
 if TYPE_CHECKING:
     from yuesheng.production import Production
@@ -54,9 +55,10 @@ def entry(production: Production, plate_at: Sequence[str]) -> str | None:
     if ground is not None and not ground.entry:
         return None
     paces = production.options.paces
-    values = caches.digest(replace(timeline, events=()), columns(timeline.events), dict(sheet.performers),
+    values = caches.digest(replace(timeline, events=()), caches.column_digest(columns(timeline.events)),
+                           dict(sheet.performers),
                            {ref.piece.id: ref.piece for cue in sheet.cues for ref in cue.pieces},
-                           paces.key() if paces is not None else "", sorted(set(plate_at)))
+                           paces.key() if paces is not None else "", sorted(set(plate_at)), apart=(Piece,))
     if values is None:
         return None
     where = ground.entry if ground is not None else ""
