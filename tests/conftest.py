@@ -7,6 +7,7 @@ the data an installed package ships for its rites (``caches.shipped``: tests/tes
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -34,6 +35,15 @@ def _caches_of_our_own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
         patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
         patch.setenv("YUESHENG_NO_SHIPPED", "1")  # the package's built data unread: the suite builds what it tests
         yield
+
+
+@pytest.fixture(autouse=True)
+def _consoles_stopped() -> Iterator[None]:
+    """After each test, the consoles it started in child processes (``served.start_console``) killed and their pipes
+    closed."""
+    yield
+    if (served := sys.modules.get("served")) is not None:
+        served.stop_started()
 
 
 @pytest.fixture(scope="session")

@@ -17,6 +17,7 @@ from typing import Any
 
 ROOT = Path(__file__).parent.parent
 URL = re.compile(r"http://\S+:(\d+)/")
+STARTED: list[subprocess.Popen[str]] = []  # the consoles started by the test running (``stop_started``)
 
 
 def start_console(cue: Path, *args: str, with_line: bool = False) -> Any:
@@ -26,6 +27,7 @@ def start_console(cue: Path, *args: str, with_line: bool = False) -> Any:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "yuesheng", "console", str(cue), "--no-midi", *listen, *args],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    STARTED.append(proc)
     stdout = proc.stdout
     assert stdout is not None
     said: queue.Queue[str] = queue.Queue()
@@ -48,6 +50,20 @@ def start_console(cue: Path, *args: str, with_line: bool = False) -> Any:
                 return (proc, loopback, line) if with_line else (proc, loopback)
     proc.kill()
     raise AssertionError(f"the console printed no URL: {lines} {proc.stderr.read() if proc.stderr else ''}")
+
+
+def stop_started() -> None:
+    """Kill every console the test started that still runs, and close its pipes: a pipe left to the garbage collector
+    is a ResourceWarning in whichever test runs then (``conftest.py`` calls this after each test)."""
+    while STARTED:
+        proc = STARTED.pop()
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=10)
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    pipe.close()
 
 
 def post(url: str, command: str, cue: str = "") -> dict[str, Any]:

@@ -76,8 +76,8 @@ def heard():
 def test_osc_commands_arrive_through_a_real_udp_socket():
     control = Control(Clock(), guard=0.0)
     listener = OscListener(control, "127.0.0.1", 0, notify=lambda _: None)
+    client = SimpleUDPClient(*listener.address)
     try:
-        client = SimpleUDPClient(*listener.address)
         client.send_message("/yuesheng/go", [])
         client.send_message("/yuesheng/goto", "zhengge-bei")
         client.send_message("/yuesheng/fade", [])
@@ -89,6 +89,7 @@ def test_osc_commands_arrive_through_a_real_udp_socket():
             press = control.presses.get(timeout=5)
             got.append((press.command, press.source, press.cue))
     finally:
+        client.close()
         listener.close()
     assert sorted(got, key=lambda g: g[0].value) == sorted(
         [(Command.GO, "osc", ""), (Command.GOTO, "osc", "zhengge-bei"), (Command.FADE, "osc", ""),
@@ -189,12 +190,13 @@ def test_bound_to_every_interface_a_datagram_without_the_token_is_refused():
     """0.0.0.0 is off loopback; the test's datagrams still go only through 127.0.0.1."""
     control, notices = Control(Clock(), guard=0.0), list[str]()
     listener = OscListener(control, "0.0.0.0", 0, gate=Gate(TOKEN), notify=notices.append)
+    client = SimpleUDPClient("127.0.0.1", listener.address[1])
     try:
-        client = SimpleUDPClient("127.0.0.1", listener.address[1])
         client.send_message("/yuesheng/go", [])
         client.send_message("/yuesheng/stop", [TOKEN])
         press = control.presses.get(timeout=5)
     finally:
+        client.close()
         listener.close()
     assert (press.command, press.source) == (Command.STOP, "osc") and control.presses.empty()
     assert notices and "no token first" in notices[0]
