@@ -526,12 +526,29 @@ def test_a_digest_is_of_the_values_not_of_which_of_them_are_one_object():
     text = "".join(["gong", "-ru"])  # an equal string that is not the same object as the literal
     assert text is not "gong-ru"  # noqa: F632 (the point of the test)
     assert caches.digest([one, one], ["gong-ru", "gong-ru"]) == caches.digest([one, two], ["gong-ru", text])
-    assert caches.column_digest([("a", "gong-ru", "gong-ru"), (1, None, 2)]) == \
-        caches.column_digest([("a", "gong-ru", text), (1, None, 2)])
-    assert caches.column_digest([("a", None, "gong-ru")]) == caches.column_digest([("a", None, text)])  # mixed
-    assert caches.column_digest([("a", "b")]) != caches.column_digest([("ab",)]) != caches.column_digest([("a",)])
+    assert caches.digest([("a", "gong-ru", "gong-ru"), (1, None, 2)]) == caches.digest([("a", "gong-ru", text),
+                                                                                          (1, None, 2)])
+    assert caches.digest([("a", "b")]) != caches.digest([("ab",)]) != caches.digest([("a",)])
+    assert caches.digest((("a",),)) != caches.digest(("a",)) != caches.digest(["a"]) != caches.digest("('a',)")
     seat = _Seat("a", (0.0, 1.0))
     pair = (_Seat("a", (0.0, 1.0)), _Seat("a", (0.0, 1.0)))
     assert caches.digest((seat, seat), apart=(_Seat,)) == caches.digest(pair, apart=(_Seat,))
     assert caches.digest((seat, seat)) == caches.digest(pair)
     assert caches.digest(seat, apart=(_Seat,)) != caches.digest(_Mat("a", (0.0, 1.0)), apart=(_Seat, _Mat))
+
+
+def test_the_package_imports_no_pickle_nor_marshal_and_numpy_loads_refuse_pickles():
+    """Nothing yuesheng keeps or reads can run code: no module of it imports pickle, marshal, shelve or dill, and
+    every ``np.load`` passes ``allow_pickle=False``."""
+    import ast
+
+    for path in sorted(caches.PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            assert not {n.split(".")[0] for n in names} & {"pickle", "_pickle", "marshal", "shelve", "dill"}, path
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "load" \
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id in ("np", "numpy"):
+                assert any(k.arg == "allow_pickle" and isinstance(k.value, ast.Constant) and k.value.value is False
+                           for k in node.keywords), f"{path}:{node.lineno}"

@@ -39,7 +39,8 @@ import sys
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
-from functools import cache
+from enum import Enum
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -435,113 +436,147 @@ def library(name: str) -> bytes:
 
 
 def digest(*values: Any, apart: tuple[type, ...] = ()) -> str | None:
-    """A SHA-256 of *values* (frozen values: dataclasses, named tuples, tuples, dicts, strings, numbers, enums), a part
-    of a key for what is made of them rather than of files (``key``); None for a value it cannot write.
+    """A SHA-256 of *values* (frozen values: dataclasses, named tuples, tuples, lists, dicts, sets, strings, numbers,
+    fractions, enums), a part of a key for what is made of them rather than of files (``key``); None for a value of
+    another kind.
 
-    Written by the standard library's pickle writer, in C, with each dataclass written as its class and the fields its
-    equality compares, in order (not through its ``__getstate__``, in Python), and a field declared a set sorted
-    (a set's order follows its strings' hashes, which differ between processes). Only written, never read back:
-    nothing is unpickled. Written without pickle's memo, so what is written is the values alone, never which of them
-    are one object (a cue sheet's cues read, or made again from what was kept, share other objects): equal values give
-    the same digest, unequal values never. An instance of a class in *apart* (a large value many others hold: a
-    piece) is written as its own digest, made once for each such object."""
-    import pickle
-
-    sink = _Digest()
+    Each value is written as bytes that say what it is (``_Writer``): an atom by its ``repr``, a dataclass by its class
+    and the fields its equality compares, a set with its members in order (a set's own order follows its strings'
+    hashes, which differ between processes). Only the values are written, never which of them are one object: equal
+    values give the same digest, unequal values never. An instance of a class in *apart* (a large value that many
+    others hold: a piece) is written as its own digest, made once for each such object. Nothing is kept or read back:
+    the bytes are hashed as they are written."""
+    writer = _Writer(apart)
     try:
-        _pickler(sink, apart).dump(values)
-    except (pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError):
+        writer.write(values)
+    except (TypeError, RecursionError):
         return None
-    return sink.sha.hexdigest()
+    return writer.hexdigest()
 
 
-def column_digest(columns: list[tuple[Any, ...]]) -> str | None:
-    """``digest`` of columns of plain values (strings, numbers, true/false, None, enum members: thousands of events'
-    fields, one column each), faster: each string interned first, so that pickle's memo, which writes an object met
-    again as a reference to its first writing, sees every equal string as one object, wherever it came from (the other
-    values are written in place, or are one object each): the same values give the same digest."""
-    import pickle
-
-    def interned(column: tuple[Any, ...]) -> tuple[Any, ...]:
-        try:
-            return tuple(map(sys.intern, column))
-        except TypeError:  # not all strings
-            return tuple(sys.intern(v) if type(v) is str else v for v in column)
-
-    sink = _Digest()
-    pickler = _pickler(sink, ())
-    pickler.fast = False  # the memo on: every string interned, each column a tuple of its own
-    try:
-        pickler.dump([interned(c) for c in columns])
-    except (pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError):
-        return None
-    return sink.sha.hexdigest()
+_ATOMS = frozenset({str, int, float, bool, bytes, type(None)})  # written by ``repr``, each unlike every other
 
 
-def _pickler(sink: Any, apart: tuple[type, ...], made: dict[int, tuple[Any, str]] | None = None) -> Any:
-    """``digest``'s writer into *sink*: no memo; each instance of *apart* as its digest (kept in *made* by object)."""
-    pickler = _canonical()(sink, protocol=5)
-    pickler.fast = True  # no memo: the values, not their sharing
-    pickler.apart, pickler.made = apart, {} if made is None else made
-    return pickler
+class _Writer:
+    """``digest``'s bytes of a value, each form tagged so that no two values give the same bytes: an atom by its
+    ``repr``; a sequence of atoms of one kind at C speed (``_atoms``); ``T``/``L`` another tuple or list, ``D`` a dict,
+    ``S`` a set (its members' digests in order), ``E`` an enum member, ``F`` a fraction, ``N`` a named tuple, ``C`` a
+    dataclass (the fields its equality compares), ``A`` a value written apart (its own digest)."""
 
-
-class _Digest:
-    """A file that hashes what is written to it."""
-
-    def __init__(self) -> None:
+    def __init__(self, apart: tuple[type, ...], made: dict[int, tuple[Any, str]] | None = None) -> None:
         self.sha = hashlib.sha256()
+        self.parts: list[str] = []  # text not yet hashed: many small pieces, hashed at once
+        self.put = self.parts.append
+        self.apart = apart
+        self.made = {} if made is None else made  # id → (the object, held so that its id is not reused; its digest)
+        self.writers: dict[type, Callable[[Any], None]] = {}
 
-    def write(self, data: bytes) -> int:
+    def hexdigest(self) -> str:
+        """The SHA-256 of what was written."""
+        self._flush()
+        return self.sha.hexdigest()
+
+    def _flush(self) -> None:
+        self.sha.update("".join(self.parts).encode("utf-8", "surrogatepass"))
+        self.parts.clear()
+
+    def _bytes(self, data: bytes) -> None:
+        """*data* hashed after the text before it."""
+        self._flush()
         self.sha.update(data)
-        return len(data)
+
+    def write(self, value: Any) -> None:
+        cls = type(value)
+        if cls in _ATOMS:
+            self.put(repr(value))
+            return
+        write = self.writers.get(cls)
+        if write is None:
+            write = self.writers[cls] = self._writer(cls)
+        write(value)
+
+    def _writer(self, cls: type) -> Callable[[Any], None]:
+        """How an instance of *cls* is written (TypeError for a class ``digest`` does not write)."""
+        name = f"{cls.__module__}.{cls.__qualname__}"
+        fractions = sys.modules.get("fractions")  # no Fraction without its module (not imported here)
+        if cls is tuple or cls is list:
+            return partial(self._sequence, "T" if cls is tuple else "L")
+        if issubclass(cls, Enum):
+            return lambda v: self.put(f"E{name}.{v._name_};")
+        if issubclass(cls, dict):  # a frozen dict of the model is a dict underneath
+            return lambda v: self._sequence("D", [x for item in v.items() for x in item])
+        if issubclass(cls, set | frozenset):
+            return lambda v: self._sequence("S", sorted(self._own_digest(x, self.apart) for x in v))
+        if fractions is not None and issubclass(cls, fractions.Fraction):
+            return lambda v: self.put(f"F{v.numerator}/{v.denominator};")
+        if issubclass(cls, tuple) and hasattr(cls, "_fields"):
+            return partial(self._instance, f"N{name};", tuple)
+        if cls in self.apart:
+            others = tuple(c for c in self.apart if c is not cls)  # the value itself written whole
+            return lambda v: self.put(f"A{self._own_digest(v, others)}")
+        return partial(self._instance, f"C{name};", _compared(cls))
+
+    def _instance(self, tag: str, fields: Callable[[Any], tuple[Any, ...]], value: Any) -> None:
+        """A named tuple or a dataclass: its class, then its fields."""
+        self.put(tag)
+        self._sequence("T", fields(value))
+
+    def _sequence(self, tag: str, value: tuple[Any, ...] | list[Any]) -> None:
+        """A sequence: its tag, its length, its items (those of one kind of atom or of one enum at C speed)."""
+        self.put(f"{tag}{len(value)}")
+        kinds = set(map(type, value))
+        kind = next(iter(kinds)) if len(kinds) == 1 else None
+        if kind is not None and kind in _ATOMS:
+            self._bytes(_atoms(kind, value))
+        elif kind is not None and issubclass(kind, Enum):  # a column of an enum: each member by name
+            self.put(f"e{kind.__module__}.{kind.__qualname__};")
+            self._bytes(_atoms(str, [v._name_ for v in value]))
+        elif kinds <= _ATOMS:
+            self.put(f"a{value!r}")
+        else:
+            self.put("(")
+            for item in value:
+                if type(item) in _ATOMS:
+                    self.put(f"{item!r},")
+                else:
+                    self.write(item)
+                    self.put(",")
+
+    def _own_digest(self, value: Any, apart: tuple[type, ...]) -> str:
+        """*value*'s own digest, made once for each object (a set's member, a value written apart)."""
+        if id(value) not in self.made:
+            writer = _Writer(apart, self.made)
+            writer.write(value)
+            self.made[id(value)] = (value, writer.hexdigest())
+        return self.made[id(value)][1]
 
 
-@cache
-def _canonical() -> type:
-    """The pickle writer of ``digest``, made on first use (pickle is imported only for a key of values)."""
-    import pickle
+def _atoms(kind: type, value: tuple[Any, ...] | list[Any]) -> bytes:
+    """A sequence of atoms all of *kind*, at C speed: strings by their lengths and then their text, numbers by their
+    bytes (a float's exact bits), any other kind by ``repr``."""
+    from array import array
 
-    readers: dict[type, Callable[[Any], tuple[Any, ...]] | None] = {}
-
-    class Canonical(pickle.Pickler):
-        apart: tuple[type, ...]
-        made: dict[int, tuple[Any, str]]
-
-        def reducer_override(self, obj: Any) -> Any:
-            cls = type(obj)
-            if cls in self.apart:
-                if id(obj) not in self.made:
-                    sink = _Digest()
-                    _pickler(sink, (), self.made).dump(obj)
-                    self.made[id(obj)] = (obj, sink.sha.hexdigest())  # the object held: its id is not reused
-                return (str, (self.made[id(obj)][1],))
-            if cls not in readers:
-                readers[cls] = _fields(cls)
-            read = readers[cls]
-            return NotImplemented if read is None else (cls, read(obj))
-
-    return Canonical
+    try:
+        if kind is str:
+            return b"s" + array("q", map(len, value)).tobytes() + "".join(value).encode("utf-8", "surrogatepass")
+        if kind is int:
+            return b"i" + array("q", value).tobytes()
+        if kind is float:
+            return b"f" + array("d", value).tobytes()
+    except OverflowError:  # an integer past 64 bits: written as it is
+        pass
+    return b"r" + repr(value).encode("utf-8", "surrogatepass")
 
 
-def _fields(cls: type) -> Callable[[Any], tuple[Any, ...]] | None:
-    """How ``digest`` reads an instance of *cls*: a dataclass's fields that its equality compares, in order, a field
-    declared a set sorted; None for any other class (written as pickle writes it)."""
+def _compared(cls: type) -> Callable[[Any], tuple[Any, ...]]:
+    """The fields of dataclass *cls* that its equality compares, in order, as a tuple of an instance's values;
+    TypeError for a class that is not a dataclass (``digest`` writes no other)."""
     from dataclasses import fields, is_dataclass
     from operator import attrgetter
 
     if not is_dataclass(cls):
-        return None
-    compared = [f for f in fields(cls) if f.compare]  # what its equality reads: not a field derived from others
-    names = [f.name for f in compared]
-    get: Callable[[Any], tuple[Any, ...]] = attrgetter(*names) if len(names) > 1 else \
-        lambda obj: tuple(getattr(obj, n) for n in names)
-    sets = {n for n, f in enumerate(compared) if "set" in str(f.type).lower()}  # its declared type, as written
-    if not sets:
-        return get
-
-    def read(obj: Any) -> tuple[Any, ...]:
-        return tuple(tuple(sorted(v, key=repr)) if n in sets and isinstance(v, set | frozenset) else v
-                     for n, v in enumerate(get(obj)))
-
-    return read
+        raise TypeError(f"digest cannot write a {cls.__qualname__}")
+    names = [f.name for f in fields(cls) if f.compare]  # what its equality reads: not a field derived from others
+    if len(names) > 1:
+        return attrgetter(*names)
+    return lambda obj: tuple(getattr(obj, n) for n in names)

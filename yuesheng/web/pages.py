@@ -55,7 +55,7 @@ def entry(production: Production, plate_at: Sequence[str]) -> str | None:
     if ground is not None and not ground.entry:
         return None
     paces = production.options.paces
-    values = caches.digest(replace(timeline, events=()), caches.column_digest(columns(timeline.events)),
+    values = caches.digest(replace(timeline, events=()), columns(timeline.events),
                            dict(sheet.performers),
                            {ref.piece.id: ref.piece for cue in sheet.cues for ref in cue.pieces},
                            paces.key() if paces is not None else "", sorted(set(plate_at)), apart=(Piece,))

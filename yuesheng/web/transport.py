@@ -145,7 +145,7 @@ def _inputs(production: Production) -> list[str] | None:
     pieces = {ref.piece.id: ref.piece for cue in sheet.cues for ref in cue.pieces}
     words = [(p.id, p.title, [(s.number, s.line_lengths, [n.lyric for n in s.notes]) for s in p.stanzas])
              for p in pieces.values()]
-    digest = caches.digest(caches.column_digest([named[n] for n in _NAMED] if named else []), words)
+    digest = caches.digest([named[n] for n in _NAMED] if named else [], words)
     spans = ",".join(f"{t.cue.id}:{t.start_tick}:{t.end_tick}" for t in timeline.cues)
     cast = ",".join(f"{r}:{m.name}:{m.count}" for r, m in sheet.performers.items())
     return [spans, repr(production.options.paces), cast, digest] if digest is not None else None
