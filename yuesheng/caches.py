@@ -435,6 +435,17 @@ def library(name: str) -> bytes:
 
 
 
+def newest(used: dict[str, Any], kept: dict[str, Any], most: int) -> dict[str, Any]:
+    """The parts of an entry to write back: those *used* now, then those *kept* before, up to *most* in all (an entry
+    kept per file: each piece, cue or derivation under its own digest)."""
+    out = dict(used)
+    for name, value in kept.items():
+        if len(out) >= most:
+            break
+        out.setdefault(name, value)
+    return out
+
+
 def digest(*values: Any, apart: tuple[type, ...] = ()) -> str | None:
     """A SHA-256 of *values* (frozen values: dataclasses, named tuples, tuples, lists, dicts, sets, strings, numbers,
     fractions, enums), a part of a key for what is made of them rather than of files (``key``); None for a value of

@@ -554,11 +554,8 @@ def _pieced(folder: caches.Folder, path: str | Path, text: str, name: str) -> di
         return None
     whole = _whole(cut, frame, items)
     if whole is not None:
-        for digest, value in kept.items():
-            if len(used) >= MAX_PIECES:
-                break
-            used.setdefault(digest, value)
-        folder.write_json(entry, {"format": _PIECES, "pieces": used}, entries=CACHE_ENTRIES)
+        folder.write_json(entry, {"format": _PIECES, "pieces": caches.newest(used, kept, MAX_PIECES)},
+                          entries=CACHE_ENTRIES)
     return whole
 
 

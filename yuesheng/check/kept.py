@@ -178,11 +178,7 @@ class KeptChecks:
         """Keep this run's cues' checks, and those kept before up to ``MAX_CUES``, where any was checked anew."""
         if not self.changed:
             return
-        cues = dict(self.used)
-        for digest, record in self.kept.items():
-            if len(cues) >= MAX_CUES:
-                break
-            cues.setdefault(digest, record)
+        cues = caches.newest(self.used, self.kept, MAX_CUES)
         self.folder.write_json(self.entry, {"format": _FORMAT, "cues": cues}, entries=CACHE_ENTRIES)
 
 

@@ -265,11 +265,7 @@ class _Derived:
         folder = caches.folder("staging") if self.new and self.entry else None
         if folder is None:
             return
-        cues = dict(self.used)
-        for name, value in self.kept.items():
-            if len(cues) >= DERIVED_CUES:
-                break
-            cues.setdefault(name, value)
+        cues = caches.newest(self.used, self.kept, DERIVED_CUES)
         folder.write_json(f"{self.entry}.cues.json", {"format": _DERIVED_FORMAT, "cues": cues},
                           entries=DERIVED_ENTRIES)
         self.kept, self.new = cues, False
