@@ -9,13 +9,15 @@ import pytest
 
 music21 = pytest.importorskip("music21")
 
+from notation import parsed as read_back  # noqa: E402 (after music21 is known to be there)
+
 
 @pytest.mark.parametrize("pid", ["luming", "yuli", "guanju", "zouyu-jiazhong-jue", "nangai"])
 def test_musicxml_round_trip_keeps_pitches_and_lyrics(run, repertoire, tmp_path, pid):
     out = tmp_path / f"{pid}.musicxml"
     code, text, _ = run("score", "export", pid, "-o", str(out), "--huangzhong", "D4")
     assert code == 0 and "wrote" in text
-    parsed = [n for n in music21.converter.parse(out).recurse().notes]
+    parsed = [n for n in read_back(out).recurse().notes]
     piece = repertoire.find(pid)
     assert [n.pitch.midi for n in parsed] == [62 + n.pitch.semitones for n in piece.notes]
     assert [[lyric.text for lyric in n.lyrics] for n in parsed] == [
@@ -46,7 +48,7 @@ def test_musicxml_has_a_measure_per_line_numbered_key_clef_tempo_and_source(run,
     out = tmp_path / f"{pid}.musicxml"
     assert run("score", "export", pid, "-o", str(out))[0] == 0
     piece = repertoire.find(pid)
-    parsed = music21.converter.parse(out)
+    parsed = read_back(out)
     measures = list(parsed.recurse().getElementsByClass("Measure"))
     assert [m.number for m in measures] == list(range(1, _measures(piece) + 1))
     lines = [n for s in piece.stanzas for n in (s.line_lengths or (len(s.notes),))]
@@ -63,7 +65,7 @@ def test_musicxml_has_a_measure_per_line_numbered_key_clef_tempo_and_source(run,
 def test_guanju_spelt_in_its_jun_needs_few_accidentals(tmp_path, run):
     out = tmp_path / "guanju.musicxml"
     run("score", "export", "關雎", "-o", str(out))
-    parsed = music21.converter.parse(out)
+    parsed = read_back(out)
     assert parsed.recurse().getElementsByClass("KeySignature")[0].sharps == -2  # 無射 = B♭ at 黄鍾 C4
     shown = [n for n in parsed.recurse().notes if n.pitch.accidental and n.pitch.accidental.displayStatus]
     assert {n.pitch.name for n in shown} == {"E"}  # 變徵 E♮ alone is altered (C-major spelling marked most notes)
@@ -83,7 +85,7 @@ def test_a_second_reader_verovio_reads_the_same_notes_lyrics_and_measures(run, r
     heads = re.findall(r"<note\b[^>]*>", mei)
     assert len(notes) == len(heads) == len(piece.notes)
     keys = [12 * (int(o) + 1) + steps[p] for o, p in notes]  # letter and octave: the spelling verovio read
-    assert keys == [m.pitch.midi - (m.pitch.alter or 0) for m in music21.converter.parse(out).recurse().notes]
+    assert keys == [m.pitch.midi - (m.pitch.alter or 0) for m in read_back(out).recurse().notes]
     syllables = re.findall(r"<syl\b[^>]*>([^<]*)</syl>", mei)
     assert syllables == [t for n in piece.notes for t in (n.lyric.strip(), n.pitch.name, n.suzi) if t]
     assert len(re.findall(r"<measure\b", mei)) == _measures(piece)
@@ -159,3 +161,16 @@ def test_exports_show_the_signs_a_reader_needs_and_never_repeat_one_in_a_bar(rep
         assert not reading.missing and not reading.unexplained, (reading.missing, reading.unexplained)
         needed, shown = needed + reading.needed, shown + reading.drawn
     assert needed == shown == 106
+
+
+def test_a_file_is_read_back_from_itself_never_through_music21s_pickles(run, tmp_path, monkeypatch):
+    from music21 import converter, freezeThaw
+
+    def refused(*_: Any, **__: Any) -> None:
+        raise AssertionError("music21 read or wrote a pickle")
+
+    monkeypatch.setattr(converter, "thaw", refused)
+    monkeypatch.setattr(freezeThaw.StreamFreezer, "write", refused)
+    out = tmp_path / "luming.musicxml"
+    assert run("score", "export", "luming", "-o", str(out))[0] == 0
+    assert read_back(out).recurse().notes and read_back(out).recurse().notes  # a second read: still from the file

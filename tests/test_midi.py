@@ -100,10 +100,12 @@ def test_a_repeated_note_is_never_cut_by_its_own_note_off():
 
 
 def test_an_independent_reader_agrees(golden, tmp_path):
-    music21 = pytest.importorskip("music21")
+    pytest.importorskip("music21")
+    from notation import parsed
+
     path = tmp_path / "golden.mid"
     write_midi(golden, path)
-    score = music21.converter.parse(path)
+    score = parsed(path)
     sung = sorted(n.pitch.midi for p in score.parts if "歌" in (p.partName or "") for n in p.recurse().notes)
     assert sung == sorted(e.key for e in golden.events if e.kind is EventKind.NOTE and e.part == "歌")
 
