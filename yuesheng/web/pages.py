@@ -68,8 +68,8 @@ def entry(production: Production, plate_at: Sequence[str]) -> str | None:
 
 
 def columns(events: tuple[Event, ...]) -> list[tuple[Any, ...]]:
-    """*events* as columns, one for each field of ``Event`` in order: what ``entry`` digests of them (a tuple of
-    plain values is written in C, a named tuple each through Python)."""
+    """*events* as columns, one for each field of ``Event`` in order: what ``entry`` digests of them (a column of one
+    kind of value is written at C speed, a named tuple each through Python)."""
     return list(zip(*events, strict=True))
 
 
