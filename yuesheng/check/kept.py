@@ -23,12 +23,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from yuesheng import caches
+from yuesheng.check.rules import Finding, Rule, cue_findings
 from yuesheng.checking import Checker, Found
 from yuesheng.cuesheet.model import Anchor, Cite, Cue, CueSheet, MusicKind, PieceRef, Start
 from yuesheng.cuesheet.reader import Reader
@@ -44,7 +45,6 @@ MAX_ENTRY_BYTES = 32 << 20  # 大射儀's: about 0.2 MB
 KINDS = ("read", "declared", "rules", "quotes")
 counted: Counter[str] = Counter()  # cues checked in this process, by kind (a rule of one cue: each rule and cue)
 
-Finding = tuple[PathKey, str]  # what a rule finds: where, and what (``rules.Finding``)
 Record = dict[str, Any]  # one cue's kept checks: "cue" (encoded, or None), and the findings of each kind
 
 
@@ -108,20 +108,20 @@ class KeptChecks:
         declared_references(r, sheet, cue)
         self._keep(self.record(cue.index), "declared", r.found[start:], cue.index)
 
-    def rule(self, rule_id: str, find: Callable[[], Iterable[Finding]], index: int) -> list[Finding]:
-        """The findings of the rule of one cue *rule_id* in the cue at *index*: as kept, else ``find()``'s."""
-        record = self.record(index)
+    def rule(self, rule: Rule, sheet: CueSheet, cue: Cue) -> list[Finding]:
+        """What *rule*, a rule of one cue, finds in *cue*: as kept, else ``cue_findings``' (``rules.CueFindings``)."""
+        record = self.record(cue.index)
         rules = record.get("rules")
         if not isinstance(rules, dict):
             rules = record["rules"] = {}
-        found = _placed(rules.get(rule_id), ("cues", index))
+        found = _placed(rules.get(rule.id), ("cues", cue.index))
         if found is not None:
             return [(path, message) for path, message, *_ in found]
-        findings = list(find())
+        findings = cue_findings(rule, sheet, cue)
         counted["rules"] += 1
-        kept = _relative([(path, message, "", "error", False) for path, message in findings], ("cues", index))
+        kept = _relative([(path, message, "", "error", False) for path, message in findings], ("cues", cue.index))
         if kept is not None:
-            rules[rule_id] = kept
+            rules[rule.id] = kept
             self.changed = True
         return findings
 

@@ -76,12 +76,7 @@ class _Read:
 
     def rules(self, sheet: CueSheet, chosen: Programme | None = None) -> list[Problem]:
         """``check_rules`` of *sheet* (this file's), a rule of one cue taken as kept where it is."""
-        kept = self.kept
-        if kept is None:
-            return check_rules(sheet, chosen)
-        return check_rules(sheet, chosen,
-                           lambda rule, sheet, cue: kept.rule(rule.id, lambda: cue_findings(rule, sheet, cue),
-                                                              cue.index))
+        return check_rules(sheet, chosen, cue_findings if self.kept is None else self.kept.rule)
 
 
 def _read(path: str | Path, repertoire: Repertoire) -> _Read:
